@@ -1,0 +1,106 @@
+"""What a command runs with: the workspace, who is acting, and in which tree."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from loom.errors import LoomError
+from loom.model import permissions as perms
+from loom.render.text import relative_time
+from loom.store.schema import Node, Participant, Tree
+from loom.store.workspace import Workspace
+
+
+@dataclass
+class ContinueRequest:
+    """A subject-model request built by the core: prose for buffer trees, messages for
+    dialogue trees (annotations and excluded nodes already left out)."""
+
+    tree: Tree
+    source: Node
+    n: int
+    max_tokens: int | None
+    temperature: float | None
+    prompt: str | None = None
+    messages: list[dict[str, str]] | None = None
+    system: str | None = None
+
+
+class SubjectModel(Protocol):
+    """The subject model behind ``continue`` (never the collaborator itself)."""
+
+    def generate(self, request: ContinueRequest,
+                 on_delta: Callable[[int, str], None] | None = None) -> Any:
+        """Returns an object with ``completions`` (each ``.text``, ``.index``,
+        ``.finish_reason``, ``.logprobs``), ``model``, ``provider``, ``params``, ``usage``,
+        ``latency_ms`` and ``raw``; raises ``LoomError("MODEL_ERROR", …)`` on failure."""
+        ...
+
+
+@dataclass
+class Actor:
+    """Who runs a command, and the tree they are in (``switch … in tree:`` changes it)."""
+
+    participant: Participant
+    tree: Tree
+
+    @property
+    def permissions(self) -> set[str]:
+        return perms.effective(self.participant.permissions or [])
+
+
+@dataclass
+class Ctx:
+    ws: Workspace
+    actor: Actor
+    subject: SubjectModel | None = None
+    on_delta: Callable[[int, str], None] | None = None
+    now: float = 0.0
+    _names: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def tree(self) -> Tree:
+        return self.actor.tree
+
+    @property
+    def me(self) -> Participant:
+        return self.actor.participant
+
+    def name(self, participant_id: str) -> str:
+        if participant_id not in self._names:
+            p = Participant.get_or_none(Participant.id == participant_id)
+            self._names[participant_id] = p.name if p else "unknown"
+        return self._names[participant_id]
+
+    def when(self, t: float) -> str:
+        return relative_time(t, self.now)
+
+    def position(self) -> tuple[Node, Node]:
+        return self.ws.position(self.me, self.tree)
+
+    def resolve(self, ref: str | None) -> Node:
+        """A node reference, or the current position when none is given."""
+        if ref is None or ref.strip() == "":
+            return self.position()[0]
+        return self.ws.resolve(self.tree, ref)
+
+    def require(self, permission: str, action: str) -> None:
+        missing = perms.missing_for(permission, self.actor.permissions)
+        if missing:
+            raise LoomError("PERMISSION_DENIED", f"{missing} not enabled",
+                            f"request elevated permissions or ask the human to {action}")
+
+    def current_path(self) -> list[Node]:
+        node, tip = self.position()
+        return self.ws.path(tip, prefer=(node.id, tip.id))
+
+    def branch_path(self, through: Node) -> list[Node]:
+        """The path through a node: the current path when it is on it, else its ancestors and
+        the first continuations below it."""
+        current = self.current_path()
+        if any(n.id == through.id for n in current):
+            return current
+        tip = self.ws.descend(through)
+        return self.ws.path(tip, prefer=(through.id,))

@@ -1,0 +1,37 @@
+"""The one error type of the core; the executor turns it into a ``✗ CODE: message`` result."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ErrorCode = Literal[
+    "NOT_FOUND",
+    "PERMISSION_DENIED",
+    "INVALID_SYNTAX",
+    "LIMIT_EXCEEDED",
+    "CROSS_TREE",
+    "CONFLICT",
+    "MODEL_ERROR",
+]
+
+RETRYABLE: dict[str, str] = {
+    "NOT_FOUND": "no",
+    "PERMISSION_DENIED": "no",
+    "INVALID_SYNTAX": "yes",
+    "LIMIT_EXCEEDED": "yes",
+    "CROSS_TREE": "yes",
+    "CONFLICT": "yes",
+    "MODEL_ERROR": "maybe",
+}
+
+
+class LoomError(Exception):
+    def __init__(self, code: ErrorCode, message: str, hint: str | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code: ErrorCode = code
+        self.message = message
+        self.hint = hint
+
+
+def not_found(message: str, hint: str | None = None) -> LoomError:
+    return LoomError("NOT_FOUND", message, hint)

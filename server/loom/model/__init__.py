@@ -1,0 +1,1 @@
+"""Entities and identifiers of the loom workspace, free of storage concerns."""

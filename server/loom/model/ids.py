@@ -1,0 +1,39 @@
+"""Identifiers: ULIDs for entities, localIds for nodes (SPEC-NOTES decision 2).
+
+A ULID's first 10 characters are its timestamp, so prefixes of nodes made in the same few
+minutes collide. A localId is therefore taken from the ULID's *random* part: 6 lowercase
+Crockford base32 characters, extended one character at a time on collision within a tree.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ulid import ULID
+
+CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+LOCAL_ID_LENGTH = 6
+MIN_PREFIX = 3
+
+_LOCAL_ID_RE = re.compile(rf"^[{CROCKFORD}]{{{MIN_PREFIX},16}}$")
+# Crockford decoding is forgiving: i/l read as 1, o as 0.
+_NORMALISE = str.maketrans({"i": "1", "l": "1", "o": "0"})
+
+
+def new_ulid() -> str:
+    return str(ULID())
+
+
+def local_id_candidates(ulid: str) -> list[str]:
+    """The localIds a node may take, shortest first (6 characters up to the whole random part)."""
+    random_part = ulid[10:].lower()
+    return [random_part[:n] for n in range(LOCAL_ID_LENGTH, len(random_part) + 1)]
+
+
+def normalise_local_id(text: str) -> str:
+    """Lower-case a typed id and fold Crockford's look-alike letters."""
+    return text.strip().lower().translate(_NORMALISE)
+
+
+def looks_like_local_id(text: str) -> bool:
+    return bool(_LOCAL_ID_RE.match(normalise_local_id(text)))

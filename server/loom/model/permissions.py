@@ -1,0 +1,72 @@
+"""Permissions (seeds 000/001): what each one allows and what it requires."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+LOOM_AWARE = "loom_aware"
+LOOM_WRITE = "loom_write"
+LOOM_GENERATE = "loom_generate"
+DOC_READ = "doc_read"
+DOC_WRITE = "doc_write"
+CROSS_TREE = "cross_tree"  # "in tree:" navigation and cross-tree links (000: "requires permission")
+
+ORDER: tuple[str, ...] = (LOOM_AWARE, LOOM_WRITE, LOOM_GENERATE, DOC_READ, DOC_WRITE, CROSS_TREE)
+REQUIRES: dict[str, str | None] = {
+    LOOM_AWARE: None,
+    LOOM_WRITE: LOOM_AWARE,
+    LOOM_GENERATE: LOOM_AWARE,
+    DOC_READ: None,
+    DOC_WRITE: DOC_READ,
+    CROSS_TREE: LOOM_AWARE,
+}
+SHORT: dict[str, str] = {
+    LOOM_AWARE: "aware",
+    LOOM_WRITE: "write",
+    LOOM_GENERATE: "generate",
+    DOC_READ: "read",
+    DOC_WRITE: "docwrite",
+    CROSS_TREE: "crosstree",
+}
+
+ROLES: dict[str, tuple[str, ...]] = {
+    "research collaborator": ORDER,
+    "analysis assistant": (LOOM_AWARE, DOC_READ),
+    "subject model": (),
+    "human": ORDER,
+}
+
+
+def ordered(perms: Iterable[str]) -> list[str]:
+    have = set(perms)
+    return [p for p in ORDER if p in have]
+
+
+def effective(perms: Iterable[str]) -> set[str]:
+    """Permissions that are usable: a permission whose requirement is missing does nothing."""
+    have = set(perms)
+    out: set[str] = set()
+    for p in have:
+        req, ok = REQUIRES.get(p), True
+        while req is not None:
+            if req not in have:
+                ok = False
+                break
+            req = REQUIRES.get(req)
+        if ok and p in REQUIRES:
+            out.add(p)
+    return out
+
+
+def missing_for(required: str, perms: Iterable[str]) -> str | None:
+    """The first permission in ``required``'s chain that ``perms`` lacks, or None."""
+    have = set(perms)
+    chain: list[str] = []
+    p: str | None = required
+    while p is not None:
+        chain.append(p)
+        p = REQUIRES.get(p)
+    for p in reversed(chain):
+        if p not in have:
+            return p
+    return None

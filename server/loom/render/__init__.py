@@ -1,0 +1,1 @@
+"""Every output format of the seeds, each produced by one function."""

@@ -1,0 +1,83 @@
+"""The ``tree`` drawing of seed 000: chains joined by ``→``, branch points by ``├→``/``└→``.
+
+```
+Root [r001] → ... → [a7x2]* (you are here)
+                    ├→ [b3k9] → [e6p4] → [f7q8] (leaf)
+                    ├→ [c4m2] → [g8r2] (leaf)
+                    └→ [d5n7] (leaf)
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+MAX_CHILDREN = 12
+MAX_LINES = 400
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    label: str
+
+
+Kids = Callable[[str], Sequence[Item]]
+
+
+def _mark(item: Item, current: str | None) -> str:
+    return f"[{item.label}]" + ("*" if item.id == current else "")
+
+
+def draw(head: str, start: Item, kids: Kids, depth: int, current: str | None,
+         here_note: bool = True) -> list[str]:
+    """Lines of the drawing. ``head`` is the text before the start node (``Root [r001] →
+    ... → ``); the start node's branches hang under its own column."""
+    lines: list[str] = []
+    first = head + _mark(start, current)
+    if here_note and start.id == current:
+        first += " (you are here)"
+    children = kids(start.id)
+    if not children:
+        first += " (leaf)"
+    elif depth <= 0:
+        first += f" → ... ({len(children)} more)"
+    lines.append(first)
+    if children and depth > 0:
+        _branches(lines, " " * len(head), children, kids, depth, current)
+    if len(lines) > MAX_LINES:
+        lines = [*lines[:MAX_LINES], f"... ({len(lines) - MAX_LINES} more lines)"]
+    return lines
+
+
+def _branches(lines: list[str], prefix: str, children: Sequence[Item], kids: Kids,
+              depth: int, current: str | None) -> None:
+    shown = children[:MAX_CHILDREN]
+    hidden = len(children) - len(shown)
+    for i, child in enumerate(shown):
+        last = i == len(shown) - 1 and not hidden
+        connector = "└→ " if last else "├→ "
+        line = prefix + connector
+        node, remaining = child, depth - 1
+        line += _mark(node, current)
+        grand = kids(node.id)
+        while len(grand) == 1 and remaining > 0:
+            node, remaining = grand[0], remaining - 1
+            line += " → " + _mark(node, current)
+            grand = kids(node.id)
+        if not grand:
+            lines.append(line + " (leaf)")
+            continue
+        if remaining <= 0:
+            lines.append(line + f" → ... ({len(grand)} more)")
+            continue
+        lines.append(line)
+        column = len(line) - len(_mark(node, current))
+        below = prefix + ("   " if last else "│  ")
+        below = below + " " * (column - len(below))
+        _branches(lines, below, grand, kids, remaining, current)
+        if len(lines) > MAX_LINES:
+            return
+    if hidden:
+        lines.append(prefix + f"└→ ... {hidden} more")

@@ -1,0 +1,76 @@
+"""Opening the database: WAL, foreign keys, a busy timeout, and schema migrations."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import peewee as pw
+import platformdirs
+
+from loom.store import schema
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 15.0
+
+# Each migration takes the database from version i to i+1; index 0 creates version 1.
+MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
+    lambda db: db.create_tables(schema.MODELS),
+]
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("LOOM_DB")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir("loom")) / "loom.db"
+
+
+class SchemaTooNew(RuntimeError):
+    pass
+
+
+def open_database(path: str | os.PathLike[str] | None = None) -> pw.SqliteDatabase:
+    """Open (creating and migrating as needed) the SQLite file and bind the schema to it."""
+    target = Path(path).expanduser() if path is not None else default_db_path()
+    if str(target) != ":memory:":
+        target.parent.mkdir(parents=True, exist_ok=True)
+    db = pw.SqliteDatabase(
+        str(target),
+        timeout=BUSY_TIMEOUT_S,
+        # Write transactions take the write lock up front, so two writers queue on the busy
+        # timeout instead of failing on a read→write lock upgrade.
+        lock_type="IMMEDIATE",
+        pragmas={
+            "journal_mode": "wal",
+            "foreign_keys": 1,
+            "busy_timeout": int(BUSY_TIMEOUT_S * 1000),
+            "synchronous": "normal",
+            "cache_size": -32_000,
+        },
+    )
+    schema.database_proxy.initialize(db)
+    db.connect(reuse_if_open=True)
+    migrate(db)
+    return db
+
+
+def current_version(db: pw.SqliteDatabase) -> int:
+    if not db.table_exists("meta"):
+        return 0
+    row = schema.Meta.get_or_none(schema.Meta.key == "schema_version")
+    return int(row.value) if row else 0
+
+
+def migrate(db: pw.SqliteDatabase) -> None:
+    with db.atomic():
+        version = current_version(db)
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"database schema v{version} is newer than this Loom (v{SCHEMA_VERSION})"
+            )
+        for step in MIGRATIONS[version:SCHEMA_VERSION]:
+            step(db)
+        if version != SCHEMA_VERSION:
+            schema.Meta.replace(key="schema_version", value=str(SCHEMA_VERSION)).execute()

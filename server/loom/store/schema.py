@@ -1,0 +1,224 @@
+"""The peewee schema: one SQLite file holds every tree, participant and document.
+
+Times are Unix seconds (float). JSON columns hold small lists/dicts. A node has exactly one
+incoming hyperedge (``Edge``, keyed by its target); the edge's sources (``EdgeSource``) are
+the nodes it continues, so a version node made by ``edit`` can share its original's
+descendants by being added as a source of their edges.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import peewee as pw
+
+database_proxy = pw.DatabaseProxy()
+
+
+class JSONField(pw.TextField):
+    def db_value(self, value: Any) -> str | None:
+        return None if value is None else json.dumps(value, ensure_ascii=False)
+
+    def python_value(self, value: str | None) -> Any:
+        return None if value is None else json.loads(value)
+
+
+class Base(pw.Model):
+    class Meta:
+        database = database_proxy
+        legacy_table_names = False
+
+
+class Meta(Base):
+    key = pw.CharField(primary_key=True)
+    value = pw.TextField()
+
+
+class Participant(Base):
+    id = pw.CharField(primary_key=True)
+    name = pw.CharField(unique=True)
+    kind = pw.CharField()  # human | model
+    role = pw.CharField(default="")  # subject | collaborator | human
+    permissions = JSONField(default=list)
+    loom_aware = pw.BooleanField(default=False)
+    profile = pw.CharField(null=True)  # model profile name (models only)
+    current_tree = pw.CharField(null=True)
+    created = pw.FloatField()
+
+
+class Tree(Base):
+    id = pw.CharField(primary_key=True)
+    title = pw.CharField(index=True)
+    description = pw.TextField(default="")
+    summary = pw.TextField(null=True)
+    summary_source = pw.CharField(null=True)  # model | extractive | import
+    mode = pw.CharField()  # buffer | dialogue — fixed at creation
+    system_context = pw.TextField(default="")
+    archived = pw.BooleanField(default=False)
+    root = pw.CharField(null=True)
+    ann_counter = pw.IntegerField(default=0)
+    created = pw.FloatField()
+    updated = pw.FloatField()
+
+
+class Node(Base):
+    id = pw.CharField(primary_key=True)
+    tree = pw.ForeignKeyField(Tree, backref="nodes", on_delete="CASCADE", column_name="tree_id")
+    local_id = pw.CharField()
+    label = pw.CharField()  # how it is shown: the localId, a7x2' for versions, ann-3
+    content = pw.TextField()
+    author = pw.ForeignKeyField(Participant, column_name="author_id")
+    author_type = pw.CharField()  # human | model
+    kind = pw.CharField()  # root | continuation | annotation
+    parent = pw.CharField(null=True, index=True)  # the source it was created from
+    depth = pw.IntegerField()
+    summary = pw.TextField(null=True)
+    summary_source = pw.CharField(null=True)  # model | extractive | import
+    created = pw.FloatField()
+    edited_from = pw.CharField(null=True)
+    version_of = pw.CharField(null=True, index=True)  # the original a version descends from
+    version_number = pw.IntegerField(default=0)  # primes shown after the original's localId
+    ann_number = pw.IntegerField(null=True)
+    bookmarked = pw.BooleanField(default=False)
+    pruned = pw.BooleanField(default=False)
+    excluded = pw.BooleanField(default=False)
+    content_hash = pw.CharField()
+    extra = JSONField(null=True)  # importer leftovers, Open Loom extensions
+
+    class Meta:
+        indexes = ((("tree", "local_id"), True), (("tree", "ann_number"), False))
+
+
+class Edge(Base):
+    target = pw.CharField(primary_key=True)
+    tree = pw.ForeignKeyField(Tree, on_delete="CASCADE", column_name="tree_id")
+    kind = pw.CharField()  # continuation | annotation
+    sibling_order = pw.IntegerField(default=0)
+
+
+class EdgeSource(Base):
+    target = pw.CharField(index=True)
+    node = pw.CharField(index=True)
+    role = pw.CharField(default="primary")  # primary | context | instruction
+    position = pw.IntegerField(default=0)
+
+    class Meta:
+        primary_key = pw.CompositeKey("target", "node")
+
+
+class Document(Base):
+    id = pw.CharField(primary_key=True)
+    name = pw.CharField(unique=True)
+    content = pw.TextField(default="")
+    summary = pw.TextField(null=True)
+    summary_source = pw.CharField(null=True)
+    created = pw.FloatField()
+    updated = pw.FloatField()
+
+
+class Link(Base):
+    id = pw.CharField(primary_key=True)
+    tree = pw.ForeignKeyField(Tree, on_delete="CASCADE", column_name="tree_id")
+    source = pw.CharField(index=True)  # node id
+    target_kind = pw.CharField()  # node | tree | doc
+    target_node = pw.CharField(null=True, index=True)
+    target_tree = pw.CharField(null=True)
+    target_doc = pw.CharField(null=True)
+    target_section = pw.CharField(null=True)
+    note = pw.TextField(null=True)
+    author = pw.CharField()
+    created = pw.FloatField()
+
+
+class Position(Base):
+    """Where a participant is in a tree: the node, and the tip of the path they see."""
+
+    participant = pw.CharField()
+    tree = pw.CharField()
+    node = pw.CharField()
+    tip = pw.CharField()
+    updated = pw.FloatField()
+
+    class Meta:
+        primary_key = pw.CompositeKey("participant", "tree")
+
+
+class Pin(Base):
+    id = pw.AutoField()
+    participant = pw.CharField(index=True)
+    tree = pw.CharField(null=True)
+    kind = pw.CharField()  # node | doc
+    ref = pw.CharField()  # node id or document id
+    section = pw.CharField(null=True)
+    created = pw.FloatField()
+
+
+class Stash(Base):
+    id = pw.AutoField()
+    participant = pw.CharField()
+    label = pw.CharField()
+    content = pw.TextField()
+    tokens = pw.IntegerField()
+    source = pw.CharField(default="literal")
+    recalled = pw.BooleanField(default=False)
+    created = pw.FloatField()
+
+    class Meta:
+        indexes = ((("participant", "label"), True),)
+
+
+class TraceEntry(Base):
+    id = pw.AutoField()
+    participant = pw.CharField(index=True)
+    tree = pw.CharField(null=True)
+    command = pw.TextField()
+    ok = pw.BooleanField()
+    code = pw.CharField(null=True)
+    message = pw.TextField(default="")
+    created = pw.FloatField()
+
+
+class RawResponse(Base):
+    id = pw.CharField(primary_key=True)
+    body = pw.TextField()
+
+
+class Generation(Base):
+    id = pw.CharField(primary_key=True)
+    node = pw.CharField(index=True)
+    provider = pw.CharField()
+    model = pw.CharField()
+    params = JSONField(default=dict)
+    usage = JSONField(default=dict)
+    latency_ms = pw.FloatField(null=True)
+    completion_index = pw.IntegerField(default=0)
+    logprobs = JSONField(null=True)
+    raw = pw.CharField(null=True)  # RawResponse id; pruning deletes the body, keeps the record
+    created = pw.FloatField()
+
+
+class BranchLock(Base):
+    """A turn lock on a branch (SPEC-NOTES decision 10), keyed by the node generated from."""
+
+    node = pw.CharField(primary_key=True)
+    participant = pw.CharField()
+    expires = pw.FloatField()
+
+
+class Change(Base):
+    """The change log: a monotonic sequence of every mutation, for other processes to catch up."""
+
+    seq = pw.AutoField()
+    tree = pw.CharField(null=True, index=True)
+    kind = pw.CharField()
+    entity = pw.CharField()
+    actor = pw.CharField(null=True)
+    payload = JSONField(null=True)
+    created = pw.FloatField()
+
+
+MODELS: tuple[type[Base], ...] = (
+    Meta, Participant, Tree, Node, Edge, EdgeSource, Document, Link, Position, Pin, Stash,
+    TraceEntry, RawResponse, Generation, BranchLock, Change,
+)

@@ -1,0 +1,616 @@
+"""The loom workspace over the store: trees, nodes, hyperedges, links, positions.
+
+Every mutation happens in one IMMEDIATE transaction together with its change-log row, so a
+process killed mid-write leaves either all of it or none of it, and other processes can
+catch up by reading the log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import peewee as pw
+
+from loom.errors import LoomError, not_found
+from loom.model import permissions as perms
+from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_local_id
+from loom.render.text import extractive_summary
+from loom.store.schema import (
+    BranchLock,
+    Change,
+    Document,
+    Edge,
+    EdgeSource,
+    Link,
+    Node,
+    Participant,
+    Position,
+    Tree,
+)
+
+HUMAN = "human"
+SUBJECT = "model"
+_VERSION_REF = re.compile(r"^\[?([0-9a-zA-Z]+)(\'+)\]?$")
+_ANN_REF = re.compile(r"^\[?ann-(\d+)\]?$", re.IGNORECASE)
+
+
+def content_hash(parent_hash: str, content: str) -> str:
+    return hashlib.sha256(f"{parent_hash}\n{content}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class NewNode:
+    """A node to add in bulk (importers, benchmarks)."""
+
+    key: str  # caller's id, used by later specs' ``parent``
+    parent: str | None
+    content: str
+    author: str  # participant name
+    author_type: str = "human"
+    kind: str = "continuation"
+    created: float | None = None
+    summary: str | None = None
+    summary_source: str | None = None
+    bookmarked: bool = False
+    excluded: bool = False
+    extra: dict[str, Any] | None = None
+
+
+class Workspace:
+    """All reads and writes of the loom workspace. One per process per database."""
+
+    def __init__(self, db: pw.SqliteDatabase, clock: Any = time.time) -> None:
+        self.db = db
+        self.clock = clock
+
+    # ── change log ────────────────────────────────────────────────────────────
+    def _log(self, tree: str | None, kind: str, entity: str, actor: str | None,
+             payload: dict[str, Any] | None = None) -> None:
+        Change.insert(tree=tree, kind=kind, entity=entity, actor=actor, payload=payload,
+                      created=self.clock()).execute()
+
+    def last_change(self) -> int:
+        row = self.db.execute_sql("SELECT max(seq) FROM change").fetchone()
+        return int(row[0] or 0)
+
+    def changes_since(self, seq: int, tree: str | None = None) -> list[Change]:
+        q = Change.select().where(Change.seq > seq)
+        if tree is not None:
+            q = q.where(Change.tree == tree)
+        return list(q.order_by(Change.seq))
+
+    # ── participants ──────────────────────────────────────────────────────────
+    def participant(self, name: str) -> Participant:
+        p = Participant.get_or_none(Participant.name == name)
+        if p is None:
+            raise not_found(f'participant "{name}" does not exist')
+        return p
+
+    def ensure_participant(self, name: str, kind: str, role: str,
+                           permissions: Iterable[str], loom_aware: bool = False,
+                           profile: str | None = None) -> Participant:
+        p = Participant.get_or_none(Participant.name == name)
+        if p is not None:
+            return p
+        with self.db.atomic():
+            p = Participant.get_or_none(Participant.name == name)
+            if p is None:
+                p = Participant.create(
+                    id=new_ulid(), name=name, kind=kind, role=role,
+                    permissions=perms.ordered(permissions), loom_aware=loom_aware,
+                    profile=profile, created=self.clock(),
+                )
+                self._log(None, "participant.create", p.id, None, {"name": name})
+        return p
+
+    def human(self, name: str = HUMAN) -> Participant:
+        return self.ensure_participant(name, "human", "human", perms.ROLES["human"], True)
+
+    def subject(self, name: str = SUBJECT) -> Participant:
+        return self.ensure_participant(name, "model", "subject", (), False)
+
+    def set_permissions(self, participant: Participant, permissions: Iterable[str]) -> None:
+        with self.db.atomic():
+            Participant.update(permissions=perms.ordered(permissions)).where(
+                Participant.id == participant.id).execute()
+            self._log(None, "participant.permissions", participant.id, None,
+                      {"permissions": perms.ordered(permissions)})
+        participant.permissions = perms.ordered(permissions)
+
+    # ── trees ─────────────────────────────────────────────────────────────────
+    def create_tree(self, title: str, mode: str = "buffer", *, description: str = "",
+                    system_context: str = "", root_content: str = "",
+                    author: Participant | None = None) -> Tree:
+        if mode not in ("buffer", "dialogue"):
+            raise LoomError("INVALID_SYNTAX", f'mode must be buffer or dialogue, not "{mode}"')
+        author = author or self.human()
+        now = self.clock()
+        with self.db.atomic():
+            tree = Tree.create(id=new_ulid(), title=title, description=description, mode=mode,
+                               system_context=system_context, created=now, updated=now)
+            root = self._insert_node(tree, None, root_content, author, "root", now)
+            Tree.update(root=root.id).where(Tree.id == tree.id).execute()
+            tree.root = root.id
+            self._log(tree.id, "tree.create", tree.id, author.id, {"title": title, "mode": mode})
+        return tree
+
+    def tree(self, tree_id: str) -> Tree:
+        t = Tree.get_or_none(Tree.id == tree_id)
+        if t is None:
+            raise not_found(f"tree {tree_id} does not exist")
+        return t
+
+    def find_tree(self, ref: str) -> Tree:
+        """A tree by id, exact title, case-insensitive title, or unique id prefix."""
+        ref = ref.strip().strip('"“”')
+        t = Tree.get_or_none(Tree.id == ref.upper())
+        if t is not None:
+            return t
+        by_title = list(Tree.select().where(Tree.title == ref))
+        if len(by_title) == 1:
+            return by_title[0]
+        if not by_title:
+            by_title = list(Tree.select().where(pw.fn.lower(Tree.title) == ref.lower()))
+            if len(by_title) == 1:
+                return by_title[0]
+        candidates = by_title
+        if not candidates and len(ref) >= 4:
+            up = ref.upper()
+            candidates = list(Tree.select().where((Tree.id >= up) & (Tree.id < up + "~"))
+                              .limit(10))
+            if len(candidates) == 1:
+                return candidates[0]
+        if candidates:
+            listed = ", ".join(f'{t.id[:10]}… "{t.title}"' for t in candidates[:5])
+            raise not_found(f'tree "{ref}" is ambiguous: {listed}',
+                            "use more characters of the id")
+        raise not_found(f'tree "{ref}" does not exist', "list trees with: loom trees")
+
+    def trees(self, include_archived: bool = False) -> list[tuple[Tree, int]]:
+        q = (Tree.select(Tree, pw.fn.COUNT(Node.id).alias("n"))
+             .join(Node, pw.JOIN.LEFT_OUTER, on=(Node.tree == Tree.id))
+             .group_by(Tree.id).order_by(Tree.created))
+        if not include_archived:
+            q = q.where(Tree.archived == False)  # noqa: E712
+        return [(t, t.n) for t in q]
+
+    def update_tree(self, tree: Tree, actor: Participant | None = None, **fields: Any) -> None:
+        fields["updated"] = self.clock()
+        with self.db.atomic():
+            Tree.update(**fields).where(Tree.id == tree.id).execute()
+            self._log(tree.id, "tree.update", tree.id, actor.id if actor else None,
+                      {k: v for k, v in fields.items() if k != "updated"})
+        for k, v in fields.items():
+            setattr(tree, k, v)
+
+    def node_count(self, tree: Tree) -> int:
+        return Node.select().where(Node.tree == tree.id).count()
+
+    # ── nodes ─────────────────────────────────────────────────────────────────
+    def _pick_local_id(self, tree_id: str, ulid: str, taken: set[str] | None = None) -> str:
+        for candidate in local_id_candidates(ulid):
+            if taken is not None:
+                if candidate not in taken:
+                    return candidate
+                continue
+            clash = self.db.execute_sql(
+                "SELECT 1 FROM node WHERE tree_id = ? AND local_id = ?", (tree_id, candidate)
+            ).fetchone()
+            if clash is None:
+                return candidate
+        raise LoomError("CONFLICT", "could not allocate a localId", "retry")
+
+    def _insert_node(self, tree: Tree, sources: Sequence[tuple[Node, str]] | None,
+                     content: str, author: Participant, kind: str, created: float, *,
+                     edge_kind: str | None = None, summary: str | None = None,
+                     summary_source: str | None = None, edited_from: Node | None = None,
+                     version_of: str | None = None, version_number: int = 0,
+                     label: str | None = None, extra: dict[str, Any] | None = None) -> Node:
+        node_id = new_ulid()
+        local_id = self._pick_local_id(tree.id, node_id)
+        parent = sources[0][0] if sources else None
+        ann_number = None
+        if kind == "annotation":
+            Tree.update(ann_counter=Tree.ann_counter + 1).where(Tree.id == tree.id).execute()
+            ann_number = Tree.get_by_id(tree.id).ann_counter
+            label = f"ann-{ann_number}"
+        if summary is None and content.strip():
+            summary, summary_source = extractive_summary(content), "extractive"
+        node = Node.create(
+            id=node_id, tree=tree.id, local_id=local_id, label=label or local_id,
+            content=content, author=author.id, author_type=author.kind, kind=kind,
+            parent=parent.id if parent else None,
+            depth=(parent.depth + 1) if parent and kind != "annotation" else
+            (parent.depth if parent else 0),
+            summary=summary, summary_source=summary_source, created=created,
+            edited_from=edited_from.id if edited_from else None, version_of=version_of,
+            version_number=version_number, ann_number=ann_number,
+            content_hash=content_hash(parent.content_hash if parent else "", content),
+            extra=extra,
+        )
+        if sources:
+            order = self.db.execute_sql(
+                "SELECT count(*) FROM edge_source s JOIN edge e ON e.target = s.target "
+                "WHERE s.node = ? AND e.kind = ?", (parent.id, edge_kind or kind),
+            ).fetchone()[0]
+            Edge.create(target=node_id, tree=tree.id, kind=edge_kind or kind, sibling_order=order)
+            EdgeSource.insert_many(
+                [{"target": node_id, "node": src.id, "role": role, "position": i}
+                 for i, (src, role) in enumerate(sources)]
+            ).execute()
+        return node
+
+    def add_node(self, tree: Tree, parent: Node, content: str, author: Participant, *,
+                 kind: str = "continuation", role: str = "primary",
+                 extra_sources: Sequence[tuple[Node, str]] = (),
+                 summary: str | None = None, summary_source: str | None = None) -> Node:
+        """Add a continuation (or annotation) of ``parent`` authored by ``author``."""
+        if kind == "annotation":
+            role = "primary"
+        with self.db.atomic():
+            node = self._insert_node(tree, [(parent, role), *extra_sources], content, author,
+                                     kind, self.clock(), summary=summary,
+                                     summary_source=summary_source)
+            Tree.update(updated=self.clock()).where(Tree.id == tree.id).execute()
+            self._log(tree.id, f"node.{kind}", node.id, author.id,
+                      {"parent": parent.id, "local_id": node.local_id})
+        return node
+
+    def add_version(self, tree: Tree, original: Node, content: str,
+                    author: Participant) -> Node:
+        """``edit``: buffer mode makes a version sharing the original's descendants; dialogue
+        mode makes a sibling branch the conversation continues from (SPEC-NOTES decision 5)."""
+        family = original.version_of or original.id
+        with self.db.atomic():
+            root_label = Node.get_by_id(family).label
+            number = (Node.select(pw.fn.MAX(Node.version_number))
+                      .where((Node.version_of == family)).scalar() or 0) + 1
+            sources = [(Node.get_by_id(s.node), s.role) for s in
+                       EdgeSource.select().where(EdgeSource.target == original.id)
+                       .order_by(EdgeSource.position)]
+            buffer = tree.mode == "buffer"
+            node = self._insert_node(
+                tree, sources or None, content, author, original.kind, self.clock(),
+                edge_kind="version" if buffer and sources else None, edited_from=original,
+                version_of=family, version_number=number, label=root_label + "'" * number,
+            )
+            if not sources:  # a version of the root
+                Node.update(depth=0).where(Node.id == node.id).execute()
+            if buffer:
+                self.db.execute_sql(
+                    "INSERT OR IGNORE INTO edge_source (target, node, role, position) "
+                    "SELECT target, ?, role, position FROM edge_source WHERE node = ?",
+                    (node.id, original.id),
+                )
+            self._log(tree.id, "node.version", node.id, author.id,
+                      {"edited_from": original.id, "mode": tree.mode})
+        return Node.get_by_id(node.id)
+
+    def node(self, node_id: str) -> Node:
+        n = Node.get_or_none(Node.id == node_id)
+        if n is None:
+            raise not_found(f"node {node_id} does not exist")
+        return n
+
+    def resolve(self, tree: Tree, ref: str) -> Node:
+        """A node from what a person or model typed: a localId prefix (≥3), ``[a7x2]``,
+        a version ``a7x2'``, or ``ann-3``. Ambiguity is an error listing the candidates."""
+        raw = ref.strip()
+        m = _ANN_REF.match(raw)
+        if m:
+            n = Node.get_or_none((Node.tree == tree.id) & (Node.ann_number == int(m.group(1))))
+            if n is None:
+                raise not_found(f"annotation [{raw.strip('[]')}] does not exist in this tree")
+            return n
+        m = _VERSION_REF.match(raw)
+        if m:
+            base = self.resolve(tree, m.group(1))
+            family = base.version_of or base.id
+            n = Node.get_or_none((Node.version_of == family) &
+                                 (Node.version_number == len(m.group(2))))
+            if n is None:
+                raise not_found(f"version [{raw.strip('[]')}] does not exist in this tree")
+            return n
+        text = normalise_local_id(raw.strip("[]"))
+        if len(text) < MIN_PREFIX:
+            raise not_found(f"node [{raw}] does not exist in this tree",
+                            f"use at least {MIN_PREFIX} characters of a localId")
+        rows = list(Node.select().where(
+            (Node.tree == tree.id) & (Node.local_id >= text) & (Node.local_id < text + "~")
+        ).order_by(Node.local_id).limit(8))
+        if not rows:
+            other = Node.get_or_none(Node.local_id == text)
+            if other is not None:
+                t = Tree.get_by_id(other.tree_id)
+                raise LoomError(
+                    "CROSS_TREE", f'node [{text}] is in tree "{t.title}"',
+                    f'use → switch to {text} in tree:"{t.title}" (requires cross-tree '
+                    "permission)",
+                )
+            raise not_found(f"node [{raw.strip('[]')}] does not exist in this tree")
+        for r in rows:
+            if r.local_id == text:
+                return r
+        if len(rows) == 1:
+            return rows[0]
+        listed = ", ".join(f"[{r.local_id}]" for r in rows[:6])
+        raise not_found(f"[{text}] is ambiguous: {listed}",
+                        "use more characters of the localId")
+
+    def children(self, node: Node, kind: str = "continuation",
+                 include_pruned: bool = False) -> list[Node]:
+        q = (Node.select(Node).join(Edge, on=(Edge.target == Node.id))
+             .join(EdgeSource, on=(EdgeSource.target == Edge.target))
+             .where((EdgeSource.node == node.id) & (Edge.kind == kind)))
+        if not include_pruned:
+            q = q.where(Node.pruned == False)  # noqa: E712
+        return list(q.order_by(Edge.sibling_order, Node.id))
+
+    def count_children(self, node_id: str, kind: str = "continuation") -> int:
+        return self.db.execute_sql(
+            "SELECT count(*) FROM edge_source s JOIN edge e ON e.target = s.target "
+            "JOIN node n ON n.id = s.target "
+            "WHERE s.node = ? AND e.kind = ? AND n.pruned = 0", (node_id, kind),
+        ).fetchone()[0]
+
+    def count_links(self, node_id: str) -> int:
+        return self.db.execute_sql(
+            "SELECT count(*) FROM link WHERE source = ? OR target_node = ?", (node_id, node_id)
+        ).fetchone()[0]
+
+    def siblings(self, node: Node) -> int:
+        """Other children of the node's parent (SPEC-NOTES decision 4)."""
+        if node.parent is None:
+            return 0
+        kind = "annotation" if node.kind == "annotation" else "continuation"
+        return max(0, self.count_children(node.parent, kind) - (0 if node.version_number and
+                   node.edited_from and self._is_buffer_version(node) else 1))
+
+    def _is_buffer_version(self, node: Node) -> bool:
+        edge = Edge.get_or_none(Edge.target == node.id)
+        return edge is not None and edge.kind == "version"
+
+    def path(self, tip: Node, prefer: Iterable[str] = ()) -> list[Node]:
+        """Root → tip. Where a node has several sources (an original and its versions), the
+        walk takes a preferred one, else the newest version."""
+        import json
+
+        rows = self.db.execute_sql(
+            """
+            WITH RECURSIVE up(id, d) AS (
+              SELECT ?, 0
+              UNION ALL
+              SELECT (SELECT s.node FROM edge_source s WHERE s.target = up.id
+                      ORDER BY (s.node IN (SELECT value FROM json_each(?))) DESC,
+                               (s.role = 'primary') DESC, s.node DESC LIMIT 1), d + 1
+              FROM up WHERE up.id IS NOT NULL AND d < 100000
+            )
+            SELECT n.* FROM up JOIN node n ON n.id = up.id ORDER BY up.d DESC
+            """,
+            (tip.id, json.dumps(list(prefer))),
+        )
+        cols = [c[0] for c in rows.description]
+        out = []
+        for r in rows.fetchall():
+            n = Node(**{("tree" if c == "tree_id" else "author" if c == "author_id" else c): v
+                        for c, v in zip(cols, r, strict=True)})
+            n.extra = Node.extra.python_value(n.extra) if isinstance(n.extra, str) else n.extra
+            out.append(n)
+        return out
+
+    def descend(self, node: Node, limit: int = 100_000) -> Node:
+        """Follow first continuations (sibling order) down to a leaf."""
+        current = node
+        for _ in range(limit):
+            row = self.db.execute_sql(
+                "SELECT s.target FROM edge_source s JOIN edge e ON e.target = s.target "
+                "JOIN node n ON n.id = s.target WHERE s.node = ? AND e.kind = 'continuation' "
+                "AND n.pruned = 0 ORDER BY e.sibling_order, s.target LIMIT 1", (current.id,),
+            ).fetchone()
+            if row is None:
+                return current
+            current = Node.get_by_id(row[0])
+        return current
+
+    def set_flags(self, node: Node, actor: Participant | None = None, **flags: bool) -> None:
+        with self.db.atomic():
+            Node.update(**flags).where(Node.id == node.id).execute()
+            self._log(node.tree_id, "node.flags", node.id, actor.id if actor else None, flags)
+        for k, v in flags.items():
+            setattr(node, k, v)
+
+    def set_summary(self, node: Node, summary: str, source: str) -> None:
+        with self.db.atomic():
+            Node.update(summary=summary, summary_source=source).where(
+                Node.id == node.id).execute()
+            self._log(node.tree_id, "node.summary", node.id, None, {"source": source})
+        node.summary, node.summary_source = summary, source
+
+    # ── positions ─────────────────────────────────────────────────────────────
+    def position(self, participant: Participant, tree: Tree) -> tuple[Node, Node]:
+        """The participant's (node, tip); a newcomer starts at the end of the first path."""
+        row = Position.get_or_none((Position.participant == participant.id) &
+                                   (Position.tree == tree.id))
+        if row is not None:
+            node, tip = Node.get_or_none(Node.id == row.node), Node.get_or_none(Node.id == row.tip)
+            if node is not None and tip is not None:
+                return node, tip
+        root = Node.get_by_id(tree.root)
+        tip = self.descend(root)
+        return tip, tip
+
+    def set_position(self, participant: Participant, tree: Tree, node: Node,
+                     tip: Node | None = None) -> None:
+        with self.db.atomic():
+            Position.replace(participant=participant.id, tree=tree.id, node=node.id,
+                             tip=(tip or node).id, updated=self.clock()).execute()
+            Participant.update(current_tree=tree.id).where(
+                Participant.id == participant.id).execute()
+            self._log(tree.id, "position", node.id, participant.id, {"tip": (tip or node).id})
+        participant.current_tree = tree.id
+
+    def active_elsewhere(self, tree: Tree, exclude: Participant,
+                         within_s: float = 900.0) -> list[tuple[Participant, Node]]:
+        """Other participants with a recent position in this tree (for visibility lines)."""
+        cutoff = self.clock() - within_s
+        rows = (Position.select().where((Position.tree == tree.id) &
+                                        (Position.participant != exclude.id) &
+                                        (Position.updated >= cutoff)))
+        out = []
+        for r in rows:
+            p = Participant.get_or_none(Participant.id == r.participant)
+            n = Node.get_or_none(Node.id == r.node)
+            if p is not None and n is not None:
+                out.append((p, n))
+        return out
+
+    # ── branch turn locks (SPEC-NOTES decision 10) ────────────────────────────
+    def acquire_turn(self, node: Node, participant: Participant, ttl_s: float = 120.0) -> None:
+        now = self.clock()
+        with self.db.atomic():
+            row = BranchLock.get_or_none(BranchLock.node == node.id)
+            if row is not None and row.participant != participant.id and row.expires > now:
+                holder = Participant.get_or_none(Participant.id == row.participant)
+                who = holder.name if holder else "another participant"
+                raise LoomError("CONFLICT", f"{who} is generating on [{node.label}]",
+                                "retry in a moment, or branch from another node")
+            BranchLock.replace(node=node.id, participant=participant.id,
+                               expires=now + ttl_s).execute()
+
+    def release_turn(self, node: Node, participant: Participant) -> None:
+        with self.db.atomic():
+            BranchLock.delete().where((BranchLock.node == node.id) &
+                                      (BranchLock.participant == participant.id)).execute()
+
+    # ── links ─────────────────────────────────────────────────────────────────
+    def add_link(self, tree: Tree, source: Node, author: Participant, *, target_kind: str,
+                 target_node: Node | None = None, target_tree: Tree | None = None,
+                 target_doc: Document | None = None, section: str | None = None,
+                 note: str | None = None) -> Link:
+        with self.db.atomic():
+            link = Link.create(
+                id=new_ulid(), tree=tree.id, source=source.id, target_kind=target_kind,
+                target_node=target_node.id if target_node else None,
+                target_tree=(target_tree.id if target_tree else
+                             (target_node.tree_id if target_node else None)),
+                target_doc=target_doc.id if target_doc else None, target_section=section,
+                note=note, author=author.id, created=self.clock(),
+            )
+            self._log(tree.id, "link.create", link.id, author.id,
+                      {"source": source.id, "target_kind": target_kind})
+        return link
+
+    def links(self, node: Node) -> list[Link]:
+        return list(Link.select().where((Link.source == node.id) | (Link.target_node == node.id))
+                     .order_by(Link.created))
+
+    # ── documents ─────────────────────────────────────────────────────────────
+    def document(self, name: str) -> Document:
+        name = name.strip()
+        d = Document.get_or_none(Document.name == name)
+        if d is None:
+            d = Document.get_or_none(pw.fn.lower(Document.name) == name.lower())
+        if d is None:
+            d = Document.get_or_none(Document.id == name)
+        if d is None:
+            names = [x.name for x in Document.select(Document.name).limit(50)]
+            from rapidfuzz import process
+
+            best = process.extractOne(name, names) if names else None
+            hint = f'did you mean doc:"{best[0]}"?' if best and best[1] >= 70 else None
+            raise not_found(f'document doc:"{name}" does not exist', hint)
+        return d
+
+    def documents(self) -> list[Document]:
+        return list(Document.select().order_by(Document.name))
+
+    def create_document(self, name: str, content: str = "",
+                        actor: Participant | None = None) -> Document:
+        now = self.clock()
+        with self.db.atomic():
+            if Document.get_or_none(Document.name == name) is not None:
+                raise LoomError("CONFLICT", f'document doc:"{name}" already exists')
+            d = Document.create(id=new_ulid(), name=name, content=content, created=now,
+                                updated=now)
+            self._log(None, "document.create", d.id, actor.id if actor else None, {"name": name})
+        return d
+
+    def save_document(self, doc: Document, content: str, actor: Participant | None = None,
+                      expected_updated: float | None = None) -> None:
+        with self.db.atomic():
+            current = Document.get_by_id(doc.id)
+            if expected_updated is not None and current.updated != expected_updated:
+                raise LoomError("CONFLICT", f'doc:"{doc.name}" changed since you read it',
+                                "read it again and retry")
+            now = self.clock()
+            Document.update(content=content, updated=now, summary=None,
+                            summary_source=None).where(Document.id == doc.id).execute()
+            self._log(None, "document.update", doc.id, actor.id if actor else None,
+                      {"name": doc.name})
+        doc.content, doc.updated, doc.summary = content, now, None
+
+    # ── bulk (importers, benchmarks) ──────────────────────────────────────────
+    def bulk_add(self, tree: Tree, root: Node, specs: Sequence[NewNode],
+                 chunk: int = 2000) -> dict[str, Node]:
+        """Insert many nodes fast: one transaction, batched inserts, one change-log row."""
+        participants = {p.name: p for p in Participant.select()}
+        taken = {r[0] for r in self.db.execute_sql(
+            "SELECT local_id FROM node WHERE tree_id = ?", (tree.id,))}
+        by_key: dict[str, Node] = {}
+        known: dict[str, tuple[str, int, str]] = {root.id: (root.id, root.depth,
+                                                            root.content_hash)}
+        order_count: dict[str, int] = {root.id: self.count_children(root.id)}
+        ann = Tree.get_by_id(tree.id).ann_counter
+        node_rows, edge_rows, src_rows = [], [], []
+        now = self.clock()
+        for spec in specs:
+            author = participants.get(spec.author)
+            if author is None:
+                kind = "model" if spec.author_type == "model" else "human"
+                author = self.ensure_participant(spec.author, kind,
+                                                 "subject" if kind == "model" else "human",
+                                                 () if kind == "model" else perms.ORDER)
+                participants[spec.author] = author
+            parent_key = spec.parent or root.id
+            if parent_key in by_key:
+                pid, pdepth, phash = by_key[parent_key].id, by_key[parent_key].depth, \
+                    by_key[parent_key].content_hash
+            else:
+                pid, pdepth, phash = known[parent_key]
+            nid = new_ulid()
+            lid = self._pick_local_id(tree.id, nid, taken)
+            taken.add(lid)
+            label, ann_no = lid, None
+            if spec.kind == "annotation":
+                ann += 1
+                ann_no, label = ann, f"ann-{ann}"
+            summary, source = spec.summary, spec.summary_source
+            if summary is None and spec.content.strip():
+                summary, source = extractive_summary(spec.content), "extractive"
+            row = dict(id=nid, tree=tree.id, local_id=lid, label=label, content=spec.content,
+                       author=author.id, author_type=author.kind, kind=spec.kind, parent=pid,
+                       depth=pdepth + (0 if spec.kind == "annotation" else 1), summary=summary,
+                       summary_source=source, created=spec.created or now, ann_number=ann_no,
+                       bookmarked=spec.bookmarked, excluded=spec.excluded,
+                       content_hash=content_hash(phash, spec.content), extra=spec.extra,
+                       edited_from=None, version_of=None, version_number=0, pruned=False)
+            node_rows.append(row)
+            order = order_count.get(pid, 0)
+            order_count[pid] = order + 1
+            edge_rows.append(dict(target=nid, tree=tree.id, kind=spec.kind, sibling_order=order))
+            src_rows.append(dict(target=nid, node=pid, role="primary", position=0))
+            by_key[spec.key] = Node(**row)
+        with self.db.atomic():
+            for i in range(0, len(node_rows), chunk):
+                Node.insert_many(node_rows[i:i + chunk]).execute()
+                Edge.insert_many(edge_rows[i:i + chunk]).execute()
+                EdgeSource.insert_many(src_rows[i:i + chunk]).execute()
+            Tree.update(ann_counter=ann, updated=self.clock()).where(
+                Tree.id == tree.id).execute()
+            self._log(tree.id, "node.bulk", tree.id, None, {"count": len(node_rows)})
+        return by_key
