@@ -28,15 +28,19 @@ def thousands(n: int) -> str:
     return f"{n:,}"
 
 
+_WORD = re.compile(r"\S*\w\S*")
+
+
 def word_count(text: str) -> int:
-    return len(text.split())
+    """Words as a reader counts them: Markdown markers such as ``#`` and ``-`` are not words."""
+    return len(_WORD.findall(text))
 
 
 def one_line(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-def preview(text: str, limit: int = 48) -> str:
+def preview(text: str, limit: int = 60) -> str:
     """The start of a text on one line, cut at a word boundary with ``...``."""
     flat = one_line(text)
     if len(flat) <= limit:

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Set up (first run: a venv with every extra; llama-cpp-python builds in ~6 min, then pip
+# caches the wheel) and run the linters and the whole test suite. Extra args go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[lsp,models,local,dev]'
+.venv/bin/ruff check server tests bench
+exec .venv/bin/pytest "$@"

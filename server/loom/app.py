@@ -1,0 +1,56 @@
+"""The composition root: a workspace, its executor and its subject model, from settings."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from loom.commands.context import Actor, SubjectModel
+from loom.commands.executor import Executor
+from loom.render import ambient as ambient_render
+from loom.store.db import open_database
+from loom.store.schema import Participant, Tree
+from loom.store.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class App:
+    ws: Workspace
+    executor: Executor
+
+    def actor(self, tree: Tree, participant: Participant | None = None) -> Actor:
+        return Actor(participant or self.ws.human(), tree)
+
+    def ambient(self, actor: Actor) -> str:
+        return ambient_render.for_actor(self.ws, actor)
+
+
+def default_subject() -> SubjectModel | None:
+    """The configured subject model, or None when no model can run (``continue`` then says
+    how to configure one). ``LOOM_SUBJECT=none`` turns models off."""
+    if os.environ.get("LOOM_SUBJECT", "").lower() == "none":
+        return None
+    try:
+        from loom.llm.subject import configured_subject
+    except ImportError:
+        return None
+    try:
+        return configured_subject()
+    except Exception as err:  # a broken config must not stop the workspace from opening
+        log.warning("subject model unavailable: %s", err)
+        return None
+
+
+def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = None,
+             use_default_subject: bool = True) -> App:
+    db = open_database(db_path)
+    ws = Workspace(db)
+    ws.human()
+    ws.subject()
+    if subject is None and use_default_subject:
+        subject = default_subject()
+    return App(ws, Executor(ws, subject))

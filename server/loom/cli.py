@@ -1,0 +1,264 @@
+"""The ``loom`` command line: a thin shell over the same executor the editor uses."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from loom.errors import LoomError
+from loom.render.formats import error
+
+
+def _print(text: str, *, err: bool = False) -> None:
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text if text.endswith("\n") else text + "\n")
+    stream.flush()
+
+
+def _fail(err: LoomError | str, code: int = 1) -> int:
+    if isinstance(err, LoomError):
+        _print(error(err.code, err.message, err.hint), err=True)
+    else:
+        _print(err, err=True)
+    return code
+
+
+def _app(args: argparse.Namespace, models: bool = True):
+    from loom.app import open_app
+
+    return open_app(args.db, use_default_subject=models)
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    app = _app(args, models=False)
+    tree = app.ws.create_tree(args.title, args.mode, description=args.description or "",
+                              system_context=args.system or "", root_content=args.text or "")
+    _print(f'✓ created tree "{tree.title}" ({tree.mode}) {tree.id}')
+    return 0
+
+
+def cmd_trees(args: argparse.Namespace) -> int:
+    app = _app(args, models=False)
+    rows = app.ws.trees(include_archived=args.all)
+    if not rows:
+        _print("no trees yet: loom new TITLE, loom import FILE, or loom demo")
+        return 0
+    for tree, count in rows:
+        archived = " (archived)" if tree.archived else ""
+        _print(f'{tree.id}  {count:>6} nodes  {tree.mode:<8}  "{tree.title}"{archived}')
+    return 0
+
+
+def _stream_printer():
+    started: set[int] = set()
+
+    def on_delta(index: int, piece: str) -> None:
+        if index not in started:
+            started.add(index)
+            sys.stderr.write(f"\n[{index + 1}] ")
+        sys.stderr.write(piece)
+        sys.stderr.flush()
+
+    return on_delta, started
+
+
+def cmd_do(args: argparse.Namespace) -> int:
+    app = _app(args)
+    tree = app.ws.find_tree(args.tree)
+    actor = app.actor(tree, app.ws.participant(args.as_) if args.as_ else None)
+    status = 0
+    for i, line in enumerate(args.commands):
+        on_delta, started = _stream_printer() if sys.stderr.isatty() else (None, set())
+        result = app.executor.execute(line, actor, on_delta=on_delta)
+        if started:
+            sys.stderr.write("\n")
+        if i:
+            _print("")
+        _print(result.text)
+        if not result.ok:
+            status = 1
+    return status
+
+
+def cmd_shell(args: argparse.Namespace) -> int:
+    from loom.shell import run_shell
+
+    app = _app(args)
+    tree = app.ws.find_tree(args.tree)
+    return run_shell(app, tree)
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from loom.commands import ast
+    from loom.commands.executor import parse_line
+
+    status = 0
+    for line in args.lines:
+        cmd = parse_line(line)
+        if isinstance(cmd, ast.ParseError):
+            _print(error("INVALID_SYNTAX", cmd.message, cmd.hint))
+            status = 1
+            continue
+        data = {"canonical": cmd.canonical(), **cmd.model_dump(by_alias=True, mode="json")}
+        if args.format == "loom":
+            from loom.protocol import dumps
+
+            _print(dumps(data))
+        else:
+            _print(json.dumps(data, ensure_ascii=False))
+    return status
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from loom.interchange import import_file
+
+    app = _app(args, models=False)
+    trees = import_file(app.ws, Path(args.file))
+    for tree in trees:
+        _print(f'✓ imported "{tree.title}" ({app.ws.node_count(tree)} nodes) {tree.id}')
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    app = _app(args, models=False)
+    tree = app.ws.find_tree(args.tree)
+    if args.format == "md":
+        from loom.interchange.markdown import export_markdown
+
+        _, tip = app.ws.position(app.ws.human(), tree)
+        if args.node:
+            tip = app.ws.descend(app.ws.resolve(tree, args.node))
+        text = export_markdown(app.ws, tree, tip)
+    else:
+        from loom.interchange.openloom import export_openloom
+
+        data = export_openloom(app.ws, tree)
+        if args.format == "loom":
+            from loom.protocol import dumps
+
+            text = dumps(data)
+        else:
+            text = json.dumps(data, ensure_ascii=False, indent=2)
+    if args.out:
+        tmp = Path(args.out).with_suffix(Path(args.out).suffix + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, args.out)  # atomic: a half-written export never replaces a good one
+        _print(f"✓ exported \"{tree.title}\" to {args.out}")
+    else:
+        _print(text)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from loom.demo import create_demo, open_in_editor
+
+    app = _app(args, models=False)
+    tree = create_demo(app.ws)
+    _print(f'✓ demo tree "{tree.title}" ready ({app.ws.node_count(tree)} nodes) {tree.id}')
+    if args.no_editor:
+        from loom.commands.context import Actor
+
+        _print(app.executor.execute("→ tree", Actor(app.ws.human(), tree)).text)
+        return 0
+    return open_in_editor(app, tree, args.db)
+
+
+def cmd_uri(args: argparse.Namespace) -> int:
+    from loom.uris import node_uri, tree_uri
+
+    app = _app(args, models=False)
+    tree = app.ws.find_tree(args.tree)
+    if args.node:
+        _print(node_uri(tree, app.ws.resolve(tree, args.node)))
+    else:
+        _print(tree_uri(tree))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from loom.lsp.server import serve
+
+    return serve(db=args.db, tcp=args.tcp)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="loom", description=__doc__)
+    p.add_argument("--db", help="SQLite file (default: $LOOM_DB or the user data dir)")
+    p.add_argument("-v", "--verbose", action="store_true")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    s = sub.add_parser("new", help="create a tree")
+    s.add_argument("title")
+    s.add_argument("--mode", choices=("buffer", "dialogue"), default="buffer")
+    s.add_argument("--description")
+    s.add_argument("--system", help="system context for the subject model")
+    s.add_argument("--text", help="the root node's text")
+    s.set_defaults(fn=cmd_new)
+
+    s = sub.add_parser("trees", help="list trees")
+    s.add_argument("--all", action="store_true", help="include archived trees")
+    s.set_defaults(fn=cmd_trees)
+
+    s = sub.add_parser("do", help="run command lines as the human")
+    s.add_argument("tree", help="tree id, unique id prefix, or exact title")
+    s.add_argument("commands", nargs="+", metavar="'→ …'")
+    s.add_argument("--as", dest="as_", help="act as this participant")
+    s.set_defaults(fn=cmd_do)
+
+    s = sub.add_parser("shell", help="an interactive prompt in a tree")
+    s.add_argument("tree")
+    s.set_defaults(fn=cmd_shell)
+
+    s = sub.add_parser("parse", help="print the canonical command (debug the grammar)")
+    s.add_argument("lines", nargs="+")
+    s.add_argument("--format", choices=("json", "loom"), default="json")
+    s.set_defaults(fn=cmd_parse)
+
+    s = sub.add_parser("import", help="import Open Loom, socketteer/loom or loomsidian JSON")
+    s.add_argument("file")
+    s.set_defaults(fn=cmd_import)
+
+    s = sub.add_parser("export", help="export a tree")
+    s.add_argument("tree")
+    s.add_argument("--format", choices=("openloom", "md", "loom"), default="openloom")
+    s.add_argument("--node", help="md: export the path through this node")
+    s.add_argument("-o", "--out")
+    s.set_defaults(fn=cmd_export)
+
+    s = sub.add_parser("demo", help="create the demo tree and open it in the editor")
+    s.add_argument("--no-editor", action="store_true", help="just create it and draw it")
+    s.set_defaults(fn=cmd_demo)
+
+    s = sub.add_parser("uri", help="print the loom: URI of a tree or of the path via a node")
+    s.add_argument("tree")
+    s.add_argument("node", nargs="?")
+    s.set_defaults(fn=cmd_uri)
+
+    s = sub.add_parser("serve", help="run the language server (stdio)")
+    s.add_argument("--tcp", help="HOST:PORT instead of stdio (debugging)")
+    s.set_defaults(fn=cmd_serve)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.fn(args) or 0)
+    except LoomError as err:
+        return _fail(err)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # never a traceback for bad input
+        logging.getLogger("loom").debug("unhandled", exc_info=True)
+        return _fail(f"✗ {type(err).__name__}: {err}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

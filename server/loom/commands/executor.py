@@ -1,0 +1,125 @@
+"""The one entry point every front end uses: ``execute(command, actor) -> Result``.
+
+The CLI, the language server and the collaborator agent all call this, so humans and models
+get the same operations, the same permission checks and the same error texts. Exceptions
+inside the core stop here and become ``✗`` results; nothing escapes to the caller.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import peewee as pw
+
+from loom.commands import ast
+from loom.commands.catalogue import CATALOGUE
+from loom.commands.context import Actor, Ctx, SubjectModel
+from loom.commands.grammar import parse
+from loom.commands.handlers import content, documents, memory, meta, navigation
+from loom.commands.results import Result
+from loom.errors import LoomError
+from loom.memory import operational as mem
+from loom.store.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Ctx, object], Result]
+
+HANDLERS: dict[str, Handler] = {
+    "view": navigation.view,
+    "list": navigation.list_,
+    "tree": navigation.tree,
+    "switch": navigation.switch,
+    "continue": content.continue_,
+    "respond": content.respond,
+    "annotate": content.annotate,
+    "link": content.link,
+    "edit": content.edit,
+    "read": documents.read,
+    "write": documents.write,
+    "pin": memory.pin,
+    "stash": memory.stash,
+    "recall": memory.recall,
+    "drop": memory.drop,
+    "memory": memory.memory,
+    "think": memory.think,
+    "help": meta.help_,
+}  # type: ignore[dict-item]
+
+# What a participant without the permission is told to ask the human to do.
+ACTIONS = {
+    "continue": "generate", "respond": "add the node", "annotate": "annotate",
+    "link": "link", "edit": "edit", "read": "read the document", "write": "write it",
+}
+
+
+def parse_line(text: str) -> ast.Command | ast.ParseError:
+    """A command line, or a whole ``→ think`` … ``←`` block, into a command."""
+    stripped = text.strip()
+    first, _, rest = stripped.partition("\n")
+    if rest:
+        head = parse(first)
+        if isinstance(head, ast.Think):
+            body = rest.rstrip()
+            if body.endswith("←") or body.endswith("<-"):
+                body = body[: -1 if body.endswith("←") else -2].rstrip()
+            content_text = "\n".join(x for x in (head.content, body) if x)
+            return ast.Think(content=content_text)
+        return ast.ParseError(message="one command per line",
+                              hint="put each → command on its own line")
+    return parse(stripped)
+
+
+class Executor:
+    """Runs commands against one workspace; ``subject`` is the model behind ``continue``."""
+
+    def __init__(self, ws: Workspace, subject: SubjectModel | None = None) -> None:
+        self.ws = ws
+        self.subject = subject
+
+    def execute(self, command: str | ast.Command, actor: Actor,
+                on_delta: Callable[[int, str], None] | None = None) -> Result:
+        cmd = parse_line(command) if isinstance(command, str) else command
+        shown = command.strip() if isinstance(command, str) else ""
+        if isinstance(cmd, ast.ParseError):
+            result = Result.failure("INVALID_SYNTAX", cmd.message, cmd.hint, shown)
+            self._trace(actor, shown or "→ ?", result)
+            return result
+        canonical = "→ think" if isinstance(cmd, ast.Think) else cmd.canonical()
+        result = self._run(cmd, actor, on_delta)
+        result.command = canonical
+        self._trace(actor, canonical, result)
+        return result
+
+    def _run(self, cmd: ast.Command, actor: Actor,
+             on_delta: Callable[[int, str], None] | None) -> Result:
+        ctx = Ctx(self.ws, actor, self.subject, on_delta, now=self.ws.clock())
+        try:
+            entry = CATALOGUE[cmd.verb]
+            ctx.require(entry.permission, ACTIONS.get(cmd.verb, "do it"))
+            return HANDLERS[cmd.verb](ctx, cmd)
+        except LoomError as err:
+            return Result.from_error(err)
+        except pw.OperationalError as err:
+            if "locked" in str(err) or "busy" in str(err):
+                return Result.failure("CONFLICT", "the workspace is busy (another writer)",
+                                      "retry the command")
+            log.exception("storage error running %s", cmd.verb)
+            return Result.failure("CONFLICT", f"storage error: {err}",
+                                  "retry; nothing was written")
+        except Exception as err:  # the boundary: a bug must not take the front end down
+            log.exception("internal error running %s", cmd.verb)
+            return Result.failure("INTERNAL", f"{type(err).__name__}: {err}",
+                                  "this is a bug in Loom; nothing was written")
+
+    def _trace(self, actor: Actor, command: str, result: Result) -> None:
+        try:
+            mem.record(self.ws, actor.participant, actor.tree, command, result.ok, result.code,
+                       result.message or "")
+        except pw.OperationalError:
+            log.warning("could not record the trace entry for %s", command)
+
+    def batch(self, lines: list[str], actor: Actor) -> list[Result]:
+        """Consecutive command lines run together, in order (seed 000's batching)."""
+        return [self.execute(line, actor) for line in lines]

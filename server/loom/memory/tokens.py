@@ -1,0 +1,35 @@
+"""Token counts for budgets and stash sizes (SPEC-NOTES decision 14).
+
+Uses the bundled local model's tokenizer (llama.cpp, vocabulary only) when it is installed;
+otherwise a documented estimate of one token per four characters. Callers label which.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+
+@functools.cache
+def _tokenizer() -> Any | None:
+    try:
+        from loom.llm.local_model import model_path  # type: ignore[import-not-found]
+
+        import llama_cpp
+
+        path = model_path()
+        if path is None:
+            return None
+        return llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    except Exception:
+        return None
+
+
+def count_tokens(text: str, exact: bool = True) -> tuple[int, bool]:
+    """``(count, is_exact)``. ``exact=False`` skips loading the tokenizer."""
+    if exact:
+        tok = _tokenizer()
+        if tok is not None:
+            return len(tok.tokenize(text.encode("utf-8"), add_bos=False)), True
+    return max(1, math.ceil(len(text) / 4)) if text else 0, False

@@ -1,0 +1,81 @@
+"""``loom shell``: an interactive prompt that shows the ambient line, with history."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import platformdirs
+
+from loom.app import App
+from loom.store.schema import Tree
+
+
+def _setup_history() -> None:
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - not on every platform
+        return
+    path = Path(platformdirs.user_state_dir("loom")) / "shell_history"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        readline.read_history_file(path)
+    except (FileNotFoundError, OSError):
+        pass
+    readline.set_history_length(2000)
+    import atexit
+
+    atexit.register(lambda: _save(readline, path))
+
+
+def _save(readline, path: Path) -> None:  # type: ignore[no-untyped-def]
+    try:
+        readline.write_history_file(path)
+    except OSError:
+        pass
+
+
+def run_shell(app: App, tree: Tree) -> int:
+    interactive = sys.stdin.isatty()
+    if interactive:
+        _setup_history()
+        print(f'Loom shell — tree "{tree.title}". Type → help, or quit with Ctrl-D.')
+    actor = app.actor(tree)
+    status = 0
+    while True:
+        prompt = f"{app.ambient(actor)}\n→ " if interactive else ""
+        try:
+            line = input(prompt)
+        except EOFError:
+            if interactive:
+                print()
+            return status
+        except KeyboardInterrupt:
+            print()
+            continue
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("quit", "exit", ":q"):
+            return status
+        if not text.startswith(("→", "->")):
+            text = "→ " + text
+        if text.split()[-1] == "think" or text.replace("->", "→").strip() == "→ think":
+            body = []
+            while True:
+                try:
+                    more = input("… " if interactive else "")
+                except EOFError:
+                    break
+                body.append(more)
+                if more.strip() in ("←", "<-"):
+                    break
+            text = "\n".join([text, *body])
+        result = app.executor.execute(text, actor)
+        print(result.text)
+        if not result.ok:
+            status = 1
+        if interactive:
+            print()
+    return os.EX_OK  # pragma: no cover

@@ -1,0 +1,99 @@
+"""Two processes writing one database lose nothing; a killed writer leaves it consistent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from loom.store.db import open_database
+from loom.store.schema import Change, Edge, EdgeSource, Node
+from loom.store.workspace import Workspace
+
+WRITER = textwrap.dedent("""
+    import sys
+    from loom.store.db import open_database
+    from loom.store.workspace import Workspace
+    ws = Workspace(open_database(sys.argv[1]))
+    tree = ws.find_tree("shared")
+    me = ws.ensure_participant(sys.argv[2], "human", "human", ["loom_aware", "loom_write"])
+    parent = ws.node(tree.root)
+    for i in range(int(sys.argv[3])):
+        node = ws.add_node(tree, parent, f"{sys.argv[2]} {i}", me)
+        if i % 3 == 0:
+            parent = node
+    print("done", flush=True)
+""")
+
+KILLED = textwrap.dedent("""
+    import sys
+    from loom.store.db import open_database
+    from loom.store.workspace import NewNode, Workspace
+    ws = Workspace(open_database(sys.argv[1]))
+    tree = ws.find_tree("shared")
+    root = ws.node(tree.root)
+    specs = [NewNode(key=str(i), parent=str(i - 1) if i else None, content="x" * 200,
+                     author="human") for i in range(200_000)]
+    print("writing", flush=True)
+    ws.bulk_add(tree, root, specs, chunk=500)
+    print("finished", flush=True)
+""")
+
+
+def _consistent(db_path: Path) -> tuple[int, int]:
+    db = open_database(db_path)
+    assert db.execute_sql("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert db.execute_sql("PRAGMA foreign_key_check").fetchall() == []
+    nodes = Node.select().count()
+    # every non-root node has its edge and its source: nothing half-written
+    assert Edge.select().count() == nodes - 1
+    assert EdgeSource.select().count() == nodes - 1
+    return nodes, Change.select().count()
+
+
+def test_two_writers_lose_nothing(tmp_path: Path) -> None:
+    db_path = tmp_path / "loom.db"
+    ws = Workspace(open_database(db_path))
+    ws.create_tree("shared")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db_path), name, "150"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+             for name in ("alice", "bob")]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert out.strip() == "done"
+    nodes, _ = _consistent(db_path)
+    assert nodes == 1 + 300
+    local_ids = [n.local_id for n in Node.select(Node.local_id)]
+    assert len(set(local_ids)) == len(local_ids)
+    for name in ("alice", "bob"):
+        contents = {n.content for n in Node.select().where(Node.content.startswith(name))}
+        assert contents == {f"{name} {i}" for i in range(150)}
+    assert Change.select().where(Change.kind == "node.continuation").count() == 300
+
+
+def test_killed_writer_leaves_consistent_database(tmp_path: Path) -> None:
+    db_path = tmp_path / "loom.db"
+    ws = Workspace(open_database(db_path))
+    ws.create_tree("shared")
+    before, changes_before = Node.select().count(), Change.select().count()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    p = subprocess.Popen([sys.executable, "-c", KILLED, str(db_path)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, text=True)
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "writing"
+    time.sleep(1.5)  # well inside the insert of 200k nodes
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    nodes, changes = _consistent(db_path)
+    assert (nodes, changes) == (before, changes_before)
+    # and the database still takes writes
+    ws2 = Workspace(open_database(db_path))
+    tree = ws2.find_tree("shared")
+    ws2.add_node(tree, ws2.node(tree.root), "after the crash", ws2.human())
+    assert Node.select().count() == before + 1
