@@ -1,0 +1,193 @@
+"""Commands written back in their canonical arrow form.
+
+``to_text(parse(line))`` is how a trace shows what ran; ``parse(to_text(cmd)) == cmd``
+for every command the parser can produce (the property tests check it). Quoted values
+use straight double quotes with ``\\``, ``"``, newline and carriage return escaped, so a
+command is always one line (a multi-line think is the block form ``→ think`` … ``←``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from loom.commands.ast import (
+    Annotate,
+    Command,
+    Continue,
+    Drop,
+    Edit,
+    Help,
+    Link,
+    LinkTarget,
+    List,
+    Memory,
+    Pin,
+    Read,
+    Recall,
+    Respond,
+    Stash,
+    Switch,
+    Think,
+    Tree,
+    View,
+    Write,
+)
+from loom.commands.catalogue import RESERVED
+
+ARROW = "→"
+
+#: A value that may be written without quotes (section ids, write locations).
+_BARE = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?")
+_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
+_BLOCK_CLOSERS = frozenset({"←", "<-"})
+
+
+def quote(value: str) -> str:
+    """``value`` in double quotes, escaped so the parser reads it back unchanged."""
+    return '"' + value.translate(_ESCAPES) + '"'
+
+
+def bare_or_quoted(value: str) -> str:
+    """``value`` as is when it is a plain token, else quoted."""
+    return value if _BARE.fullmatch(value) else quote(value)
+
+
+def section_text(section: str) -> str:
+    """A section reference: ``§id`` for plain ids, ``section:"…"`` otherwise."""
+    return f"§{section}" if _BARE.fullmatch(section) else f"section:{quote(section)}"
+
+
+def doc_ref_text(name: str, section: str | None = None) -> str:
+    """``doc:"name"`` with an optional section, the form pins and links are shown in."""
+    text = f"doc:{quote(name)}"
+    return f"{text} {section_text(section)}" if section is not None else text
+
+
+def ref_text(ref: str) -> str:
+    """A node reference as a bare word: ``a7x2``, or ``[tree]`` when it spells a keyword."""
+    return f"[{ref}]" if ref in RESERVED else ref
+
+
+def _target(target: LinkTarget) -> str:
+    if target.kind == "doc":
+        return doc_ref_text(target.doc or "", target.section)
+    if target.kind == "tree":
+        text = f"tree:{quote(target.tree or '')}"
+        return f"{text} node:{target.node}" if target.node else text
+    return ref_text(target.node or "")
+
+
+def _think(content: str) -> str:
+    one_line = "\n" not in content and content == content.strip()
+    if one_line:
+        return f"{ARROW} think {content}" if content else f"{ARROW} think"
+    return f"{ARROW} think\n{content}\n←"
+
+
+def _parts(cmd: Command) -> list[str]:
+    match cmd:
+        case View():
+            parts = ["view"]
+            if cmd.node is not None:
+                parts.append(ref_text(cmd.node))
+            if cmd.branch is not None:
+                parts.append(f"branch:{cmd.branch}")
+            if cmd.detail != "summary":
+                parts.append(cmd.detail)
+            if cmd.as_ is not None:
+                parts.append(f"as:{cmd.as_}")
+            return parts
+        case List():
+            return ["list", *([ref_text(cmd.node)] if cmd.node else []), cmd.what]
+        case Tree():
+            parts = ["tree"]
+            if cmd.from_ is not None:
+                parts.append(f"from:{cmd.from_}")
+            if cmd.depth is not None:
+                parts.append(f"depth:{cmd.depth}")
+            if cmd.summary:
+                parts.append("summary")
+            return parts
+        case Switch():
+            parts = ["switch", "to", ref_text(cmd.node)]
+            if cmd.tree is not None:
+                parts += ["in", f"tree:{quote(cmd.tree)}"]
+            return parts
+        case Continue():
+            parts = ["continue"]
+            if cmd.from_ is not None:
+                parts += ["from", ref_text(cmd.from_)]
+            if cmd.n is not None:
+                parts.append(f"n:{cmd.n}")
+            if cmd.tokens is not None:
+                parts.append(f"tokens:{cmd.tokens}")
+            if cmd.temperature is not None:
+                parts.append(f"temperature:{cmd.temperature!r}")
+            return parts
+        case Respond():
+            parts = ["respond", ref_text(cmd.node), quote(cmd.content)]
+            if cmd.as_ != "continuation":
+                parts.append(f"as:{cmd.as_}")
+            return parts
+        case Annotate() | Edit():
+            return [cmd.verb, ref_text(cmd.node), quote(cmd.content)]
+        case Link():
+            parts = ["link", ref_text(cmd.node), "to", _target(cmd.target)]
+            if cmd.note is not None:
+                parts.append(f"note:{quote(cmd.note)}")
+            return parts
+        case Read():
+            parts = ["read", f"doc:{quote(cmd.doc)}"]
+            if cmd.summary:
+                parts.append("summary")
+            if cmd.lines is not None:
+                parts.append(f"lines:{cmd.lines[0]}-{cmd.lines[1]}")
+            if cmd.section is not None:
+                parts.append(f"section:{bare_or_quoted(cmd.section)}")
+            return parts
+        case Write():
+            parts = ["write", f"doc:{quote(cmd.doc)}"]
+            if cmd.mode == "at":
+                parts.append(f"at:{bare_or_quoted(cmd.at or '')}")
+            elif cmd.mode == "replace":
+                parts.append(f"replace:{bare_or_quoted(cmd.section or '')}")
+            else:
+                parts.append("append")
+            return [*parts, quote(cmd.content)]
+        case Pin():
+            if cmd.doc is not None:
+                parts = ["pin", f"doc:{quote(cmd.doc)}"]
+                if cmd.section is not None:
+                    parts.append(f"section:{bare_or_quoted(cmd.section)}")
+                return parts
+            return ["pin", ref_text(cmd.node or "")]
+        case Stash():
+            parts = ["stash", quote(cmd.label)]
+            if cmd.content is not None:
+                parts.append(quote(cmd.content))
+            elif cmd.content_of is not None:
+                parts.append(f"content-of:{cmd.content_of}")
+            elif cmd.summary_of is not None:
+                parts.append(f"summary-of:{cmd.summary_of[0]}-{cmd.summary_of[1]}")
+            return parts
+        case Recall():
+            return ["recall", quote(cmd.label)]
+        case Drop():
+            parts = ["drop"]
+            if cmd.pin is not None:
+                parts.append(cmd.pin if cmd.pin.startswith("doc:") else f"pin:{cmd.pin}")
+            if cmd.stash is not None:
+                parts.append(f"stash:{quote(cmd.stash)}")
+            return parts
+        case Memory():
+            return ["memory"] if cmd.what == "state" else ["memory", cmd.what]
+        case Help():
+            return ["help"] if cmd.tool is None else ["help", cmd.tool]
+    raise TypeError(f"not a command: {cmd!r}")  # pragma: no cover - exhaustive above
+
+
+def to_text(cmd: Command) -> str:
+    """``cmd`` in canonical arrow form, e.g. ``→ annotate a7x2 "text"``."""
+    if isinstance(cmd, Think):
+        return _think(cmd.content)
+    return f"{ARROW} " + " ".join(_parts(cmd))

@@ -1,0 +1,1033 @@
+"""The arrow-command parser: one line in, a ``Command`` or a ``ParseError`` out.
+
+``parse`` never raises and never touches the store: node references stay the strings
+that were typed (lowercased, brackets and possessives removed). It works in three steps:
+
+1. **Lexing.** The leading arrow (``→ -> => ⟶ ➜``) is optional. Quoted values may use
+   ``"…"`` (with ``\\"``, ``\\\\``, ``\\n`` escapes), ``“…”``, ``‘…’``, ``'…'`` or ``«…»``;
+   an apostrophe inside a word (``let's``, the prime of ``a7x2'``) is not a quote. Words
+   lose surrounding brackets and trailing punctuation; ``key:value``, ``key=value`` and
+   ``key: value`` are options; ``§id`` is ``section:id``.
+2. **Patterns.** Politeness (``please``, ``could you``, ``let's``…) is skipped, the verb
+   is found from the catalogue's phrases (``show me`` → view, ``go to`` → switch,
+   ``add a note`` → annotate), then each verb reads its arguments: node references,
+   quoted strings, options and flags, with filler words (``me``, ``the``, ``node``,
+   ``at``…) ignored. Filler words are therefore never node references.
+3. **Fuzzy matching** (rapidfuzz, optimal string alignment) of an unknown verb, flag or
+   option name, accepted only when one candidate is clearly best. Otherwise the line is a
+   ``ParseError`` naming the closest forms, and an optional classifier may still be asked.
+
+Range limits (``n`` ≤ 10) are the executor's job: the parser only checks that numbers are
+numbers. A missing required argument is an error whose hint is the catalogue's syntax.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+
+from loom.commands.ast import (
+    VERBS,
+    Annotate,
+    Command,
+    Continue,
+    Drop,
+    Edit,
+    Help,
+    Link,
+    LinkTarget,
+    List,
+    Memory,
+    ParseError,
+    Pin,
+    Read,
+    Recall,
+    Respond,
+    Stash,
+    Switch,
+    Think,
+    Tree,
+    View,
+    Write,
+)
+from loom.commands.canonical import doc_ref_text, quote, to_text
+from loom.commands.catalogue import (
+    COUNT_NOUNS,
+    EDGE_TYPES,
+    FILLER,
+    HELP_ALL,
+    NUMBER_WORDS,
+    PHRASE_FILLER,
+    POLITE,
+    RESERVED,
+    TOKEN_NOUNS,
+    TOOLS,
+    TOOLS_BY_NAME,
+    VERB_FILLER,
+    VIEW_SHAPES,
+    Tool,
+    synonym_table,
+)
+
+#: ``(text, candidate verbs) -> Command | None``: a model asked when patterns and fuzzy
+#: matching are not confident. The parser works fully without one.
+Classifier = Callable[[str, list[str]], "Command | None"]
+
+COMMAND_TYPES: tuple[type, ...] = (
+    View, List, Tree, Switch, Continue, Respond, Annotate, Link, Edit, Read, Write,
+    Pin, Stash, Recall, Drop, Memory, Help, Think,
+)
+
+# ---------------------------------------------------------------------------- lexing
+
+_ARROW = re.compile(r"\s*(?:→|⟶|➜|⇒|-{1,2}>|=>)?")
+_TOKEN = re.compile(
+    r"""\s*(?P<tok>
+        (?:(?P<key>[A-Za-z][\w-]*(?::[A-Za-z][\w-]*)*)[ \t]*[:=][ \t]*)?
+        (?: "(?P<dq>(?:[^"\\]|\\.)*)"
+          | “(?P<cq>(?:[^”\\]|\\.)*)”
+          | «(?P<gq>[^»]*)»
+          | '(?P<sq>(?:[^'\\]|\\.|'(?=\w))*)'(?!\w)
+          | ‘(?P<csq>(?:[^’\\]|\\.|’(?=\w))*)’(?!\w)
+        )
+      | (?P<word>[^\s"“«]+)
+    )""",
+    re.S | re.X,
+)
+_ESCAPE = re.compile(r"\\(.)", re.S)
+_ESCAPED = {
+    "n": "\n", "r": "\r", "t": "\t", "\\": "\\", '"': '"', "'": "'", "”": "”", "’": "’",
+}
+_KV = re.compile(r"([A-Za-z][\w-]*)[:=](.*)", re.S)
+_TAIL = ".,;!?…”»)]}>`*"
+_HEAD = "([{<`*#"
+_PUNCT_ONLY = "-—–:=→←↔⟶➜|/&+~*"
+_REF = re.compile(r"(?:[0-9a-hjkmnp-tv-z]{3,}|\d+(?:\.\d+)*|ann-\d+)'*")
+_ID = re.compile(r"[\w.’'-]+")  # what may stand in brackets as a node id
+_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?", re.I)
+_RANGE = re.compile(r"(\d+)\s*(?:-|–|\.\.|:)\s*(\d+)")
+_THINK = re.compile(
+    r"(?:(?:please|kindly|ok(?:ay)?|now|so|just|let'?s|let\s+me|i'?ll|i\s+will"
+    r"|i'?d\s+like\s+to|i\s+want\s+to)[\s,]+)*"
+    r"(?:think|thinking|reflect|ponder|thoughts?)(?![\w'’-]):?[ \t]?(?P<rest>.*)",
+    re.I | re.S,
+)
+_CLOSERS = frozenset({"←", "<-"})
+
+# A token: (option key or None, value, quoted?, start, end) — plain tuples are fastest.
+_Tok = tuple[str | None, str, bool, int, int]
+
+
+def _unescape(value: str) -> str:
+    if "\\" not in value:
+        return value
+    # An unknown escape (``C:\path``) keeps its backslash.
+    return _ESCAPE.sub(lambda m: _ESCAPED.get(m.group(1), m.group(0)), value)
+
+
+def _tokenize(body: str) -> list[_Tok] | _Fail:
+    """Split ``body`` (stripped) into words, quoted strings and options."""
+    toks: list[_Tok] = []
+    pos, end = 0, len(body)
+    match_at = _TOKEN.match
+    while pos < end:
+        m = match_at(body, pos)
+        if m is None:
+            return _unterminated(body, pos)
+        pos = m.end()
+        _, key, dq, cq, gq, sq, csq, word = m.groups()
+        if word is None:
+            if dq is not None:
+                value = _unescape(dq)
+            elif cq is not None:
+                value = _unescape(cq)
+            elif gq is not None:
+                value = gq
+            else:
+                value = _unescape(sq if sq is not None else csq)
+            toks.append((key.lower() if key else None, value, True, m.start("tok"), pos))
+            continue
+        if word[0] in "'‘":
+            return _unterminated(body, m.start("word"))
+        start = m.start("word")
+        core = word.rstrip(".,;:!?…")
+        if len(core) > 2 and core[0] == "[" and core[-1] == "]" and _ID.fullmatch(core[1:-1]):
+            toks.append((_REF_TOKEN, core[1:-1].lower().replace("’", "'"), False, start, pos))
+            continue
+        w = word.rstrip(_TAIL).lstrip(_HEAD).rstrip(_TAIL)
+        if not w or not w.strip(_PUNCT_ONLY):
+            continue
+        if w[0] == "§" and len(w) > 1:
+            toks.append(("section", w[1:], False, start, pos))
+            continue
+        kv = _KV.fullmatch(w)
+        if kv is not None:
+            toks.append((kv.group(1).lower(), kv.group(2), False, start, pos))
+        elif w := w.rstrip(":"):
+            toks.append((None, w, False, start, pos))
+    return toks
+
+
+def _unterminated(body: str, pos: int) -> _Fail:
+    fragment = " ".join(body[pos:].split())
+    return _Fail(
+        f"unterminated quote: {fragment[:30]}{'…' if len(fragment) > 30 else ''}",
+        hint='close the quote; write a quote inside quoted text as \\"',
+    )
+
+
+# ----------------------------------------------------------------------- vocabulary
+
+_CONTENT_VERBS = frozenset({"respond", "annotate", "edit"})
+_REF_TOKEN = "#ref"  # the key of a ``[id]`` token: a node reference, whatever it spells
+
+
+def _phrase_key(phrase: str) -> tuple[str, ...]:
+    words = phrase.split()
+    return (words[0], *(w for w in words[1:] if w not in PHRASE_FILLER))
+
+
+_PHRASES: dict[tuple[str, ...], str] = {
+    _phrase_key(p): verb for p, verb in synonym_table().items()
+}
+#: Fuzzy verb targets: the verbs, and synonyms long enough not to attract noise.
+_VERB_CHOICES: dict[str, str] = {
+    p: v for p, v in synonym_table().items() if p in VERBS or (len(p) >= 6 and " " not in p)
+}
+
+_CONFIDENT = 0.75  # one edit in four letters
+_MARGIN = 0.1  # the runner-up must be this much worse
+_NEAR = 0.5  # close enough to be named in a hint
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    tool: Tool
+    filler: frozenset[str]
+    counts: bool
+
+
+_SPECS: dict[str, _Spec] = {
+    t.name: _Spec(t, FILLER | VERB_FILLER.get(t.name, frozenset()), t.name == "continue")
+    for t in TOOLS
+}
+
+
+# ---------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class _Fail:
+    """A ParseError in the making; ``unsure`` marks a confidence failure."""
+
+    message: str
+    hint: str | None = None
+    candidates: tuple[str, ...] = ()
+    unsure: bool = False
+
+    def error(self) -> ParseError:
+        return ParseError(message=self.message, hint=self.hint, candidates=self.candidates)
+
+
+@dataclass(slots=True)
+class _Args:
+    refs: list[str] = field(default_factory=list)
+    strings: list[str] = field(default_factory=list)
+    opts: dict[str, str] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+    rest: str = ""  # the text after the verb
+    unknown: list[str] = field(default_factory=list)  # words no rule took (flagless verbs)
+
+
+def _show(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return '"' + (text if len(text) <= limit else text[: limit - 1] + "…") + '"'
+
+
+def _use(*forms: str) -> str:
+    return "use " + " or ".join(forms)
+
+
+def _seed_forms(tool: Tool) -> tuple[str, ...]:
+    """The tool's command lines as seed 000 lists them (hints stay short)."""
+    return tuple(s for s in tool.syntax if s.startswith("→"))
+
+
+def _usage(tool: Tool) -> str:
+    return _use(*_seed_forms(tool))
+
+
+def _norm_ref(word: str) -> str | None:
+    """``word`` as a node reference (lowercase, prime kept), or None."""
+    w = word.lower().replace("’", "'").lstrip("#")
+    if _REF.fullmatch(w):
+        return w
+    if w.endswith("'s") and _REF.fullmatch(w[:-2]):
+        return w[:-2]
+    return None
+
+
+def _rank(word: str, choices: Mapping[str, str]) -> list[tuple[str, float]]:
+    """Canonical values near ``word``, best first, with their scores."""
+    best: dict[str, float] = {}
+    for choice, score, _ in process.extract(
+        word.lower(), list(choices), scorer=OSA.normalized_similarity, limit=6,
+        score_cutoff=_NEAR,
+    ):
+        value = choices[choice]
+        best[value] = max(best.get(value, 0.0), score)
+    return sorted(best.items(), key=lambda kv: -kv[1])
+
+
+def _fuzzy(word: str, choices: Mapping[str, str]) -> tuple[str | None, tuple[str, ...], bool]:
+    """The one choice ``word`` clearly means (or None), the near candidates, and whether
+    several candidates were confident (an ambiguity, not a miss)."""
+    ranked = _rank(word, choices) if choices else []
+    if not ranked:
+        return None, (), False
+    top = ranked[0][1]
+    if top < _CONFIDENT:
+        return None, tuple(v for v, _ in ranked[:2]), False
+    close = tuple(v for v, score in ranked if score > top - _MARGIN)
+    if len(close) == 1:
+        return close[0], close, False
+    return None, close, True
+
+
+# ------------------------------------------------------------------ verb finding
+
+
+def _find_verb(toks: list[_Tok]) -> tuple[str, int] | _Fail:
+    """The verb and the index of the first argument token."""
+    i, n = 0, len(toks)
+    while i < n and toks[i][0] is None and not toks[i][2]:
+        lw = toks[i][1].lower()
+        if lw == "go" and i + 1 < n and toks[i + 1][1].lower() == "ahead":
+            i += 2
+        elif lw in POLITE:
+            i += 1
+        else:
+            break
+    words: list[str] = []
+    idxs: list[int] = []
+    j = i
+    while j < n and len(words) < 3 and toks[j][0] is None and not toks[j][2]:
+        lw = toks[j][1].lower()
+        if not words or lw not in PHRASE_FILLER:
+            words.append(lw)
+            idxs.append(j)
+        j += 1
+    for size in range(len(words), 0, -1):
+        verb = _PHRASES.get(tuple(words[:size]))
+        if verb is not None:
+            return verb, idxs[size - 1] + 1
+    if not words and i < n and toks[i][0] == _REF_TOKEN:
+        return _Fail(
+            f"no command before [{toks[i][1]}]",
+            hint=_did_you_mean(("view", "switch"), toks, i),
+            candidates=("view", "switch"), unsure=True,
+        )
+    if not words:
+        if i == n:
+            return _Fail("no command, only politeness", hint="→ help lists the tools")
+        return _Fail(f"unknown command {_show(toks[i][1])}", hint="→ help lists the tools",
+                     unsure=True)
+    verb, near, ambiguous = _fuzzy(words[0], _VERB_CHOICES)
+    if verb is not None:
+        return verb, idxs[0] + 1
+    if ambiguous:
+        return _Fail(
+            f'ambiguous command "{toks[idxs[0]][1]}": {" or ".join(near[:3])}?',
+            hint=_did_you_mean(near[:3], toks, idxs[0] + 1),
+            candidates=near[:3], unsure=True,
+        )
+    if words[0] not in RESERVED and _norm_ref(words[0]) is not None and (
+        len(toks) == i + 1 or any(c.isdigit() for c in words[0])
+    ):
+        return _Fail(
+            f"no command before {_show(toks[i][1])}",
+            hint=_did_you_mean(("view", "switch"), toks, i),
+            candidates=("view", "switch"), unsure=True,
+        )
+    return _Fail(
+        f"unknown command {_show(toks[idxs[0]][1])}",
+        hint=_did_you_mean(near, toks, idxs[0] + 1) if near else "→ help lists the tools",
+        candidates=near, unsure=True,
+    )
+
+
+def _did_you_mean(verbs: tuple[str, ...], toks: list[_Tok], start: int) -> str:
+    forms: list[str] = []
+    for verb in verbs:
+        got = _build(verb, toks, start, "")
+        forms.append(to_text(got) if not isinstance(got, _Fail) else TOOLS_BY_NAME[verb].forms[0])
+    if len(forms) == 1:
+        return f"did you mean {forms[0]}?"
+    return "did you mean " + ", ".join(forms[:-1]) + f" or {forms[-1]}?"
+
+
+# ---------------------------------------------------------------- argument scan
+
+
+def _next_value(toks: list[_Tok], i: int, filler: frozenset[str]) -> int | None:
+    """Index of the next plain token (skipping filler), or None if an option comes first."""
+    while i < len(toks):
+        key, value, quoted, _, _ = toks[i]
+        if key == _REF_TOKEN:
+            return i
+        if key is not None:
+            return None
+        if quoted or value.lower() not in filler:
+            return i
+        i += 1
+    return None
+
+
+def _scan(toks: list[_Tok], start: int, spec: _Spec, rest: str) -> _Args | _Fail:
+    """Sort the argument tokens into references, strings, options and flags."""
+    tool = spec.tool
+    options, flags, filler = tool.options, tool.flags, spec.filler
+    a = _Args(rest=rest)
+    unknown: list[str] = []
+    i, n = start, len(toks)
+    while i < n:
+        key, value, quoted, _, _ = toks[i]
+        i += 1
+        if key == _REF_TOKEN:
+            a.refs.append(value)
+            continue
+        if key is not None:
+            canon = options.get(key)
+            if canon is None:
+                ref = _norm_ref(key)
+                if ref is not None and (quoted or not value):
+                    a.refs.append(ref)  # "a7x2: …" — a colon after a reference
+                    if quoted:
+                        a.strings.append(value)
+                    continue
+                canon, near, _ = _fuzzy(key, options)
+                if canon is None and key in ("doc", "document"):
+                    return _Fail(
+                        f"{tool.name} works on nodes; documents are read",
+                        hint=f"did you mean → read doc:{quote(value)}?", candidates=("read",),
+                    )
+                if canon is None:
+                    return _Fail(
+                        f'unknown option "{key}:" for {tool.name}',
+                        hint=_options_hint(tool, near), unsure=True,
+                    )
+            if not value and not quoted:
+                j = _next_value(toks, i, filler)
+                if j is None:
+                    return _Fail(f"missing value after {key}:", hint=_usage(tool))
+                _, value, quoted, _, _ = toks[j]
+                i = j + 1
+            if canon in a.opts:
+                return _Fail(f"{canon}: given twice", hint=_usage(tool))
+            a.opts[canon] = value
+            continue
+        if quoted:
+            a.strings.append(value)
+            continue
+        lw = value.lower()
+        canon = options.get(lw)
+        if canon is not None and canon not in a.opts:
+            j = _next_value(toks, i, filler)
+            if j is not None:
+                a.opts[canon] = toks[j][1]
+                i = j + 1
+                continue
+        flag = flags.get(lw)
+        if flag is not None:
+            a.flags.append(flag)
+            continue
+        if lw in filler:
+            continue
+        if spec.counts:
+            got = _count(toks, i, lw, filler)
+            if got is not None:
+                name, number, i = got
+                if name in a.opts:
+                    return _Fail(f"{name}: given twice", hint=_usage(tool))
+                a.opts[name] = number
+                continue
+        ref = _norm_ref(lw)
+        if ref is not None:
+            a.refs.append(ref)
+            continue
+        unknown.append(value)
+    if not flags:
+        a.unknown = unknown  # a verb without flags: its builder says what is wrong
+        return a
+    for word in unknown:
+        flag, near, _ = _fuzzy(word, flags)
+        if flag is None:
+            return _Fail(
+                f'unknown option "{word}" for {tool.name}',
+                hint=_options_hint(tool, near), unsure=True,
+            )
+        a.flags.append(flag)
+    return a
+
+
+def _count(
+    toks: list[_Tok], i: int, lw: str, filler: frozenset[str]
+) -> tuple[str, str, int] | None:
+    """``3 continuations`` / ``40 tokens``: (option, number, next index) or None."""
+    number = NUMBER_WORDS.get(lw, lw if lw.isdigit() else None)
+    if number is None:
+        return None
+    j = _next_value(toks, i, filler)
+    if j is None or toks[j][2]:
+        return None
+    noun = toks[j][1].lower()
+    if noun in COUNT_NOUNS:
+        return "n", str(number), j + 1
+    if noun in TOKEN_NOUNS:
+        return "tokens", str(number), j + 1
+    return None
+
+
+def _options_hint(tool: Tool, near: tuple[str, ...]) -> str:
+    forms = _seed_forms(tool)
+    if near:
+        return f"did you mean {near[0]}? " + _use(*forms)
+    return _use(*forms)
+
+
+def _limit_refs(a: _Args, spec: _Spec, most: int) -> _Fail | None:
+    """More references than the verb takes: extras may be misspelt flags, else an error."""
+    while len(a.refs) > most:
+        extra = a.refs[-1]
+        flag, _, _ = _fuzzy(extra, spec.tool.flags)
+        if flag is None:
+            verb = spec.tool.name
+            if most == 0:
+                return _Fail(f'unexpected "{extra}" for {verb}', hint=_usage(spec.tool))
+            return _Fail(
+                f"{verb} takes one node, got {', '.join(a.refs)}",
+                hint="one per line: " + "; ".join(f"→ {verb} {r}" for r in a.refs),
+            )
+        a.refs.pop()
+        a.flags.append(flag)
+    return None
+
+
+def _one(values: list[str], what: str, spec: _Spec) -> str | _Fail | None:
+    uniq = list(dict.fromkeys(values))
+    if len(uniq) > 1:
+        return _Fail(f"choose one {what} for {spec.tool.name}: {', '.join(uniq)}",
+                     hint=_usage(spec.tool))
+    return uniq[0] if uniq else None
+
+
+def _int(value: str, name: str) -> int | _Fail:
+    v = value.strip()
+    if v in NUMBER_WORDS:
+        return NUMBER_WORDS[v]
+    if _INT.fullmatch(v) and len(v) < 100:
+        return int(v)
+    return _Fail(f'{name} must be a whole number, got "{value}"', hint=f"e.g. {name}:3")
+
+
+def _float(value: str, name: str) -> float | _Fail:
+    if _FLOAT.fullmatch(value.strip()):
+        number = float(value)
+        if math.isfinite(number):
+            return number
+    return _Fail(f'{name} must be a number, got "{value}"', hint=f"e.g. {name}:0.8")
+
+
+def _choice(value: str, choices: Mapping[str, str], name: str) -> str | _Fail:
+    got = choices.get(value.lower())
+    if got is None:
+        got, _, _ = _fuzzy(value, choices)
+    if got is None:
+        listed = "|".join(dict.fromkeys(choices.values()))
+        return _Fail(f'{name} must be one of {listed}, got "{value}"', hint=f"e.g. {name}:"
+                     + next(iter(choices.values())), unsure=True)
+    return got
+
+
+def _ref_opt(a: _Args, key: str, spec: _Spec) -> str | _Fail | None:
+    """The option ``key`` as a node reference."""
+    value = a.opts.get(key)
+    if value is None:
+        return None
+    ref = _norm_ref(value)
+    if ref is None:
+        return _Fail(f'{key}: expects a node id, got "{value}"', hint=_usage(spec.tool))
+    return ref
+
+
+def _node(a: _Args, spec: _Spec, key: str = "node", *, most: int = 1) -> str | _Fail | None:
+    """The single node the verb acts on, from ``key:`` or the bare references."""
+    fail = _limit_refs(a, spec, most)
+    if fail is not None:
+        return fail
+    opt = _ref_opt(a, key, spec)
+    if isinstance(opt, _Fail):
+        return opt
+    if opt is not None:
+        if a.refs and a.refs[0] != opt:
+            return _Fail(f"two nodes given: {opt}, {a.refs[0]}", hint=_usage(spec.tool))
+        return opt
+    return a.refs[0] if a.refs else None
+
+
+def _strings_as_refs(a: _Args) -> None:
+    """``view "a7x2"``: a quoted node id where the verb takes no text."""
+    while a.strings and (ref := _norm_ref(a.strings[0])) is not None:
+        a.refs.append(ref)
+        a.strings.pop(0)
+
+
+def _unquoted_hint(a: _Args, verb: str, node: str) -> str:
+    words = a.rest.split()
+    for k, word in enumerate(words):
+        if _norm_ref(word.rstrip(_TAIL).lstrip(_HEAD).rstrip(":")) == node:
+            words = words[k + 1:]
+            break
+    text = " ".join(words).strip(" \"'")
+    if text:
+        return f"put the content in quotes: → {verb} {node} {quote(text)}"
+    return _use(TOOLS_BY_NAME[verb].forms[0])
+
+
+# ------------------------------------------------------------------------ builders
+
+
+def _no_doc(a: _Args, spec: _Spec) -> _Fail | None:
+    if "doc" in a.opts:
+        return _Fail(f"{spec.tool.name} works on nodes; documents are read",
+                     hint=f"did you mean → read doc:{quote(a.opts['doc'])}?", candidates=("read",))
+    return None
+
+
+def _build_view(a: _Args, spec: _Spec) -> Command | _Fail:
+    if (fail := _no_doc(a, spec)) is not None:
+        return fail
+    _strings_as_refs(a)
+    if a.strings:
+        return _Fail(f"view takes no text, got {_show(a.strings[0])}", hint=_usage(spec.tool))
+    node = _node(a, spec)
+    if isinstance(node, _Fail):
+        return node
+    branch = _ref_opt(a, "branch", spec)
+    if isinstance(branch, _Fail):
+        return branch
+    details = [f for f in a.flags if not f.startswith("as:")]
+    shapes = [f[3:] for f in a.flags if f.startswith("as:")]
+    if "as" in a.opts:
+        shape = _choice(a.opts["as"], VIEW_SHAPES, "as")
+        if isinstance(shape, _Fail):
+            return shape
+        shapes.append(shape)
+    detail = _one(details, "detail", spec)
+    as_ = _one(shapes, "as:", spec)
+    if isinstance(detail, _Fail):
+        return detail
+    if isinstance(as_, _Fail):
+        return as_
+    return View(node=node, branch=branch, detail=detail or "summary", as_=as_)
+
+
+def _build_list(a: _Args, spec: _Spec) -> Command | _Fail:
+    _strings_as_refs(a)
+    node = _node(a, spec)
+    if isinstance(node, _Fail):
+        return node
+    what = _one(a.flags, "list", spec)
+    if isinstance(what, _Fail):
+        return what
+    return List(node=node, what=what or "continuations")
+
+
+def _build_tree(a: _Args, spec: _Spec) -> Command | _Fail:
+    _strings_as_refs(a)
+    start = _node(a, spec, "from")
+    if isinstance(start, _Fail):
+        return start
+    depth = _int(a.opts["depth"], "depth") if "depth" in a.opts else None
+    if isinstance(depth, _Fail):
+        return depth
+    return Tree(from_=start, depth=depth, summary="summary" in a.flags)
+
+
+def _build_switch(a: _Args, spec: _Spec) -> Command | _Fail:
+    _strings_as_refs(a)
+    node = _node(a, spec)
+    if isinstance(node, _Fail):
+        return node
+    if node is None:
+        return _Fail("switch needs a node", hint=_use(*spec.tool.syntax))
+    return Switch(node=node, tree=a.opts.get("tree"))
+
+
+def _build_continue(a: _Args, spec: _Spec) -> Command | _Fail:
+    _strings_as_refs(a)
+    if "from" not in a.opts and len(a.refs) == 1 and a.refs[0].isdigit():
+        ref = a.refs[0]
+        return _Fail(f'"{ref}" could be a node or a count',
+                     hint=f"did you mean → continue from {ref} or → continue n:{ref}?")
+    start = _node(a, spec, "from")
+    if isinstance(start, _Fail):
+        return start
+    values: dict[str, int | float | None] = {}
+    for name in ("n", "tokens"):
+        got = _int(a.opts[name], name) if name in a.opts else None
+        if isinstance(got, _Fail):
+            return got
+        values[name] = got
+    temp = _float(a.opts["temperature"], "temperature") if "temperature" in a.opts else None
+    if isinstance(temp, _Fail):
+        return temp
+    return Continue(from_=start, n=values["n"], tokens=values["tokens"], temperature=temp)
+
+
+def _node_and_content(a: _Args, spec: _Spec) -> tuple[str, str] | _Fail:
+    verb = spec.tool.name
+    if not a.refs and "node" not in a.opts and len(a.strings) == 2:
+        _strings_as_refs(a)
+    if not a.strings and a.refs:
+        return _Fail(f"{verb} needs the content in quotes",
+                     hint=_unquoted_hint(a, verb, a.refs[0]))
+    if a.unknown:
+        return _Fail(f'unexpected "{a.unknown[0]}" for {verb}', hint=_use(spec.tool.syntax[0]))
+    node = _node(a, spec)
+    if isinstance(node, _Fail):
+        return node
+    if node is None:
+        return _Fail(f"{verb} needs a node", hint=_use(spec.tool.syntax[0]))
+    if not a.strings:
+        return _Fail(f"{verb} needs the content in quotes", hint=_unquoted_hint(a, verb, node))
+    if len(a.strings) > 1:
+        return _Fail(f"{verb} takes one quoted content, got {len(a.strings)}",
+                     hint=_use(spec.tool.syntax[0]))
+    return node, a.strings[0]
+
+
+def _build_respond(a: _Args, spec: _Spec) -> Command | _Fail:
+    got = _node_and_content(a, spec)
+    if isinstance(got, _Fail):
+        return got
+    edge = _choice(a.opts["as"], EDGE_TYPES, "as") if "as" in a.opts else "continuation"
+    if isinstance(edge, _Fail):
+        return edge
+    return Respond(node=got[0], content=got[1], as_=edge)
+
+
+def _build_annotate(a: _Args, spec: _Spec) -> Command | _Fail:
+    got = _node_and_content(a, spec)
+    return got if isinstance(got, _Fail) else Annotate(node=got[0], content=got[1])
+
+
+def _build_edit(a: _Args, spec: _Spec) -> Command | _Fail:
+    got = _node_and_content(a, spec)
+    return got if isinstance(got, _Fail) else Edit(node=got[0], content=got[1])
+
+
+def _build_link(a: _Args, spec: _Spec) -> Command | _Fail:
+    if len(a.strings) > 1:
+        _strings_as_refs(a)
+    fail = _limit_refs(a, spec, 2)
+    if fail is not None:
+        return fail
+    if not a.refs:
+        return _Fail("link needs a source node", hint=_use(*spec.tool.syntax))
+    source, others = a.refs[0], a.refs[1:]
+    node_opt = _ref_opt(a, "node", spec)
+    if isinstance(node_opt, _Fail):
+        return node_opt
+    section = a.opts.get("section")
+    if "doc" in a.opts:
+        if others or node_opt:
+            return _Fail("link to one target at a time", hint=_usage(spec.tool))
+        target = LinkTarget(kind="doc", doc=a.opts["doc"], section=section)
+    elif "tree" in a.opts:
+        if len(others) + (node_opt is not None) > 1:
+            return _Fail("link to one target at a time", hint=_usage(spec.tool))
+        target = LinkTarget(kind="tree", tree=a.opts["tree"], node=node_opt or
+                            (others[0] if others else None))
+    elif node_opt is not None or others:
+        if node_opt is not None and others:
+            return _Fail("link to one target at a time", hint=_usage(spec.tool))
+        target = LinkTarget(kind="node", node=node_opt or others[0])
+    else:
+        return _Fail("link needs a target", hint=_use(*spec.tool.forms))
+    if section is not None and target.kind != "doc":
+        return _Fail("section: belongs to a doc:\"…\" target", hint=_usage(spec.tool))
+    note = a.opts.get("note")
+    if a.strings:
+        if note is not None or len(a.strings) > 1:
+            return _Fail("link takes one note", hint=_use(spec.tool.syntax[1]))
+        note = a.strings[0]
+    return Link(node=source, target=target, note=note)
+
+
+def _build_read(a: _Args, spec: _Spec) -> Command | _Fail:
+    doc = a.opts.get("doc")
+    if doc is None and len(a.strings) == 1:
+        doc = a.strings.pop()
+    if doc is None:
+        if a.refs:
+            return _Fail("read works on documents; nodes are viewed",
+                         hint=f"did you mean → view {a.refs[0]}?", candidates=("view",))
+        return _Fail("read needs a document", hint=_use(spec.tool.syntax[0]))
+    if a.strings or a.refs:
+        extra = a.strings[0] if a.strings else a.refs[0]
+        return _Fail(f"unexpected {_show(extra)} for read", hint=_usage(spec.tool))
+    lines = None
+    if "lines" in a.opts:
+        m = _RANGE.fullmatch(a.opts["lines"].strip())
+        if m is None and _INT.fullmatch(a.opts["lines"].strip()):
+            lines = (int(a.opts["lines"]), int(a.opts["lines"]))
+        elif m is None:
+            return _Fail(f'lines: expects start-end, got "{a.opts["lines"]}"',
+                         hint=_use(spec.tool.syntax[2]))
+        else:
+            lines = (int(m.group(1)), int(m.group(2)))
+    return Read(doc=doc, summary="summary" in a.flags, lines=lines, section=a.opts.get("section"))
+
+
+def _build_write(a: _Args, spec: _Spec) -> Command | _Fail:
+    doc = a.opts.get("doc")
+    if doc is None:
+        return _Fail("write needs a document", hint=_use(*spec.tool.syntax))
+    modes: list[tuple[str, str | None, str | None]] = []
+    if "at" in a.opts:
+        modes.append(("at", a.opts["at"], None))
+    if "replace" in a.opts:
+        modes.append(("replace", None, a.opts["replace"]))
+    elif "replace" in a.flags:
+        if "section" not in a.opts:
+            return _Fail("replace needs a section", hint=_use(spec.tool.syntax[2]))
+        modes.append(("replace", None, a.opts["section"]))
+    if "append" in a.flags:
+        modes.append(("append", None, None))
+    if len(modes) > 1:
+        return _Fail("choose one of append, at:, replace:", hint=_use(*spec.tool.syntax))
+    if not a.strings:
+        return _Fail("write needs the content in quotes", hint=_use(*spec.tool.syntax))
+    if len(a.strings) > 1 or a.refs:
+        return _Fail("write takes one quoted content", hint=_use(*spec.tool.syntax))
+    mode, at, section = modes[0] if modes else ("append", None, None)
+    return Write(doc=doc, mode=mode, at=at, section=section, content=a.strings[0])  # type: ignore[arg-type]
+
+
+def _build_pin(a: _Args, spec: _Spec) -> Command | _Fail:
+    node = _node(a, spec)
+    if isinstance(node, _Fail):
+        return node
+    doc = a.opts.get("doc")
+    if a.strings:
+        return _Fail("pin a node or a doc:\"name\"", hint=_use(*spec.tool.syntax))
+    if (node is None) == (doc is None):
+        return _Fail("pin one node or one document", hint=_use(*spec.tool.syntax))
+    section = a.opts.get("section")
+    if section is not None and doc is None:
+        return _Fail("section: belongs to a document", hint=_use(spec.tool.syntax[2]))
+    return Pin(node=node, doc=doc, section=section)
+
+
+def _build_stash(a: _Args, spec: _Spec) -> Command | _Fail:
+    strings = list(a.strings)
+    label = a.opts.get("label")
+    if label is None:
+        if not strings:
+            return _Fail("stash needs a quoted label", hint=_use(*spec.tool.syntax))
+        label = strings.pop(0)
+    content_of = _ref_opt(a, "content-of", spec)
+    if isinstance(content_of, _Fail):
+        return content_of
+    summary_of = None
+    if "summary-of" in a.opts:
+        summary_of = _path_range(a.opts["summary-of"])
+        if summary_of is None:
+            got = a.opts["summary-of"]
+            return _Fail(f'summary-of: expects a range like r001-a7x2, got "{got}"',
+                         hint=_use(spec.tool.syntax[2]))
+    sources = len(strings) + (content_of is not None) + (summary_of is not None)
+    if sources == 0 and not a.refs:
+        return _Fail("stash needs something to keep: quoted content, content-of: or "
+                     "summary-of:", hint=_use(*spec.tool.syntax))
+    if sources != 1 or a.refs:
+        return _Fail("stash one thing: quoted content, content-of: or summary-of:",
+                     hint=_use(*spec.tool.syntax))
+    return Stash(label=label, content=strings[0] if strings else None,
+                 content_of=content_of, summary_of=summary_of)
+
+
+def _path_range(value: str) -> tuple[str, str] | None:
+    v = value.strip()
+    for k, ch in enumerate(v):
+        if ch == "-":
+            first, last = _norm_ref(v[:k]), _norm_ref(v[k + 1:])
+            if first is not None and last is not None:
+                return first, last
+    return None
+
+
+def _build_recall(toks: list[_Tok], start: int) -> Command | _Fail:
+    """``recall "label"``; an unquoted label is the rest of the line, filler trimmed."""
+    spec = _SPECS["recall"]
+    args = toks[start:]
+    for key, value, quoted, _, _ in args:
+        if quoted or (key is not None and spec.tool.options.get(key) == "label"):
+            return Recall(label=value)
+    words = [value for key, value, _, _, _ in args if key is None]
+    while words and words[0].lower() in spec.filler:
+        words.pop(0)
+    while words and words[-1].lower() in spec.filler:
+        words.pop()
+    if not words:
+        return _Fail("recall needs a stash label", hint=_use(*spec.tool.syntax))
+    return Recall(label=" ".join(words))
+
+
+def _build_drop(a: _Args, spec: _Spec) -> Command | _Fail:
+    if "lines" in a.opts:
+        return _Fail("drop takes a pin or a stash; context lines are pruned automatically",
+                     hint=_use(*spec.tool.syntax))
+    pins: list[str] = []
+    if "pin" in a.opts:
+        ref = _norm_ref(a.opts["pin"])
+        pins.append(ref if ref is not None else a.opts["pin"])
+    if "doc" in a.opts:
+        pins.append(doc_ref_text(a.opts["doc"], a.opts.get("section")))
+    fail = _limit_refs(a, spec, 1)
+    if fail is not None:
+        return fail
+    pins += a.refs
+    stashes = [a.opts["stash"]] if "stash" in a.opts else []
+    stashes += a.strings
+    if len(pins) > 1 or len(stashes) > 1:
+        return _Fail("drop one pin and/or one stash per line", hint=_use(*spec.tool.syntax))
+    if not pins and not stashes:
+        return _Fail("drop needs a pin or a stash", hint=_use(*spec.tool.syntax))
+    return Drop(pin=pins[0] if pins else None, stash=stashes[0] if stashes else None)
+
+
+def _build_memory(a: _Args, spec: _Spec) -> Command | _Fail:
+    fail = _limit_refs(a, spec, 0)
+    if fail is not None:
+        return fail
+    what = _one(a.flags, "of trace, stashed, errors", spec)
+    if isinstance(what, _Fail):
+        return what
+    return Memory(what=what or "state")  # type: ignore[arg-type]
+
+
+_BUILDERS: dict[str, Callable[[_Args, _Spec], Command | _Fail]] = {
+    "view": _build_view, "list": _build_list, "tree": _build_tree, "switch": _build_switch,
+    "continue": _build_continue, "respond": _build_respond, "annotate": _build_annotate,
+    "link": _build_link, "edit": _build_edit, "read": _build_read, "write": _build_write,
+    "pin": _build_pin, "stash": _build_stash, "drop": _build_drop,
+    "memory": _build_memory,
+}
+
+
+def _build_help(toks: list[_Tok], start: int) -> Command | _Fail:
+    spec = _SPECS["help"]
+    words = [t[1].lower() for t in toks[start:] if t[1].lower() not in spec.filler]
+    if not words:
+        return Help()
+    if len(words) > 1 and tuple(words[:2]) in _PHRASES:
+        return Help(tool=_PHRASES[tuple(words[:2])])
+    word = words[0]
+    if word in HELP_ALL:
+        return Help()
+    tool = _PHRASES.get((word,))
+    if tool is None:
+        tool, near, _ = _fuzzy(word, _VERB_CHOICES)
+        if tool is None:
+            hint = f"did you mean → help {near[0]}?" if near else "→ help lists the tools"
+            return _Fail(f"no tool called {_show(word)}", hint=hint, candidates=near,
+                         unsure=True)
+    return Help(tool=tool)
+
+
+def _think_content(rest: str) -> str:
+    """One-line ``think text`` or the block ``think\\n…\\n←`` (closing line optional)."""
+    if "\n" not in rest:
+        return rest.strip()
+    lines = rest.split("\n")
+    first = lines.pop(0)
+    if lines and lines[-1].strip() in _CLOSERS:
+        lines.pop()
+    if first.strip():
+        lines.insert(0, first.strip())
+    return "\n".join(lines)
+
+
+def _build(verb: str, toks: list[_Tok], start: int, body: str) -> Command | _Fail:
+    if verb == "help":
+        return _build_help(toks, start)
+    if verb == "recall":
+        return _build_recall(toks, start)
+    if verb == "think":
+        return Think(content=_think_content(body[toks[start - 1][4]:] if start else body))
+    spec = _SPECS[verb]
+    rest = body[toks[start][3]:] if start < len(toks) else ""
+    args = _scan(toks, start, spec, rest)
+    if isinstance(args, _Fail):
+        return args
+    if args.unknown and verb not in _CONTENT_VERBS:
+        return _Fail(f'unexpected "{args.unknown[0]}" for {verb}',
+                     hint=_usage(spec.tool), unsure=True)
+    return _BUILDERS[verb](args, spec)
+
+
+# ---------------------------------------------------------------------------- entry
+
+
+def _parse(line: str) -> tuple[Command | _Fail, str]:
+    head = _ARROW.match(line)
+    after = line[head.end():] if head else line
+    think = _THINK.fullmatch(after.lstrip())
+    if think is not None:
+        return Think(content=_think_content(think.group("rest"))), after
+    body = after.strip()
+    if not body:
+        return _Fail("empty command", hint="→ help lists the tools"), body
+    toks = _tokenize(body)
+    if isinstance(toks, _Fail):
+        return toks, body
+    if not toks:
+        return _Fail(f"couldn't parse {_show(body)}", hint="→ help lists the tools"), body
+    found = _find_verb(toks)
+    if isinstance(found, _Fail):
+        return found, body
+    return _build(found[0], toks, found[1], body), body
+
+
+def parse(line: str, classifier: Classifier | None = None) -> Command | ParseError:
+    """Parse one arrow command (the arrow is optional). Never raises.
+
+    ``classifier(text, candidates)`` is asked only when patterns and fuzzy matching are
+    not confident (an unknown or ambiguous verb, an unknown option); a Command it returns
+    is used, anything else (or an exception) leaves the ParseError.
+    """
+    if not isinstance(line, str):
+        return ParseError(message=f"expected text, got {type(line).__name__}")
+    try:
+        result, body = _parse(line)
+    except Exception as exc:  # the contract is "never raises"; tests assert this is unused
+        return ParseError(message=f"internal parser error ({type(exc).__name__}) on {_show(line)}",
+                          hint="please report this line")
+    if not isinstance(result, _Fail):
+        return result
+    if result.unsure and classifier is not None:
+        try:
+            guess = classifier(body, list(result.candidates or VERBS))
+        except Exception:  # a failing classifier must not break parsing
+            guess = None
+        if isinstance(guess, COMMAND_TYPES):
+            return guess  # type: ignore[return-value]
+    return result.error()

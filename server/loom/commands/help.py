@@ -1,0 +1,78 @@
+"""``→ help`` and ``→ help [tool]``: the pages seed 000 shows, built from the catalogue."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from loom.commands.catalogue import CATEGORIES, PERMISSIONS, TOOLS, TOOLS_BY_NAME, Tool
+
+#: Categories whose tools are hidden, not starred, when their permission is missing.
+_HIDDEN_WHEN_MISSING = frozenset({"Documents"})
+
+
+def _ordered(permissions: Iterable[str]) -> list[str]:
+    held = set(permissions)
+    known = [p for p in PERMISSIONS if p in held]
+    return known + sorted(held - set(PERMISSIONS))
+
+
+def render_help_overview(permissions: Iterable[str]) -> str:
+    """The tool overview for an agent holding ``permissions``.
+
+    The rule for tools whose permission is missing:
+
+    * tree tools (Navigation, Content, Memory, Meta) stay listed with a star, and a
+      footnote names the missing permission — the tree is shared, so knowing that
+      ``continue`` exists lets the agent ask a human to do it. Each missing permission
+      gets its own mark (``*``, ``**``, …) in the order of ``PERMISSIONS``;
+    * document tools are left out (documents are granted per agent: seed 000 shows
+      ``Documents: read`` without ``doc_write``), and a category with nothing left is
+      left out too.
+
+    With every permission there are no stars and no footnote.
+    """
+    held = set(permissions)
+    order = _ordered(held)
+    missing = [
+        p for p in PERMISSIONS
+        if p not in held and any(
+            t.permission == p and t.category not in _HIDDEN_WHEN_MISSING for t in TOOLS
+        )
+    ]
+    marks = {p: "*" * (k + 1) for k, p in enumerate(missing)}
+    lines = [f"Available tools (your permissions: {', '.join(order) or 'none'}):", ""]
+    for category in CATEGORIES:
+        names = []
+        for t in TOOLS:
+            if t.category != category:
+                continue
+            if t.permission in held:
+                names.append(t.name)
+            elif category not in _HIDDEN_WHEN_MISSING:
+                names.append(t.name + marks[t.permission])
+        if names:
+            lines.append(f"{category}: {', '.join(names)}")
+    lines.append("")
+    if missing:
+        lines += [f"{marks[p]} requires {p} permission (you don't have this)" for p in missing]
+        lines.append("")
+    lines.append("→ help [tool] for details on any tool")
+    return "\n".join(lines)
+
+
+def _page(t: Tool) -> str:
+    lines = [f"{t.name} — {t.description}", "", "Syntax:"]
+    lines += [f"  {s}" for s in t.syntax]
+    lines += ["", t.note]
+    return "\n".join(lines)
+
+
+def render_help_tool(tool: str) -> str | None:
+    """The help page of one tool (canonical verb name), or None if there is no such tool.
+
+    The page is the seed's: description, the seed's syntax lines, one note. Further forms
+    the parser accepts (``Tool.variants``) appear in parse-error hints, not here, so the
+    page stays exactly as seed 000 prints it.
+    """
+    t = TOOLS_BY_NAME.get(tool.strip().lower())
+    return _page(t) if t is not None else None
