@@ -1,0 +1,264 @@
+"""The Loom Protocol seed (seeds/004): every example decodes to what it means, and encodes back
+to the seed's own text wherever that text is unambiguous."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loom.protocol import dumps, loads, loads_lenient
+
+EXAMPLE_1 = """\
+intent: WORKFLOW_CREATE
+confidence: 0.95
+reasoning: User wants to create a scheduled workflow with Slack notification
+extractedEntities:
+  trigger: schedule
+  services: slack, email
+  actions: send"""
+
+EXAMPLE_1_VALUE = {
+    "intent": "WORKFLOW_CREATE",
+    "confidence": 0.95,
+    "reasoning": "User wants to create a scheduled workflow with Slack notification",
+    "extractedEntities": {
+        "trigger": "schedule",
+        "services": ["slack", "email"],
+        "actions": "send",  # a bare scalar stays a scalar; ["send"] is written [send]
+    },
+}
+
+EXAMPLE_2 = """\
+status: NEEDS_MORE_INFO
+question: How should this workflow be triggered?
+options: On a schedule, When a webhook is called, Manually
+context:
+  alreadyKnown: user wants Slack messages
+  stillNeeded: trigger type, message content"""
+
+EXAMPLE_2_VALUE = {
+    "status": "NEEDS_MORE_INFO",
+    "question": "How should this workflow be triggered?",
+    "options": ["On a schedule", "When a webhook is called", "Manually"],
+    "context": {
+        "alreadyKnown": "user wants Slack messages",
+        "stillNeeded": ["trigger type", "message content"],
+    },
+}
+
+EXAMPLE_3 = """\
+title: Daily Slack Message
+summary: Sends morning greeting to #general at 9 AM daily
+credentialsNeeded:
+  - type: slackApi
+    name: Slack Account
+    requiredFor: Sending messages to Slack channels
+workflow:
+  name: Morning Greeting
+  nodes:
+    - id: schedule
+      type: n8n-nodes-base.schedule
+      name: Every Day at 9 AM
+      parameters:
+        rule:
+          interval: daily
+          time: 09:00
+    - id: slack
+      type: n8n-nodes-base.slack
+      name: Send Message
+      parameters:
+        channel: #general
+        text: Good morning team!
+  connections:
+    schedule:
+      main:
+        - node: slack
+          type: main
+          index: 0"""
+
+EXAMPLE_3_VALUE = {
+    "title": "Daily Slack Message",
+    "summary": "Sends morning greeting to #general at 9 AM daily",
+    "credentialsNeeded": [
+        {
+            "type": "slackApi",
+            "name": "Slack Account",
+            "requiredFor": "Sending messages to Slack channels",
+        }
+    ],
+    "workflow": {
+        "name": "Morning Greeting",
+        "nodes": [
+            {
+                "id": "schedule",
+                "type": "n8n-nodes-base.schedule",
+                "name": "Every Day at 9 AM",
+                "parameters": {"rule": {"interval": "daily", "time": "09:00"}},
+            },
+            {
+                "id": "slack",
+                "type": "n8n-nodes-base.slack",
+                "name": "Send Message",
+                "parameters": {"channel": "#general", "text": "Good morning team!"},
+            },
+        ],
+        "connections": {"schedule": {"main": [{"node": "slack", "type": "main", "index": 0}]}},
+    },
+}
+
+# The "Syntax" section's snippets.
+BASIC = "key: value\nname: John Doe\nage: 30\nenabled: true\ncount: 42"
+BASIC_VALUE = {"key": "value", "name": "John Doe", "age": 30, "enabled": True, "count": 42}
+
+NESTED = """\
+workflow:
+  name: My Workflow
+  settings:
+    retryOnError: true
+    timeout: 30"""
+NESTED_VALUE = {
+    "workflow": {"name": "My Workflow", "settings": {"retryOnError": True, "timeout": 30}}
+}
+
+INLINE = "tags: urgent, daily, automated"
+INLINE_VALUE = {"tags": ["urgent", "daily", "automated"]}
+
+MULTILINE = """\
+nodes:
+  - id: schedule
+    type: n8n-nodes-base.schedule
+  - id: slack
+    type: n8n-nodes-base.slack"""
+MULTILINE_VALUE = {
+    "nodes": [
+        {"id": "schedule", "type": "n8n-nodes-base.schedule"},
+        {"id": "slack", "type": "n8n-nodes-base.slack"},
+    ]
+}
+
+TYPES = "string: Hello World\nnumber: 42\nfloat: 3.14\nboolean: true\nnull: null"
+TYPES_VALUE = {"string": "Hello World", "number": 42, "float": 3.14, "boolean": True, "null": None}
+
+COMMENTS = "# This is a comment\nkey: value  # Inline comments not supported"
+
+TOKEN_COMPARISON_LOOM = """\
+intent: WORKFLOW_CREATE
+confidence: 0.95
+reasoning: User wants to create workflow
+extractedEntities:
+  trigger: schedule
+  services: slack, email
+  actions: send"""
+TOKEN_COMPARISON_JSON = (
+    '{"intent":"WORKFLOW_CREATE","confidence":0.95,"reasoning":"User wants to create workflow",'
+    '"extractedEntities":{"trigger":"schedule","services":["slack","email"],"actions":["send"]}}'
+)
+
+UNAMBIGUOUS = [
+    (EXAMPLE_1, EXAMPLE_1_VALUE),
+    (EXAMPLE_2, EXAMPLE_2_VALUE),
+    (EXAMPLE_3, EXAMPLE_3_VALUE),
+    (BASIC, BASIC_VALUE),
+    (NESTED, NESTED_VALUE),
+    (INLINE, INLINE_VALUE),
+    (MULTILINE, MULTILINE_VALUE),
+    (TYPES, TYPES_VALUE),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), UNAMBIGUOUS)
+def test_seed_example_decodes_to_what_it_means(text: str, value: Any) -> None:
+    assert loads(text) == value
+
+
+@pytest.mark.parametrize(("text", "value"), UNAMBIGUOUS)
+def test_seed_example_encodes_back_to_the_seed_text(text: str, value: Any) -> None:
+    assert dumps(value) == text
+
+
+def test_example_3_types() -> None:
+    nodes = loads(EXAMPLE_3)["workflow"]["nodes"]
+    assert nodes[0]["parameters"]["rule"]["time"] == "09:00"
+    assert nodes[1]["parameters"]["channel"] == "#general"
+    assert nodes[1]["parameters"]["text"] == "Good morning team!"
+    index = loads(EXAMPLE_3)["workflow"]["connections"]["schedule"]["main"][0]["index"]
+    assert index == 0 and type(index) is int
+    assert type(loads(EXAMPLE_1)["confidence"]) is float
+
+
+def test_token_comparison_block() -> None:
+    """The seed's JSON has ``"actions": ["send"]``; its Loom text writes ``actions: send``,
+    which reads as the scalar. The codec writes the one-element array as ``[send]``."""
+    import json
+
+    meant = json.loads(TOKEN_COMPARISON_JSON)
+    decoded = loads(TOKEN_COMPARISON_LOOM)
+    assert decoded["extractedEntities"]["actions"] == "send"
+    assert {
+        **decoded,
+        "extractedEntities": {**decoded["extractedEntities"], "actions": ["send"]},
+    } == meant
+    assert dumps(meant) == TOKEN_COMPARISON_LOOM.replace("actions: send", "actions: [send]")
+    assert loads(dumps(meant)) == meant
+
+
+def test_comments_block() -> None:
+    """The seed says inline comments are not supported: strict decoding keeps the text,
+    lenient decoding drops the comment and says so."""
+    assert loads(COMMENTS) == {"key": "value  # Inline comments not supported"}
+    assert dumps(loads(COMMENTS)) == 'key: "value  # Inline comments not supported"'
+    result = loads_lenient(COMMENTS)
+    assert result.value == {"key": "value"}
+    assert result.assumptions == ["line 2: treated '# Inline comments not supported' as a comment"]
+
+
+def test_the_issues_ambiguities_are_resolved() -> None:
+    """Strings with ', ', "true", "42", one-element/empty arrays, empty objects, newlines."""
+    value = {
+        "text": "Good morning, team!",
+        "flag": "true",
+        "count": "42",
+        "one": ["send"],
+        "none": [],
+        "empty": {},
+        "note": "Dear team,\nsee you at 9.",
+    }
+    text = dumps(value)
+    assert text == (
+        'text: "Good morning, team!"\n'
+        'flag: "true"\n'
+        'count: "42"\n'
+        "one: [send]\n"
+        "none: []\n"
+        "empty: {}\n"
+        "note: |-\n"
+        "  Dear team,\n"
+        "  see you at 9."
+    )
+    assert loads(text) == value
+
+
+SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "004_0aa8aa997031beee.txt"
+
+
+@pytest.mark.skipif(not SEED.exists(), reason="the seeds are not next to this checkout")
+@pytest.mark.parametrize(
+    "text",
+    [
+        EXAMPLE_1,
+        EXAMPLE_2,
+        EXAMPLE_3,
+        BASIC,
+        NESTED,
+        INLINE,
+        MULTILINE,
+        TYPES,
+        COMMENTS,
+        TOKEN_COMPARISON_LOOM,
+        TOKEN_COMPARISON_JSON,
+    ],
+)
+def test_quotes_are_verbatim(text: str) -> None:
+    assert text in SEED.read_text(encoding="utf-8")
