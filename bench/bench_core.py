@@ -40,7 +40,8 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="loom-bench-"))
     app = open_app(tmp / "bench.db", use_default_subject=False)
     ws = app.ws
-    human, model = ws.human(), ws.subject()
+    ws.human()
+    ws.subject()
     words = ("the house stood empty at end of lane she hadnt visited since her mothers death "
              "and windows seemed to watch approach with something like reproach").split()
 

@@ -87,7 +87,8 @@ def open_in_editor(app: App, tree: Tree, db: str | None) -> int:
     actor = Actor(app.ws.human(), tree)
     print(app.executor.execute("→ tree", actor).text)
     print()
-    print(app.executor.execute(f"→ view branch:{app.ws.position(actor.participant, tree)[0].local_id} as:prose", actor).text)
+    here = app.ws.position(actor.participant, tree)[0].local_id
+    print(app.executor.execute(f"→ view branch:{here} as:prose", actor).text)
     print()
     print(f'Explore it: loom shell "{tree.title}"   (try → help, → list continuations)')
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -19,10 +20,8 @@ def _setup_history() -> None:
         return
     path = Path(platformdirs.user_state_dir("loom")) / "shell_history"
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    with contextlib.suppress(OSError):
         readline.read_history_file(path)
-    except (FileNotFoundError, OSError):
-        pass
     readline.set_history_length(2000)
     import atexit
 
@@ -30,10 +29,8 @@ def _setup_history() -> None:
 
 
 def _save(readline, path: Path) -> None:  # type: ignore[no-untyped-def]
-    try:
+    with contextlib.suppress(OSError):
         readline.write_history_file(path)
-    except OSError:
-        pass
 
 
 def run_shell(app: App, tree: Tree) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -26,6 +27,7 @@ class ContinueRequest:
     prompt: str | None = None
     messages: list[dict[str, str]] | None = None
     system: str | None = None
+    cancel: threading.Event | None = None  # set by the front end to stop a generation
 
 
 class SubjectModel(Protocol):
@@ -58,6 +60,7 @@ class Ctx:
     subject: SubjectModel | None = None
     on_delta: Callable[[int, str], None] | None = None
     now: float = 0.0
+    cancel: threading.Event | None = None
     _names: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -8,6 +8,7 @@ inside the core stop here and become ``✗`` results; nothing escapes to the cal
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 
 import peewee as pw
@@ -79,7 +80,8 @@ class Executor:
         self.subject = subject
 
     def execute(self, command: str | ast.Command, actor: Actor,
-                on_delta: Callable[[int, str], None] | None = None) -> Result:
+                on_delta: Callable[[int, str], None] | None = None,
+                cancel: threading.Event | None = None) -> Result:
         cmd = parse_line(command) if isinstance(command, str) else command
         shown = command.strip() if isinstance(command, str) else ""
         if isinstance(cmd, ast.ParseError):
@@ -87,14 +89,15 @@ class Executor:
             self._trace(actor, shown or "→ ?", result)
             return result
         canonical = "→ think" if isinstance(cmd, ast.Think) else cmd.canonical()
-        result = self._run(cmd, actor, on_delta)
+        result = self._run(cmd, actor, on_delta, cancel)
         result.command = canonical
         self._trace(actor, canonical, result)
         return result
 
     def _run(self, cmd: ast.Command, actor: Actor,
-             on_delta: Callable[[int, str], None] | None) -> Result:
-        ctx = Ctx(self.ws, actor, self.subject, on_delta, now=self.ws.clock())
+             on_delta: Callable[[int, str], None] | None,
+             cancel: threading.Event | None = None) -> Result:
+        ctx = Ctx(self.ws, actor, self.subject, on_delta, now=self.ws.clock(), cancel=cancel)
         try:
             entry = CATALOGUE[cmd.verb]
             ctx.require(entry.permission, ACTIONS.get(cmd.verb, "do it"))

@@ -28,7 +28,7 @@ def add_pin(ws: Workspace, who: Participant, tree: Tree, kind: str, ref: str,
             return False
         Pin.create(participant=who.id, tree=tree.id, kind=kind, ref=ref, section=section,
                    created=ws.clock())
-        ws._log(tree.id, "memory.pin", ref, who.id, {"kind": kind, "section": section})
+        ws.log_change(tree.id, "memory.pin", ref, who.id, {"kind": kind, "section": section})
     return True
 
 
@@ -41,7 +41,7 @@ def drop_pin(ws: Workspace, who: Participant, kind: str, ref: str,
             q = q.where(Pin.section == section)
         if q.execute() == 0:
             raise LoomError("NOT_FOUND", "nothing pinned there", "see → memory for your pins")
-        ws._log(None, "memory.unpin", ref, who.id)
+        ws.log_change(None, "memory.unpin", ref, who.id)
 
 
 def pins(ws: Workspace, who: Participant) -> list[Pin]:
@@ -55,7 +55,7 @@ def put_stash(ws: Workspace, who: Participant, label: str, content: str, tokens:
                                        (Stash.label == label)).execute()
         Stash.create(participant=who.id, label=label, content=content, tokens=tokens,
                      source=source, created=ws.clock())
-        ws._log(None, "memory.stash", label, who.id, {"tokens": tokens})
+        ws.log_change(None, "memory.stash", label, who.id, {"tokens": tokens})
     return bool(deleted)
 
 
@@ -76,7 +76,7 @@ def recall_stash(ws: Workspace, who: Participant, label: str) -> Stash:
     item = _stash(who, label)
     with ws.db.atomic():
         Stash.update(recalled=True).where(Stash.id == item.id).execute()
-        ws._log(None, "memory.recall", item.label, who.id)
+        ws.log_change(None, "memory.recall", item.label, who.id)
     return item
 
 
@@ -84,7 +84,7 @@ def drop_stash(ws: Workspace, who: Participant, label: str) -> None:
     item = _stash(who, label)
     with ws.db.atomic():
         Stash.delete().where(Stash.id == item.id).execute()
-        ws._log(None, "memory.drop", item.label, who.id)
+        ws.log_change(None, "memory.drop", item.label, who.id)
 
 
 def stashes(ws: Workspace, who: Participant) -> list[Stash]:

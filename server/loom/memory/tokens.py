@@ -14,9 +14,9 @@ from typing import Any
 @functools.cache
 def _tokenizer() -> Any | None:
     try:
-        from loom.llm.local_model import model_path  # type: ignore[import-not-found]
-
         import llama_cpp
+
+        from loom.llm.local_model import model_path  # type: ignore[import-not-found]
 
         path = model_path()
         if path is None:

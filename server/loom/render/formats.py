@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from loom.model import permissions as perms
-from loom.render.text import plural, quote
+from loom.render.text import plural
 
 BOUNDARY = "︱"
 MODEL_MARK = "›"
@@ -62,7 +62,8 @@ def node_metadata(label: str, author: str, when: str, conn: str = "") -> str:
 
 
 def ambient(node: str, depth: int, siblings: int, annotations: int, links: int) -> str:
-    return f"⟨node:{node} depth:{depth} siblings:{siblings} annotations:{annotations} links:{links}⟩"
+    return (f"⟨node:{node} depth:{depth} siblings:{siblings} annotations:{annotations} "
+            f"links:{links}⟩")
 
 
 def ambient_buffer(node: str, doc: str, words: int) -> str:

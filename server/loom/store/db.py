@@ -11,12 +11,13 @@ import platformdirs
 
 from loom.store import schema
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 15.0
 
 # Each migration takes the database from version i to i+1; index 0 creates version 1.
 MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
     lambda db: db.create_tables(schema.MODELS),
+    lambda db: db.create_tables(schema.V2_MODELS),  # v2: buffer state survives restarts
 ]
 
 

@@ -218,7 +218,23 @@ class Change(Base):
     created = pw.FloatField()
 
 
+class BufferState(Base):
+    """An open buffer's uncommitted work, so nothing typed is lost across a restart."""
+
+    uri = pw.CharField()
+    participant = pw.CharField()
+    tree = pw.CharField()
+    tip = pw.CharField()
+    pending = JSONField(default=list)  # [{"node": id, "content": text}]
+    working = pw.TextField(default="")
+    updated = pw.FloatField()
+
+    class Meta:
+        primary_key = pw.CompositeKey("uri", "participant")
+
+
 MODELS: tuple[type[Base], ...] = (
     Meta, Participant, Tree, Node, Edge, EdgeSource, Document, Link, Position, Pin, Stash,
     TraceEntry, RawResponse, Generation, BranchLock, Change,
 )
+V2_MODELS: tuple[type[Base], ...] = (BufferState,)

@@ -61,6 +61,19 @@ class NewNode:
     extra: dict[str, Any] | None = None
 
 
+def _insert_rows(db: pw.SqliteDatabase, model: type[pw.Model],
+                 rows: list[dict[str, Any]]) -> None:
+    """One prepared executemany: peewee's insert_many spends most of a bulk import building
+    SQL text in Python."""
+    if not rows:
+        return
+    fields = [model._meta.fields[name] for name in rows[0]]
+    sql = (f'INSERT INTO "{model._meta.table_name}" ('
+           + ", ".join(f'"{f.column_name}"' for f in fields) + ") VALUES ("
+           + ", ".join("?" for _ in fields) + ")")
+    db.cursor().executemany(sql, [tuple(f.db_value(r[f.name]) for f in fields) for r in rows])
+
+
 class Workspace:
     """All reads and writes of the loom workspace. One per process per database."""
 
@@ -69,7 +82,7 @@ class Workspace:
         self.clock = clock
 
     # ── change log ────────────────────────────────────────────────────────────
-    def _log(self, tree: str | None, kind: str, entity: str, actor: str | None,
+    def log_change(self, tree: str | None, kind: str, entity: str, actor: str | None,
              payload: dict[str, Any] | None = None) -> None:
         Change.insert(tree=tree, kind=kind, entity=entity, actor=actor, payload=payload,
                       created=self.clock()).execute()
@@ -105,7 +118,7 @@ class Workspace:
                     permissions=perms.ordered(permissions), loom_aware=loom_aware,
                     profile=profile, created=self.clock(),
                 )
-                self._log(None, "participant.create", p.id, None, {"name": name})
+                self.log_change(None, "participant.create", p.id, None, {"name": name})
         return p
 
     def human(self, name: str = HUMAN) -> Participant:
@@ -118,7 +131,7 @@ class Workspace:
         with self.db.atomic():
             Participant.update(permissions=perms.ordered(permissions)).where(
                 Participant.id == participant.id).execute()
-            self._log(None, "participant.permissions", participant.id, None,
+            self.log_change(None, "participant.permissions", participant.id, None,
                       {"permissions": perms.ordered(permissions)})
         participant.permissions = perms.ordered(permissions)
 
@@ -136,7 +149,8 @@ class Workspace:
             root = self._insert_node(tree, None, root_content, author, "root", now)
             Tree.update(root=root.id).where(Tree.id == tree.id).execute()
             tree.root = root.id
-            self._log(tree.id, "tree.create", tree.id, author.id, {"title": title, "mode": mode})
+            self.log_change(tree.id, "tree.create", tree.id, author.id,
+                            {"title": title, "mode": mode})
         return tree
 
     def tree(self, tree_id: str) -> Tree:
@@ -183,7 +197,7 @@ class Workspace:
         fields["updated"] = self.clock()
         with self.db.atomic():
             Tree.update(**fields).where(Tree.id == tree.id).execute()
-            self._log(tree.id, "tree.update", tree.id, actor.id if actor else None,
+            self.log_change(tree.id, "tree.update", tree.id, actor.id if actor else None,
                       {k: v for k, v in fields.items() if k != "updated"})
         for k, v in fields.items():
             setattr(tree, k, v)
@@ -234,10 +248,7 @@ class Workspace:
             extra=extra,
         )
         if sources:
-            order = self.db.execute_sql(
-                "SELECT count(*) FROM edge_source s JOIN edge e ON e.target = s.target "
-                "WHERE s.node = ? AND e.kind = ?", (parent.id, edge_kind or kind),
-            ).fetchone()[0]
+            order = self._child_count_any(parent.id, edge_kind or kind)
             Edge.create(target=node_id, tree=tree.id, kind=edge_kind or kind, sibling_order=order)
             EdgeSource.insert_many(
                 [{"target": node_id, "node": src.id, "role": role, "position": i}
@@ -257,7 +268,7 @@ class Workspace:
                                      kind, self.clock(), summary=summary,
                                      summary_source=summary_source)
             Tree.update(updated=self.clock()).where(Tree.id == tree.id).execute()
-            self._log(tree.id, f"node.{kind}", node.id, author.id,
+            self.log_change(tree.id, f"node.{kind}", node.id, author.id,
                       {"parent": parent.id, "local_id": node.local_id})
         return node
 
@@ -269,7 +280,7 @@ class Workspace:
         with self.db.atomic():
             root_label = Node.get_by_id(family).label
             number = (Node.select(pw.fn.MAX(Node.version_number))
-                      .where((Node.version_of == family)).scalar() or 0) + 1
+                      .where(Node.version_of == family).scalar() or 0) + 1
             sources = [(Node.get_by_id(s.node), s.role) for s in
                        EdgeSource.select().where(EdgeSource.target == original.id)
                        .order_by(EdgeSource.position)]
@@ -287,7 +298,7 @@ class Workspace:
                     "SELECT target, ?, role, position FROM edge_source WHERE node = ?",
                     (node.id, original.id),
                 )
-            self._log(tree.id, "node.version", node.id, author.id,
+            self.log_change(tree.id, "node.version", node.id, author.id,
                       {"edited_from": original.id, "mode": tree.mode})
         return Node.get_by_id(node.id)
 
@@ -358,6 +369,11 @@ class Workspace:
             "WHERE s.node = ? AND e.kind = ? AND n.pruned = 0", (node_id, kind),
         ).fetchone()[0]
 
+    def _child_count_any(self, node_id: str, kind: str) -> int:
+        return self.db.execute_sql(
+            "SELECT count(*) FROM edge_source s JOIN edge e ON e.target = s.target "
+            "WHERE s.node = ? AND e.kind = ?", (node_id, kind)).fetchone()[0]
+
     def count_links(self, node_id: str) -> int:
         return self.db.execute_sql(
             "SELECT count(*) FROM link WHERE source = ? OR target_node = ?", (node_id, node_id)
@@ -387,7 +403,9 @@ class Workspace:
               UNION ALL
               SELECT (SELECT s.node FROM edge_source s WHERE s.target = up.id
                       ORDER BY (s.node IN (SELECT value FROM json_each(?))) DESC,
-                               (s.role = 'primary') DESC, s.node DESC LIMIT 1), d + 1
+                               (s.role = 'primary') DESC,
+                               (SELECT version_number FROM node WHERE id = s.node) DESC,
+                               s.node DESC LIMIT 1), d + 1
               FROM up WHERE up.id IS NOT NULL AND d < 100000
             )
             SELECT n.* FROM up JOIN node n ON n.id = up.id ORDER BY up.d DESC
@@ -420,7 +438,7 @@ class Workspace:
     def set_flags(self, node: Node, actor: Participant | None = None, **flags: bool) -> None:
         with self.db.atomic():
             Node.update(**flags).where(Node.id == node.id).execute()
-            self._log(node.tree_id, "node.flags", node.id, actor.id if actor else None, flags)
+            self.log_change(node.tree_id, "node.flags", node.id, actor.id if actor else None, flags)
         for k, v in flags.items():
             setattr(node, k, v)
 
@@ -428,7 +446,7 @@ class Workspace:
         with self.db.atomic():
             Node.update(summary=summary, summary_source=source).where(
                 Node.id == node.id).execute()
-            self._log(node.tree_id, "node.summary", node.id, None, {"source": source})
+            self.log_change(node.tree_id, "node.summary", node.id, None, {"source": source})
         node.summary, node.summary_source = summary, source
 
     # ── positions ─────────────────────────────────────────────────────────────
@@ -451,7 +469,7 @@ class Workspace:
                              tip=(tip or node).id, updated=self.clock()).execute()
             Participant.update(current_tree=tree.id).where(
                 Participant.id == participant.id).execute()
-            self._log(tree.id, "position", node.id, participant.id, {"tip": (tip or node).id})
+            self.log_change(tree.id, "position", node.id, participant.id, {"tip": (tip or node).id})
         participant.current_tree = tree.id
 
     def active_elsewhere(self, tree: Tree, exclude: Participant,
@@ -501,7 +519,7 @@ class Workspace:
                 target_doc=target_doc.id if target_doc else None, target_section=section,
                 note=note, author=author.id, created=self.clock(),
             )
-            self._log(tree.id, "link.create", link.id, author.id,
+            self.log_change(tree.id, "link.create", link.id, author.id,
                       {"source": source.id, "target_kind": target_kind})
         return link
 
@@ -537,7 +555,8 @@ class Workspace:
                 raise LoomError("CONFLICT", f'document doc:"{name}" already exists')
             d = Document.create(id=new_ulid(), name=name, content=content, created=now,
                                 updated=now)
-            self._log(None, "document.create", d.id, actor.id if actor else None, {"name": name})
+            self.log_change(None, "document.create", d.id, actor.id if actor else None,
+                            {"name": name})
         return d
 
     def save_document(self, doc: Document, content: str, actor: Participant | None = None,
@@ -550,7 +569,7 @@ class Workspace:
             now = self.clock()
             Document.update(content=content, updated=now, summary=None,
                             summary_source=None).where(Document.id == doc.id).execute()
-            self._log(None, "document.update", doc.id, actor.id if actor else None,
+            self.log_change(None, "document.update", doc.id, actor.id if actor else None,
                       {"name": doc.name})
         doc.content, doc.updated, doc.summary = content, now, None
 
@@ -562,9 +581,10 @@ class Workspace:
         taken = {r[0] for r in self.db.execute_sql(
             "SELECT local_id FROM node WHERE tree_id = ?", (tree.id,))}
         by_key: dict[str, Node] = {}
+        by_key_ids: set[str] = set()
         known: dict[str, tuple[str, int, str]] = {root.id: (root.id, root.depth,
                                                             root.content_hash)}
-        order_count: dict[str, int] = {root.id: self.count_children(root.id)}
+        order_count: dict[tuple[str, str], int] = {}
         ann = Tree.get_by_id(tree.id).ann_counter
         node_rows, edge_rows, src_rows = [], [], []
         now = self.clock()
@@ -595,22 +615,28 @@ class Workspace:
             row = dict(id=nid, tree=tree.id, local_id=lid, label=label, content=spec.content,
                        author=author.id, author_type=author.kind, kind=spec.kind, parent=pid,
                        depth=pdepth + (0 if spec.kind == "annotation" else 1), summary=summary,
-                       summary_source=source, created=spec.created or now, ann_number=ann_no,
+                       summary_source=source, ann_number=ann_no,
+                       created=now if spec.created is None else spec.created,
                        bookmarked=spec.bookmarked, excluded=spec.excluded,
                        content_hash=content_hash(phash, spec.content), extra=spec.extra,
                        edited_from=None, version_of=None, version_number=0, pruned=False)
             node_rows.append(row)
-            order = order_count.get(pid, 0)
-            order_count[pid] = order + 1
+            key = (pid, spec.kind)
+            if key not in order_count:  # a node that existed before: count what it has
+                order_count[key] = 0 if pid in by_key_ids else self._child_count_any(pid,
+                                                                                    spec.kind)
+            order = order_count[key]
+            order_count[key] = order + 1
             edge_rows.append(dict(target=nid, tree=tree.id, kind=spec.kind, sibling_order=order))
             src_rows.append(dict(target=nid, node=pid, role="primary", position=0))
             by_key[spec.key] = Node(**row)
+            by_key_ids.add(nid)
         with self.db.atomic():
             for i in range(0, len(node_rows), chunk):
-                Node.insert_many(node_rows[i:i + chunk]).execute()
-                Edge.insert_many(edge_rows[i:i + chunk]).execute()
-                EdgeSource.insert_many(src_rows[i:i + chunk]).execute()
+                for model, rows in ((Node, node_rows), (Edge, edge_rows),
+                                    (EdgeSource, src_rows)):
+                    _insert_rows(self.db, model, rows[i:i + chunk])
             Tree.update(ann_counter=ann, updated=self.clock()).where(
                 Tree.id == tree.id).execute()
-            self._log(tree.id, "node.bulk", tree.id, None, {"count": len(node_rows)})
+            self.log_change(tree.id, "node.bulk", tree.id, None, {"count": len(node_rows)})
         return by_key

@@ -64,6 +64,7 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
     request = build_request(ctx, source, n, cmd.tokens, cmd.temperature)
+    request.cancel = ctx.cancel
     ctx.ws.acquire_turn(source, ctx.me)
     try:
         outcome = ctx.subject.generate(request, ctx.on_delta)

@@ -18,7 +18,7 @@ DEFAULT_TREE_DEPTH = 5
 def summary_of(ctx: Ctx, node: Node) -> str:
     if node.summary:
         return node.summary
-    return node.content.strip() and preview(node.content, 120) or "(empty)"
+    return (node.content.strip() and preview(node.content, 120)) or "(empty)"
 
 
 def link_line(ctx: Ctx, link: Link, node: Node) -> str:
@@ -190,8 +190,9 @@ def switch(ctx: Ctx, cmd: ast.Switch) -> Result:
             ctx.actor.tree = target_tree
     node = ctx.resolve(cmd.node)
     if node.kind == "annotation":
+        target = ctx.ws.node(node.parent).local_id if node.parent else "?"
         raise LoomError("NOT_FOUND", f"[{node.label}] is an annotation, not a position",
-                        f"switch to the node it annotates: → switch to {node.parent and ctx.ws.node(node.parent).label}")
+                        f"switch to the node it annotates: → switch to {target}")
     current = ctx.current_path()
     on_path = any(n.id == node.id for n in current)
     tip = current[-1] if on_path else ctx.ws.descend(node)

@@ -1,0 +1,226 @@
+"""Code lenses, semantic tokens (authorship at character level) and inlay hints."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from dataclasses import dataclass
+
+from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
+from loom.lsp.session import Documents, OpenDoc
+from loom.lsp.text import TextDoc
+from loom.store.schema import Node
+
+TOKEN_TYPES = ["loomModel", "loomHuman", "loomArrow", "loomVerb", "loomNodeRef", "loomFlag",
+               "loomString", "loomDocRef"]
+TOKEN_MODIFIERS = ["nodeStart", "edited"]
+T = {name: i for i, name in enumerate(TOKEN_TYPES)}
+NODE_START, EDITED = 1, 2
+
+
+@dataclass
+class Lens:
+    offset: int
+    title: str
+    command: str
+    args: dict
+
+
+def lenses(docs: Documents, doc: OpenDoc, default_n: int) -> list[Lens]:
+    out: list[Lens] = []
+    session = doc.session
+    text_doc = session.doc
+    if doc.kind == "path" and doc.tree is not None:
+        ws = docs.ws
+        seen_lines: set[int] = set()
+        for seg in session.segments:
+            if seg.node is None:
+                continue
+            line, _ = text_doc.position_at(seg.start)
+            if line in seen_lines:
+                continue  # several nodes start on one line: lens the first
+            seen_lines.add(line)
+            node = Node.get_or_none(Node.id == seg.node)
+            if node is None:
+                continue
+            k, n = sibling_position(ws, node)
+            args = {"uri": doc.uri, "node": node.id}
+            if n > 1:
+                out.append(Lens(seg.start, f"◀ {k}/{n} ▶", "loom.cycleSibling",
+                                {**args, "delta": 1}))
+            out.append(Lens(seg.start, "Branch", "loom.branch", args))
+            out.append(Lens(seg.start, "Annotate", "loom.annotate", args))
+        end = session.committed_end
+        out.append(Lens(end, f"Continue ×{default_n}", "loom.continue",
+                        {"uri": doc.uri, "n": default_n}))
+    for line_no in range(text_doc.line_count):
+        line = text_doc.line(line_no)
+        if is_command_line(line):
+            out.append(Lens(text_doc.line_start(line_no), "▶ Run", "loom.run",
+                            {"uri": doc.uri, "line": line_no}))
+    return out
+
+
+def sibling_position(ws, node: Node) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """(k, n): the node's place among its parent's continuations; a buffer-mode version
+    stands in its original's place."""
+    if node.parent is None or node.kind == "annotation":
+        return 1, 1
+    ids = [k.id for k in ws.children(ws.node(node.parent))]
+    for candidate in (node.id, node.version_of):
+        if candidate in ids:
+            return ids.index(candidate) + 1, len(ids)
+    return 1, max(1, len(ids))
+
+
+@functools.lru_cache(maxsize=4096)
+def _human_spans(original: str, edited: str) -> tuple[tuple[int, int], ...]:
+    """Character ranges of ``edited`` that a human inserted or changed."""
+    sm = difflib.SequenceMatcher(None, original, edited, autojunk=False)
+    return tuple((j1, j2) for tag, _i1, _i2, j1, j2 in sm.get_opcodes()
+                 if tag in ("replace", "insert") and j2 > j1)
+
+
+def _family_original(node: Node) -> Node | None:
+    if not node.version_of:
+        return None
+    return Node.get_or_none(Node.id == node.version_of)
+
+
+def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
+    """LSP's relative encoding: [deltaLine, deltaStart, length, type, modifiers]*."""
+    text_doc = doc.session.doc
+    spans: list[tuple[int, int, int, int]] = []  # (start, end, type, modifiers)
+    if doc.kind == "path":
+        originals: dict[str, tuple[bool, str] | None] = {}
+        for seg in doc.session.segments:
+            if seg.node is None or seg.end <= seg.start:
+                if seg.node is None and seg.end > seg.start:
+                    spans.append((seg.start, seg.end, T["loomNodeRef"], 0))
+                continue
+            base = T["loomModel"] if seg.by_model else T["loomHuman"]
+            text = doc.text[seg.start:seg.end]
+            human: tuple[tuple[int, int], ...] = ()
+            reference: str | None = None
+            if seg.by_model and seg.dirty:
+                reference = seg.original
+            elif not seg.by_model:
+                if seg.node not in originals:
+                    node = Node.get_or_none(Node.id == seg.node)
+                    orig = _family_original(node) if node is not None else None
+                    originals[seg.node] = ((orig.author_type == "model", orig.content)
+                                           if orig is not None else None)
+                info = originals[seg.node]
+                if info is not None and info[0]:
+                    base, reference = T["loomModel"], info[1]
+            if reference is not None:
+                human = _human_spans(reference, text)
+            pos, mod = seg.start, NODE_START
+            for h0, h1 in human:
+                if seg.start + h0 > pos:
+                    spans.append((pos, seg.start + h0, base, mod))
+                    mod = 0
+                spans.append((seg.start + h0, seg.start + h1, T["loomHuman"], mod | EDITED))
+                mod = 0
+                pos = seg.start + h1
+            if pos < seg.end:
+                spans.append((pos, seg.end, base, mod))
+    command_spans = _command_spans(text_doc)
+    if command_spans:
+        spans = _overlay(spans, command_spans)
+    return _encode(text_doc, spans)
+
+
+def _command_spans(text_doc: TextDoc) -> list[tuple[int, int, int, int]]:
+    out = []
+    for line_no in range(text_doc.line_count):
+        line = text_doc.line(line_no)
+        if not is_command_line(line):
+            continue
+        base = text_doc.line_start(line_no)
+        parts: list[tuple[int, int, int]] = []
+        m = VERB.match(line)
+        if m:
+            parts.append((m.start(2), m.end(2), T["loomArrow"]))
+            parts.append((m.start(4), m.end(4), T["loomVerb"]))
+        for q in QUOTED.finditer(line):
+            parts.append((q.start(), q.end(), T["loomString"]))
+        for d in DOCREF.finditer(line):
+            parts.append((d.start(), d.end(), T["loomDocRef"]))
+        for f in FLAG.finditer(line):
+            parts.append((f.start(), f.start() + len(f.group(1)) + 1, T["loomFlag"]))
+        for r in refs_in_line(line):
+            parts.append((r.start, r.end, T["loomNodeRef"]))
+        parts.sort()
+        last = 0
+        for s, e, t in parts:
+            if s < last:
+                continue
+            out.append((base + s, base + e, t, 0))
+            last = e
+    return out
+
+
+def _overlay(spans: list[tuple[int, int, int, int]],
+             top: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """Command-line tokens replace the authorship tokens under them."""
+    out: list[tuple[int, int, int, int]] = []
+    ti = 0
+    for s, e, t, m in spans:
+        pos = s
+        while ti < len(top) and top[ti][1] <= pos:
+            ti += 1
+        j = ti
+        while pos < e:
+            if j < len(top) and top[j][0] < e:
+                ts, te = top[j][0], top[j][1]
+                if ts > pos:
+                    out.append((pos, ts, t, m))
+                pos = max(pos, te)
+                j += 1
+            else:
+                out.append((pos, e, t, m))
+                break
+    out.extend(top)
+    out.sort()
+    return out
+
+
+def _encode(text_doc: TextDoc, spans: list[tuple[int, int, int, int]]) -> list[int]:
+    data: list[int] = []
+    prev_line = prev_char = 0
+    text = text_doc.text
+    for start, end, typ, mod in spans:
+        pos = start
+        while pos < end:
+            line, char = text_doc.position_at(pos)
+            nl = text.find("\n", pos, end)
+            piece_end = end if nl == -1 else nl
+            if piece_end > pos:
+                _, end_char = text_doc.position_at(piece_end)
+                length = end_char - char
+                if length > 0:
+                    delta_line = line - prev_line
+                    delta_char = char - prev_char if delta_line == 0 else char
+                    data += [delta_line, delta_char, length, typ, mod]
+                    prev_line, prev_char = line, char
+            mod &= ~NODE_START
+            pos = piece_end + 1 if nl != -1 else end
+    return data
+
+
+def inlay_hints(doc: OpenDoc, start: int, end: int) -> list[tuple[int, str, str]]:
+    """``︱a7x2`` at each node boundary inside [start, end): (offset, label, tooltip)."""
+    out = []
+    if doc.kind != "path":
+        return out
+    for i, seg in enumerate(doc.session.segments):
+        if seg.node is None or (i == 0 and seg.start == 0):
+            continue
+        if start <= seg.start <= end:
+            mark = "︱›" if seg.by_model else "︱"
+            pending = " (edited)" if seg.dirty else ""
+            out.append((seg.start, f"{mark}{seg.label}",
+                        f"[{seg.label}] {'model' if seg.by_model else 'human'}{pending}"))
+    return out
+

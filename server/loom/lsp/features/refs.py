@@ -1,0 +1,83 @@
+"""Finding node references and arrow-command parts in a line of text."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from loom.lsp.session import ARROW_LINE
+
+# [a7x2], [a7x2'], ann-3, [ann-3], and bare a7x2 / a7x2' (bare ones only on command lines)
+BRACKETED = re.compile(r"\[((?:ann-\d+)|(?:[0-9a-hjkmnp-tv-z]{3,16}'*))\]", re.IGNORECASE)
+BARE = re.compile(r"(?<![\w\"'])((?:ann-\d+)|(?:[0-9a-hjkmnp-tv-z]{3,16}'*))(?![\w\"])",
+                  re.IGNORECASE)
+ANN = re.compile(r"(?<![\w-])(ann-\d+)(?![\w-])", re.IGNORECASE)
+VERB = re.compile(r"^([ \t]*)(→|->|=>|⟶|➜)([ \t]*)([A-Za-z-]+)")
+QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"?|“[^”]*”?")
+FLAG = re.compile(r"\b([a-z-]+):(?!\")(\S*)")
+DOCREF = re.compile(r"\b(doc|tree|stash):(\"[^\"]*\"?|“[^”]*”?)")
+
+
+@dataclass(frozen=True)
+class Ref:
+    text: str  # the reference as a resolver takes it
+    start: int  # offsets within the line
+    end: int
+
+
+def is_command_line(line: str) -> bool:
+    return bool(ARROW_LINE.match(line))
+
+
+def refs_in_line(line: str) -> list[Ref]:
+    """Node references in a line: bracketed ones and ``ann-N`` anywhere; on a command line
+    also bare localIds (outside quotes and flags' names)."""
+    found: dict[int, Ref] = {}
+    for m in BRACKETED.finditer(line):
+        found[m.start()] = Ref(m.group(1), m.start(), m.end())
+    for m in ANN.finditer(line):
+        found.setdefault(m.start(), Ref(m.group(1), m.start(), m.end()))
+    if is_command_line(line):
+        masked = _mask(line)
+        verb = VERB.match(line)
+        skip_until = verb.end() if verb else 0
+        for m in BARE.finditer(masked):
+            if m.start() < skip_until or any(r.start <= m.start() < r.end
+                                              for r in found.values()):
+                continue
+            if m.start() > 0 and line[m.start() - 1] == ":" and not _value_is_ref(line, m):
+                continue
+            found.setdefault(m.start(), Ref(m.group(1), m.start(), m.end()))
+    return sorted(found.values(), key=lambda r: r.start)
+
+
+_REF_FLAGS = ("from", "branch", "pin", "content-of", "summary-of", "node", "to")
+
+
+def _value_is_ref(line: str, m: re.Match[str]) -> bool:
+    before = line[: m.start() - 1]
+    name = re.search(r"([a-z-]+)$", before)
+    return bool(name and name.group(1) in _REF_FLAGS)
+
+
+def _mask(line: str) -> str:
+    """Blank out quoted strings so words inside them are not taken for ids."""
+    out = list(line)
+    for m in QUOTED.finditer(line):
+        for i in range(m.start(), m.end()):
+            out[i] = " "
+    return "".join(out)
+
+
+def ref_at(line: str, col: int) -> Ref | None:
+    for r in refs_in_line(line):
+        if r.start <= col <= r.end:
+            return r
+    return None
+
+
+def verb_at(line: str, col: int) -> str | None:
+    m = VERB.match(line)
+    if m and m.start(4) <= col <= m.end(4):
+        return m.group(4).lower()
+    return None

@@ -1,0 +1,285 @@
+"""Open ``loom:`` documents: their text, node ranges, pending work, and commits.
+
+A server-side change (a commit that re-renders, a sibling switch, streamed generation) is
+sent to the client as a minimal edit and recorded as a *target*: when the client's
+didChange brings the text to the target's text, the session adopts the target's node
+ranges. Anything else the client sends is the human typing, tracked edit by edit.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+from loom.lsp.buffer import BufferSession, Segment
+from loom.lsp.text import TextDoc
+from loom.lsp.views import View, parse_uri, path_text, render
+from loom.store.schema import BufferState, Document, Node, Participant, Tree
+from loom.store.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+ARROW_LINE = re.compile(r"^[ \t]*(?:→|->|=>|⟶|➜)")
+
+
+@dataclass
+class Target:
+    text: str
+    segments: list[Segment]
+
+
+@dataclass
+class OpenDoc:
+    uri: str
+    view: View
+    session: BufferSession
+    targets: list[Target] = field(default_factory=list)
+    client_version: int = 0
+    generating: bool = False
+
+    @property
+    def kind(self) -> str:
+        return self.view.kind
+
+    @property
+    def tree(self) -> Tree | None:
+        return self.view.tree
+
+    @property
+    def text(self) -> str:
+        return self.session.text
+
+
+def minimal_edit(old: str, new: str) -> tuple[int, int, str] | None:
+    """The single replacement turning ``old`` into ``new`` (common prefix and suffix kept)."""
+    if old == new:
+        return None
+    n = min(len(old), len(new))
+    p = 0
+    while p < n and old[p] == new[p]:
+        p += 1
+    s = 0
+    while s < n - p and old[len(old) - 1 - s] == new[len(new) - 1 - s]:
+        s += 1
+    return p, len(old) - s, new[p:len(new) - s]
+
+
+def copy_segments(segments: list[Segment]) -> list[Segment]:
+    return [Segment(s.node, s.label, s.by_model, s.start, s.end, s.original, s.editable,
+                    s.dirty) for s in segments]
+
+
+class Documents:
+    """Every open loom: document of one server, for one participant."""
+
+    def __init__(self, ws: Workspace, participant: Participant, encoding: str) -> None:
+        self.ws = ws
+        self.participant = participant
+        self.encoding = encoding
+        self.open: dict[str, OpenDoc] = {}
+
+    # ── opening ──
+    def restore_view(self, uri: str) -> View:
+        """The view with this participant's uncommitted work for it put back in."""
+        state = BufferState.get_or_none((BufferState.uri == uri) &
+                                        (BufferState.participant == self.participant.id))
+        tip = Node.get_or_none(Node.id == state.tip) if state else None
+        view = render(self.ws, uri, self.participant, tip)
+        if view.kind != "path" or state is None:
+            return view
+        pending = {p["node"]: p["content"] for p in state.pending or []}
+        parts, segments, offset = [], [], 0
+        for seg in view.segments:
+            content = pending.get(seg.node, seg.original) if seg.node else seg.original
+            segments.append(Segment(seg.node, seg.label, seg.by_model, offset,
+                                    offset + len(content), seg.original, seg.editable,
+                                    seg.editable and content != seg.original))
+            parts.append(content)
+            offset += len(content)
+        view.text = "".join(parts) + (state.working or "")
+        view.segments = segments
+        return view
+
+    def text_for(self, uri: str) -> tuple[str, View]:
+        doc = self.open.get(uri)
+        if doc is not None:
+            return doc.text, doc.view
+        view = self.restore_view(uri)
+        return view.text, view
+
+    def did_open(self, uri: str, text: str, version: int = 0) -> OpenDoc:
+        view = self.restore_view(uri)
+        session = BufferSession(view.text, copy_segments(view.segments), self.encoding)
+        doc = OpenDoc(uri, view, session, client_version=version)
+        self.open[uri] = doc
+        if text != view.text:  # the client has text we did not render: keep it as edits
+            edit = minimal_edit(view.text, text)
+            if edit:
+                session.apply(*edit)
+        return doc
+
+    def ensure(self, uri: str) -> OpenDoc:
+        """An open document, or a transient one for clients that only read and save."""
+        doc = self.open.get(uri)
+        if doc is not None:
+            return doc
+        view = self.restore_view(uri)
+        return OpenDoc(uri, view, BufferSession(view.text, copy_segments(view.segments),
+                                                self.encoding))
+
+    def did_close(self, uri: str) -> None:
+        self.open.pop(uri, None)
+
+    # ── client edits ──
+    def did_change(self, doc: OpenDoc, start: int, end: int, new: str) -> list[int]:
+        """Apply one client change; returns the node segments it touched."""
+        edit = doc.session.apply(start, end, new)
+        self._adopt_target(doc)
+        return edit.touched
+
+    def replace_all(self, doc: OpenDoc, text: str) -> None:
+        edit = minimal_edit(doc.session.text, text)
+        if edit:
+            doc.session.apply(*edit)
+        self._adopt_target(doc)
+
+    def _adopt_target(self, doc: OpenDoc) -> None:
+        for i, target in enumerate(doc.targets):
+            if target.text == doc.session.text:
+                doc.session.segments = copy_segments(target.segments)
+                del doc.targets[: i + 1]
+                return
+
+    # ── server edits ──
+    def propose(self, doc: OpenDoc, text: str,
+                segments: list[Segment]) -> tuple[int, int, str] | None:
+        """Record a target and return the minimal edit the client must apply (None when
+        the text is already there, in which case the ranges are adopted at once)."""
+        base = doc.targets[-1].text if doc.targets else doc.session.text
+        edit = minimal_edit(base, text)
+        if edit is None and not doc.targets:
+            doc.session.segments = copy_segments(segments)
+            return None
+        doc.targets.append(Target(text, copy_segments(segments)))
+        if edit is None:
+            return None
+        return edit
+
+    def expected_text(self, doc: OpenDoc) -> str:
+        return doc.targets[-1].text if doc.targets else doc.session.text
+
+    # ── committing ──
+    def commit(self, doc: OpenDoc) -> list[str]:
+        """Pending node edits become versions; the working buffer (up to the first command
+        line) becomes a human node at the end. Returns what was created."""
+        if doc.kind == "doc":
+            return self._save_doc(doc)
+        if doc.kind != "path" or doc.tree is None:
+            return []
+        created: list[str] = []
+        ws, who, tree = self.ws, self.participant, doc.tree
+        session = doc.session
+        tip = doc.view.tip
+        rerender = False
+        for i in session.pending():
+            seg = session.segments[i]
+            original = Node.get_or_none(Node.id == seg.node)
+            if original is None:
+                continue
+            content = session.segment_text(i)
+            version = ws.add_version(tree, original, content, who)
+            created.append(version.id)
+            session.mark_committed(i, version.id, version.label, content)
+            if tip is not None and tip.id == original.id:
+                tip = version
+            if tree.mode == "dialogue":
+                tip, rerender = version, True
+                break
+        working = session.working_text
+        body = _strip_commands(working)
+        if body.strip() and not rerender and tip is not None:
+            node = ws.add_node(tree, tip, body, who)
+            created.append(node.id)
+            if tree.mode == "buffer":
+                session.append_committed(node.id, node.label, False, body)
+            else:
+                rerender = True
+            tip = node
+        if tip is not None:
+            doc.view.tip = tip
+            ws.set_position(who, tree, tip, tip)
+        self.persist(doc)
+        return created
+
+    def rerender_target(self, doc: OpenDoc) -> tuple[str, list[Segment]]:
+        """The committed path re-rendered, with pending edits and working text kept."""
+        assert doc.tree is not None and doc.view.tip is not None
+        path = self.ws.path(doc.view.tip, prefer=(doc.view.tip.id,))
+        _, segments = path_text(self.ws, doc.tree, path, self.ws.clock())
+        session = doc.session
+        pending = {session.segments[i].node: session.segment_text(i)
+                   for i in session.pending()}
+        parts, out, offset = [], [], 0
+        for seg in segments:
+            content = pending.get(seg.node, seg.original) if seg.node else seg.original
+            out.append(Segment(seg.node, seg.label, seg.by_model, offset, offset + len(content),
+                               seg.original, seg.editable, seg.editable and
+                               content != seg.original))
+            parts.append(content)
+            offset += len(content)
+        return "".join(parts) + session.working_text, out
+
+    def _save_doc(self, doc: OpenDoc) -> list[str]:
+        d = doc.view.doc
+        if d is None:
+            return []
+        current = Document.get_by_id(d.id)
+        if current.content != doc.text:
+            self.ws.save_document(current, doc.text, self.participant)
+        return [d.id]
+
+    def persist(self, doc: OpenDoc) -> None:
+        """Keep uncommitted work in the database (survives a restart)."""
+        if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
+            return
+        session = doc.session
+        pending = [{"node": session.segments[i].node, "content": session.segment_text(i)}
+                   for i in session.pending()]
+        with self.ws.db.atomic():
+            BufferState.replace(uri=doc.uri, participant=self.participant.id,
+                                tree=doc.tree.id, tip=doc.view.tip.id, pending=pending,
+                                working=session.working_text, updated=self.ws.clock()).execute()
+
+    # ── helpers ──
+    def node_at(self, doc: OpenDoc, offset: int) -> Node | None:
+        if doc.kind != "path":
+            return None
+        i = doc.session.segment_at(offset)
+        if i is None and offset == doc.session.committed_end and doc.session.segments:
+            i = len(doc.session.segments) - 1
+        if i is None:
+            return None
+        seg = doc.session.segments[i]
+        return Node.get_or_none(Node.id == seg.node) if seg.node else None
+
+    def line_doc(self, doc: OpenDoc) -> TextDoc:
+        return doc.session.doc
+
+
+def _strip_commands(text: str) -> str:
+    """Working text up to the first arrow-command line (tool lines are not persisted)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if ARROW_LINE.match(line):
+            break
+        out.append(line)
+    body = "\n".join(out)
+    return body if body.strip() else ""
+
+
+def uri_tree_id(uri: str) -> str | None:
+    try:
+        return parse_uri(uri).tree
+    except Exception:
+        return None

@@ -1,0 +1,38 @@
+"""The server's settings: ``initializationOptions`` and ``didChangeConfiguration``."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+    database: str | None = None
+    participant: str = "human"
+    default_n: int = Field(default=3, alias="defaultN", ge=1, le=10)
+    default_tokens: int = Field(default=50, alias="defaultTokens", ge=1, le=4096)
+    inlay_hints: bool = Field(default=True, alias="inlayHints")
+    document_provider: Literal["textDocumentContent", "fileSystem", "bufReadCmd"] = Field(
+        default="textDocumentContent", alias="documentProvider")
+    run_on_save: bool = Field(default=True, alias="runOnSave")
+    watch_interval_s: float = Field(default=0.5, alias="watchInterval", ge=0.05)
+
+
+def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, str | None]:
+    """Settings from a client's JSON (``{"loom": {...}}`` or the bare object); on bad input
+    the previous settings stay and the error is returned for a message."""
+    base = base or Settings()
+    if raw is None:
+        return base, None
+    if isinstance(raw, dict) and isinstance(raw.get("loom"), dict):
+        raw = raw["loom"]
+    if not isinstance(raw, dict):
+        return base, f"settings must be an object, not {type(raw).__name__}"
+    merged = {**base.model_dump(by_alias=True), **raw}
+    try:
+        return Settings.model_validate(merged), None
+    except ValidationError as err:
+        return base, f"invalid Loom settings: {err.errors()[0]['msg']}"

@@ -1,0 +1,90 @@
+"""A document's text with a line index, and LSP positions in utf-8, utf-16 or utf-32.
+
+`→` is 3 UTF-8 bytes and 1 UTF-16 unit; ``︱`` likewise. Offsets here are Python string
+indices (code points); positions convert through the negotiated encoding.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+
+def _units(s: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(s.encode("utf-8"))
+    if encoding == "utf-16":
+        return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
+    return len(s)
+
+
+def _index_for_units(line: str, units: int, encoding: str) -> int:
+    """The code-point index in ``line`` that ``units`` encoding units reach (clamped)."""
+    if encoding == "utf-32" or line.isascii():
+        return min(units, len(line))
+    if encoding == "utf-8":
+        raw = line.encode("utf-8")[:max(0, units)]
+        return len(raw.decode("utf-8", errors="ignore"))
+    count = 0
+    for i, ch in enumerate(line):
+        if count >= units:
+            return i
+        count += 2 if ord(ch) > 0xFFFF else 1
+    return len(line)
+
+
+class TextDoc:
+    """Text plus the offsets where lines start, kept up to date edit by edit."""
+
+    def __init__(self, text: str, encoding: str = "utf-16") -> None:
+        self.encoding = encoding
+        self.text = text
+        self._starts = self._line_starts(text, 0)
+
+    @staticmethod
+    def _line_starts(text: str, base: int) -> list[int]:
+        starts = [base]
+        i = text.find("\n")
+        while i != -1:
+            starts.append(base + i + 1)
+            i = text.find("\n", i + 1)
+        return starts
+
+    @property
+    def line_count(self) -> int:
+        return len(self._starts)
+
+    def line(self, n: int) -> str:
+        if not 0 <= n < len(self._starts):
+            return ""
+        start = self._starts[n]
+        end = self._starts[n + 1] - 1 if n + 1 < len(self._starts) else len(self.text)
+        return self.text[start:end]
+
+    def line_start(self, n: int) -> int:
+        return self._starts[max(0, min(n, len(self._starts) - 1))]
+
+    def offset_at(self, line: int, character: int) -> int:
+        """The offset of an LSP position (clamped into the document)."""
+        if line < 0:
+            return 0
+        if line >= len(self._starts):
+            return len(self.text)
+        text = self.line(line)
+        return self._starts[line] + _index_for_units(text, character, self.encoding)
+
+    def position_at(self, offset: int) -> tuple[int, int]:
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self._starts, offset) - 1
+        start = self._starts[line]
+        prefix = self.text[start:offset]
+        return line, (len(prefix) if prefix.isascii() else _units(prefix, self.encoding))
+
+    def replace(self, start: int, end: int, new: str) -> None:
+        """Replace ``text[start:end]`` with ``new`` and update the line index."""
+        self.text = self.text[:start] + new + self.text[end:]
+        first = bisect.bisect_right(self._starts, start)  # lines starting after `start`
+        last = bisect.bisect_right(self._starts, end)
+        delta = len(new) - (end - start)
+        inserted = self._line_starts(new, start)[1:]
+        tail = [s + delta for s in self._starts[last:]]
+        self._starts[first:] = inserted + tail

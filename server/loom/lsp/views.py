@@ -1,0 +1,154 @@
+"""What a ``loom:`` URI shows: path views, tree overviews, documents, traces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import unquote
+
+from loom.errors import LoomError, not_found
+from loom.lsp.buffer import Segment
+from loom.memory import operational as mem
+from loom.render.text import relative_time
+from loom.render.tree_drawing import Item, draw
+from loom.store.schema import Document, Node, Participant, Tree
+from loom.store.workspace import Workspace
+
+Kind = Literal["path", "tree", "doc", "trace"]
+
+
+@dataclass
+class Target:
+    kind: Kind
+    tree: str | None = None
+    node: str | None = None
+    name: str | None = None
+
+
+@dataclass
+class View:
+    uri: str
+    kind: Kind
+    text: str
+    read_only: bool
+    language_id: str
+    tree: Tree | None = None
+    tip: Node | None = None
+    segments: list[Segment] = field(default_factory=list)
+    doc: Document | None = None
+
+
+def parse_uri(uri: str) -> Target:
+    if not uri.startswith("loom:"):
+        raise not_found(f"not a loom: URI: {uri}")
+    rest = uri[len("loom:"):].lstrip("/")
+    kind, _, tail = rest.partition("/")
+    parts = [p for p in tail.split("/") if p]
+    if kind == "path" and len(parts) == 2:
+        return Target("path", tree=parts[0], node=parts[1])
+    if kind == "tree" and len(parts) == 1:
+        return Target("tree", tree=parts[0])
+    if kind == "doc" and tail:
+        return Target("doc", name=unquote(tail))
+    if kind == "trace" and len(parts) == 1:
+        return Target("trace", name=unquote(parts[0]))
+    raise not_found(f"unknown loom: URI {uri}",
+                    "loom://path/TREE/NODE, loom://tree/TREE, loom://doc/NAME, loom://trace/WHO")
+
+
+def path_text(ws: Workspace, tree: Tree, path: list[Node],
+              now: float) -> tuple[str, list[Segment]]:
+    """Buffer mode: the nodes' text, concatenated; dialogue: a headed block per node."""
+    names: dict[str, str] = {}
+
+    def author(pid: str) -> str:
+        if pid not in names:
+            p = Participant.get_or_none(Participant.id == pid)
+            names[pid] = p.name if p else "?"
+        return names[pid]
+
+    parts: list[str] = []
+    segments: list[Segment] = []
+    offset = 0
+    if tree.mode == "buffer":
+        for n in path:
+            segments.append(Segment(n.id, n.label, n.author_type == "model", offset,
+                                    offset + len(n.content), n.content))
+            parts.append(n.content)
+            offset += len(n.content)
+        return "".join(parts), segments
+    first = True
+    for n in path:
+        if n.kind == "root" and not n.content:
+            continue
+        header = ("" if first else "\n\n") + (f"[{n.label}] {author(n.author_id)} · "
+                                              f"{relative_time(n.created, now)}\n")
+        segments.append(Segment(None, n.label, False, offset, offset + len(header), header,
+                                editable=False))
+        offset += len(header)
+        parts.append(header)
+        segments.append(Segment(n.id, n.label, n.author_type == "model", offset,
+                                offset + len(n.content), n.content))
+        parts.append(n.content)
+        offset += len(n.content)
+        first = False
+    return "".join(parts), segments
+
+
+def tree_overview(ws: Workspace, tree: Tree, position: Node) -> str:
+    root = ws.node(tree.root)
+
+    def kids(node_id: str) -> list[Item]:
+        rows = ws.db.execute_sql(
+            "SELECT n.id, n.label FROM edge_source s JOIN edge e ON e.target = s.target "
+            "JOIN node n ON n.id = s.target WHERE s.node = ? AND e.kind = 'continuation' "
+            "AND n.pruned = 0 ORDER BY e.sibling_order, n.id", (node_id,)).fetchall()
+        return [Item(r[0], r[1]) for r in rows]
+
+    head = [f'Tree: "{tree.title}" ({tree.mode})']
+    if tree.description:
+        head.append(tree.description)
+    lines = draw("Root ", Item(root.id, root.label), kids, 40, position.id)
+    return "\n".join([*head, "", *lines, "", "* = your position"]) + "\n"
+
+
+def trace_text(ws: Workspace, who: Participant) -> str:
+    entries = mem.trace(ws, who, limit=200)
+    lines = [f"Action trace of {who.name} ({len(entries)} most recent)", ""]
+    for e in entries:
+        when = relative_time(e.created, ws.clock())
+        if e.command == mem.THINK:
+            first = e.message.strip().splitlines()[0] if e.message.strip() else ""
+            lines.append(f"{when:>9}  → think … ({first[:60]})")
+            continue
+        mark = "✓" if e.ok else f"✗ {e.code}: {e.message}"
+        lines.append(f"{when:>9}  {e.command}   {mark}")
+    return "\n".join(lines) + "\n"
+
+
+def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -> View:
+    """Render a URI for a participant. ``tip`` overrides the path's end (open buffers)."""
+    target = parse_uri(uri)
+    if target.kind == "doc":
+        doc = Document.get_or_none(Document.name == target.name)
+        if doc is None:
+            doc = ws.document(target.name or "")
+        return View(uri, "doc", doc.content, False, "markdown", doc=doc)
+    if target.kind == "trace":
+        p = ws.participant(target.name or "")
+        return View(uri, "trace", trace_text(ws, p), True, "loom")
+    tree = ws.find_tree(target.tree or "")
+    if target.kind == "tree":
+        position, _ = ws.position(who, tree)
+        return View(uri, "tree", tree_overview(ws, tree, position), True, "loom", tree=tree)
+    if tip is None:
+        anchor = ws.resolve(tree, target.node or "")
+        if anchor.kind == "annotation":
+            raise LoomError("NOT_FOUND", f"[{anchor.label}] is an annotation",
+                            "open the node it annotates")
+        node, current_tip = ws.position(who, tree)
+        on_path = any(n.id == anchor.id for n in ws.path(current_tip, prefer=(node.id,)))
+        tip = current_tip if on_path else ws.descend(anchor)
+    path = ws.path(tip, prefer=(tip.id,))
+    text, segments = path_text(ws, tree, path, ws.clock())
+    return View(uri, "path", text, False, "loom", tree=tree, tip=tip, segments=segments)

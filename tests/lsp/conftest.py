@@ -1,0 +1,161 @@
+"""pytest-lsp sessions against the real server, with VS Code's and Neovim's capabilities.
+
+The test client plays the editor's part: it keeps each open document's text, applies the
+server's ``workspace/applyEdit`` and sends the resulting ``didChange`` back, as an editor
+does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from loom.lsp.text import TextDoc
+
+SERVER = [sys.executable, "-m", "loom.cli", "serve"]
+
+
+@dataclass
+class Editor:
+    """The editor side of the session: open documents and what the server told us."""
+
+    client: LanguageClient
+    encoding: str = "utf-16"
+    texts: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, int] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+    notifications: list[tuple[str, Any]] = field(default_factory=list)
+    db: Path | None = None
+
+    def open(self, uri: str, text: str) -> None:
+        self.texts[uri] = text
+        self.versions[uri] = 1
+        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="loom", version=1,
+                                               text=text)))
+
+    def doc(self, uri: str) -> TextDoc:
+        return TextDoc(self.texts[uri], self.encoding)
+
+    def pos(self, uri: str, offset: int) -> lsp.Position:
+        return lsp.Position(*self.doc(uri).position_at(offset))
+
+    def replace(self, uri: str, start: int, end: int, new: str) -> None:
+        """Type: replace text[start:end] with ``new`` and tell the server."""
+        doc = self.doc(uri)
+        rng = lsp.Range(lsp.Position(*doc.position_at(start)), lsp.Position(*doc.position_at(end)))
+        self.texts[uri] = doc.text[:start] + new + doc.text[end:]
+        self.versions[uri] += 1
+        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri,
+                                                              version=self.versions[uri]),
+            content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=new)]))
+
+    def append(self, uri: str, new: str) -> None:
+        end = len(self.texts[uri])
+        self.replace(uri, end, end, new)
+
+    def apply_text_edits(self, uri: str, edits: list[lsp.TextEdit]) -> None:
+        for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
+                        reverse=True):
+            doc = self.doc(uri)
+            s = doc.offset_at(e.range.start.line, e.range.start.character)
+            t = doc.offset_at(e.range.end.line, e.range.end.character)
+            self.replace(uri, s, t, e.new_text)
+
+    async def wait_for(self, predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+        deadline = asyncio.get_event_loop().time() + timeout
+        while not predicate():
+            if asyncio.get_event_loop().time() > deadline:
+                raise AssertionError("timed out waiting for the server")
+            await asyncio.sleep(0.05)
+
+
+def sql(db: Path, query: str, *args: Any) -> list[tuple[Any, ...]]:
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(query, args).fetchall()
+    finally:
+        con.close()
+
+
+def demo_uri(db: Path) -> str:
+    """The path view through the human's position in the demo tree."""
+    tree, tip = sql(db, "SELECT p.tree, n.local_id FROM position p JOIN participant h "
+                        "ON h.id = p.participant JOIN node n ON n.id = p.tip "
+                        "WHERE h.name = 'human'")[0]
+    return f"loom://path/{tree}/{tip}"
+
+
+def make_demo(db: Path) -> None:
+    from loom.demo import create_demo
+    from loom.store.db import open_database
+    from loom.store.workspace import Workspace
+
+    create_demo(Workspace(open_database(db)))
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "loom.db"
+    make_demo(path)
+    return path
+
+
+@pytest.fixture
+def editor(client: LanguageClient) -> Editor:
+    return client.editor  # type: ignore[attr-defined,no-any-return]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER),
+                    params=["visual_studio_code", "neovim"])
+async def client(request: Any, lsp_client: LanguageClient, db: Path):  # type: ignore[no-untyped-def]
+    caps = client_capabilities(request.param)
+    ws = caps.workspace or lsp.WorkspaceClientCapabilities()
+    ws.text_document_content = lsp.TextDocumentContentClientCapabilities(
+        dynamic_registration=False)
+    caps.workspace = ws
+    ed = Editor(lsp_client, db=db)
+
+    @lsp_client.feature(lsp.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        edit = params.edit
+        for change in edit.document_changes or []:
+            if isinstance(change, lsp.TextDocumentEdit):
+                ed.apply_text_edits(change.text_document.uri, list(change.edits))
+        for uri, edits in (edit.changes or {}).items():
+            ed.apply_text_edits(uri, list(edits))
+        return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    @lsp_client.feature(lsp.WORKSPACE_TEXT_DOCUMENT_CONTENT_REFRESH)
+    def refresh(params: Any) -> None:
+        ed.notifications.append(("refresh", params))
+
+    @lsp_client.feature("loom/documentChanged")
+    def changed(params: Any) -> None:
+        ed.notifications.append(("loom/documentChanged", params))
+
+    @lsp_client.feature("loom/status")
+    def status(params: Any) -> None:
+        ed.notifications.append(("loom/status", params))
+
+    result = await lsp_client.initialize_session(lsp.InitializeParams(
+        capabilities=caps,
+        initialization_options={"database": str(db), "documentProvider": "textDocumentContent",
+                                "watchInterval": 0.2}))
+    pe = result.capabilities.position_encoding
+    ed.encoding = str(pe) if pe else "utf-16"
+    ed.client_name = request.param  # type: ignore[attr-defined]
+    lsp_client.editor = ed  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
