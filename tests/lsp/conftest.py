@@ -71,12 +71,26 @@ class Editor:
             t = doc.offset_at(e.range.end.line, e.range.end.character)
             self.replace(uri, s, t, e.new_text)
 
+    async def request(self, method: str, params: Any) -> Any:
+        """A custom ``loom/…`` request, its answer as plain dicts and lists."""
+        return plain(await self.client.protocol.send_request_async(method, params))
+
     async def wait_for(self, predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
         deadline = asyncio.get_event_loop().time() + timeout
         while not predicate():
             if asyncio.get_event_loop().time() > deadline:
                 raise AssertionError("timed out waiting for the server")
             await asyncio.sleep(0.05)
+
+
+def plain(value: Any) -> Any:
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
 
 
 def sql(db: Path, query: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -140,6 +154,13 @@ async def client(request: Any, lsp_client: LanguageClient, db: Path):  # type: i
     @lsp_client.feature(lsp.WORKSPACE_TEXT_DOCUMENT_CONTENT_REFRESH)
     def refresh(params: Any) -> None:
         ed.notifications.append(("refresh", params))
+
+    for method in (lsp.WORKSPACE_CODE_LENS_REFRESH, lsp.WORKSPACE_SEMANTIC_TOKENS_REFRESH,
+                   lsp.WORKSPACE_INLAY_HINT_REFRESH):
+        def record(params: Any, method: str = method) -> None:
+            ed.notifications.append((method, params))
+
+        lsp_client.feature(method)(record)
 
     @lsp_client.feature("loom/documentChanged")
     def changed(params: Any) -> None:

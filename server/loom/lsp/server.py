@@ -14,7 +14,6 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from loom import __version__
 from loom.app import App, open_app
-from loom.commands.help import render_help_tool
 from loom.errors import LoomError
 from loom.lsp.controller import Controller
 from loom.lsp.features import completion as completion_feature
@@ -552,23 +551,35 @@ def _failure(err: LoomError) -> dict[str, Any]:
     return {"ok": False, "message": error_text(err.code, err.message, err.hint)}
 
 
-@server.command("loom.continue")
-async def cmd_continue(ls: LoomServer, *args: Any) -> dict[str, Any]:
-    a = _arg(args)
-    try:
-        return _answer(await ls.controller.continue_(a.get("uri", ""), a.get("n"),
-                                                     a.get("tokens"), a.get("temperature")))
-    except LoomError as err:
-        return _failure(err)
+def _command(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a command whose failures (bad arguments included) answer ``ok: false``."""
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        async def run(ls: LoomServer, *args: Any) -> dict[str, Any]:
+            try:
+                result = fn(ls, _arg(args))
+                return await result if asyncio.iscoroutine(result) else result
+            except LoomError as err:
+                return _failure(err)
+            except (TypeError, ValueError, KeyError) as err:
+                return {"ok": False, "message": f"✗ INVALID_SYNTAX: bad arguments for {name}: "
+                                                f"{err}"}
+            except Exception as err:
+                log.exception("%s failed", name)
+                return {"ok": False, "message": f"✗ INTERNAL: {type(err).__name__}: {err}"}
+        run.__name__ = fn.__name__
+        return server.command(name)(run)
+    return wrap
 
 
-@server.command("loom.branch")
-async def cmd_branch(ls: LoomServer, *args: Any) -> dict[str, Any]:
-    a = _arg(args)
-    try:
-        return _answer(await ls.controller.branch(a.get("uri", ""), _node_arg(ls, a)))
-    except LoomError as err:
-        return _failure(err)
+@_command("loom.continue")
+async def cmd_continue(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
+    return _answer(await ls.controller.continue_(a.get("uri", ""), a.get("n"),
+                                                 a.get("tokens"), a.get("temperature")))
+
+
+@_command("loom.branch")
+async def cmd_branch(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
+    return _answer(await ls.controller.branch(a.get("uri", ""), _node_arg(ls, a)))
 
 
 def _node_arg(ls: LoomServer, a: dict[str, Any]) -> str:
@@ -586,38 +597,25 @@ def _node_arg(ls: LoomServer, a: dict[str, Any]) -> str:
     raise LoomError("NOT_FOUND", "no node given", "pass {uri, node} or {uri, line, character}")
 
 
-@server.command("loom.cycleSibling")
-async def cmd_cycle(ls: LoomServer, *args: Any) -> dict[str, Any]:
-    a = _arg(args)
-    try:
-        return _answer(await ls.controller.cycle(a.get("uri", ""), _node_arg(ls, a),
-                                                 int(a.get("delta", 1))))
-    except LoomError as err:
-        return _failure(err)
+@_command("loom.cycleSibling")
+async def cmd_cycle(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
+    return _answer(await ls.controller.cycle(a.get("uri", ""), _node_arg(ls, a),
+                                             int(a.get("delta", 1))))
 
 
-@server.command("loom.annotate")
-async def cmd_annotate(ls: LoomServer, *args: Any) -> dict[str, Any]:
-    a = _arg(args)
-    try:
-        return _answer(await ls.controller.annotate(a.get("uri", ""), _node_arg(ls, a),
-                                                    a.get("text")))
-    except LoomError as err:
-        return _failure(err)
+@_command("loom.annotate")
+async def cmd_annotate(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
+    return _answer(await ls.controller.annotate(a.get("uri", ""), _node_arg(ls, a),
+                                                a.get("text")))
 
 
-@server.command("loom.run")
-async def cmd_run(ls: LoomServer, *args: Any) -> dict[str, Any]:
-    a = _arg(args)
-    try:
-        return _answer(await ls.controller.run_line(a.get("uri", ""), int(a.get("line", 0))))
-    except LoomError as err:
-        return _failure(err)
+@_command("loom.run")
+async def cmd_run(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
+    return _answer(await ls.controller.run_line(a.get("uri", ""), int(a.get("line", 0))))
 
 
-@server.command("loom.commit")
-async def cmd_commit(ls: LoomServer, *args: Any) -> dict[str, Any]:
-    a = _arg(args)
+@_command("loom.commit")
+async def cmd_commit(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
     doc = ls.doc(a.get("uri", ""))
     if doc is None:
         return {"ok": False, "message": "✗ NOT_FOUND: no such loom document"}
@@ -625,15 +623,11 @@ async def cmd_commit(ls: LoomServer, *args: Any) -> dict[str, Any]:
     return {"ok": True, "message": f"✓ committed {len(created)}", "data": {"created": created}}
 
 
-@server.command("loom.open")
-async def cmd_open(ls: LoomServer, *args: Any) -> dict[str, Any]:
-    a = _arg(args)
+@_command("loom.open")
+async def cmd_open(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
     ws = ls.app.ws
-    try:
-        tree = ws.find_tree(a.get("tree", ""))
-        uri = node_uri(tree, ws.resolve(tree, a["node"])) if a.get("node") else tree_uri(tree)
-    except LoomError as err:
-        return _failure(err)
+    tree = ws.find_tree(a.get("tree", ""))
+    uri = node_uri(tree, ws.resolve(tree, a["node"])) if a.get("node") else tree_uri(tree)
     try:
         await asyncio.shield(ls.window_show_document_async(
             lsp.ShowDocumentParams(uri=uri, take_focus=True)))
@@ -642,14 +636,10 @@ async def cmd_open(ls: LoomServer, *args: Any) -> dict[str, Any]:
     return {"ok": True, "message": f"✓ {uri}", "data": {"uri": uri}}
 
 
-@server.command("loom.cancel")
-def cmd_cancel(ls: LoomServer, *args: Any) -> dict[str, Any]:
+@_command("loom.cancel")
+def cmd_cancel(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
     cancelled = ls.controller.cancel()
     return {"ok": cancelled, "message": "✓ cancelling" if cancelled else "nothing to cancel"}
-
-
-def verb_help(verb: str) -> str | None:
-    return render_help_tool(verb)
 
 
 def serve(db: str | None = None, tcp: str | None = None) -> int:

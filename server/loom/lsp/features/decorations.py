@@ -32,24 +32,31 @@ def lenses(docs: Documents, doc: OpenDoc, default_n: int) -> list[Lens]:
     text_doc = session.doc
     if doc.kind == "path" and doc.tree is not None:
         ws = docs.ws
-        seen_lines: set[int] = set()
+        starts: dict[int, int] = {}  # line → node segments starting on it
+        for seg in session.segments:
+            if seg.node is not None:
+                line, _ = text_doc.position_at(seg.start)
+                starts[line] = starts.get(line, 0) + 1
+        tip = doc.view.tip.id if doc.view.tip is not None else None
+        lensed_lines: set[int] = set()
         for seg in session.segments:
             if seg.node is None:
                 continue
             line, _ = text_doc.position_at(seg.start)
-            if line in seen_lines:
-                continue  # several nodes start on one line: lens the first
-            seen_lines.add(line)
             node = Node.get_or_none(Node.id == seg.node)
             if node is None:
                 continue
             k, n = sibling_position(ws, node)
             args = {"uri": doc.uri, "node": node.id}
+            shared = starts[line] > 1  # several nodes start on this line: name them
             if n > 1:
-                out.append(Lens(seg.start, f"◀ {k}/{n} ▶", "loom.cycleSibling",
-                                {**args, "delta": 1}))
-            out.append(Lens(seg.start, "Branch", "loom.branch", args))
-            out.append(Lens(seg.start, "Annotate", "loom.annotate", args))
+                title = f"◀ {k}/{n} ▶" + (f" [{seg.label}]" if shared else "")
+                out.append(Lens(seg.start, title, "loom.cycleSibling", {**args, "delta": 1}))
+            if line not in lensed_lines or seg.node == tip:
+                lensed_lines.add(line)
+                suffix = f" [{seg.label}]" if shared else ""
+                out.append(Lens(seg.start, "Branch" + suffix, "loom.branch", args))
+                out.append(Lens(seg.start, "Annotate" + suffix, "loom.annotate", args))
         end = session.committed_end
         out.append(Lens(end, f"Continue ×{default_n}", "loom.continue",
                         {"uri": doc.uri, "n": default_n}))

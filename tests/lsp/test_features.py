@@ -1,0 +1,319 @@
+"""Every editor feature through a real server, as VS Code and as Neovim."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+from lsprotocol import types as lsp
+
+from tests.lsp.conftest import Editor, demo_uri, sql
+
+
+def td(uri: str) -> lsp.TextDocumentIdentifier:
+    return lsp.TextDocumentIdentifier(uri=uri)
+
+
+async def open_demo(editor: Editor) -> str:
+    uri = demo_uri(editor.db)
+    res = await editor.client.workspace_text_document_content_async(
+        lsp.TextDocumentContentParams(uri=uri))
+    editor.open(uri, res.text)
+    return uri
+
+
+def node(editor: Editor, fragment: str) -> tuple[str, str]:
+    """(id, localId) of the demo node whose text contains ``fragment``."""
+    rows = sql(editor.db, "SELECT id, local_id FROM node WHERE content LIKE ?",
+               f"%{fragment}%")
+    assert rows, fragment
+    return rows[0]
+
+
+async def run(editor: Editor, command: str, args: dict) -> object:
+    return await editor.client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command=command, arguments=[args]))
+
+
+async def test_capabilities(client, editor: Editor) -> None:  # type: ignore[no-untyped-def]
+    caps = client.protocol.server_capabilities if hasattr(client.protocol,
+                                                          "server_capabilities") else None
+    del caps
+    uri = await open_demo(editor)
+    assert editor.texts[uri].startswith("The house stood empty at the end of the lane.")
+    assert "the clock on the wall had stopped" in editor.texts[uri]
+
+
+async def test_completion_verbs_and_arrow(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    editor.append(uri, "\n->sw")
+    end = editor.pos(uri, len(editor.texts[uri]))
+    items = await editor.client.text_document_completion_async(
+        lsp.CompletionParams(text_document=td(uri), position=end))
+    switch = next(i for i in items.items if i.label == "switch")
+    assert switch.text_edit is not None and switch.text_edit.new_text.startswith("→ switch")
+    # the edit replaces the typed `->`: it starts where the arrow does
+    line = editor.doc(uri).line_count - 1
+    assert switch.text_edit.range.start == lsp.Position(line, 0)
+
+
+async def test_completion_arguments(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    _, lid = node(editor, "gate was locked")
+    editor.append(uri, f"\n→ view {lid[:3]}")
+    items = await editor.client.text_document_completion_async(lsp.CompletionParams(
+        text_document=td(uri), position=editor.pos(uri, len(editor.texts[uri]))))
+    hit = next(i for i in items.items if i.label == lid)
+    assert "model" in (hit.detail or "") and "gate was locked" in (hit.detail or "")
+    editor.append(uri, ' full\n→ read doc:"char')
+    items = await editor.client.text_document_completion_async(lsp.CompletionParams(
+        text_document=td(uri), position=editor.pos(uri, len(editor.texts[uri]))))
+    assert 'doc:"character notes"' in [i.label for i in items.items]
+    editor.append(uri, '"\n→ continue n:')
+    items = await editor.client.text_document_completion_async(lsp.CompletionParams(
+        text_document=td(uri), position=editor.pos(uri, len(editor.texts[uri]))))
+    assert "n:3" in [i.label for i in items.items]
+
+
+async def test_hover_on_reference_text_and_verb(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    _, lid = node(editor, "gate was locked")
+    text = editor.texts[uri]
+    editor.append(uri, f"\n→ view [{lid}]")
+    full = editor.texts[uri]
+    ref_at = full.index(f"[{lid}]") + 2
+    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+        text_document=td(uri), position=editor.pos(uri, ref_at)))
+    assert hover is not None and "The gate was locked." in hover.contents.value
+    assert "model" in hover.contents.value
+    # text inside the buffer: the node that owns it
+    at = text.index("Inside, the kitchen") + 5
+    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+        text_document=td(uri), position=editor.pos(uri, at)))
+    assert hover is not None and "depth:4" in hover.contents.value
+    # a verb: its help
+    verb_at = full.rindex("view") + 1
+    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+        text_document=td(uri), position=editor.pos(uri, verb_at)))
+    assert hover is not None and "Inspect a node's content" in hover.contents.value
+
+
+async def test_definition_and_links(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    _, on_path = node(editor, "stopped at the gate")
+    _, off_path = node(editor, "gate was locked")
+    editor.append(uri, f"\n→ view {on_path}\n→ view {off_path}")
+    full = editor.texts[uri]
+    loc = await editor.client.text_document_definition_async(lsp.DefinitionParams(
+        text_document=td(uri), position=editor.pos(uri, full.index(f"view {on_path}") + 6)))
+    assert loc.uri == uri
+    assert editor.doc(uri).offset_at(loc.range.start.line, loc.range.start.character) == \
+        full.index(" She stopped at the gate")
+    loc = await editor.client.text_document_definition_async(lsp.DefinitionParams(
+        text_document=td(uri), position=editor.pos(uri, full.index(f"view {off_path}") + 6)))
+    assert loc.uri.endswith(f"/{off_path}")
+    links = await editor.client.text_document_document_link_async(
+        lsp.DocumentLinkParams(text_document=td(uri)))
+    assert {lk.target.rsplit("/", 1)[1] for lk in links} >= {on_path, off_path}
+
+
+async def test_references(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    _, lid = node(editor, "key still hung")
+    editor.append(uri, f"\n→ view {lid}")
+    full = editor.texts[uri]
+    refs = await editor.client.text_document_references_async(lsp.ReferenceParams(
+        text_document=td(uri), position=editor.pos(uri, full.rindex(lid) + 1),
+        context=lsp.ReferenceContext(include_declaration=True)))
+    # the node itself and the node it is linked to (the clock)
+    assert len(refs) == 2
+
+
+async def test_code_lens_cycles_siblings(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    lenses = await editor.client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=td(uri)))
+    titles = [lens.command.title for lens in lenses]
+    _, lid = node(editor, "windows seemed to watch")
+    assert f"◀ 1/3 ▶ [{lid}]" in titles
+    assert any(t.startswith("Branch") for t in titles)
+    assert any(t.startswith("Annotate") for t in titles)
+    assert any(t.startswith("Continue ×") for t in titles)
+    cycle = next(lens for lens in lenses if lens.command.title == f"◀ 1/3 ▶ [{lid}]")
+    before = editor.texts[uri]
+    res = await run(editor, "loom.cycleSibling", cycle.command.arguments[0])
+    assert res["ok"], res
+    await editor.wait_for(lambda: editor.texts[uri] != before)
+    assert "walnut trees had dropped their leaves" in editor.texts[uri]
+    assert "kitchen smelled" not in editor.texts[uri]
+    lenses = await editor.client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=td(uri)))
+    _, lid2 = node(editor, "walnut trees had dropped")
+    assert f"◀ 2/3 ▶ [{lid2}]" in [lens.command.title for lens in lenses]
+
+
+async def test_run_command_line_and_diagnostic(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    nid, lid = node(editor, "gate was locked")
+    editor.append(uri, f'\n→ annotate {lid} "too abrupt?"')
+    line = editor.doc(uri).line_count - 1
+    res = await run(editor, "loom.run", {"uri": uri, "line": line})
+    assert res["ok"] and res["message"].startswith("✓ annotation [ann-"), res
+    await editor.wait_for(lambda: "→ annotate" not in editor.texts[uri])
+    assert sql(editor.db, "SELECT content FROM node WHERE kind = 'annotation' AND parent = ?",
+               nid) == [("too abrupt?",)]
+    editor.append(uri, "\n→ view zzzzzz")
+    line = editor.doc(uri).line_count - 1
+    res = await run(editor, "loom.run", {"uri": uri, "line": line})
+    assert not res["ok"]
+    await editor.wait_for(lambda: uri in editor.client.diagnostics)
+    diags = editor.client.diagnostics[uri]
+    assert diags and diags[0].code == "NOT_FOUND" and diags[0].range.start.line == line
+    assert "✗ NOT_FOUND: node [zzzzzz] does not exist in this tree" == diags[0].message
+    assert "→ view zzzzzz" in editor.texts[uri]  # a failed command stays
+
+
+async def test_edit_committed_node_and_save_makes_version(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    text = editor.texts[uri]
+    at = text.index("cold ash")
+    editor.replace(uri, at, at + len("cold ash"), "woodsmoke")
+    editor.append(uri, " She sat down.")
+    res = await editor.request(
+        "loom/save", {"uri": uri, "text": editor.texts[uri]})
+    assert res["ok"], res
+    versions = sql(editor.db, "SELECT content, edited_from FROM node WHERE edited_from "
+                              "IS NOT NULL")
+    assert len(versions) == 1 and "woodsmoke" in versions[0][0]
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ' She sat down.'") == [(1,)]
+
+
+async def test_semantic_tokens_and_inlay_hints(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    tokens = await editor.client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(text_document=td(uri)))
+    types = {tokens.data[i + 3] for i in range(0, len(tokens.data), 5)}
+    assert {0, 1} <= types  # model and human text both present
+    hints = await editor.client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        text_document=td(uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(50, 0))))
+    assert len(hints) == 4 and all(str(h.label).startswith("︱") for h in hints)
+    assert any(str(h.label).startswith("︱›") for h in hints)
+
+
+async def test_edited_model_text_shows_human_characters(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    text = editor.texts[uri]
+    at = text.index("cold ash")
+    editor.replace(uri, at, at, "very ")
+    tokens = await editor.client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(text_document=td(uri)))
+    data = tokens.data
+    line, col, found = 0, 0, []
+    for i in range(0, len(data), 5):
+        line = line + data[i]
+        col = data[i + 1] if data[i] else col + data[i + 1]
+        found.append((line, col, data[i + 2], data[i + 3], data[i + 4]))
+    start = editor.pos(uri, at)
+    # a loomHuman token marked edited covers the typed word (a diff may place the space on
+    # either side of it)
+    human = [t for t in found if t[0] == start.line and t[3] == 1 and t[4] & 2
+             and t[1] <= start.character + 1 and t[1] + t[2] >= start.character + 4]
+    assert human, found
+
+
+async def test_generation_without_model_is_a_diagnostic(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    editor.append(uri, " Then")
+    res = await run(editor, "loom.continue", {"uri": uri, "n": 2})
+    assert not res["ok"] and "MODEL_ERROR" in res["message"]
+    # the working buffer was committed first and nothing was lost
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ' Then'") == [(1,)]
+    assert editor.texts[uri].endswith(" Then")
+
+
+async def test_change_from_elsewhere_updates_open_document(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    _, lid = node(editor, "stopped at the gate")
+    editor.append(uri, " I am typing")
+    await asyncio.sleep(0.1)
+    tree = uri.split("/")[3]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "loom.cli", "--db", str(editor.db), "do", tree,
+        f'→ edit {lid} " She hesitated at the gate."', stdout=subprocess.PIPE)
+    out, _ = await proc.communicate()
+    assert out.decode().startswith("✓ created version"), out
+    await editor.wait_for(lambda: "She hesitated at the gate." in editor.texts[uri])
+    assert editor.texts[uri].endswith(" I am typing")  # what the human typed is kept
+
+
+async def test_pending_text_survives_restart(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    editor.append(uri, " Unsaved words.")
+    await asyncio.sleep(0.8)  # the server keeps pending text shortly after typing stops
+    rows = sql(editor.db, "SELECT working FROM buffer_state")
+    assert rows == [(" Unsaved words.",)]
+    # a second server on the same database (as after a restart) serves it back
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c",
+        "import sys\nfrom loom.store.db import open_database\n"
+        "from loom.store.workspace import Workspace\nfrom loom.lsp.session import Documents\n"
+        "ws = Workspace(open_database(sys.argv[1]))\n"
+        "d = Documents(ws, ws.human(), 'utf-16')\nprint(d.text_for(sys.argv[2])[0])",
+        str(editor.db), uri, stdout=subprocess.PIPE)
+    out, _ = await proc.communicate()
+    assert out.decode().rstrip("\n").endswith(" Unsaved words.")
+
+
+async def test_positions_after_multibyte_characters(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    _, lid = node(editor, "gate was locked")
+    editor.append(uri, f"\n→ view [{lid}] ︱ → view [{lid}]")
+    full = editor.texts[uri]
+    second = full.rindex(f"[{lid}]") + 2  # after `→` and `︱`: 3 bytes, 1 UTF-16 unit each
+    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+        text_document=td(uri), position=editor.pos(uri, second)))
+    assert hover is not None and "The gate was locked." in hover.contents.value
+    rng = hover.range
+    assert editor.doc(uri).offset_at(rng.start.line, rng.start.character) == \
+        full.rindex(f"[{lid}]")
+
+
+async def test_tree_overview_and_custom_requests(editor: Editor) -> None:
+    trees = await editor.request("loom/trees", {})
+    assert trees[0]["title"] == "The House at the End of the Lane"
+    over = await editor.client.workspace_text_document_content_async(
+        lsp.TextDocumentContentParams(uri=trees[0]["uri"]))
+    assert "├→" in over.text and "*" in over.text
+    info = await editor.request(
+        "loom/nodeInfo", {"tree": trees[0]["id"]})
+    _, here = node(editor, "kitchen smelled")
+    assert info["node"]["localId"] == here and info["node"]["author"] == "model"
+    assert len(info["path"]) == 5 and info["path"][0]["author"] == "human"
+    read = await editor.request(
+        "loom/read", {"uri": 'loom://doc/character%20notes'})
+    assert read["text"].startswith("# Character notes") and read["languageId"] == "markdown"
+
+
+async def test_malformed_requests_never_crash(editor: Editor) -> None:
+    bad = "loom://path/NOPE/zzzz"
+    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+        text_document=td(bad), position=lsp.Position(3, 99)))
+    assert hover is None
+    res = await editor.request("loom/save", {"uri": 3})
+    assert res["ok"] is False
+    res = await editor.request("loom/read", {"uri": bad})
+    assert "✗" in res["error"]
+    res = await run(editor, "loom.run", {"uri": bad, "line": "x"})
+    assert res is None or res.get("ok") is False
+    editor.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=bad, version=9),
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text="x")]))
+    uri = await open_demo(editor)
+    out_of_range = await editor.client.text_document_completion_async(lsp.CompletionParams(
+        text_document=td(uri), position=lsp.Position(9999, 9999)))
+    assert out_of_range is None or not out_of_range.items
+    # still alive and correct
+    tokens = await editor.client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(text_document=td(uri)))
+    assert tokens.data
