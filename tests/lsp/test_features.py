@@ -170,7 +170,7 @@ async def test_run_command_line_and_diagnostic(editor: Editor) -> None:
     await editor.wait_for(lambda: uri in editor.client.diagnostics)
     diags = editor.client.diagnostics[uri]
     assert diags and diags[0].code == "NOT_FOUND" and diags[0].range.start.line == line
-    assert "✗ NOT_FOUND: node [zzzzzz] does not exist in this tree" == diags[0].message
+    assert diags[0].message == "✗ NOT_FOUND: node [zzzzzz] does not exist in this tree"
     assert "→ view zzzzzz" in editor.texts[uri]  # a failed command stays
 
 
