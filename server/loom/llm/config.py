@@ -1,0 +1,214 @@
+"""Model profiles and the TOML config that names them.
+
+A config file (``LOOM_CONFIG``, else ``<user config dir>/loom/config.toml``) looks like::
+
+    [defaults]
+    subject = "base"
+    summary = "haiku"
+    collaborator = "sonnet"
+
+    [profiles.base]
+    provider = "openai-compatible"
+    base_url = "http://127.0.0.1:8080/v1"
+    model = "llama-3.1-8b"
+    supports_n = false
+
+    [profiles.haiku]
+    provider = "anthropic"
+    model = "claude-3-5-haiku-latest"
+
+Which profile serves a purpose: an explicit name, else ``LOOM_<PURPOSE>_PROFILE``, else
+(subject only) ``LOOM_BASE_URL`` + ``LOOM_MODEL`` as an openai-compatible profile, else
+``[defaults]``, else the built-in default (hosted when its key is set, else the bundled
+local model). Keys never live here: a profile names the env var, the keyring holds the
+rest (see :mod:`loom.llm.keys`). Other top-level tables are left to other layers.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+from loom.llm.base import ModelError, ProviderName
+from loom.llm.keys import resolve_key
+
+Purpose = Literal["subject", "summary", "collaborator"]
+
+DEFAULT_KEY_ENV: dict[str, str] = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "openai-compatible": "LOOM_API_KEY",
+}
+LOCAL_MODEL = "SmolLM2-135M-Instruct"
+
+
+class ModelProfile(BaseModel):
+    """How to reach one model and the defaults for calling it. Holds no secret."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    provider: ProviderName
+    model: str  # for "local": a .gguf path, or any name for the bundled SmolLM2
+    base_url: str | None = None
+    api_key_env: str | None = None  # default per provider, see DEFAULT_KEY_ENV
+    temperature: float = Field(0.9, ge=0)
+    max_tokens: int = Field(50, ge=1)
+    stop: list[str] | None = None
+    # Hosted: the longest wait to connect or for the next streamed piece (the SDKs'
+    # per-read timeout). Local: the whole generation.
+    timeout_s: float = Field(60, gt=0)
+    max_attempts: int = Field(3, ge=1)  # per request, transport failures only
+    supports_n: bool = True  # false: n continuations as n parallel requests
+    logprobs: int | None = Field(None, ge=0)  # top alternatives per token, when offered
+    backoff_base_s: float = Field(2.0, ge=0)  # jittered exponential backoff…
+    backoff_max_s: float = Field(60.0, ge=0)  # …capped here
+
+    @model_validator(mode="after")
+    def _default_key_env(self) -> ModelProfile:
+        if self.api_key_env is None and self.provider in DEFAULT_KEY_ENV:
+            object.__setattr__(self, "api_key_env", DEFAULT_KEY_ENV[self.provider])
+        return self
+
+    def api_key(self, env: Mapping[str, str] | None = None) -> SecretStr | None:
+        """The key for this profile, looked up now (env var, then keyring)."""
+        if self.provider == "local":
+            return None
+        return resolve_key(self.api_key_env, self.provider, env)
+
+
+class Defaults(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    subject: str | None = None
+    summary: str | None = None
+    collaborator: str | None = None
+
+
+class LoomConfig(BaseModel):
+    profiles: dict[str, ModelProfile] = Field(default_factory=dict)
+    defaults: Defaults = Field(default_factory=Defaults)
+    path: Path | None = None
+
+
+def default_config_path(env: Mapping[str, str] | None = None) -> Path:
+    environ = os.environ if env is None else env
+    if environ.get("LOOM_CONFIG"):
+        return Path(environ["LOOM_CONFIG"]).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("loom")) / "config.toml"
+
+
+def load_config(path: Path | str | None = None, env: Mapping[str, str] | None = None) -> LoomConfig:
+    """Read the config file; a missing file is an empty config, a broken one an error."""
+    file = Path(path).expanduser() if path is not None else default_config_path(env)
+    if not file.is_file():
+        return LoomConfig(path=file)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ModelError("config", f"cannot read {file}: {exc}", f"fix the file at {file}") from exc
+    profiles: dict[str, ModelProfile] = {}
+    tables = data.get("profiles", {})
+    if not isinstance(tables, dict):
+        raise ModelError("config", f"{file}: [profiles] must be a table", f"fix {file}")
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise ModelError("config", f"{file}: profiles.{name} must be a table", f"fix {file}")
+        try:
+            profiles[name] = ModelProfile(**{"name": name, **table})
+        except ValidationError as exc:
+            raise ModelError(
+                "config",
+                f"{file}: profile {name!r} is invalid: {_first_error(exc)}",
+                f"fix [profiles.{name}] in {file}",
+            ) from exc
+    try:
+        defaults = Defaults(**data.get("defaults", {}))
+    except (ValidationError, TypeError) as exc:
+        raise ModelError("config", f"{file}: [defaults] is invalid", f"fix {file}") from exc
+    return LoomConfig(profiles=profiles, defaults=defaults, path=file)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    return f"{where}: {err.get('msg')}" if where else str(err.get("msg"))
+
+
+BUILTIN_PROFILES: dict[str, ModelProfile] = {
+    p.name: p
+    for p in (
+        ModelProfile(name="local", provider="local", model=LOCAL_MODEL),
+        ModelProfile(name="claude-haiku", provider="anthropic", model="claude-3-5-haiku-latest"),
+        ModelProfile(name="gpt-4o-mini", provider="openai", model="gpt-4o-mini"),
+        # The hosted base model on the legacy completions endpoint (true continuations).
+        ModelProfile(name="davinci-002", provider="openai", model="davinci-002"),
+    )
+}
+
+
+def _has_key(profile: ModelProfile, env: Mapping[str, str] | None) -> bool:
+    return profile.api_key(env) is not None
+
+
+def builtin_default(purpose: Purpose, env: Mapping[str, str] | None = None) -> ModelProfile:
+    """The built-in choice: a hosted model whose key is set, else the local model."""
+    order = {
+        "subject": ("davinci-002", "claude-haiku"),
+        "summary": ("claude-haiku", "gpt-4o-mini"),
+        "collaborator": ("claude-haiku", "gpt-4o-mini"),
+    }[purpose]
+    chosen = BUILTIN_PROFILES["local"]
+    for name in order:
+        if _has_key(BUILTIN_PROFILES[name], env):
+            chosen = BUILTIN_PROFILES[name]
+            break
+    if purpose == "collaborator":
+        chosen = chosen.model_copy(update={"max_tokens": 1024})
+    return chosen
+
+
+def resolve_profile(
+    purpose: Purpose,
+    name: str | None = None,
+    config: LoomConfig | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+) -> ModelProfile:
+    """The profile that serves ``purpose`` (see the module docstring for the order)."""
+    environ = os.environ if env is None else env
+    if config is None:
+        config = load_config(env=environ)
+    name = name or environ.get(f"LOOM_{purpose.upper()}_PROFILE") or None
+    if name:
+        return _named(name, config)
+    if purpose == "subject" and environ.get("LOOM_BASE_URL") and environ.get("LOOM_MODEL"):
+        return ModelProfile(
+            name="env",
+            provider="openai-compatible",
+            base_url=environ["LOOM_BASE_URL"],
+            model=environ["LOOM_MODEL"],
+        )
+    configured = getattr(config.defaults, purpose)
+    if configured:
+        return _named(configured, config)
+    return builtin_default(purpose, environ)
+
+
+def _named(name: str, config: LoomConfig) -> ModelProfile:
+    profile = config.profiles.get(name) or BUILTIN_PROFILES.get(name)
+    if profile is not None:
+        return profile
+    known = ", ".join(sorted({*config.profiles, *BUILTIN_PROFILES}))
+    where = config.path or "the config file"
+    raise ModelError(
+        "config",
+        f"no model profile named {name!r} (known: {known})",
+        f"define [profiles.{name}] in {where}",
+    )

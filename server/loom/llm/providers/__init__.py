@@ -1,0 +1,1 @@
+"""Provider implementations; import them through :func:`loom.llm.registry.make_provider`."""

@@ -1,0 +1,84 @@
+"""Pieces every provider shares: parameters, error translation, request logging, running."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Coroutine, Iterator
+from typing import Any
+
+from loom.llm.aio import run_cancellable
+from loom.llm.assemble import DeltaCallbackError
+from loom.llm.base import ModelError
+from loom.llm.config import ModelProfile
+from loom.llm.errors import classify, make_error
+from loom.llm.redact import install_log_redaction, redact_obj
+
+log = logging.getLogger("loom.llm")
+install_log_redaction()
+
+CONTINUE_SYSTEM = "Continue the text exactly where it stops; output only the continuation."
+
+
+def call_params(
+    profile: ModelProfile,
+    *,
+    n: int = 1,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    stop: list[str] | None = None,
+    logprobs: int | None = None,
+) -> dict[str, Any]:
+    """The effective parameters of a call: arguments, else the profile's defaults."""
+    if n < 1:
+        raise ModelError("bad_request", f"n must be at least 1 (got {n})", "ask for n ≥ 1")
+    return {
+        "n": n,
+        "max_tokens": max_tokens if max_tokens is not None else profile.max_tokens,
+        "temperature": temperature if temperature is not None else profile.temperature,
+        "stop": stop if stop is not None else profile.stop,
+        "logprobs": logprobs if logprobs is not None else profile.logprobs,
+    }
+
+
+def error_context(profile: ModelProfile) -> dict[str, Any]:
+    return {
+        "provider": profile.provider,
+        "key_env": profile.api_key_env,
+        "base_url": profile.base_url,
+    }
+
+
+@contextlib.contextmanager
+def sdk_errors(profile: ModelProfile) -> Iterator[None]:
+    """Translate anything the SDK or transport raises into a :class:`ModelError`."""
+    try:
+        yield
+    except (ModelError, DeltaCallbackError):
+        raise
+    except Exception as exc:
+        raise classify(exc, **error_context(profile)) from exc
+
+
+def malformed(profile: ModelProfile, what: str) -> ModelError:
+    return make_error("malformed", f"{profile.provider} {what}", **error_context(profile))
+
+
+def missing_key(profile: ModelProfile) -> ModelError:
+    return make_error(
+        "auth", f"no API key for {profile.provider} ({profile.name})", **error_context(profile)
+    )
+
+
+def log_request(profile: ModelProfile, endpoint: str, payload: dict[str, Any]) -> None:
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("%s %s request: %s", profile.provider, endpoint, redact_obj(payload))
+
+
+async def run(body: Coroutine[Any, Any, None], cancel: asyncio.Event | None) -> None:
+    """Run a generation body under ``cancel``; a failing ``on_delta`` raises its own error."""
+    try:
+        await run_cancellable(body, cancel)
+    except DeltaCallbackError as exc:
+        raise exc.original from None

@@ -1,0 +1,228 @@
+"""Anthropic Messages API through the official SDK, streamed with ``create(stream=True)``.
+
+``chat`` maps system messages to the ``system`` parameter. Anthropic has no base-model
+completion endpoint, and assistant prefill is not accepted by every model, so
+``complete`` is an honest approximation: the prompt is sent as the user message under
+the system instruction "Continue the text exactly where it stops; output only the
+continuation." ``n`` is served by parallel requests; logprobs are not available.
+Temperature is not sent: the Messages API version that SDK 2.x speaks (2026-10-21)
+rejects ``temperature``/``top_p``/``top_k`` on every model, so the result's ``params``
+record ``temperature: None``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import anthropic
+
+from loom.llm.aio import gather_all
+from loom.llm.assemble import Collector, Sink
+from loom.llm.base import ChatDelta, ChatMessage, CompleteDelta, GenerationResult, Usage
+from loom.llm.config import ModelProfile
+from loom.llm.errors import make_error
+from loom.llm.providers._common import (
+    CONTINUE_SYSTEM,
+    call_params,
+    error_context,
+    log_request,
+    malformed,
+    missing_key,
+    run,
+    sdk_errors,
+)
+from loom.llm.retry import Attempt, RetryPolicy, call_with_retry
+
+_READ_ERRORS = (AttributeError, KeyError, TypeError, IndexError, ValueError)
+
+
+class AnthropicProvider:
+    def __init__(self, profile: ModelProfile) -> None:
+        self.profile = profile
+        self.name = profile.provider
+        self.policy = RetryPolicy.from_profile(profile)
+        self._client: anthropic.AsyncAnthropic | None = None
+        self._client_key: str | None = None
+
+    def client(self) -> anthropic.AsyncAnthropic:
+        secret = self.profile.api_key()
+        if secret is None:
+            raise missing_key(self.profile)
+        key = secret.get_secret_value()
+        if self._client is None or key != self._client_key:
+            self._client = anthropic.AsyncAnthropic(
+                api_key=key,
+                base_url=self.profile.base_url,
+                timeout=self.profile.timeout_s,
+                max_retries=0,  # tenacity in loom.llm.retry is the only retry policy
+            )
+            self._client_key = key
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connection pool."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def complete(
+        self,
+        prompt: str,
+        *,
+        n: int = 1,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        logprobs: int | None = None,
+        on_delta: CompleteDelta | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> GenerationResult:
+        params = call_params(
+            self.profile,
+            n=n,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            stop=stop,
+            logprobs=logprobs,
+        )
+        params["logprobs"] = None  # not offered by the Messages API
+        params["temperature"] = None  # rejected by the Messages API (see module docstring)
+        collector = Collector(n, on_delta, cancel)
+        messages = [ChatMessage(role="user", content=prompt)]
+
+        async def body() -> None:
+            client = self.client()
+            await gather_all(
+                [
+                    call_with_retry(
+                        lambda a, i=i: self._once(
+                            client, CONTINUE_SYSTEM, messages, params, collector, a, i
+                        ),
+                        self.policy,
+                    )
+                    for i in range(n)
+                ]
+            )
+
+        await run(body(), cancel)
+        return collector.build(model=self.profile.model, provider=self.name, params=params)
+
+    async def chat(
+        self,
+        messages: list[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        on_delta: ChatDelta | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> GenerationResult:
+        params = call_params(
+            self.profile, max_tokens=max_tokens, temperature=temperature, stop=stop
+        )
+        params.pop("logprobs")
+        params["temperature"] = None  # rejected by the Messages API (see module docstring)
+        system = "\n\n".join(m.content for m in messages if m.role == "system") or None
+        turns = [m for m in messages if m.role != "system"]
+        if not turns:
+            raise make_error(
+                "bad_request",
+                "a chat needs at least one user message",
+                **error_context(self.profile),
+            )
+        delta = None if on_delta is None else (lambda _i, piece: on_delta(piece))
+        collector = Collector(1, delta, cancel)
+
+        async def body() -> None:
+            client = self.client()
+            await call_with_retry(
+                lambda a: self._once(client, system, turns, params, collector, a, 0),
+                self.policy,
+            )
+
+        await run(body(), cancel)
+        return collector.build(model=self.profile.model, provider=self.name, params=params)
+
+    async def _once(
+        self,
+        client: anthropic.AsyncAnthropic,
+        system: str | None,
+        messages: list[ChatMessage],
+        params: dict[str, Any],
+        collector: Collector,
+        attempt: Attempt,
+        index: int,
+    ) -> None:
+        sink = collector.begin(attempt, [index])
+        payload: dict[str, Any] = {
+            "model": self.profile.model,
+            "messages": [m.model_dump() for m in messages],
+            "max_tokens": params["max_tokens"],
+            "stream": True,
+        }
+        if system:
+            payload["system"] = system
+        if params["stop"]:
+            payload["stop_sequences"] = params["stop"]
+        log_request(self.profile, "messages", payload)
+        state = _StreamState()
+        with sdk_errors(self.profile):
+            stream = await client.messages.create(**payload)
+            async with stream:
+                async for event in stream:
+                    self._on_event(event, sink, index, state)
+        if sink.received == 0 or not state.started:
+            raise malformed(self.profile, "sent no message stream")
+        if not state.stopped:
+            raise make_error(
+                "server",
+                f"{self.profile.provider} stream ended before message_stop",
+                **error_context(self.profile),
+            )
+        sink.usage(
+            Usage(prompt_tokens=state.input_tokens, completion_tokens=state.output_tokens), index
+        )
+
+    def _on_event(self, event: Any, sink: Sink, index: int, state: _StreamState) -> None:
+        # The SDK builds events without validation, so absent fields read as None.
+        sink.raw(event)
+        text = ""
+        try:
+            kind = event.type
+            if kind == "message_start":
+                state.started = True
+                usage = event.message.usage
+                state.input_tokens = usage.input_tokens if usage is not None else None
+            elif kind == "content_block_delta":
+                delta = event.delta
+                if delta.type == "text_delta":
+                    text = delta.text
+                    if type(text) is not str:
+                        raise TypeError("text_delta text is not a string")
+            elif kind == "message_delta":
+                state.stop_reason = event.delta.stop_reason
+                usage = event.usage
+                if usage is not None and usage.output_tokens is not None:
+                    state.output_tokens = usage.output_tokens
+            elif kind == "message_stop":
+                state.stopped = True
+            elif kind is None:
+                raise ValueError("event without a type")
+        except _READ_ERRORS as exc:
+            raise malformed(self.profile, f"sent an event Loom cannot read ({exc!r})") from exc
+        if text:
+            sink.text(index, text)
+        if state.stop_reason is not None:
+            sink.finish(index, state.stop_reason)
+
+
+class _StreamState:
+    __slots__ = ("input_tokens", "output_tokens", "started", "stop_reason", "stopped")
+
+    def __init__(self) -> None:
+        self.started = False
+        self.stopped = False
+        self.stop_reason: str | None = None
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None

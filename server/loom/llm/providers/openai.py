@@ -1,0 +1,272 @@
+"""OpenAI and OpenAI-compatible servers (llama.cpp server, vLLM, Ollama, OpenRouter…).
+
+``complete`` uses the legacy completions endpoint (base models) with native ``n`` and
+demultiplexes streamed choices by ``choice.index``; when the profile says
+``supports_n = false`` it sends n parallel requests instead. ``chat`` uses chat
+completions. Both stream. For ``openai-compatible`` profiles the key is optional.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+import openai
+
+from loom.llm.aio import gather_all
+from loom.llm.assemble import Collector, Sink
+from loom.llm.base import ChatDelta, ChatMessage, CompleteDelta, GenerationResult, Usage
+from loom.llm.config import ModelProfile
+from loom.llm.logprobs import normalise
+from loom.llm.providers._common import (
+    call_params,
+    log_request,
+    malformed,
+    missing_key,
+    run,
+    sdk_errors,
+)
+from loom.llm.retry import Attempt, RetryPolicy, call_with_retry
+
+_NO_KEY = "no-key"  # sent to compatible servers that need none (the SDK insists on one)
+_READ_ERRORS = (AttributeError, KeyError, TypeError, IndexError, ValueError)
+
+
+class OpenAIProvider:
+    def __init__(self, profile: ModelProfile) -> None:
+        self.profile = profile
+        self.name = profile.provider
+        self.policy = RetryPolicy.from_profile(profile)
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_key: str | None = None
+
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client for the key resolved now (rebuilt only if the key changed)."""
+        secret = self.profile.api_key()
+        if secret is None:
+            if self.profile.provider == "openai":
+                raise missing_key(self.profile)
+            key = _NO_KEY
+        else:
+            key = secret.get_secret_value()
+        if self._client is None or key != self._client_key:
+            self._client = openai.AsyncOpenAI(
+                api_key=key,
+                base_url=self.profile.base_url,
+                timeout=self.profile.timeout_s,
+                max_retries=0,  # tenacity in loom.llm.retry is the only retry policy
+            )
+            self._client_key = key
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connection pool."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def complete(
+        self,
+        prompt: str,
+        *,
+        n: int = 1,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        logprobs: int | None = None,
+        on_delta: CompleteDelta | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> GenerationResult:
+        params = call_params(
+            self.profile,
+            n=n,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            stop=stop,
+            logprobs=logprobs,
+        )
+        collector = Collector(n, on_delta, cancel)
+        native = n == 1 or self.profile.supports_n
+
+        async def body() -> None:
+            client = self.client()
+            if native:
+                await call_with_retry(
+                    lambda a: self._complete_once(client, prompt, params, collector, a, range(n)),
+                    self.policy,
+                )
+            else:
+                await gather_all(
+                    [
+                        call_with_retry(
+                            lambda a, i=i: self._complete_once(
+                                client, prompt, params, collector, a, [i]
+                            ),
+                            self.policy,
+                        )
+                        for i in range(n)
+                    ]
+                )
+
+        await run(body(), cancel)
+        return collector.build(model=self.profile.model, provider=self.name, params=params)
+
+    async def _complete_once(
+        self,
+        client: openai.AsyncOpenAI,
+        prompt: str,
+        params: dict[str, Any],
+        collector: Collector,
+        attempt: Attempt,
+        indices: Iterable[int],
+    ) -> None:
+        sink = collector.begin(attempt, indices)
+        offset = sink.indices[0]
+        payload: dict[str, Any] = {
+            "model": self.profile.model,
+            "prompt": prompt,
+            "n": len(sink.indices),
+            "max_tokens": params["max_tokens"],
+            "temperature": params["temperature"],
+            "stream": True,
+        }
+        if params["stop"]:
+            payload["stop"] = params["stop"]
+        if params["logprobs"] is not None:
+            payload["logprobs"] = params["logprobs"]
+        if self.profile.provider == "openai":
+            payload["stream_options"] = {"include_usage": True}
+        log_request(self.profile, "completions", payload)
+        with sdk_errors(self.profile):
+            stream = await client.completions.create(**payload)
+            async with stream:
+                async for chunk in stream:
+                    self._on_completion_chunk(chunk, sink, offset)
+        if sink.received == 0:
+            raise malformed(self.profile, "sent no completion data")
+
+    def _on_completion_chunk(self, chunk: Any, sink: Sink, offset: int) -> None:
+        # Parse first (any surprise is "malformed"), then deliver: a caller's on_delta
+        # error must not be mistaken for a bad reply. Kept lean: it runs once per token.
+        # The SDK builds chunks without validation, so absent fields read as None.
+        sink.raw(chunk)
+        try:
+            choices = chunk.choices
+            if type(choices) is not list:
+                raise TypeError("chunk has no choices list")
+            pieces = []
+            for choice in choices:
+                index = offset + choice.index
+                if index not in sink.indices:
+                    raise ValueError(f"choice index {choice.index} out of range")
+                text = choice.text or ""
+                if type(text) is not str:
+                    raise TypeError("choice text is not a string")
+                lp = choice.logprobs
+                pieces.append((index, text, choice.finish_reason, normalise(lp) if lp else None))
+            usage = _usage(chunk.usage)
+        except _READ_ERRORS as exc:
+            raise malformed(self.profile, f"sent a chunk Loom cannot read ({exc!r})") from exc
+        if usage is not None:
+            sink.usage(usage)
+        for index, text, finish, lp in pieces:
+            if lp:
+                sink.logprobs(index, lp)
+            if text:
+                sink.text(index, text)
+            if finish is not None:
+                sink.finish(index, finish)
+
+    async def chat(
+        self,
+        messages: list[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        on_delta: ChatDelta | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> GenerationResult:
+        params = call_params(
+            self.profile, max_tokens=max_tokens, temperature=temperature, stop=stop
+        )
+        params.pop("logprobs")
+        collector = Collector(1, None if on_delta is None else _chat_delta(on_delta), cancel)
+
+        async def body() -> None:
+            client = self.client()
+            await call_with_retry(
+                lambda a: self._chat_once(client, messages, params, collector, a), self.policy
+            )
+
+        await run(body(), cancel)
+        return collector.build(model=self.profile.model, provider=self.name, params=params)
+
+    async def _chat_once(
+        self,
+        client: openai.AsyncOpenAI,
+        messages: list[ChatMessage],
+        params: dict[str, Any],
+        collector: Collector,
+        attempt: Attempt,
+    ) -> None:
+        sink = collector.begin(attempt, [0])
+        # OpenAI's newer models only take max_completion_tokens; compatible servers
+        # mostly know max_tokens.
+        limit = "max_completion_tokens" if self.profile.provider == "openai" else "max_tokens"
+        payload: dict[str, Any] = {
+            "model": self.profile.model,
+            "messages": [m.model_dump() for m in messages],
+            limit: params["max_tokens"],
+            "temperature": params["temperature"],
+            "stream": True,
+        }
+        if params["stop"]:
+            payload["stop"] = params["stop"]
+        if self.profile.provider == "openai":
+            payload["stream_options"] = {"include_usage": True}
+        log_request(self.profile, "chat.completions", payload)
+        with sdk_errors(self.profile):
+            stream = await client.chat.completions.create(**payload)
+            async with stream:
+                async for chunk in stream:
+                    self._on_chat_chunk(chunk, sink)
+        if sink.received == 0:
+            raise malformed(self.profile, "sent no chat data")
+
+    def _on_chat_chunk(self, chunk: Any, sink: Sink) -> None:
+        sink.raw(chunk)
+        try:
+            choices = chunk.choices
+            if type(choices) is not list:
+                raise TypeError("chunk has no choices list")
+            pieces = []
+            for choice in choices:
+                if choice.index != 0:
+                    continue
+                delta = choice.delta
+                text = (delta.content if delta is not None else None) or ""
+                if type(text) is not str:
+                    raise TypeError("delta content is not a string")
+                pieces.append((text, choice.finish_reason))
+            usage = _usage(chunk.usage)
+        except _READ_ERRORS as exc:
+            raise malformed(self.profile, f"sent a chunk Loom cannot read ({exc!r})") from exc
+        if usage is not None:
+            sink.usage(usage)
+        for text, finish in pieces:
+            if text:
+                sink.text(0, text)
+            if finish is not None:
+                sink.finish(0, finish)
+
+
+def _usage(data: Any) -> Usage | None:
+    if data is None:
+        return None
+    return Usage(prompt_tokens=data.prompt_tokens, completion_tokens=data.completion_tokens)
+
+
+def _chat_delta(on_delta: ChatDelta) -> CompleteDelta:
+    return lambda _index, piece: on_delta(piece)

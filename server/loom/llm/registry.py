@@ -1,0 +1,32 @@
+"""From a profile to a provider. SDKs are imported only when their provider is made."""
+
+from __future__ import annotations
+
+from loom.llm.base import ModelError, Provider
+from loom.llm.config import ModelProfile, resolve_profile
+
+__all__ = ["make_provider", "resolve_profile"]
+
+
+def make_provider(profile: ModelProfile) -> Provider:
+    """A provider for ``profile``; a missing optional dependency is ``unavailable``."""
+    try:
+        if profile.provider == "anthropic":
+            from loom.llm.providers.anthropic import AnthropicProvider
+
+            return AnthropicProvider(profile)
+        if profile.provider in ("openai", "openai-compatible"):
+            from loom.llm.providers.openai import OpenAIProvider
+
+            return OpenAIProvider(profile)
+        if profile.provider == "local":
+            from loom.llm.providers.local import LocalProvider
+
+            return LocalProvider(profile)
+    except ImportError as exc:
+        raise ModelError(
+            "unavailable",
+            f"the {profile.provider} SDK is not installed ({exc.name})",
+            "pip install 'loom-lsp[models]'",
+        ) from exc
+    raise ModelError("config", f"unknown provider {profile.provider!r}", None)

