@@ -9,11 +9,14 @@ from __future__ import annotations
 import bisect
 
 
-def _units(s: str, encoding: str) -> int:
+def units(s: str, encoding: str) -> int:
+    """The length of ``s`` in the encoding's units."""
+    if s.isascii() or encoding == "utf-32":
+        return len(s)
     if encoding == "utf-8":
         return len(s.encode("utf-8"))
     if encoding == "utf-16":
-        return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
+        return len(s.encode("utf-16-le")) // 2
     return len(s)
 
 
@@ -39,6 +42,7 @@ class TextDoc:
         self.encoding = encoding
         self.text = text
         self._starts = self._line_starts(text, 0)
+        self._ascii: dict[int, bool] = {}  # line → all ASCII (columns are offsets)
 
     @staticmethod
     def _line_starts(text: str, base: int) -> list[int]:
@@ -76,8 +80,16 @@ class TextDoc:
         offset = max(0, min(offset, len(self.text)))
         line = bisect.bisect_right(self._starts, offset) - 1
         start = self._starts[line]
+        if self.encoding == "utf-32" or self._line_ascii(line):
+            return line, offset - start
         prefix = self.text[start:offset]
-        return line, (len(prefix) if prefix.isascii() else _units(prefix, self.encoding))
+        return line, (len(prefix) if prefix.isascii() else units(prefix, self.encoding))
+
+    def _line_ascii(self, n: int) -> bool:
+        flag = self._ascii.get(n)
+        if flag is None:
+            flag = self._ascii[n] = self.line(n).isascii()
+        return flag
 
     def replace(self, start: int, end: int, new: str) -> None:
         """Replace ``text[start:end]`` with ``new`` and update the line index."""
@@ -88,3 +100,4 @@ class TextDoc:
         inserted = self._line_starts(new, start)[1:]
         tail = [s + delta for s in self._starts[last:]]
         self._starts[first:] = inserted + tail
+        self._ascii.clear()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
 from loom.lsp.session import Documents, OpenDoc
-from loom.lsp.text import TextDoc
+from loom.lsp.text import TextDoc, units
 from loom.store.schema import Node
 
 TOKEN_TYPES = ["loomModel", "loomHuman", "loomArrow", "loomVerb", "loomNodeRef", "loomFlag",
@@ -16,6 +16,9 @@ TOKEN_TYPES = ["loomModel", "loomHuman", "loomArrow", "loomVerb", "loomNodeRef",
 TOKEN_MODIFIERS = ["nodeStart", "edited"]
 T = {name: i for i, name in enumerate(TOKEN_TYPES)}
 NODE_START, EDITED = 1, 2
+MAX_SIBLING_LENSES = 4
+# uri → ((change-log position, node ids), sibling positions): lenses are asked for often
+_POSITIONS: dict[str, tuple[tuple[int, tuple[str, ...]], dict[str, tuple[int, int]]]] = {}
 
 
 @dataclass
@@ -38,18 +41,28 @@ def lenses(docs: Documents, doc: OpenDoc, default_n: int) -> list[Lens]:
                 line, _ = text_doc.position_at(seg.start)
                 starts[line] = starts.get(line, 0) + 1
         tip = doc.view.tip.id if doc.view.tip is not None else None
+        ids = tuple(seg.node for seg in session.segments if seg.node)
+        key = (ws.last_change(), ids)
+        cached = _POSITIONS.get(doc.uri)
+        if cached is None or cached[0] != key:
+            cached = _POSITIONS[doc.uri] = (key, sibling_positions(ws, list(ids)))
+        positions = cached[1]
         lensed_lines: set[int] = set()
+        # A line holding many node starts (prose paragraphs) gets sibling lenses for the last
+        # few with alternatives; the rest are a keystroke away (cycle at the cursor).
+        per_line: dict[int, list[str]] = {}
         for seg in session.segments:
-            if seg.node is None:
+            if seg.node and positions.get(seg.node, (1, 1))[1] > 1:
+                per_line.setdefault(text_doc.position_at(seg.start)[0], []).append(seg.node)
+        shown = {nid for nids in per_line.values() for nid in nids[-MAX_SIBLING_LENSES:]}
+        for seg in session.segments:
+            if seg.node is None or seg.node not in positions:
                 continue
             line, _ = text_doc.position_at(seg.start)
-            node = Node.get_or_none(Node.id == seg.node)
-            if node is None:
-                continue
-            k, n = sibling_position(ws, node)
-            args = {"uri": doc.uri, "node": node.id}
+            k, n = positions[seg.node]
+            args = {"uri": doc.uri, "node": seg.node}
             shared = starts[line] > 1  # several nodes start on this line: name them
-            if n > 1:
+            if n > 1 and seg.node in shown:
                 title = f"◀ {k}/{n} ▶" + (f" [{seg.label}]" if shared else "")
                 out.append(Lens(seg.start, title, "loom.cycleSibling", {**args, "delta": 1}))
             if line not in lensed_lines or seg.node == tip:
@@ -69,15 +82,40 @@ def lenses(docs: Documents, doc: OpenDoc, default_n: int) -> list[Lens]:
 
 
 def sibling_position(ws, node: Node) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    """(k, n): the node's place among its parent's continuations; a buffer-mode version
-    stands in its original's place."""
-    if node.parent is None or node.kind == "annotation":
-        return 1, 1
-    ids = [k.id for k in ws.children(ws.node(node.parent))]
-    for candidate in (node.id, node.version_of):
-        if candidate in ids:
-            return ids.index(candidate) + 1, len(ids)
-    return 1, max(1, len(ids))
+    return sibling_positions(ws, [node.id]).get(node.id, (1, 1))
+
+
+def sibling_positions(ws, node_ids: list[str]) -> dict[str, tuple[int, int]]:  # type: ignore[no-untyped-def]
+    """(k, n) for many nodes in two queries: each node's place among its parent's
+    continuations; a buffer-mode version stands in its original's place."""
+    out: dict[str, tuple[int, int]] = {}
+    info: dict[str, tuple[str | None, str | None, str]] = {}
+    for chunk in _chunks(node_ids):
+        marks = ",".join("?" * len(chunk))
+        for nid, parent, version_of, kind in ws.db.execute_sql(
+                f"SELECT id, parent, version_of, kind FROM node WHERE id IN ({marks})", chunk):
+            info[nid] = (parent, version_of, kind)
+    parents = sorted({p for p, _v, k in info.values() if p and k != "annotation"})
+    kids: dict[str, list[str]] = {}
+    for chunk in _chunks(parents):
+        marks = ",".join("?" * len(chunk))
+        for parent, child in ws.db.execute_sql(
+                "SELECT s.node, s.target FROM edge_source s JOIN edge e ON e.target = s.target "
+                "JOIN node n ON n.id = s.target WHERE s.node IN (" + marks + ") AND "
+                "e.kind = 'continuation' AND n.pruned = 0 "
+                "ORDER BY s.node, e.sibling_order, s.target", chunk):
+            kids.setdefault(parent, []).append(child)
+    index = {parent: {child: i for i, child in enumerate(children)}
+             for parent, children in kids.items()}
+    for nid, (parent, version_of, kind) in info.items():
+        places = index.get(parent or "", {}) if kind != "annotation" else {}
+        k = places.get(nid, places.get(version_of or "", 0))
+        out[nid] = (k + 1, max(1, len(places)))
+    return out
+
+
+def _chunks(items: list[str], size: int = 900) -> list[list[str]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -88,10 +126,16 @@ def _human_spans(original: str, edited: str) -> tuple[tuple[int, int], ...]:
                  if tag in ("replace", "insert") and j2 > j1)
 
 
-def _family_original(node: Node) -> Node | None:
-    if not node.version_of:
-        return None
-    return Node.get_or_none(Node.id == node.version_of)
+def _version_originals(docs: Documents, ids: list[str]) -> dict[str, str]:
+    """For version nodes whose original was model-written: node id → the original's text."""
+    out: dict[str, str] = {}
+    for chunk in _chunks(ids):
+        marks = ",".join("?" * len(chunk))
+        for nid, content in docs.ws.db.execute_sql(
+                "SELECT v.id, o.content FROM node v JOIN node o ON o.id = v.version_of "
+                f"WHERE v.id IN ({marks}) AND o.author_type = 'model'", chunk):
+            out[nid] = content
+    return out
 
 
 def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
@@ -99,7 +143,8 @@ def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
     text_doc = doc.session.doc
     spans: list[tuple[int, int, int, int]] = []  # (start, end, type, modifiers)
     if doc.kind == "path":
-        originals: dict[str, tuple[bool, str] | None] = {}
+        originals = _version_originals(docs, [s.node for s in doc.session.segments
+                                              if s.node and not s.by_model])
         for seg in doc.session.segments:
             if seg.node is None or seg.end <= seg.start:
                 if seg.node is None and seg.end > seg.start:
@@ -111,15 +156,8 @@ def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
             reference: str | None = None
             if seg.by_model and seg.dirty:
                 reference = seg.original
-            elif not seg.by_model:
-                if seg.node not in originals:
-                    node = Node.get_or_none(Node.id == seg.node)
-                    orig = _family_original(node) if node is not None else None
-                    originals[seg.node] = ((orig.author_type == "model", orig.content)
-                                           if orig is not None else None)
-                info = originals[seg.node]
-                if info is not None and info[0]:
-                    base, reference = T["loomModel"], info[1]
+            elif seg.node in originals:  # a human's version of model text
+                base, reference = T["loomModel"], originals[seg.node]
             if reference is not None:
                 human = _human_spans(reference, text)
             pos, mod = seg.start, NODE_START
@@ -194,23 +232,40 @@ def _overlay(spans: list[tuple[int, int, int, int]],
 
 
 def _encode(text_doc: TextDoc, spans: list[tuple[int, int, int, int]]) -> list[int]:
+    """Encode sorted spans, walking the text once: positions advance by the units of the
+    text between consecutive offsets, so a long single-line buffer costs O(n) in all."""
     data: list[int] = []
-    prev_line = prev_char = 0
     text = text_doc.text
+    enc = text_doc.encoding
+    cur, line, col = 0, 0, 0  # a cursor: offset and its (line, units) position
+    prev_line = prev_char = 0
+
+    def advance(to: int) -> None:
+        nonlocal cur, line, col
+        if to <= cur:
+            return
+        piece = text[cur:to]
+        nl = piece.rfind("\n")
+        if nl == -1:
+            col += units(piece, enc)
+        else:
+            line += piece.count("\n")
+            col = units(piece[nl + 1:], enc)
+        cur = to
+
     for start, end, typ, mod in spans:
-        pos = start
+        pos = max(start, cur)
         while pos < end:
-            line, char = text_doc.position_at(pos)
+            advance(pos)
             nl = text.find("\n", pos, end)
             piece_end = end if nl == -1 else nl
             if piece_end > pos:
-                _, end_char = text_doc.position_at(piece_end)
-                length = end_char - char
+                length = units(text[pos:piece_end], enc)
                 if length > 0:
                     delta_line = line - prev_line
-                    delta_char = char - prev_char if delta_line == 0 else char
+                    delta_char = col - prev_char if delta_line == 0 else col
                     data += [delta_line, delta_char, length, typ, mod]
-                    prev_line, prev_char = line, char
+                    prev_line, prev_char = line, col
             mod &= ~NODE_START
             pos = piece_end + 1 if nl != -1 else end
     return data

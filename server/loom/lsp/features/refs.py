@@ -69,10 +69,21 @@ def _mask(line: str) -> str:
     return "".join(out)
 
 
+WINDOW = 48
+
+
 def ref_at(line: str, col: int) -> Ref | None:
-    for r in refs_in_line(line):
-        if r.start <= col <= r.end:
-            return r
+    """The reference under ``col``. Prose lines can be a whole buffer long: outside command
+    lines only a window around the cursor is searched."""
+    if is_command_line(line):
+        candidates = refs_in_line(line)
+        base = 0
+    else:
+        base = max(0, col - WINDOW)
+        candidates = refs_in_line(line[base:col + WINDOW])
+    for r in candidates:
+        if r.start + base <= col <= r.end + base:
+            return Ref(r.text, r.start + base, r.end + base)
     return None
 
 
