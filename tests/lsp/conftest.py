@@ -8,6 +8,7 @@ does.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from loom.lsp.text import TextDoc
 
 SERVER = [sys.executable, "-m", "loom.cli", "serve"]
+# No model unless a test configures one (the bundled local model would answer otherwise).
+NO_MODEL_ENV = {**os.environ, "LOOM_SUBJECT": "none", "LOOM_NO_KEYRING": "1"}
 
 
 @dataclass
@@ -131,9 +134,15 @@ def editor(client: LanguageClient) -> Editor:
     return client.editor  # type: ignore[attr-defined,no-any-return]
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER),
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=NO_MODEL_ENV),
                     params=["visual_studio_code", "neovim"])
 async def client(request: Any, lsp_client: LanguageClient, db: Path):  # type: ignore[no-untyped-def]
+    async for _ in start_session(request, lsp_client, db):
+        yield
+
+
+async def start_session(request: Any, lsp_client: LanguageClient, db: Path):  # type: ignore[no-untyped-def]
+    """Initialize a session as the named editor; yields once the editor is ready."""
     caps = client_capabilities(request.param)
     ws = caps.workspace or lsp.WorkspaceClientCapabilities()
     ws.text_document_content = lsp.TextDocumentContentClientCapabilities(

@@ -93,7 +93,9 @@ class BufferSession:
                 if i == owner:
                     s.end += delta
                     edit.touched.append(i)
-                elif s.start >= start:
+                elif owner is not None and s.start >= start:
+                    # (typing in the working buffer moves nothing: even an empty node
+                    # at its start, such as a new tree's root, stays before it)
                     s.start += delta
                     s.end += delta
                 continue

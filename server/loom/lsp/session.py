@@ -217,9 +217,12 @@ class Documents:
         assert doc.tree is not None and doc.view.tip is not None
         path = self.ws.path(doc.view.tip, prefer=(doc.view.tip.id,))
         _, segments = path_text(self.ws, doc.tree, path, self.ws.clock())
-        session = doc.session
-        pending = {session.segments[i].node: session.segment_text(i)
-                   for i in session.pending()}
+        # Build on what the client will have once our own edits arrive, so an edit in
+        # flight (a command line just removed) is not undone.
+        base_text = self.expected_text(doc)
+        base_segments = doc.targets[-1].segments if doc.targets else doc.session.segments
+        pending = {s.node: base_text[s.start:s.end] for s in base_segments if s.dirty}
+        working = base_text[base_segments[-1].end:] if base_segments else base_text
         parts, out, offset = [], [], 0
         for seg in segments:
             content = pending.get(seg.node, seg.original) if seg.node else seg.original
@@ -228,7 +231,7 @@ class Documents:
                                content != seg.original))
             parts.append(content)
             offset += len(content)
-        return "".join(parts) + session.working_text, out
+        return "".join(parts) + working, out
 
     def _save_doc(self, doc: OpenDoc) -> list[str]:
         d = doc.view.doc

@@ -11,14 +11,30 @@ import platformdirs
 
 from loom.store import schema
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 15.0
 
 # Each migration takes the database from version i to i+1; index 0 creates version 1.
 MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
     lambda db: db.create_tables(schema.MODELS),
     lambda db: db.create_tables(schema.V2_MODELS),  # v2: buffer state survives restarts
+    lambda db: _v3(db),  # v3: the summary queue, tree summary counters and themes
 ]
+
+
+def _v3(db: pw.SqliteDatabase) -> None:
+    from playhouse.migrate import SqliteMigrator, migrate
+
+    db.create_tables(schema.V3_MODELS)
+    have = {c.name for c in db.get_columns("tree")}
+    migrator = SqliteMigrator(db)
+    ops = []
+    if "summary_counter" not in have:
+        ops.append(migrator.add_column("tree", "summary_counter", schema.Tree.summary_counter))
+    if "themes" not in have:
+        ops.append(migrator.add_column("tree", "themes", schema.Tree.themes))
+    if ops:
+        migrate(*ops)
 
 
 def default_db_path() -> Path:

@@ -58,6 +58,8 @@ class Tree(Base):
     archived = pw.BooleanField(default=False)
     root = pw.CharField(null=True)
     ann_counter = pw.IntegerField(default=0)
+    summary_counter = pw.IntegerField(default=0)  # new nodes since the last tree summary
+    themes = JSONField(null=True)  # from a structured tree summary
     created = pw.FloatField()
     updated = pw.FloatField()
 
@@ -233,8 +235,25 @@ class BufferState(Base):
         primary_key = pw.CompositeKey("uri", "participant")
 
 
+class SummaryJob(Base):
+    """Pending summary work (survives restarts). kind: node | tree | doc."""
+
+    id = pw.AutoField()
+    kind = pw.CharField()
+    entity = pw.CharField()
+    tree = pw.CharField(null=True)
+    priority = pw.IntegerField(default=5)  # lower runs first; lazy reads use 0
+    attempts = pw.IntegerField(default=0)
+    not_before = pw.FloatField(default=0)
+    created = pw.FloatField()
+
+    class Meta:
+        indexes = ((("kind", "entity"), True), (("priority", "created"), False))
+
+
 MODELS: tuple[type[Base], ...] = (
     Meta, Participant, Tree, Node, Edge, EdgeSource, Document, Link, Position, Pin, Stash,
     TraceEntry, RawResponse, Generation, BranchLock, Change,
 )
 V2_MODELS: tuple[type[Base], ...] = (BufferState,)
+V3_MODELS: tuple[type[Base], ...] = (SummaryJob,)

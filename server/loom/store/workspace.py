@@ -132,7 +132,7 @@ class Workspace:
             Participant.update(permissions=perms.ordered(permissions)).where(
                 Participant.id == participant.id).execute()
             self.log_change(None, "participant.permissions", participant.id, None,
-                      {"permissions": perms.ordered(permissions)})
+                            {"permissions": perms.ordered(permissions)})
         participant.permissions = perms.ordered(permissions)
 
     # ── trees ─────────────────────────────────────────────────────────────────
@@ -198,7 +198,7 @@ class Workspace:
         with self.db.atomic():
             Tree.update(**fields).where(Tree.id == tree.id).execute()
             self.log_change(tree.id, "tree.update", tree.id, actor.id if actor else None,
-                      {k: v for k, v in fields.items() if k != "updated"})
+                            {k: v for k, v in fields.items() if k != "updated"})
         for k, v in fields.items():
             setattr(tree, k, v)
 
@@ -268,8 +268,11 @@ class Workspace:
                                      kind, self.clock(), summary=summary,
                                      summary_source=summary_source)
             Tree.update(updated=self.clock()).where(Tree.id == tree.id).execute()
+            if kind != "annotation":
+                self.enqueue_summary("node", node.id, tree.id)
+                self._count_for_tree_summary(tree)
             self.log_change(tree.id, f"node.{kind}", node.id, author.id,
-                      {"parent": parent.id, "local_id": node.local_id})
+                            {"parent": parent.id, "local_id": node.local_id})
         return node
 
     def add_version(self, tree: Tree, original: Node, content: str,
@@ -298,8 +301,9 @@ class Workspace:
                     "SELECT target, ?, role, position FROM edge_source WHERE node = ?",
                     (node.id, original.id),
                 )
+            self.enqueue_summary("node", node.id, tree.id)
             self.log_change(tree.id, "node.version", node.id, author.id,
-                      {"edited_from": original.id, "mode": tree.mode})
+                            {"edited_from": original.id, "mode": tree.mode})
         return Node.get_by_id(node.id)
 
     def node(self, node_id: str) -> Node:
@@ -449,6 +453,45 @@ class Workspace:
             self.log_change(node.tree_id, "node.summary", node.id, None, {"source": source})
         node.summary, node.summary_source = summary, source
 
+    # ── the summary queue (SPEC-NOTES decision 11) ─────────────────────────────
+    SUMMARY_QUEUE_LIMIT = 5_000
+    TREE_SUMMARY_EVERY = 10
+
+    def enqueue_summary(self, kind: str, entity: str, tree: str | None,
+                        priority: int = 5) -> bool:
+        """Queue summary work; bounded: past the limit only urgent (lazy) work is taken."""
+        if priority > 0:
+            pending = self.db.execute_sql("SELECT count(*) FROM summary_job").fetchone()[0]
+            if pending >= self.SUMMARY_QUEUE_LIMIT:
+                return False
+        with self.db.atomic():
+            self.db.execute_sql(
+                "INSERT INTO summary_job (kind, entity, tree, priority, attempts, not_before, "
+                "created) VALUES (?, ?, ?, ?, 0, 0, ?) ON CONFLICT (kind, entity) DO UPDATE "
+                "SET priority = min(priority, excluded.priority)",
+                (kind, entity, tree, priority, self.clock()))
+        return True
+
+    def _count_for_tree_summary(self, tree: Tree) -> None:
+        Tree.update(summary_counter=Tree.summary_counter + 1).where(Tree.id == tree.id).execute()
+        count = Tree.select(Tree.summary_counter).where(Tree.id == tree.id).scalar() or 0
+        if count >= self.TREE_SUMMARY_EVERY:
+            self.enqueue_summary("tree", tree.id, tree.id, priority=6)
+
+    def set_tree_summary(self, tree: Tree, summary: str, source: str,
+                         themes: list[str] | None = None) -> None:
+        with self.db.atomic():
+            Tree.update(summary=summary, summary_source=source, themes=themes,
+                        summary_counter=0).where(Tree.id == tree.id).execute()
+            self.log_change(tree.id, "tree.summary", tree.id, None, {"source": source})
+        tree.summary, tree.summary_source, tree.themes = summary, source, themes
+
+    def set_document_summary(self, doc: Document, summary: str, source: str) -> None:
+        with self.db.atomic():
+            Document.update(summary=summary, summary_source=source).where(
+                Document.id == doc.id).execute()
+            self.log_change(None, "document.summary", doc.id, None, {"source": source})
+
     # ── positions ─────────────────────────────────────────────────────────────
     def position(self, participant: Participant, tree: Tree) -> tuple[Node, Node]:
         """The participant's (node, tip); a newcomer starts at the end of the first path."""
@@ -520,7 +563,7 @@ class Workspace:
                 note=note, author=author.id, created=self.clock(),
             )
             self.log_change(tree.id, "link.create", link.id, author.id,
-                      {"source": source.id, "target_kind": target_kind})
+                            {"source": source.id, "target_kind": target_kind})
         return link
 
     def links(self, node: Node) -> list[Link]:
@@ -569,8 +612,9 @@ class Workspace:
             now = self.clock()
             Document.update(content=content, updated=now, summary=None,
                             summary_source=None).where(Document.id == doc.id).execute()
+            self.enqueue_summary("doc", doc.id, None)
             self.log_change(None, "document.update", doc.id, actor.id if actor else None,
-                      {"name": doc.name})
+                            {"name": doc.name})
         doc.content, doc.updated, doc.summary = content, now, None
 
     # ── bulk (importers, benchmarks) ──────────────────────────────────────────

@@ -1,0 +1,109 @@
+"""Generation streams into the buffer: the real server, the real OpenAI SDK, and a local
+HTTP server speaking the OpenAI wire format."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from tests.e2e.fake_provider import (
+    OPENAI_COMPLETIONS,
+    FakeProvider,
+    error_reply,
+    openai_completion_stream,
+)
+from tests.lsp.conftest import SERVER, Editor, demo_uri, sql, start_session
+
+CONFIG = Path(tempfile.gettempdir()) / f"loom-lsp-generation-{os.getpid()}.toml"
+ENV = {**os.environ, "LOOM_CONFIG": str(CONFIG), "LOOM_API_KEY": "sk-test-not-a-secret",
+       "LOOM_NO_KEYRING": "1"}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    with FakeProvider() as server:
+        CONFIG.write_text(
+            "[profiles.fake]\n"
+            'provider = "openai-compatible"\n'
+            'model = "fake-base"\n'
+            f'base_url = "{server.openai_base_url}"\n'
+            "backoff_base_s = 0.01\n"
+            "max_attempts = 2\n"
+            "\n[defaults]\n"
+            'subject = "fake"\n', encoding="utf-8")
+        yield server
+    CONFIG.unlink(missing_ok=True)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV),
+                    params=["visual_studio_code", "neovim"])
+async def client(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
+                 fake: FakeProvider):
+    async for _ in start_session(request, lsp_client, db):
+        yield
+
+
+async def open_demo(editor: Editor) -> str:
+    uri = demo_uri(editor.db)
+    res = await editor.client.workspace_text_document_content_async(
+        lsp.TextDocumentContentParams(uri=uri))
+    editor.open(uri, res.text)
+    return uri
+
+
+async def test_continue_streams_into_the_buffer(editor: Editor, fake: FakeProvider) -> None:
+    texts = [" The door was open.", " Nobody answered."]
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(texts, event_delay_s=0.05))
+    uri = await open_demo(editor)
+    before = editor.texts[uri]
+    editor.append(uri, " She called out.")
+    edits: list[str] = []
+    original_replace = editor.replace
+
+    def spy(u: str, s: int, e: int, new: str) -> None:
+        edits.append(new)
+        original_replace(u, s, e, new)
+
+    editor.replace = spy  # type: ignore[method-assign]
+    res = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="loom.continue", arguments=[{"uri": uri, "n": 2, "tokens": 20}]))
+    assert res["ok"], res
+    assert editor.texts[uri] == before + " She called out." + texts[0]
+    assert len(edits) >= 2  # it arrived in pieces, then was confirmed
+    # the working buffer became a human node, the two continuations model nodes
+    assert sql(editor.db, "SELECT author_type FROM node WHERE content = ' She called out.'") \
+        == [("human",)]
+    made = sql(editor.db, "SELECT n.content, g.model, g.completion_index FROM node n JOIN "
+                          "generation g ON g.node = n.id ORDER BY g.completion_index")
+    assert [(c, i) for c, _m, i in made] == [(texts[0], 0), (texts[1], 1)]
+    assert {m for _c, m, _i in made} == {"fake-base"}
+    request = fake.requests_to(OPENAI_COMPLETIONS)[0].json
+    assert request["prompt"].endswith("twenty past four. She called out.")
+    assert request["n"] == 2 and request["max_tokens"] == 20
+    # typing after it continues from the new node
+    lenses = await editor.client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    assert any(lens.command.title.startswith("◀ 1/2 ▶") for lens in lenses)
+
+
+async def test_model_error_is_a_diagnostic_and_loses_nothing(editor: Editor,
+                                                             fake: FakeProvider) -> None:
+    fake.script(OPENAI_COMPLETIONS, error_reply(500), error_reply(500))
+    uri = await open_demo(editor)
+    editor.append(uri, " Then silence.")
+    res = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="loom.continue", arguments=[{"uri": uri, "n": 1}]))
+    assert not res["ok"] and "MODEL_ERROR" in res["message"]
+    assert editor.texts[uri].endswith(" Then silence.")
+    await editor.wait_for(lambda: uri in editor.client.diagnostics)
+    assert editor.client.diagnostics[uri][0].code == "MODEL_ERROR"
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ' Then silence.'") == [(1,)]
+    assert sql(editor.db, "SELECT count(*) FROM generation") == [(0,)]
