@@ -1,0 +1,380 @@
+-- :Loom and the buffer-local keymaps. Actions go through workspace/executeCommand.
+local loom = require("loom")
+local buffers = require("loom.buffers")
+
+local C = {}
+local api = vim.api
+
+local function current_uri(buf)
+  local uri = buffers.uri(buf or 0)
+  if not uri then
+    loom.notify("✗ not a loom buffer (open one with :Loom open)", vim.log.levels.ERROR)
+  end
+  return uri
+end
+
+--- Run a server command; `on_done(result)` after success.
+function C.exec(command, args, opts)
+  opts = opts or {}
+  local buf = opts.buf or api.nvim_get_current_buf()
+  local client = loom.client(true)
+  if not client then
+    loom.notify("✗ the loom language server is not running (:checkhealth loom)", vim.log.levels.ERROR)
+    return
+  end
+  local start_tick = api.nvim_buf_is_valid(buf) and api.nvim_buf_get_changedtick(buf) or -1
+  client:request("workspace/executeCommand", { command = command, arguments = { args } }, function(err, result)
+    if err then
+      loom.notify("✗ " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local ok = not (type(result) == "table" and result.ok == false)
+    local text = type(result) == "table" and (result.text or result.message) or nil
+    if text and text ~= "" and (opts.echo or not ok) then
+      loom.notify(text, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+    end
+    if ok and opts.commits and api.nvim_buf_is_valid(buf) and buffers.is_loom_name(api.nvim_buf_get_name(buf)) then
+      -- the server committed the buffer before acting: unless the user typed since the
+      -- server's last edit, what it shows now is the tree
+      local tick = api.nvim_buf_get_changedtick(buf)
+      if tick == start_tick or tick == vim.b[buf].loom_server_tick then
+        buffers.mark_clean(buf)
+      end
+    end
+    if opts.on_done then
+      opts.on_done(result, ok)
+    end
+  end, buf)
+end
+
+--- What a node command acts on: `{node = REF}` when the cursor is on a [ref], else
+--- `{line, character}` of the cursor (the server finds the node whose text is there, or
+--- the path's tip in the working text).
+function C.node_at_cursor(buf)
+  buf = buf or api.nvim_get_current_buf()
+  local row, col = unpack(api.nvim_win_get_cursor(0))
+  local line = api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
+  local init = 1
+  while true do
+    local s, e, ref = line:find("%[([%w'%-]+)%]", init)
+    if not s then
+      break
+    end
+    if col + 1 >= s and col + 1 <= e then
+      return { node = ref }
+    end
+    init = e + 1
+  end
+  local client = loom.client(false)
+  local character = col
+  if client then
+    character = vim.lsp.util.make_position_params(0, client.offset_encoding).position.character
+  end
+  return { line = row - 1, character = character }
+end
+
+local function edit(uri)
+  if uri then
+    vim.cmd.edit(vim.fn.fnameescape(uri))
+  end
+end
+
+local function select_tree(prompt, cb)
+  loom.request("loom/trees", {}, function(trees, err)
+    if err then
+      loom.notify("✗ " .. err, vim.log.levels.ERROR)
+      return
+    end
+    if not trees or #trees == 0 then
+      loom.notify("no trees yet: :Loom new TITLE, :Loom import FILE, or loom demo")
+      return
+    end
+    vim.ui.select(trees, {
+      prompt = prompt,
+      format_item = function(t)
+        return ("%s  %s  (%s, %d nodes)"):format(t.id:sub(1, 10), t.title, t.mode or "?", t.nodes or 0)
+      end,
+    }, function(choice)
+      if choice then
+        cb(choice)
+      end
+    end)
+  end)
+end
+
+C.subcommands = {}
+local S = C.subcommands
+
+S.open = function(args)
+  if #args == 0 then
+    select_tree("Loom tree", function(t)
+      edit(t.pathUri or t.uri)
+    end)
+    return
+  end
+  C.exec("loom.open", { tree = args[1], node = args[2] })
+end
+
+S.new = function(args, line)
+  local title = line:match("^%s*new%s+(.-)%s*$")
+  if not title or title == "" then
+    loom.notify("usage: :Loom new TITLE", vim.log.levels.ERROR)
+    return
+  end
+  local res, err = loom.request_sync("loom/newTree", { title = title })
+  if not res then
+    loom.notify("✗ " .. err, vim.log.levels.ERROR)
+    return
+  end
+  edit(res.uri)
+end
+
+S.tree = function()
+  local info = buffers.parse(buffers.uri(0))
+  if info.tree then
+    edit("loom://tree/" .. info.tree)
+    return
+  end
+  select_tree("Loom tree", function(t)
+    edit("loom://tree/" .. t.id)
+  end)
+end
+
+S.continue = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local n = tonumber(args[1]) or loom.config.default_n
+  C.exec("loom.continue", { uri = uri, n = n, tokens = tonumber(args[2]) }, { commits = true })
+end
+
+S.branch = function()
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  C.exec("loom.branch", vim.tbl_extend("force", { uri = uri }, C.node_at_cursor()),
+    { commits = true, echo = true })
+end
+
+local function cycle(delta)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  C.exec("loom.cycleSibling", vim.tbl_extend("force", { uri = uri, delta = delta }, C.node_at_cursor()),
+    { commits = true, echo = true })
+end
+S.next = function()
+  cycle(1)
+end
+S.prev = function()
+  cycle(-1)
+end
+
+S.annotate = function(args, line)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local text = line:match("^%s*annotate%s+(.-)%s*$")
+  local target = C.node_at_cursor()
+  local function send(t)
+    C.exec("loom.annotate", vim.tbl_extend("force", { uri = uri, text = t }, target))
+  end
+  if text and text ~= "" then
+    send(text)
+  else
+    vim.ui.input({ prompt = "Annotate: " }, function(input)
+      if input and input ~= "" then
+        send(input)
+      end
+    end)
+  end
+end
+
+S.run = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local line = tonumber(args[1]) or api.nvim_win_get_cursor(0)[1]
+  C.exec("loom.run", { uri = uri, line = line - 1 })
+end
+
+S.commit = function()
+  local uri = current_uri()
+  if uri then
+    C.exec("loom.commit", { uri = uri }, { commits = true, echo = true })
+  end
+end
+
+S.cancel = function()
+  C.exec("loom.cancel", vim.empty_dict(), { echo = true })
+end
+
+S.import = function(args)
+  if not args[1] then
+    loom.notify("usage: :Loom import FILE", vim.log.levels.ERROR)
+    return
+  end
+  local path = vim.fn.fnamemodify(vim.fn.expand(args[1]), ":p")
+  local res, err = loom.request_sync("loom/import", { path = path })
+  if not res then
+    loom.notify("✗ " .. err, vim.log.levels.ERROR)
+    return
+  end
+  local trees = res.trees or {}
+  local names = {}
+  for _, t in ipairs(trees) do
+    names[#names + 1] = ('"%s"'):format(t.title)
+  end
+  loom.notify(("✓ imported %d tree%s %s"):format(#trees, #trees == 1 and "" or "s", table.concat(names, ", ")))
+  if trees[1] then
+    edit(trees[1].uri)
+  end
+end
+
+local FORMATS = { openloom = true, md = true, loom = true }
+
+S.export = function(args)
+  local format, file = "openloom", nil
+  for _, a in ipairs(args) do
+    if FORMATS[a] then
+      format = a
+    else
+      file = a
+    end
+  end
+  local tree = buffers.parse(buffers.uri(0)).tree
+  local function go(tree_id)
+    local params = { tree = tree_id, format = format }
+    if file then
+      params.path = vim.fn.fnamemodify(vim.fn.expand(file), ":p")
+    end
+    local res, err = loom.request_sync("loom/export", params)
+    if not res then
+      loom.notify("✗ " .. err, vim.log.levels.ERROR)
+      return
+    end
+    if res.path then
+      loom.notify("✓ exported to " .. res.path)
+      return
+    end
+    vim.cmd("new")
+    local buf = api.nvim_get_current_buf()
+    vim.bo[buf].buftype = "nofile"
+    vim.bo[buf].bufhidden = "wipe"
+    api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(res.text or "", "\n", { plain = true }))
+    vim.bo[buf].filetype = format == "md" and "markdown" or (format == "openloom" and "json" or "")
+  end
+  if tree then
+    go(tree)
+  else
+    select_tree("Export which tree", function(t)
+      go(t.id)
+    end)
+  end
+end
+
+S.status = function()
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local res, err = loom.request_sync("loom/status", { uri = uri })
+  if not res then
+    loom.notify("✗ " .. err, vim.log.levels.ERROR)
+    return
+  end
+  loom.notify(("[%s] depth %s%s · %s"):format(res.label or "?", tostring(res.depth or "?"),
+    res.generating and " · generating…" or "", res.participant or ""))
+end
+
+function C.dispatch(opts)
+  local args = vim.deepcopy(opts.fargs)
+  local sub = table.remove(args, 1)
+  if not sub then
+    S.open({}, "")
+    return
+  end
+  local fn = S[sub]
+  if not fn then
+    loom.notify("✗ unknown :Loom subcommand " .. sub .. " (try: " .. table.concat(C.names(), ", ") .. ")", vim.log.levels.ERROR)
+    return
+  end
+  fn(args, opts.args)
+end
+
+function C.names()
+  local names = vim.tbl_keys(S)
+  table.sort(names)
+  return names
+end
+
+function C.complete(arglead, cmdline)
+  local words = vim.split(cmdline, "%s+", { trimempty = true })
+  local n = #words + (cmdline:match("%s$") and 1 or 0)
+  local function filter(list)
+    return vim.tbl_filter(function(x)
+      return vim.startswith(x, arglead)
+    end, list)
+  end
+  if n <= 2 then
+    return filter(C.names())
+  end
+  local sub = words[2]
+  if sub == "export" then
+    return filter({ "openloom", "md", "loom" })
+  elseif sub == "import" then
+    return vim.fn.getcompletion(arglead, "file")
+  elseif sub == "open" and n == 3 then
+    local client = loom.client(false)
+    if not client then
+      return {}
+    end
+    local res = client:request_sync("loom/trees", {}, 2000, 0)
+    local ids = {}
+    for _, t in ipairs(res and res.result or {}) do
+      ids[#ids + 1] = t.id
+    end
+    return filter(ids)
+  end
+  return {}
+end
+
+function C.setup()
+  pcall(api.nvim_del_user_command, "Loom")
+  api.nvim_create_user_command("Loom", C.dispatch, {
+    nargs = "*",
+    complete = C.complete,
+    desc = "Loom: open | new | tree | continue | branch | next | prev | annotate | run | commit | import | export | cancel | status",
+  })
+end
+
+--- Buffer-local keymaps in loom buffers (setup{ keymaps = false } turns them off).
+function C.keymaps(buf)
+  local function map(lhs, fn, desc)
+    vim.keymap.set("n", lhs, fn, { buffer = buf, desc = "Loom: " .. desc, silent = true })
+  end
+  -- Neovim 0.11 already maps K (hover), grr (references), CTRL-] (tagfunc) for LSP buffers
+  map("gd", vim.lsp.buf.definition, "go to the node")
+  map("<leader>lc", function()
+    S.continue({})
+  end, "continue")
+  map("]s", S.next, "next sibling")
+  map("[s", S.prev, "previous sibling")
+  map("<leader>lr", function()
+    S.run({})
+  end, "run the → line")
+  map("<leader>la", function()
+    S.annotate({}, "")
+  end, "annotate the node")
+  map("<leader>lb", S.branch, "branch here")
+  map("<leader>lw", S.commit, "commit")
+  map("<leader>lt", S.tree, "tree overview")
+  map("<leader>lx", S.cancel, "cancel generation")
+end
+
+return C

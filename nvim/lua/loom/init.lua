@@ -1,0 +1,198 @@
+-- Loom for Neovim ≥ 0.11: configures the `loom serve` language server, makes `loom://`
+-- buffers readable and writable, and adds the :Loom command.
+local M = {}
+
+M.defaults = {
+  cmd = nil, -- the server command; default: `loom [--db DB] serve` (loom on PATH, else python -m loom.cli)
+  db = nil, -- SQLite file (also sent as initializationOptions.database)
+  participant = nil, -- who the editor acts as (server default: "human")
+  keymaps = true, -- buffer-local keymaps in loom buffers
+  completion = true, -- vim.lsp.completion with autotrigger in loom buffers
+  inlay_hints = true, -- node boundaries as inlay hints
+  default_n = 3, -- continuations per :Loom continue
+  default_tokens = nil,
+  run_on_save = nil, -- server default: true
+  timeout = 10000, -- ms for blocking requests (read, save)
+  root_dir = nil, -- working directory of the server
+}
+
+M.config = vim.deepcopy(M.defaults)
+M.did_setup = false
+
+local function has_python_module()
+  local py = vim.fn.exepath("python3")
+  if py == "" then
+    py = vim.fn.exepath("python")
+  end
+  return py ~= "" and py or nil
+end
+
+--- The server command from the configuration.
+function M.server_cmd(opts)
+  opts = opts or M.config
+  if opts.cmd then
+    return type(opts.cmd) == "string" and { opts.cmd } or opts.cmd
+  end
+  local cmd
+  local exe = vim.fn.exepath("loom")
+  if exe ~= "" then
+    cmd = { exe }
+  else
+    local py = has_python_module() or "python3"
+    cmd = { py, "-m", "loom.cli" }
+  end
+  if opts.db then
+    vim.list_extend(cmd, { "--db", vim.fn.fnamemodify(opts.db, ":p") })
+  end
+  table.insert(cmd, "serve")
+  return cmd
+end
+
+function M.init_options(opts)
+  opts = opts or M.config
+  local o = {
+    documentProvider = "bufReadCmd",
+    defaultN = opts.default_n,
+    inlayHints = opts.inlay_hints and true or false,
+  }
+  if opts.db then
+    o.database = vim.fn.fnamemodify(opts.db, ":p")
+  end
+  if opts.participant then
+    o.participant = opts.participant
+  end
+  if opts.default_tokens then
+    o.defaultTokens = opts.default_tokens
+  end
+  if opts.run_on_save ~= nil then
+    o.runOnSave = opts.run_on_save
+  end
+  return o
+end
+
+local function capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.general = caps.general or {}
+  caps.general.positionEncodings = { "utf-8", "utf-16" }
+  return caps
+end
+
+--- Configure and enable the client. See README.md for the options.
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
+  local buffers = require("loom.buffers")
+
+  vim.lsp.config("loom", {
+    cmd = M.server_cmd(),
+    cmd_cwd = M.config.root_dir,
+    filetypes = { "loom" },
+    workspace_required = false,
+    root_dir = M.config.root_dir,
+    init_options = M.init_options(),
+    settings = { loom = M.init_options() },
+    capabilities = capabilities(),
+    handlers = buffers.handlers(),
+    -- Full-text sync: the server renders paths without a final newline, and Neovim's
+    -- incremental sync assumes one (lines added at the end reach the server as "…\n"),
+    -- which would leave the server's copy one character off the buffer.
+    flags = { allow_incremental_sync = false },
+  })
+  -- Attaches to ordinary `*.loom` files; loom:// buffers (buftype=acwrite, which
+  -- vim.lsp.enable skips) are attached by the BufReadCmd below.
+  vim.lsp.enable("loom")
+
+  require("loom.highlight").setup()
+  buffers.setup_autocmds()
+  require("loom.commands").setup()
+  M.did_setup = true
+end
+
+--- The running loom client, or nil. With `start`, start it (once per Neovim) and wait
+--- until it is initialized.
+function M.client(start)
+  local found
+  for _, c in ipairs(vim.lsp.get_clients({ name = "loom" })) do
+    if not c:is_stopped() then
+      found = c
+      break
+    end
+  end
+  if not found and start then
+    if not M.did_setup then
+      M.setup({})
+    end
+    local id = vim.lsp.start(vim.lsp.config.loom, { attach = false, silent = false })
+    found = id and vim.lsp.get_client_by_id(id) or nil
+  end
+  if found and not found.initialized and start then
+    vim.wait(M.config.timeout, function()
+      return found.initialized or found:is_stopped()
+    end, 10)
+    if not found.initialized then
+      return nil
+    end
+  end
+  return found
+end
+
+--- A blocking request to the server: result, error message.
+local function resolve_buf(bufnr)
+  -- a real number: the client flushes pending didChange only for an exact bufnr (not 0)
+  if bufnr == nil or bufnr == 0 then
+    return vim.api.nvim_get_current_buf()
+  end
+  return bufnr
+end
+
+function M.request_sync(method, params, bufnr)
+  bufnr = resolve_buf(bufnr)
+  local client = M.client(true)
+  if not client then
+    return nil, "the loom language server did not start (:checkhealth loom)"
+  end
+  local res, err = client:request_sync(method, params, M.config.timeout, bufnr)
+  if not res then
+    return nil, ("%s: %s"):format(method, err or "no answer")
+  end
+  if res.err then
+    return nil, res.err.message or vim.inspect(res.err)
+  end
+  if type(res.result) == "table" and res.result.error then
+    return nil, res.result.error -- the server's custom requests answer {error = "✗ CODE: …"}
+  end
+  return res.result
+end
+
+--- An asynchronous request; `cb(result, errmsg)`.
+function M.request(method, params, cb, bufnr)
+  bufnr = resolve_buf(bufnr)
+  local client = M.client(true)
+  if not client then
+    cb(nil, "the loom language server did not start (:checkhealth loom)")
+    return
+  end
+  client:request(method, params, function(err, result)
+    if err then
+      cb(nil, err.message or vim.inspect(err))
+    elseif type(result) == "table" and result.error then
+      cb(nil, result.error)
+    else
+      cb(result, nil)
+    end
+  end, bufnr)
+end
+
+--- For a statusline: "loom [label] d4" (with "…" while generating) in loom buffers.
+function M.statusline()
+  local st = vim.b.loom_status
+  if type(st) ~= "table" or not st.label then
+    return vim.b.loom and "loom" or ""
+  end
+  return ("loom [%s] d%s%s"):format(st.label, tostring(st.depth or "?"), st.generating and " …" or "")
+end
+
+function M.notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.INFO, { title = "Loom" })
+end
+
+return M
