@@ -180,6 +180,24 @@ def cmd_uri(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_summarize(args: argparse.Namespace) -> int:
+    from loom.llm.base import ModelError
+    from loom.llm.summaries import drain
+
+    app = _app(args, models=False)
+    if args.tree:
+        tree = app.ws.find_tree(args.tree)
+        app.ws.enqueue_summary("tree", tree.id, tree.id, priority=0)
+    try:
+        done = drain(app.ws, limit=args.limit)
+    except ModelError as err:
+        _print(error("MODEL_ERROR", err.message, err.hint), err=True)
+        return 1
+    left = app.ws.db.execute_sql("SELECT count(*) FROM summary_job").fetchone()[0]
+    _print(f"✓ wrote {done} summar{'y' if done == 1 else 'ies'} ({left} still queued)")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from loom.lsp.server import serve
 
@@ -238,6 +256,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("tree")
     s.add_argument("node", nargs="?")
     s.set_defaults(fn=cmd_uri)
+
+    s = sub.add_parser("summarize", help="write queued summaries now (a tree's on demand)")
+    s.add_argument("tree", nargs="?", help="also summarize this tree now")
+    s.add_argument("--limit", type=int, help="at most this many")
+    s.set_defaults(fn=cmd_summarize)
 
     s = sub.add_parser("serve", help="run the language server (stdio)")
     s.add_argument("--tcp", help="HOST:PORT instead of stdio (debugging)")

@@ -23,7 +23,8 @@ from loom.lsp.text import TextDoc
 
 SERVER = [sys.executable, "-m", "loom.cli", "serve"]
 # No model unless a test configures one (the bundled local model would answer otherwise).
-NO_MODEL_ENV = {**os.environ, "LOOM_SUBJECT": "none", "LOOM_NO_KEYRING": "1"}
+NO_MODEL_ENV = {**os.environ, "LOOM_SUBJECT": "none", "LOOM_NO_KEYRING": "1",
+                "LOOM_SUMMARIES": "off"}
 
 
 @dataclass

@@ -24,7 +24,7 @@ from tests.lsp.conftest import SERVER, Editor, demo_uri, sql, start_session
 
 CONFIG = Path(tempfile.gettempdir()) / f"loom-lsp-generation-{os.getpid()}.toml"
 ENV = {**os.environ, "LOOM_CONFIG": str(CONFIG), "LOOM_API_KEY": "sk-test-not-a-secret",
-       "LOOM_NO_KEYRING": "1"}
+       "LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off"}
 
 
 @pytest.fixture

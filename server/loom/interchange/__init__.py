@@ -70,7 +70,7 @@ def place(ws: Workspace, participant: Participant, tree: Tree, node_id: str) -> 
     without making it their current tree."""
     Position.replace(participant=participant.id, tree=tree.id, node=node_id, tip=node_id,
                      updated=ws.clock()).execute()
-    ws._log(tree.id, "position", node_id, participant.id, {"tip": node_id})
+    ws.log_change(tree.id, "position", node_id, participant.id, {"tip": node_id})
 
 
 def detect_format(data: Any) -> str:

@@ -975,9 +975,9 @@ def _write_tree(ws: Workspace, plan: _TreePlan, people: dict[str, Participant],
                         (Link, plan.links), (RawResponse, plan.raws),
                         (Generation, plan.generations)):
         _insert_rows(ws, model, rows)
-    ws._log(plan.tree_id, "tree.create", plan.tree_id, None,
+    ws.log_change(plan.tree_id, "tree.create", plan.tree_id, None,
             {"title": plan.title, "mode": d.mode, "import": OPEN_LOOM})
-    ws._log(plan.tree_id, "node.bulk", plan.tree_id, None, {"count": len(plan.nodes)})
+    ws.log_change(plan.tree_id, "node.bulk", plan.tree_id, None, {"count": len(plan.nodes)})
 
 
 def _insert_rows(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) -> None:

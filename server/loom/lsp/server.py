@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -84,6 +85,7 @@ class LoomServer(LanguageServer):
         self._app: App | None = None
         self._docs: Documents | None = None
         self.controller = Controller(self)
+        self.summaries: object | None = None  # the summary worker thread, when a model can run
 
     @property
     def app(self) -> App:
@@ -172,6 +174,10 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
     try:
         ls.docs  # noqa: B018 - open the database now, not on the first keystroke
         ls.controller.start_watching()
+        if os.environ.get("LOOM_SUMMARIES", "on").lower() not in ("off", "0", "no"):
+            from loom.llm.summaries import start_background
+
+            ls.summaries = start_background(ls.app.ws)
     except Exception as err:
         log.exception("could not open the workspace")
         ls.window_show_message(lsp.ShowMessageParams(

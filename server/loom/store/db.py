@@ -23,18 +23,15 @@ MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
 
 
 def _v3(db: pw.SqliteDatabase) -> None:
-    from playhouse.migrate import SqliteMigrator, migrate
-
+    # Plain ADD COLUMNs: a migrator that rebuilds the table would drop it, and with foreign
+    # keys on, the drop cascades to every node of every tree.
     db.create_tables(schema.V3_MODELS)
     have = {c.name for c in db.get_columns("tree")}
-    migrator = SqliteMigrator(db)
-    ops = []
     if "summary_counter" not in have:
-        ops.append(migrator.add_column("tree", "summary_counter", schema.Tree.summary_counter))
+        db.execute_sql('ALTER TABLE "tree" ADD COLUMN "summary_counter" INTEGER NOT NULL '
+                       "DEFAULT 0")
     if "themes" not in have:
-        ops.append(migrator.add_column("tree", "themes", schema.Tree.themes))
-    if ops:
-        migrate(*ops)
+        db.execute_sql('ALTER TABLE "tree" ADD COLUMN "themes" TEXT')
 
 
 def default_db_path() -> Path:
@@ -81,13 +78,23 @@ def current_version(db: pw.SqliteDatabase) -> int:
 
 
 def migrate(db: pw.SqliteDatabase) -> None:
-    with db.atomic():
-        version = current_version(db)
-        if version > SCHEMA_VERSION:
-            raise SchemaTooNew(
-                f"database schema v{version} is newer than this Loom (v{SCHEMA_VERSION})"
-            )
-        for step in MIGRATIONS[version:SCHEMA_VERSION]:
-            step(db)
-        if version != SCHEMA_VERSION:
+    """Bring the schema up to date in one transaction, with foreign keys off (as SQLite
+    advises for schema changes) and checked before the transaction commits."""
+    version = current_version(db)
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"database schema v{version} is newer than this Loom (v{SCHEMA_VERSION})")
+    if version == SCHEMA_VERSION:
+        return
+    db.execute_sql("PRAGMA foreign_keys = OFF")  # takes effect outside a transaction only
+    try:
+        with db.atomic():
+            version = current_version(db)  # another process may have migrated meanwhile
+            for step in MIGRATIONS[version:SCHEMA_VERSION]:
+                step(db)
+            broken = db.execute_sql("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise RuntimeError(f"migration would break references: {broken[:3]}")
             schema.Meta.replace(key="schema_version", value=str(SCHEMA_VERSION)).execute()
+    finally:
+        db.execute_sql("PRAGMA foreign_keys = ON")

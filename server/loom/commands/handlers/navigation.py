@@ -143,6 +143,8 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
         lines = [f'Tree: "{t.title}"',
                  f"{plural(nodes, 'node')} · {plural(branches, 'branch', 'branches')} · "
                  f"{plural(leaves, 'leaf', 'leaves')}"]
+        if t.themes:
+            lines.append(f"Main themes: {', '.join(t.themes)}")
         if t.summary:
             lines.append(f"Summary: {t.summary}")
         elif t.description:

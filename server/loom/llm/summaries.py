@@ -1,0 +1,294 @@
+"""Summaries (seed 000/001, SPEC-NOTES decision 11): the queue's worker and the prompts.
+
+Work is queued in the database when nodes are created, every 10 new nodes for a tree and
+when a document is saved; a worker (a thread of the language server, or ``loom
+summarize``) takes it in priority order with the summary model, max 50 tokens. Until a
+model has written one, a node carries the extractive summary made at creation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from loom.llm.base import ChatMessage, ModelError, Provider
+from loom.llm.config import ModelProfile, resolve_profile
+from loom.llm.registry import make_provider
+from loom.memory.tokens import count_tokens
+from loom.protocol import loads_lenient
+from loom.render.text import one_line
+from loom.store.schema import Document, Node, SummaryJob, Tree
+from loom.store.workspace import Workspace
+
+log = logging.getLogger(__name__)
+MAX_TOKENS = 50
+MAX_ATTEMPTS = 3
+
+NODE_PROMPT = """Given this conversation context:
+---
+Tree: {title}
+Previous: {previous}
+---
+
+Summarize the following message in ONE sentence (max 30 words).
+Capture the key point, action, or decision. Be specific, not generic.
+
+Message: {content}"""
+
+TREE_PROMPT = """This is a branching conversation tree. The user describes it as:
+"{description}"
+
+Key node summaries from the main path:
+{node_summaries}
+
+Branch points explored: {branch_count}
+
+Summarize this tree's purpose and main themes in 2 sentences.
+Answer in exactly this form:
+summary: <two sentences>
+themes: <theme>, <theme>, <theme>"""
+
+RETRY_PROMPT = """Summarize in one short sentence:
+
+{content}"""
+
+DOC_PROMPT = """Summarize this document in ONE or TWO sentences (max 40 words).
+Be specific about what it covers.
+
+Document "{name}":
+{content}"""
+
+
+@dataclass
+class Prompt:
+    kind: str
+    entity: str
+    text: str
+
+
+def node_prompt(ws: Workspace, node: Node, tree: Tree) -> str:
+    """The seed's template: parent context, the grandparent too when the node is short."""
+    parent = Node.get_or_none(Node.id == node.parent) if node.parent else None
+    previous = (parent.summary or parent.content).strip() if parent else "(start of the tree)"
+    tokens, _ = count_tokens(node.content, exact=False)
+    if parent is not None and parent.parent and tokens < 50:
+        grand = Node.get_or_none(Node.id == parent.parent)
+        if grand is not None:
+            previous = f"{(grand.summary or grand.content).strip()}\n{previous}"
+    return NODE_PROMPT.format(title=tree.title, previous=previous[:1500],
+                              content=node.content[:4000])
+
+
+def tree_prompt(ws: Workspace, tree: Tree) -> str:
+    root = ws.node(tree.root)
+    human = ws.human()
+    _, tip = ws.position(human, tree)
+    path = ws.path(tip, prefer=(tip.id,)) if tip is not None else [root]
+    lines = [f"- [{n.label}] {one_line(n.summary or n.content)[:200]}" for n in path[:40]
+             if (n.summary or n.content).strip()]
+    branches = ws.db.execute_sql(
+        "SELECT count(*) FROM (SELECT s.node FROM edge_source s JOIN edge e ON e.target = "
+        "s.target WHERE e.tree_id = ? AND e.kind = 'continuation' GROUP BY s.node "
+        "HAVING count(*) > 1)", (tree.id,)).fetchone()[0]
+    return TREE_PROMPT.format(description=tree.description or tree.title,
+                              node_summaries="\n".join(lines) or "(none yet)",
+                              branch_count=branches)
+
+
+_PREFIX = re.compile(r"^(summary|one-sentence summary|here is (a|the) summary)[^:]*:\s*",
+                     re.IGNORECASE)
+# Small models sometimes echo the instruction back; that part is not a summary.
+_ECHO = re.compile(r"^(capture the key point, action, or decision\.?|be specific, not "
+                   r"generic\.?|summarize the following message[^.:]*[.:]?)\s*[:.]?\s*",
+                   re.IGNORECASE)
+
+
+def clean(text: str, max_words: int = 40) -> str:
+    """One line, no surrounding quotes or 'Summary:' preamble, at most ``max_words``."""
+    first = next((ln for ln in text.strip().splitlines() if ln.strip()), "")
+    first = _PREFIX.sub("", first.strip()).strip()
+    while (stripped := _ECHO.sub("", first, count=1)) != first:
+        first = stripped.strip()
+    first = first.strip('"“”\'').strip()
+    words = first.split()
+    return " ".join(words[:max_words]) + ("…" if len(words) > max_words else "")
+
+
+def parse_tree_answer(text: str) -> tuple[str, list[str] | None]:
+    """A structured answer in the Loom Protocol (``summary:`` / ``themes:``), read leniently
+    because small models drift; plain text is taken as the summary."""
+    body = text.strip()
+    try:
+        value, _notes = loads_lenient(body)
+    except ValueError:
+        value = None
+    if isinstance(value, dict) and isinstance(value.get("summary"), str):
+        themes = value.get("themes")
+        if isinstance(themes, str):
+            themes = [t.strip() for t in themes.split(",") if t.strip()]
+        listed = [str(t) for t in themes][:6] if isinstance(themes, list) else []
+        return one_line(value["summary"]), listed or None
+    return clean(body, 60), None
+
+
+class SummaryWorker:
+    """Takes summary work from the queue, oldest-most-urgent first."""
+
+    def __init__(self, ws: Workspace, profile: ModelProfile | None = None,
+                 provider_factory: Callable[[ModelProfile], Provider] = make_provider) -> None:
+        self.ws = ws
+        self.profile = profile or resolve_profile("summary")
+        self.provider_factory = provider_factory
+        self.unavailable: str | None = None
+
+    def pending(self) -> int:
+        return SummaryJob.select().count()
+
+    def next_job(self) -> SummaryJob | None:
+        return (SummaryJob.select().where(SummaryJob.not_before <= self.ws.clock())
+                .order_by(SummaryJob.priority, SummaryJob.created, SummaryJob.id).first())
+
+    def run_once(self, limit: int = 10) -> int:
+        """Process up to ``limit`` jobs; returns how many summaries were written."""
+        done = 0
+        for _ in range(limit):
+            job = self.next_job()
+            if job is None or self.unavailable:
+                break
+            done += self._process(job)
+        return done
+
+    def run_forever(self, stop: threading.Event, idle_s: float = 1.0) -> None:
+        while not stop.is_set():
+            try:
+                if self.run_once(limit=5) == 0:
+                    stop.wait(idle_s)
+            except Exception:  # the worker must outlive any one bad job
+                log.exception("summary worker")
+                stop.wait(idle_s)
+            if self.unavailable:
+                log.info("summaries stay extractive: %s", self.unavailable)
+                return
+
+    def _process(self, job: SummaryJob) -> int:
+        prompt = self._prompt(job)
+        if prompt is None:
+            SummaryJob.delete().where(SummaryJob.id == job.id).execute()
+            return 0
+        try:
+            answer = asyncio.run(self._ask(prompt.text))
+        except ModelError as err:
+            if err.kind in ("unavailable", "config", "auth"):
+                self.unavailable = err.message
+                return 0
+            attempts = job.attempts + 1
+            with self.ws.db.atomic():
+                if attempts >= MAX_ATTEMPTS:
+                    SummaryJob.delete().where(SummaryJob.id == job.id).execute()
+                else:
+                    SummaryJob.update(attempts=attempts,
+                                      not_before=self.ws.clock() + 5 * 2 ** attempts).where(
+                        SummaryJob.id == job.id).execute()
+            log.warning("summary of %s %s failed: %s", job.kind, job.entity, err)
+            return 0
+        stored = self._store(job, answer)
+        if not stored and job.kind == "node":
+            # Small models sometimes only echo the template: ask once more, plainly.
+            node = Node.get_or_none(Node.id == job.entity)
+            if node is not None:
+                try:
+                    answer = asyncio.run(self._ask(RETRY_PROMPT.format(content=node.content)))
+                    stored = self._store(job, answer)
+                except ModelError as err:
+                    log.info("second summary attempt failed: %s", err)
+        if not stored:
+            log.info("summary of %s %s was unusable: %r", job.kind, job.entity, answer)
+        with self.ws.db.atomic():
+            SummaryJob.delete().where(SummaryJob.id == job.id).execute()
+        return int(stored)
+
+    def _prompt(self, job: SummaryJob) -> Prompt | None:
+        if job.kind == "node":
+            node = Node.get_or_none(Node.id == job.entity)
+            if node is None or not node.content.strip():
+                return None
+            tree = Tree.get_by_id(node.tree_id)
+            return Prompt("node", node.id, node_prompt(self.ws, node, tree))
+        if job.kind == "tree":
+            tree = Tree.get_or_none(Tree.id == job.entity)
+            return Prompt("tree", tree.id, tree_prompt(self.ws, tree)) if tree else None
+        doc = Document.get_or_none(Document.id == job.entity)
+        if doc is None or not doc.content.strip():
+            return None
+        return Prompt("doc", doc.id, DOC_PROMPT.format(name=doc.name, content=doc.content[:6000]))
+
+    async def _ask(self, text: str) -> str:
+        provider = self.provider_factory(self.profile)
+        try:
+            result = await provider.chat([ChatMessage(role="user", content=text)],
+                                         max_tokens=MAX_TOKENS, temperature=0.2)
+        finally:
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    await close()
+        return result.completions[0].text if result.completions else ""
+
+    def _store(self, job: SummaryJob, answer: str) -> bool:
+        """Write a usable answer; an unusable one leaves the extractive summary."""
+        if job.kind == "node":
+            summary = clean(answer, 30)
+            node = Node.get_or_none(Node.id == job.entity)
+            if node is None or not summary:
+                return False
+            self.ws.set_summary(node, summary, "model")
+        elif job.kind == "tree":
+            summary, themes = parse_tree_answer(answer)
+            tree = Tree.get_or_none(Tree.id == job.entity)
+            if tree is None or not summary:
+                return False
+            self.ws.set_tree_summary(tree, summary, "model", themes)
+        else:
+            summary = clean(answer, 40)
+            doc = Document.get_or_none(Document.id == job.entity)
+            if doc is None or not summary:
+                return False
+            self.ws.set_document_summary(doc, summary, "model")
+        return True
+
+
+def start_background(ws: Workspace) -> tuple[threading.Thread, threading.Event] | None:
+    """The worker as a daemon thread (the language server's); None when no model can run."""
+    try:
+        worker = SummaryWorker(ws)
+    except ModelError as err:
+        log.info("no summary model: %s", err)
+        return None
+    stop = threading.Event()
+    thread = threading.Thread(target=worker.run_forever, args=(stop,), daemon=True,
+                              name="loom-summaries")
+    thread.start()
+    return thread, stop
+
+
+def drain(ws: Workspace, limit: int | None = None, deadline_s: float | None = None) -> int:
+    """Process queued work now (``loom summarize``); returns summaries written."""
+    worker = SummaryWorker(ws)
+    done, started = 0, time.monotonic()
+    while limit is None or done < limit:
+        if deadline_s is not None and time.monotonic() - started > deadline_s:
+            break
+        n = worker.run_once(limit=1)
+        if n == 0 and (worker.next_job() is None or worker.unavailable):
+            break
+        done += n
+    if worker.unavailable:
+        raise ModelError("unavailable", worker.unavailable,
+                         "summaries stay extractive until a model can run")
+    return done

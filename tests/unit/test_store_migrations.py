@@ -1,0 +1,62 @@
+"""Migrations keep every row: a database from an older Loom opens with its trees intact."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from loom.store import db as dbmod
+from loom.store.db import SCHEMA_VERSION, SchemaTooNew, open_database
+from loom.store.workspace import Workspace
+
+
+def _make(path: Path) -> tuple[int, int]:
+    ws = Workspace(open_database(path))
+    tree = ws.create_tree("kept", "buffer", root_content="Root.")
+    parent = ws.node(tree.root)
+    for i in range(20):
+        parent = ws.add_node(tree, parent, f" step {i}.", ws.human())
+    ws.db.close()
+    con = sqlite3.connect(path)
+    counts = (con.execute("SELECT count(*) FROM node").fetchone()[0],
+              con.execute("SELECT count(*) FROM edge").fetchone()[0])
+    con.close()
+    return counts
+
+
+def _downgrade_to_v2(path: Path) -> None:
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE summary_job")
+    con.execute("ALTER TABLE tree DROP COLUMN summary_counter")
+    con.execute("ALTER TABLE tree DROP COLUMN themes")
+    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+
+
+def test_v2_to_current_keeps_every_node(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    nodes, edges = _make(path)
+    _downgrade_to_v2(path)
+    db = open_database(path)
+    assert dbmod.current_version(db) == SCHEMA_VERSION
+    assert db.execute_sql("SELECT count(*) FROM node").fetchone()[0] == nodes
+    assert db.execute_sql("SELECT count(*) FROM edge").fetchone()[0] == edges
+    assert {c.name for c in db.get_columns("tree")} >= {"summary_counter", "themes"}
+    assert db.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
+    ws = Workspace(db)
+    tree = ws.find_tree("kept")
+    assert [n.content for n in ws.path(ws.descend(ws.node(tree.root)))][-1] == " step 19."
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    _make(path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with pytest.raises(SchemaTooNew):
+        open_database(path)
