@@ -163,7 +163,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.no_editor:
         from loom.commands.context import Actor
 
-        _print(app.executor.execute("→ tree", Actor(app.ws.human(), tree)).text)
+        _print(app.executor.execute("→ tree from:root depth:8",
+                                    Actor(app.ws.human(), tree)).text)
         return 0
     return open_in_editor(app, tree, args.db)
 

@@ -107,7 +107,7 @@ _KV = re.compile(r"([A-Za-z][\w-]*)[:=](.*)", re.S)
 _TAIL = ".,;!?…”»)]}>`*"
 _HEAD = "([{<`*#"
 _PUNCT_ONLY = "-—–:=→←↔⟶➜|/&+~*"
-_REF = re.compile(r"(?:[0-9a-hjkmnp-tv-z]{3,}|\d+(?:\.\d+)*|ann-\d+)'*")
+_REF = re.compile(r"(?:[0-9a-hjkmnp-tv-z]{3,}|\d+(?:\.\d+)*|ann-\d+|root)'*")
 _ID = re.compile(r"[\w.’'-]+")  # what may stand in brackets as a node id
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?", re.I)

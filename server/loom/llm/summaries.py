@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import threading
 import time
@@ -164,7 +165,14 @@ class SummaryWorker:
             done += self._process(job)
         return done
 
-    def run_forever(self, stop: threading.Event, idle_s: float = 1.0) -> None:
+    def run_forever(self, stop: threading.Event, idle_s: float = 1.0,
+                    start_after_s: float = 3.0) -> None:
+        """Work in the background at the lowest CPU priority: summaries must never make the
+        editor wait (the local model's threads inherit this thread's niceness)."""
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        if stop.wait(start_after_s):
+            return
         while not stop.is_set():
             try:
                 if self.run_once(limit=5) == 0:

@@ -26,6 +26,10 @@ class Item:
 Kids = Callable[[str], Sequence[Item]]
 
 
+def _strip_note(head: str) -> str:
+    return head.replace(" (you are here)", "")
+
+
 def _mark(item: Item, current: str | None) -> str:
     return f"[{item.label}]" + ("*" if item.id == current else "")
 
@@ -39,13 +43,19 @@ def draw(head: str, start: Item, kids: Kids, depth: int, current: str | None,
     if here_note and start.id == current:
         first += " (you are here)"
     children = kids(start.id)
+    while len(children) == 1 and depth > 0:  # a single line of descent stays on one line
+        node = children[0]
+        first += " → " + _mark(node, current)
+        depth -= 1
+        head = first[: len(first) - len(_mark(node, current))]
+        children = kids(node.id)
     if not children:
         first += " (leaf)"
     elif depth <= 0:
         first += f" → ... ({len(children)} more)"
     lines.append(first)
     if children and depth > 0:
-        _branches(lines, " " * len(head), children, kids, depth, current)
+        _branches(lines, " " * len(_strip_note(head)), children, kids, depth, current)
     if len(lines) > MAX_LINES:
         lines = [*lines[:MAX_LINES], f"... ({len(lines) - MAX_LINES} more lines)"]
     return lines

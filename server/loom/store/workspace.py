@@ -316,6 +316,8 @@ class Workspace:
         """A node from what a person or model typed: a localId prefix (≥3), ``[a7x2]``,
         a version ``a7x2'``, or ``ann-3``. Ambiguity is an error listing the candidates."""
         raw = ref.strip()
+        if raw.strip("[]").lower() == "root":
+            return self.node(tree.root)
         m = _ANN_REF.match(raw)
         if m:
             n = Node.get_or_none((Node.tree == tree.id) & (Node.ann_number == int(m.group(1))))

@@ -170,6 +170,12 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
     else:
         start = position
         path = ctx.ws.path(start, prefer=(start.id,))
+        if not kids(start.id):  # at a leaf: show the alternatives around it
+            for ancestor in reversed(path[:-1]):
+                if len(kids(ancestor.id)) > 1 or ancestor.parent is None:
+                    start = ancestor
+                    break
+            path = path[: [n.id for n in path].index(start.id) + 1]
         labels = [n.label for n in path]
         if len(path) == 1:
             head = "Root "

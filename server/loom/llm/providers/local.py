@@ -11,6 +11,8 @@ time, so such calls use a second instance loaded with it.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import importlib.util
 import os
 import random
@@ -91,7 +93,20 @@ def load(path: Path, *, logits_all: bool = False) -> tuple[Any, threading.Lock]:
                 "unavailable", f"cannot load the local model {path.name}: {exc}", INSTALL_HINT
             ) from exc
         _instances[key] = (llm, threading.Lock())
+        if len(_instances) == 1:
+            atexit.register(_close_all)
         return _instances[key]
+
+
+def _close_all() -> None:
+    """Free the models before the interpreter tears down the modules their finalizers use
+    (otherwise llama.cpp's __del__ fails noisily at exit)."""
+    for llm, _lock in list(_instances.values()):
+        close = getattr(llm, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):  # at exit, not worth a traceback
+                close()
+    _instances.clear()
 
 
 class LocalProvider:

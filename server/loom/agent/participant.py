@@ -1,0 +1,112 @@
+"""The collaborator participant: its identity, role-based permissions, model profile and
+loom-aware flag.
+
+The collaborator is an ordinary participant of the workspace (``kind="model"``,
+``role="collaborator"``): its permissions live in the store and are checked by the
+executor for every command it sends, exactly as for a human. Its operational memory is the
+per-participant pins, stashes and trace every participant has.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from loom.errors import LoomError
+from loom.model import permissions as perms
+from loom.store.schema import Participant
+from loom.store.workspace import Workspace
+
+DEFAULT_NAME = "collaborator"
+DEFAULT_ROLE = "research collaborator"
+PARTICIPANT_ROLE = "collaborator"  # the ``Participant.role`` column
+#: Roles a collaborator may take (the permission presets of seeds 000/001).
+AGENT_ROLES = ("research collaborator", "analysis assistant")
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """What the collaborator should be. ``role``/``permissions`` left ``None`` keep what an
+    existing participant has (a human may have changed them); a new one gets the role's
+    preset (``research collaborator``: all)."""
+
+    name: str = DEFAULT_NAME
+    role: str | None = None
+    permissions: tuple[str, ...] | None = None
+    profile: str | None = None  # the instruct model's profile name (config.toml)
+    loom_aware: bool = True
+
+    def wanted(self) -> list[str] | None:
+        """The permission set asked for explicitly, or None."""
+        if self.permissions is not None:
+            unknown = sorted(set(self.permissions) - set(perms.ORDER))
+            if unknown:
+                raise LoomError("INVALID_SYNTAX", f"unknown permission {unknown[0]!r}",
+                                "permissions: " + ", ".join(perms.ORDER))
+            return perms.ordered(self.permissions)
+        if self.role is not None:
+            if self.role not in AGENT_ROLES:
+                raise LoomError("INVALID_SYNTAX", f"unknown collaborator role {self.role!r}",
+                                "roles: " + ", ".join(AGENT_ROLES))
+            return perms.ordered(perms.ROLES[self.role])
+        return None
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name or ""):
+        raise LoomError("INVALID_SYNTAX", f"{name!r} is not a usable agent name",
+                        "a letter, then letters, digits, _ . or - (annotations address it "
+                        "as @name)")
+    return name
+
+
+def ensure_agent(ws: Workspace, spec: AgentSpec | None = None) -> Participant:
+    """Create the collaborator, or load it and apply what ``spec`` asks for explicitly."""
+    spec = spec or AgentSpec()
+    name = check_name(spec.name)
+    wanted = spec.wanted()
+    existing = Participant.get_or_none(Participant.name == name)
+    if existing is not None and (existing.kind != "model" or
+                                 existing.role != PARTICIPANT_ROLE):
+        raise LoomError("CONFLICT", f'"{name}" is already a {existing.role or existing.kind} '
+                        "participant", "give the collaborator another name")
+    if existing is None:
+        initial = wanted if wanted is not None else perms.ROLES[DEFAULT_ROLE]
+        return ws.ensure_participant(name, "model", PARTICIPANT_ROLE, initial,
+                                     loom_aware=spec.loom_aware, profile=spec.profile)
+    if wanted is not None and list(existing.permissions or []) != wanted:
+        ws.set_permissions(existing, wanted)
+    changes: dict[str, object] = {}
+    if spec.profile is not None and existing.profile != spec.profile:
+        changes["profile"] = spec.profile
+    if existing.loom_aware != spec.loom_aware:
+        changes["loom_aware"] = spec.loom_aware
+    if changes:
+        with ws.db.atomic():
+            Participant.update(**changes).where(Participant.id == existing.id).execute()
+            ws.log_change(None, "participant.update", existing.id, None,
+                          {k: v for k, v in changes.items()})
+        for k, v in changes.items():
+            setattr(existing, k, v)
+    return existing
+
+
+def load_agent(ws: Workspace, name: str = DEFAULT_NAME) -> Participant:
+    p = ws.participant(name)
+    if p.kind != "model" or p.role != PARTICIPANT_ROLE:
+        raise LoomError("NOT_FOUND", f'"{name}" is not a collaborator',
+                        "create one with: loom agent TREE --name NAME")
+    return p
+
+
+def agents(ws: Workspace) -> list[Participant]:
+    return list(Participant.select().where((Participant.kind == "model") &
+                                           (Participant.role == PARTICIPANT_ROLE))
+                .order_by(Participant.created))
+
+
+def permission_list(permissions: Iterable[str]) -> str:
+    """``loom_aware, loom_write, doc_read`` (the addendum's and help's form)."""
+    return ", ".join(perms.ordered(permissions)) or "none"
