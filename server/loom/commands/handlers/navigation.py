@@ -8,7 +8,13 @@ from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.model import permissions as perms
 from loom.render import formats as f
-from loom.render.text import plural, preview, quote, relative_time, word_count
+from loom.render.text import (
+    plural,
+    preview,
+    quote,
+    relative_time,
+    word_count,
+)
 from loom.render.tree_drawing import Item, draw
 from loom.store.schema import Document, Link, Node, Tree
 

@@ -68,6 +68,25 @@ def model_path(profile: ModelProfile) -> Path:
     return found
 
 
+_LOG_SINK: Any = None
+
+
+def quiet_llama_logs() -> None:
+    """llama.cpp logs to stderr even with verbose=False; route its log to nowhere."""
+    global _LOG_SINK
+    if _LOG_SINK is not None:
+        return
+    try:
+        import ctypes
+
+        import llama_cpp
+
+        _LOG_SINK = llama_cpp.llama_log_callback(lambda level, text, data: None)
+        llama_cpp.llama_log_set(_LOG_SINK, ctypes.c_void_p(0))
+    except (ImportError, AttributeError):  # an older llama-cpp-python: keep its logs
+        _LOG_SINK = False
+
+
 def load(path: Path, *, logits_all: bool = False) -> tuple[Any, threading.Lock]:
     """The process-wide ``Llama`` for ``path`` and the lock that serialises its use."""
     key = (str(path), logits_all)
@@ -80,6 +99,7 @@ def load(path: Path, *, logits_all: bool = False) -> tuple[Any, threading.Lock]:
             raise ModelError(
                 "unavailable", "llama-cpp-python is not installed", INSTALL_HINT
             ) from exc
+        quiet_llama_logs()
         try:
             llm = Llama(
                 model_path=str(path),
