@@ -53,4 +53,9 @@ def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = N
     ws.subject()
     if subject is None and use_default_subject:
         subject = default_subject()
-    return App(ws, Executor(ws, subject))
+    classifier = None
+    if os.environ.get("LOOM_CLASSIFIER", "").lower() in ("on", "1", "yes"):
+        from loom.commands.classifier import model_classifier
+
+        classifier = model_classifier()
+    return App(ws, Executor(ws, subject, classifier))

@@ -16,7 +16,7 @@ import peewee as pw
 from loom.commands import ast
 from loom.commands.catalogue import CATALOGUE
 from loom.commands.context import Actor, Ctx, SubjectModel
-from loom.commands.grammar import parse
+from loom.commands.grammar import Classifier, parse
 from loom.commands.handlers import content, documents, memory, meta, navigation
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -55,7 +55,8 @@ ACTIONS = {
 }
 
 
-def parse_line(text: str) -> ast.Command | ast.ParseError:
+def parse_line(text: str, classifier: Classifier | None = None
+               ) -> ast.Command | ast.ParseError:
     """A command line, or a whole ``→ think`` … ``←`` block, into a command."""
     stripped = text.strip()
     first, _, rest = stripped.partition("\n")
@@ -69,20 +70,22 @@ def parse_line(text: str) -> ast.Command | ast.ParseError:
             return ast.Think(content=content_text)
         return ast.ParseError(message="one command per line",
                               hint="put each → command on its own line")
-    return parse(stripped)
+    return parse(stripped, classifier)
 
 
 class Executor:
     """Runs commands against one workspace; ``subject`` is the model behind ``continue``."""
 
-    def __init__(self, ws: Workspace, subject: SubjectModel | None = None) -> None:
+    def __init__(self, ws: Workspace, subject: SubjectModel | None = None,
+                 classifier: Classifier | None = None) -> None:
         self.ws = ws
         self.subject = subject
+        self.classifier = classifier  # asked only when the grammar is unsure
 
     def execute(self, command: str | ast.Command, actor: Actor,
                 on_delta: Callable[[int, str], None] | None = None,
                 cancel: threading.Event | None = None) -> Result:
-        cmd = parse_line(command) if isinstance(command, str) else command
+        cmd = parse_line(command, self.classifier) if isinstance(command, str) else command
         shown = command.strip() if isinstance(command, str) else ""
         if isinstance(cmd, ast.ParseError):
             result = Result.failure("INVALID_SYNTAX", cmd.message, cmd.hint, shown)

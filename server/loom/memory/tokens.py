@@ -7,6 +7,7 @@ Callers label which.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import math
 from typing import Any
@@ -23,7 +24,9 @@ def _tokenizer() -> Any | None:
         if path is None:
             return None
         quiet_llama_logs()
-        return llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+        tok = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+        atexit.register(tok.close)  # before interpreter teardown breaks its finalizer
+        return tok
     except Exception:  # no llama.cpp, no model, or a model that will not load: estimate
         return None
 
