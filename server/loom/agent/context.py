@@ -265,7 +265,8 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
             if not isinstance(sec, list):
                 text = "\n".join(doc.content.split("\n")[sec.start:sec.end])
         pinned.append(f"  {f.doc_ref(doc.name, p.section)} "
-                      f"({plural(word_count(text), 'word')}): {quote(_capped(text))}")
+                      f"({plural(word_count(text), 'word')})")
+        pinned.append(f"    {quote(_capped(text))}")
     items = mem.stashes(ws, who)
     recalled = [f'  "{s.label}": {quote(_capped(s.content))}' for s in items if s.recalled]
     stashed = [f'"{s.label}"' for s in items if not s.recalled]
@@ -393,11 +394,9 @@ def fit_conversation(blocks: list[_Block], budget: int, count: Counter, *,
     chosen: list[tuple[_Block, bool]] = []  # (block, summarized), newest first
     used = 0
     i = len(blocks) - 1
-    while i >= 0:  # the newest, in full
+    while i >= 0:  # the newest, in full (a current node too long alone: its summary)
         cost = blocks[i].tokens(count, False) + 1
-        if used + cost > full_room and chosen:
-            break
-        if used + cost > full_room:  # the current node alone is too long: its summary
+        if used + cost > full_room:
             break
         chosen.append((blocks[i], False))
         used += cost

@@ -93,9 +93,12 @@ def stashes(ws: Workspace, who: Participant) -> list[Stash]:
 
 def record(ws: Workspace, who: Participant, tree: Tree | None, command: str, ok: bool,
            code: str | None = None, message: str = "") -> None:
+    # one prepared statement: this runs after every command, on the hot path
     with ws.db.atomic():
-        TraceEntry.create(participant=who.id, tree=tree.id if tree else None, command=command,
-                          ok=ok, code=code, message=message, created=ws.clock())
+        ws.db.execute_sql(
+            "INSERT INTO trace_entry (participant, tree, command, ok, code, message, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (who.id, tree.id if tree else None, command, ok, code, message, ws.clock()))
 
 
 def add_thought(ws: Workspace, who: Participant, tree: Tree, content: str) -> None:

@@ -7,7 +7,9 @@ Crockford base32 characters, extended one character at a time on collision withi
 
 from __future__ import annotations
 
+import os
 import re
+import time
 
 from ulid import ULID
 
@@ -21,7 +23,13 @@ _NORMALISE = str.maketrans({"i": "1", "l": "1", "o": "0"})
 
 
 def new_ulid() -> str:
-    return str(ULID())
+    """A ULID whose random part is fresh randomness every time.
+
+    python-ulid is monotonic within a millisecond (it increments the random part), which
+    would give every node of a bulk insert or an n:3 generation the same first localId
+    characters; localIds need independent random parts."""
+    millis = time.time_ns() // 1_000_000
+    return str(ULID.from_bytes(millis.to_bytes(6, "big") + os.urandom(10)))
 
 
 def local_id_candidates(ulid: str) -> list[str]:

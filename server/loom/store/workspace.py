@@ -7,6 +7,7 @@ catch up by reading the log.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import re
 import time
@@ -41,6 +42,26 @@ _ANN_REF = re.compile(r"^\[?ann-(\d+)\]?$", re.IGNORECASE)
 
 def content_hash(parent_hash: str, content: str) -> str:
     return hashlib.sha256(f"{parent_hash}\n{content}".encode()).hexdigest()
+
+
+_NODE_COLUMNS = tuple(f.column_name for f in Node._meta.sorted_fields)
+_NodeTuple = collections.namedtuple("_NodeTuple", _NODE_COLUMNS)  # type: ignore[misc]
+
+
+class NodeRow(_NodeTuple):
+    """A node read for display (paths can be thousands long): ``Node``'s columns as a
+    named tuple — a fraction of a peewee model's construction cost. Booleans come as 0/1
+    and ``extra`` as its JSON text."""
+
+    __slots__ = ()
+
+    @classmethod
+    def all(cls, cursor: Any) -> list[NodeRow]:
+        names = tuple(c[0] for c in cursor.description)
+        if names == _NODE_COLUMNS:
+            make = cls._make
+            return [make(row) for row in cursor.fetchall()]
+        return [cls(**dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
 
 
 @dataclass(frozen=True)
@@ -337,9 +358,9 @@ class Workspace:
         if len(text) < MIN_PREFIX:
             raise not_found(f"node [{raw}] does not exist in this tree",
                             f"use at least {MIN_PREFIX} characters of a localId")
-        rows = list(Node.select().where(
-            (Node.tree == tree.id) & (Node.local_id >= text) & (Node.local_id < text + "~")
-        ).order_by(Node.local_id).limit(8))
+        rows = list(Node.raw(
+            "SELECT * FROM node WHERE tree_id = ? AND local_id >= ? AND local_id < ? "
+            "ORDER BY local_id LIMIT 8", tree.id, text, text + "~"))
         if not rows:
             other = Node.get_or_none(Node.local_id == text)
             if other is not None:
@@ -361,12 +382,11 @@ class Workspace:
 
     def children(self, node: Node, kind: str = "continuation",
                  include_pruned: bool = False) -> list[Node]:
-        q = (Node.select(Node).join(Edge, on=(Edge.target == Node.id))
-             .join(EdgeSource, on=(EdgeSource.target == Edge.target))
-             .where((EdgeSource.node == node.id) & (Edge.kind == kind)))
-        if not include_pruned:
-            q = q.where(Node.pruned == False)  # noqa: E712
-        return list(q.order_by(Edge.sibling_order, Node.id))
+        pruned = "" if include_pruned else " AND n.pruned = 0"
+        return list(Node.raw(
+            "SELECT n.* FROM edge_source s JOIN edge e ON e.target = s.target "
+            "JOIN node n ON n.id = s.target WHERE s.node = ? AND e.kind = ?" + pruned +
+            " ORDER BY e.sibling_order, n.id", node.id, kind))
 
     def count_children(self, node_id: str, kind: str = "continuation") -> int:
         return self.db.execute_sql(
@@ -398,11 +418,11 @@ class Workspace:
         return edge is not None and edge.kind == "version"
 
     def path(self, tip: Node, prefer: Iterable[str] = ()) -> list[Node]:
-        """Root → tip. Where a node has several sources (an original and its versions), the
-        walk takes a preferred one, else the newest version."""
+        """Root → tip in one recursive query. Where a node has several sources (an original
+        and its versions), the walk takes a preferred one, else the newest version."""
         import json
 
-        rows = self.db.execute_sql(
+        cursor = self.db.execute_sql(
             """
             WITH RECURSIVE up(id, d) AS (
               SELECT ?, 0
@@ -415,31 +435,25 @@ class Workspace:
               FROM up WHERE up.id IS NOT NULL AND d < 100000
             )
             SELECT n.* FROM up JOIN node n ON n.id = up.id ORDER BY up.d DESC
-            """,
-            (tip.id, json.dumps(list(prefer))),
-        )
-        cols = [c[0] for c in rows.description]
-        out = []
-        for r in rows.fetchall():
-            n = Node(**{("tree" if c == "tree_id" else "author" if c == "author_id" else c): v
-                        for c, v in zip(cols, r, strict=True)})
-            n.extra = Node.extra.python_value(n.extra) if isinstance(n.extra, str) else n.extra
-            out.append(n)
-        return out
+            """, (tip.id, json.dumps(list(prefer))))
+        return NodeRow.all(cursor)  # type: ignore[return-value]
 
     def descend(self, node: Node, limit: int = 100_000) -> Node:
-        """Follow first continuations (sibling order) down to a leaf."""
-        current = node
-        for _ in range(limit):
-            row = self.db.execute_sql(
-                "SELECT s.target FROM edge_source s JOIN edge e ON e.target = s.target "
-                "JOIN node n ON n.id = s.target WHERE s.node = ? AND e.kind = 'continuation' "
-                "AND n.pruned = 0 ORDER BY e.sibling_order, s.target LIMIT 1", (current.id,),
-            ).fetchone()
-            if row is None:
-                return current
-            current = Node.get_by_id(row[0])
-        return current
+        """Follow first continuations (sibling order) down to a leaf, in one query."""
+        row = self.db.execute_sql(
+            """
+            WITH RECURSIVE down(id, d) AS (
+              SELECT ?, 0
+              UNION ALL
+              SELECT (SELECT s.target FROM edge_source s JOIN edge e ON e.target = s.target
+                      JOIN node n ON n.id = s.target
+                      WHERE s.node = down.id AND e.kind = 'continuation' AND n.pruned = 0
+                      ORDER BY e.sibling_order, s.target LIMIT 1), d + 1
+              FROM down WHERE down.id IS NOT NULL AND d < ?
+            )
+            SELECT id FROM down WHERE id IS NOT NULL ORDER BY d DESC LIMIT 1
+            """, (node.id, limit)).fetchone()
+        return node if row is None or row[0] == node.id else Node.get_by_id(row[0])
 
     def set_flags(self, node: Node, actor: Participant | None = None, **flags: bool) -> None:
         with self.db.atomic():
@@ -497,12 +511,14 @@ class Workspace:
     # ── positions ─────────────────────────────────────────────────────────────
     def position(self, participant: Participant, tree: Tree) -> tuple[Node, Node]:
         """The participant's (node, tip); a newcomer starts at the end of the first path."""
-        row = Position.get_or_none((Position.participant == participant.id) &
-                                   (Position.tree == tree.id))
-        if row is not None:
-            node, tip = Node.get_or_none(Node.id == row.node), Node.get_or_none(Node.id == row.tip)
-            if node is not None and tip is not None:
-                return node, tip
+        rows = {n.id: n for n in Node.raw(
+            "SELECT n.* FROM position p JOIN node n ON n.id IN (p.node, p.tip) "
+            "WHERE p.participant = ? AND p.tree = ?", participant.id, tree.id)}
+        if rows:
+            row = self.db.execute_sql("SELECT node, tip FROM position WHERE participant = ? "
+                                      "AND tree = ?", (participant.id, tree.id)).fetchone()
+            if row is not None and row[0] in rows and row[1] in rows:
+                return rows[row[0]], rows[row[1]]
         root = Node.get_by_id(tree.root)
         tip = self.descend(root)
         return tip, tip

@@ -13,7 +13,6 @@ from loom.render.text import (
     preview,
     quote,
     relative_time,
-    word_count,
 )
 from loom.render.tree_drawing import Item, draw
 from loom.store.schema import Document, Link, Node, Tree
@@ -92,8 +91,9 @@ def _view_branch(ctx: Ctx, cmd: ast.View) -> Result:
                               path=[n.id for n in path])
     pieces = [f.ProsePiece(n.content, n.author_type == "model") for n in path]
     text = f.prose(pieces)
+    words = sum(len(p.content.split()) for p in pieces)  # prose: whitespace words suffice
     head = (f"branch {f.ref(through.label)} as:prose · {plural(len(path), 'node')} · "
-            f"{plural(word_count(text), 'word')}")
+            f"{plural(words, 'word')}")
     return Result.success(f"{head}\n\n{text}", node=through.id, path=[n.id for n in path])
 
 

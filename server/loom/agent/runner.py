@@ -1,0 +1,317 @@
+"""The collaborator: :class:`Agent` ties participant, context, loop, triggers and turn log
+together; :func:`main_agent` is ``loom agent TREE [--ask MESSAGE] [--auto] [--approve]``.
+
+No self-invocation: the agent's own model is called only by its turn loop; ``→ continue``
+goes through the executor to the executor's subject model, never to the agent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from loom.agent.context import HistoryItem
+from loom.agent.loop import (
+    AgentEvent,
+    Approver,
+    Budgets,
+    EventSink,
+    LockPolicy,
+    Summarizer,
+    TurnLoop,
+)
+from loom.agent.participant import AGENT_ROLES, DEFAULT_NAME, AgentSpec, ensure_agent
+from loom.agent.transcript import TurnLog, TurnRecord, render_conversation, turn_log_for, usage_line
+from loom.agent.triggers import DEFAULT_SETTLE_S, Triggers, TurnInput, ask
+from loom.commands.context import Actor
+from loom.commands.executor import Executor
+from loom.errors import LoomError
+from loom.llm.base import Provider
+from loom.llm.config import ModelProfile, resolve_profile
+from loom.llm.providers.local import N_CTX
+from loom.llm.registry import make_provider
+from loom.store.schema import Participant, Position, Tree
+from loom.store.workspace import Workspace
+
+log = logging.getLogger(__name__)
+ProviderFactory = Callable[[ModelProfile], Provider]
+
+
+def budgets_for(profile: ModelProfile) -> Budgets:
+    """The bundled local model has a 2,048-token window: a small context and short replies;
+    hosted models get the defaults (replies of at least 1,024 tokens)."""
+    if profile.provider == "local":
+        reply = min(320, max(profile.max_tokens, 128))
+        return Budgets(context_tokens=N_CTX - reply - 528, reply_tokens=reply)
+    return Budgets(reply_tokens=max(profile.max_tokens, 1_024))
+
+
+class Agent:
+    """One collaborator working in one tree."""
+
+    def __init__(self, ws: Workspace, executor: Executor, tree: Tree, *,
+                 spec: AgentSpec | None = None, profile: ModelProfile | None = None,
+                 provider_factory: ProviderFactory | None = None,
+                 budgets: Budgets | None = None, locks: LockPolicy | None = None,
+                 approve: Approver | None = None, turn_log: TurnLog | None = None,
+                 system_prompt: str | None = None, autonomous: bool = False,
+                 settle_s: float = DEFAULT_SETTLE_S, summarize: Summarizer | None = None,
+                 early_stop: bool = True) -> None:
+        if isinstance(executor.subject, Agent):
+            raise LoomError("CONFLICT", "the collaborator cannot be its own subject model",
+                            "configure a subject model for → continue")
+        self.ws = ws
+        self.executor = executor
+        self.participant = ensure_agent(ws, spec)
+        self.profile = profile or resolve_profile("collaborator", self.participant.profile)
+        self.provider_factory = provider_factory or make_provider
+        self.budgets = budgets or budgets_for(self.profile)
+        self.locks = locks or LockPolicy()
+        self.approve = approve
+        self.system_prompt = system_prompt
+        self.summarize = summarize
+        self.early_stop = early_stop
+        self.actor = Actor(self.participant, tree)
+        db_path = getattr(ws.db, "database", None)
+        self.turn_log: TurnLog = turn_log or turn_log_for(db_path)
+        last = self.turn_log.turns(self.name, tree.id, limit=1)
+        self.triggers = Triggers(ws, self.participant, tree, autonomous_mode=autonomous,
+                                 settle_s=settle_s,
+                                 since_seq=last[0].seen_seq if last else None)
+        self._cancel = threading.Event()
+        self._busy = False
+
+    @property
+    def name(self) -> str:
+        return self.participant.name
+
+    @property
+    def tree(self) -> Tree:
+        return self.actor.tree
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    def stop(self) -> None:
+        """Stop the running turn (from any thread): it ends cleanly, nothing half-written."""
+        self._cancel.set()
+
+    def history(self, limit: int = 3) -> list[HistoryItem]:
+        return [HistoryItem(t.input, t.message)
+                for t in self.turn_log.turns(self.name, self.tree.id, limit=limit)]
+
+    def _place(self) -> None:
+        """A newcomer starts where the human most recently was, not at the first leaf."""
+        tree = self.tree
+        if Position.get_or_none((Position.participant == self.participant.id) &
+                                (Position.tree == tree.id)) is not None:
+            return
+        humans = [p.id for p in Participant.select(Participant.id)
+                  .where(Participant.kind == "human")]
+        row = (Position.select().where((Position.tree == tree.id) &
+                                       (Position.participant.in_(humans)))
+               .order_by(Position.updated.desc()).first())
+        if row is None:
+            return
+        node, tip = self.ws.node(row.node), self.ws.node(row.tip)
+        self.ws.set_position(self.participant, tree, node, tip)
+
+    async def run_turn(self, turn_input: TurnInput | str | None = None,
+                       on_event: EventSink | None = None,
+                       cancel: threading.Event | None = None) -> TurnRecord:
+        """One turn; never raises for model or command failures (they are in the record)."""
+        if self._busy:
+            raise LoomError("CONFLICT", f"{self.name} is already taking a turn",
+                            "wait for it, or stop it")
+        if turn_input is None or isinstance(turn_input, str):
+            turn_input = ask(turn_input)
+        self._busy = True
+        if cancel is None:
+            self._cancel.clear()
+            cancel = self._cancel
+        else:
+            self._cancel = cancel
+        record = TurnRecord(agent=self.name, tree=self.tree.id, trigger=turn_input.kind,
+                            input=turn_input.message, input_author=turn_input.author,
+                            input_node=turn_input.node, started=self.ws.clock(),
+                            seen_seq=self.ws.last_change())
+        provider: Provider | None = None
+        try:
+            await asyncio.to_thread(self._place)
+            provider = self.provider_factory(self.profile)
+            loop = TurnLoop(self.executor, self.actor, provider, budgets=self.budgets,
+                            locks=self.locks, approve=self.approve, on_event=on_event,
+                            cancel=cancel, system_prompt=self.system_prompt,
+                            history=self.history(), summarize=self.summarize,
+                            early_stop=self.early_stop, model_name=self.profile.model)
+            await loop.run(turn_input, record)
+        except LoomError as err:
+            record.stop_reason, record.error = "error", f"✗ {err.code}: {err.message}"
+        except Exception as err:  # the boundary: a bug ends the turn, not the front end
+            log.exception("collaborator turn failed")
+            record.stop_reason = "error"
+            record.error = f"✗ INTERNAL: {type(err).__name__}: {err}"
+        finally:
+            if provider is not None:
+                close = getattr(provider, "aclose", None)
+                if close is not None:
+                    with contextlib.suppress(Exception):
+                        await close()
+            self._busy = False
+        record.ended = self.ws.clock()
+        with contextlib.suppress(Exception):
+            node, _tip = self.ws.position(self.participant, self.tree)
+            record.position, record.depth = node.label, node.depth
+        self.turn_log.append(record)
+        if on_event is not None:
+            with contextlib.suppress(Exception):
+                on_event(AgentEvent("done", usage_line(record), {"turn": record}))
+        return record
+
+    def pending(self) -> list[TurnInput]:
+        """Inputs waiting in the change log (annotations addressed to the agent, an
+        autonomous turn), minus annotations already answered."""
+        answered = {t.input_node for t in self.turn_log.turns(self.name, self.tree.id)
+                    if t.trigger == "annotation"}
+        return [i for i in self.triggers.poll() if i.node is None or i.node not in answered]
+
+    async def watch(self, on_event: EventSink | None = None, poll_s: float = 1.0,
+                    stop: threading.Event | None = None,
+                    max_turns: int | None = None) -> list[TurnRecord]:
+        """Take a turn for every trigger until ``stop`` is set (or ``max_turns``)."""
+        stop = stop or threading.Event()
+        done: list[TurnRecord] = []
+        while not stop.is_set():
+            for turn_input in await asyncio.to_thread(self.pending):
+                if stop.is_set():
+                    break
+                done.append(await self.run_turn(turn_input, on_event))
+                if max_turns is not None and len(done) >= max_turns:
+                    return done
+            await asyncio.sleep(poll_s)
+        return done
+
+    def conversation_text(self) -> str:
+        """The ``loom://conversation/<agent>`` view."""
+        turns = self.turn_log.turns(self.name, self.tree.id)
+        return render_conversation(turns, self.name, self.tree.title, self.ws.clock())
+
+
+# ── loom agent TREE ──────────────────────────────────────────────────────────
+
+
+def add_agent_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("tree", help="tree id, unique id prefix, or exact title")
+    p.add_argument("--ask", metavar="MESSAGE", nargs="?", const="",
+                   help="take one turn for this message (no message: look and help)")
+    p.add_argument("--auto", action="store_true",
+                   help="keep running: answer @-annotations and take a turn when the human "
+                   "pauses")
+    p.add_argument("--approve", action="store_true",
+                   help="ask before each write (respond, annotate, link, edit, write, continue)")
+    p.add_argument("--name", default=DEFAULT_NAME, help="the collaborator's participant name")
+    p.add_argument("--role", choices=AGENT_ROLES, help="permission preset")
+    p.add_argument("--profile", help="model profile for the collaborator (config.toml)")
+    p.add_argument("--max-iterations", type=int, default=None, help="model calls per turn")
+    p.add_argument("--settle", type=float, default=DEFAULT_SETTLE_S,
+                   help="--auto: seconds without human changes before a turn")
+    p.add_argument("--show", action="store_true", help="print the conversation and exit")
+
+
+def _printer(out: Any = None, err: Any = None) -> EventSink:
+    out = out or sys.stdout
+    err = err or sys.stderr
+
+    def write(stream: Any, text: str) -> None:
+        stream.write(text if text.endswith("\n") else text + "\n")
+        stream.flush()
+
+    def on_event(ev: AgentEvent) -> None:
+        if ev.kind == "said":
+            write(out, ev.text)
+        elif ev.kind == "think":
+            n = ev.data.get("lines", 0)
+            write(out, f"▸ think (collapsed, {n} line{'' if n == 1 else 's'})")
+        elif ev.kind == "result":
+            line = str(ev.data.get("line", "")).split("\n", 1)[0]
+            write(out, f"{line}  {ev.text}")
+        elif ev.kind in ("notice", "error"):
+            write(err, f"· {ev.text}")
+        elif ev.kind == "done":
+            write(err, ev.text)
+
+    return on_event
+
+
+def _terminal_approver() -> Approver:
+    async def approve(command: str) -> bool:
+        def prompt() -> str:
+            sys.stderr.write(f"allow {command}? [y/N] ")
+            sys.stderr.flush()
+            return sys.stdin.readline()
+
+        answer = await asyncio.to_thread(prompt)
+        return answer.strip().lower() in ("y", "yes")
+
+    return approve
+
+
+async def _run_cli(agent: Agent, args: argparse.Namespace) -> int:
+    on_event = _printer()
+    loop = asyncio.get_running_loop()
+    quit_ = threading.Event()
+
+    def interrupt() -> None:  # Ctrl-C stops the turn; again (or when idle) quits
+        if agent.busy and not agent._cancel.is_set():
+            agent.stop()
+        else:
+            quit_.set()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+    status = 0
+    if args.ask is not None:
+        turn = await agent.run_turn(ask(args.ask), on_event)
+        status = 1 if turn.stop_reason == "error" else 0
+    if args.auto:
+        print(f"· {agent.name} is watching \"{agent.tree.title}\" (Ctrl-C to quit)",
+              file=sys.stderr)
+        await agent.watch(on_event, stop=quit_)
+    elif args.ask is None:  # interactive: each line is an ask; @-annotations in between
+        while not quit_.is_set():
+            for turn_input in await asyncio.to_thread(agent.pending):
+                await agent.run_turn(turn_input, on_event)
+            sys.stderr.write(f"ask {agent.name}> ")
+            sys.stderr.flush()
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line:
+                break
+            if line.strip():
+                await agent.run_turn(ask(line.strip()), on_event)
+    return status
+
+
+def main_agent(args: argparse.Namespace) -> int:
+    """``loom agent TREE [--ask MESSAGE] [--auto] [--approve]`` (headless)."""
+    from loom.app import open_app
+
+    app = open_app(getattr(args, "db", None))
+    tree = app.ws.find_tree(args.tree)
+    spec = AgentSpec(name=args.name, role=args.role, profile=args.profile)
+    agent = Agent(app.ws, app.executor, tree, spec=spec,
+                  approve=_terminal_approver() if args.approve else None,
+                  autonomous=args.auto, settle_s=args.settle)
+    if args.max_iterations is not None:
+        agent.budgets.max_iterations = max(1, args.max_iterations)
+    if args.show:
+        sys.stdout.write(agent.conversation_text())
+        return 0
+    return asyncio.run(_run_cli(agent, args))
