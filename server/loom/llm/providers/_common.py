@@ -82,3 +82,39 @@ async def run(body: Coroutine[Any, Any, None], cancel: asyncio.Event | None) -> 
         await run_cancellable(body, cancel)
     except DeltaCallbackError as exc:
         raise exc.original from None
+
+
+class SDKProvider:
+    """What the SDK-backed providers share: the profile, the retry policy, and an SDK
+    client rebuilt only when the resolved key changes (its pool closed by ``aclose``)."""
+
+    def __init__(self, profile: ModelProfile) -> None:
+        from loom.llm.retry import RetryPolicy
+
+        self.profile = profile
+        self.name = profile.provider
+        self.policy = RetryPolicy.from_profile(profile)
+        self._client: Any = None
+        self._client_key: str | None = None
+
+    def _make_client(self, key: str) -> Any:  # pragma: no cover - each SDK's own
+        raise NotImplementedError
+
+    def _key(self) -> str:
+        secret = self.profile.api_key()
+        if secret is None:
+            raise missing_key(self.profile)
+        return secret.get_secret_value()
+
+    def client(self) -> Any:
+        key = self._key()
+        if self._client is None or key != self._client_key:
+            self._client = self._make_client(key)
+            self._client_key = key
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connection pool."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

@@ -20,51 +20,30 @@ import anthropic
 from loom.llm.aio import gather_all
 from loom.llm.assemble import Collector, Sink
 from loom.llm.base import ChatDelta, ChatMessage, CompleteDelta, GenerationResult, Usage
-from loom.llm.config import ModelProfile
 from loom.llm.errors import make_error
 from loom.llm.providers._common import (
     CONTINUE_SYSTEM,
+    SDKProvider,
     call_params,
     error_context,
     log_request,
     malformed,
-    missing_key,
     run,
     sdk_errors,
 )
-from loom.llm.retry import Attempt, RetryPolicy, call_with_retry
+from loom.llm.retry import Attempt, call_with_retry
 
 _READ_ERRORS = (AttributeError, KeyError, TypeError, IndexError, ValueError)
 
 
-class AnthropicProvider:
-    def __init__(self, profile: ModelProfile) -> None:
-        self.profile = profile
-        self.name = profile.provider
-        self.policy = RetryPolicy.from_profile(profile)
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._client_key: str | None = None
-
-    def client(self) -> anthropic.AsyncAnthropic:
-        secret = self.profile.api_key()
-        if secret is None:
-            raise missing_key(self.profile)
-        key = secret.get_secret_value()
-        if self._client is None or key != self._client_key:
-            self._client = anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=self.profile.base_url,
-                timeout=self.profile.timeout_s,
-                max_retries=0,  # tenacity in loom.llm.retry is the only retry policy
-            )
-            self._client_key = key
-        return self._client
-
-    async def aclose(self) -> None:
-        """Close the SDK client's connection pool."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+class AnthropicProvider(SDKProvider):
+    def _make_client(self, key: str) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=key,
+            base_url=self.profile.base_url,
+            timeout=self.profile.timeout_s,
+            max_retries=0,  # tenacity in loom.llm.retry is the only retry policy
+        )
 
     async def complete(
         self,

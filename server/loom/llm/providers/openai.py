@@ -17,9 +17,9 @@ import openai
 from loom.llm.aio import gather_all
 from loom.llm.assemble import Collector, Sink
 from loom.llm.base import ChatDelta, ChatMessage, CompleteDelta, GenerationResult, Usage
-from loom.llm.config import ModelProfile
 from loom.llm.logprobs import normalise
 from loom.llm.providers._common import (
+    SDKProvider,
     call_params,
     log_request,
     malformed,
@@ -27,44 +27,29 @@ from loom.llm.providers._common import (
     run,
     sdk_errors,
 )
-from loom.llm.retry import Attempt, RetryPolicy, call_with_retry
+from loom.llm.retry import Attempt, call_with_retry
 
 _NO_KEY = "no-key"  # sent to compatible servers that need none (the SDK insists on one)
 _READ_ERRORS = (AttributeError, KeyError, TypeError, IndexError, ValueError)
 
 
-class OpenAIProvider:
-    def __init__(self, profile: ModelProfile) -> None:
-        self.profile = profile
-        self.name = profile.provider
-        self.policy = RetryPolicy.from_profile(profile)
-        self._client: openai.AsyncOpenAI | None = None
-        self._client_key: str | None = None
-
-    def client(self) -> openai.AsyncOpenAI:
-        """The SDK client for the key resolved now (rebuilt only if the key changed)."""
+class OpenAIProvider(SDKProvider):
+    def _key(self) -> str:
+        """The resolved key; compatible servers that need none get a placeholder."""
         secret = self.profile.api_key()
         if secret is None:
             if self.profile.provider == "openai":
                 raise missing_key(self.profile)
-            key = _NO_KEY
-        else:
-            key = secret.get_secret_value()
-        if self._client is None or key != self._client_key:
-            self._client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=self.profile.base_url,
-                timeout=self.profile.timeout_s,
-                max_retries=0,  # tenacity in loom.llm.retry is the only retry policy
-            )
-            self._client_key = key
-        return self._client
+            return _NO_KEY
+        return secret.get_secret_value()
 
-    async def aclose(self) -> None:
-        """Close the SDK client's connection pool."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+    def _make_client(self, key: str) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=key,
+            base_url=self.profile.base_url,
+            timeout=self.profile.timeout_s,
+            max_retries=0,  # tenacity in loom.llm.retry is the only retry policy
+        )
 
     async def complete(
         self,
