@@ -317,3 +317,34 @@ async def test_malformed_requests_never_crash(editor: Editor) -> None:
     tokens = await editor.client.text_document_semantic_tokens_full_async(
         lsp.SemanticTokensParams(text_document=td(uri)))
     assert tokens.data
+
+
+async def test_configuration_turns_inlay_hints_off(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"loom": {"inlayHints": False}}))
+    hints = await editor.client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        text_document=td(uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(50, 0))))
+    assert not hints
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"loom": {"inlayHints": "not a boolean", "defaultN": 99}}))
+    hints = await editor.client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        text_document=td(uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(50, 0))))
+    assert not hints  # a bad configuration is refused whole; the last good one stays
+
+
+async def test_dialogue_path_view(editor: Editor) -> None:
+    tree = await editor.request("loom/newTree", {"title": "Chat", "mode": "dialogue",
+                                                 "text": "Hello there."})
+    uri = tree["uri"]
+    res = await editor.client.workspace_text_document_content_async(
+        lsp.TextDocumentContentParams(uri=uri))
+    assert res.text.startswith("[") and "human · " in res.text.splitlines()[0]
+    assert res.text.endswith("Hello there.")
+    editor.open(uri, res.text)
+    editor.append(uri, "\n\nHow are you?")
+    saved = await editor.request("loom/save", {"uri": uri, "text": editor.texts[uri]})
+    assert saved["ok"], saved
+    await editor.wait_for(lambda: editor.texts[uri].count("human · ") == 2)
+    rows = sql(editor.db, "SELECT content FROM node WHERE content LIKE '%How are you?%'")
+    assert [r[0] for r in rows] == ["How are you?"]

@@ -198,6 +198,8 @@ class Documents:
                 break
         working = session.working_text
         body = _strip_commands(working)
+        if tree.mode == "dialogue":  # a new message: the blank lines before it separate blocks
+            body = body.strip("\n")
         if body.strip() and not rerender and tip is not None:
             node = ws.add_node(tree, tip, body, who)
             created.append(node.id)
