@@ -377,6 +377,20 @@ class _Fitted:
 
 def fit_conversation(blocks: list[_Block], budget: int, count: Counter, *,
                      prune: bool, elide: bool) -> _Fitted:
+    """See :func:`_fit`; a tokenizer can count the joined text a little higher than its
+    parts, so an eliding fit that overshoots is redone with less room."""
+    fitted = _fit(blocks, budget, count, prune=prune, elide=elide)
+    tries = 0
+    room = budget
+    while elide and fitted.tokens > budget and tries < 3:
+        room -= fitted.tokens - budget + 8
+        fitted = _fit(blocks, room, count, prune=prune, elide=elide)
+        tries += 1
+    return fitted
+
+
+def _fit(blocks: list[_Block], budget: int, count: Counter, *,
+         prune: bool, elide: bool) -> _Fitted:
     """The conversation section within ``budget`` tokens.
 
     Not pruning: every node in full. Pruning: the newest nodes in full while they take at
@@ -395,7 +409,7 @@ def fit_conversation(blocks: list[_Block], budget: int, count: Counter, *,
     used = 0
     i = len(blocks) - 1
     while i >= 0:  # the newest, in full (a current node too long alone: its summary)
-        cost = blocks[i].tokens(count, False) + 1
+        cost = blocks[i].tokens(count, False) + 2
         if used + cost > full_room:
             break
         chosen.append((blocks[i], False))
@@ -403,7 +417,7 @@ def fit_conversation(blocks: list[_Block], budget: int, count: Counter, *,
         i -= 1
     elided = 0
     while i >= 0:  # then summaries
-        cost = blocks[i].tokens(count, True) + 1
+        cost = blocks[i].tokens(count, True) + 2
         if elide and used + cost > room - 30:
             elided = i + 1
             break
@@ -498,7 +512,7 @@ def assemble(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *
     blocks = conversation_blocks(ws, path, ws.clock())
     exact = count_tokens("x")[1] if count is _count else False
 
-    def build(level: int) -> tuple[Assembly, _Fitted]:
+    def build(level: int, slack: int = 0) -> tuple[Assembly, _Fitted]:
         notes = []
         memory = memory_block(ws, actor, compress=level >= 2)
         drop = level >= 3
@@ -510,7 +524,7 @@ def assemble(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *
         loom = loom_context(ws, actor, node, path, approval=approval,
                             notes=[placeholder] if level else [])
         fixed = (count(system) + count(memory) + count(loom) + count(turn) +
-                 sum(count(m.content) for m in ex_msgs) + 8 * (len(ex_msgs) + 2))
+                 sum(count(m.content) for m in ex_msgs) + 8 * (len(ex_msgs) + 2) + 12 + slack)
         fitted = fit_conversation(blocks, budget_tokens - fixed, count, prune=level >= 1,
                                   elide=level >= 4)
         if level:
@@ -534,6 +548,8 @@ def assemble(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *
         if level == 3 and not (exchanges or history):
             continue
         result, _ = build(level)
+    if level == 4 and result.tokens > budget_tokens:  # a tokenizer's joins: shrink once more
+        result, _ = build(level, result.tokens - budget_tokens + 8)
     return result
 
 

@@ -13,6 +13,8 @@ import contextlib
 import logging
 import os
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -271,18 +273,60 @@ class SummaryWorker:
         return True
 
 
-def start_background(ws: Workspace) -> tuple[threading.Thread, threading.Event] | None:
-    """The worker as a daemon thread (the language server's); None when no model can run."""
+def start_background(db_path: str) -> subprocess.Popen[bytes] | None:
+    """The worker as a child process at the lowest CPU priority (the language server's).
+
+    A process, not a thread: llama.cpp and the provider's event loop then share nothing
+    with the server — no GIL, no loop, no locks — so summaries can never delay an answer
+    to the editor. The child exits when its parent does."""
+    if not db_path or db_path == ":memory:":
+        return None
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "loom.llm.summaries", "--db", db_path,
+             "--parent", str(os.getpid())],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=(lambda: os.nice(19)) if hasattr(os, "nice") else None)
+    except OSError as err:
+        log.warning("could not start the summary worker: %s", err)
+        return None
+
+
+def _worker_main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from loom.store.db import open_database
+
+    ap = argparse.ArgumentParser(prog="python -m loom.llm.summaries")
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--parent", type=int, help="exit when this process is gone")
+    args = ap.parse_args(argv)
+    ws = Workspace(open_database(args.db))
     try:
         worker = SummaryWorker(ws)
     except ModelError as err:
         log.info("no summary model: %s", err)
-        return None
+        return 0
     stop = threading.Event()
-    thread = threading.Thread(target=worker.run_forever, args=(stop,), daemon=True,
-                              name="loom-summaries")
-    thread.start()
-    return thread, stop
+
+    def watch_parent() -> None:
+        while not stop.wait(2.0):
+            if args.parent and not _alive(args.parent):
+                stop.set()
+
+    threading.Thread(target=watch_parent, daemon=True).start()
+    worker.run_forever(stop)
+    return 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return os.getppid() == pid
 
 
 def drain(ws: Workspace, limit: int | None = None, deadline_s: float | None = None) -> int:
@@ -300,3 +344,7 @@ def drain(ws: Workspace, limit: int | None = None, deadline_s: float | None = No
         raise ModelError("unavailable", worker.unavailable,
                          "summaries stay extractive until a model can run")
     return done
+
+
+if __name__ == "__main__":
+    sys.exit(_worker_main())

@@ -192,7 +192,7 @@ class Controller:
             self.status(doc)
         return created
 
-    async def save(self, uri: str, text: str) -> dict[str, Any]:
+    async def save(self, uri: str, text: str, run_commands: bool = True) -> dict[str, Any]:
         doc = self.docs.ensure(uri)
         if doc.view.read_only:
             return {"ok": False, "message": "✗ this view is read-only", "uri": uri}
@@ -200,7 +200,7 @@ class Controller:
             self.docs.replace_all(doc, text)
         messages: list[str] = []
         ok = True
-        if self.server.settings.run_on_save:
+        if self.server.settings.run_on_save and run_commands:
             for res in await self.run_all(doc):
                 messages.append(res.text)
                 ok = ok and res.ok

@@ -4,6 +4,7 @@ feature module or the controller (which call the same executor as the CLI)."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 from collections.abc import Callable
@@ -49,9 +50,12 @@ class LoomProtocol(LanguageServerProtocol):
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):  # type: ignore[override]
         result = yield from super().lsp_initialize(params)
-        ws = result.capabilities.workspace or lsp.WorkspaceOptions()
-        ws.text_document_content = lsp.TextDocumentContentOptions(schemes=[SCHEME])
-        result.capabilities.workspace = ws
+        # A client with its own file-system provider for loom: must not get a second
+        # content provider for the scheme (LSP-NOTES): advertise it to the others only.
+        if self._server.settings.document_provider != "fileSystem":  # type: ignore[attr-defined]
+            ws = result.capabilities.workspace or lsp.WorkspaceOptions()
+            ws.text_document_content = lsp.TextDocumentContentOptions(schemes=[SCHEME])
+            result.capabilities.workspace = ws
         return result
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
@@ -85,7 +89,7 @@ class LoomServer(LanguageServer):
         self._app: App | None = None
         self._docs: Documents | None = None
         self.controller = Controller(self)
-        self.summaries: object | None = None  # the summary worker thread, when a model can run
+        self.summaries: Any = None  # the summary worker process, when one was started
 
     @property
     def app(self) -> App:
@@ -177,7 +181,9 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
         if os.environ.get("LOOM_SUMMARIES", "on").lower() not in ("off", "0", "no"):
             from loom.llm.summaries import start_background
 
-            ls.summaries = start_background(ls.app.ws)
+            ls.summaries = start_background(str(ls.app.ws.db.database))
+            if ls.summaries is not None:
+                atexit.register(ls.summaries.terminate)
     except Exception as err:
         log.exception("could not open the workspace")
         ls.window_show_message(lsp.ShowMessageParams(
@@ -291,8 +297,10 @@ async def loom_save(ls: LoomServer, params: Any) -> dict[str, Any]:
     uri, text = _get(params, "uri"), _get(params, "text")
     if not isinstance(uri, str) or not isinstance(text, str):
         return {"ok": False, "message": "✗ INVALID_SYNTAX: loom/save needs {uri, text}"}
+    # An autosave (reason afterDelay/focusOut) commits but never runs a half-typed command.
+    manual = _get(params, "reason") in (None, "manual")
     try:
-        return await ls.controller.save(uri, text)
+        return await ls.controller.save(uri, text, run_commands=manual)
     except LoomError as err:
         return {"ok": False, "message": error_text(err.code, err.message, err.hint), "uri": uri}
 
