@@ -1,0 +1,469 @@
+#!/usr/bin/env node
+// End-to-end test of the Loom extension in a real VS Code: code-server (from npm) serving the
+// workbench, headless Chromium (Debian's) driven by playwright-core.
+//
+//   node e2e/run.mjs --vsix loom.vsix --loom /path/to/.venv/bin/loom [--cache DIR] [--out DIR]
+//
+// It installs the .vsix into a fresh code-server profile, points loom.server.path at the
+// given `loom` and loom.database at a temporary database filled by `loom demo --no-editor`,
+// then in the browser: opens the demo's path document from the Loom view, and checks that
+// the prose is shown (language Loom), that typing `→ vi` offers `view` in the suggest widget,
+// that hovering the model's text shows the node's card with its summary, that the
+// "◀ k/n ▶" code lens cycles siblings (the text changes), and that saving goes through
+// (loom/save) without an error. Screenshots go to --out (default /tmp/loom-vscode-e2e);
+// on failure the code-server output and the extension's log are printed.
+// Exit code 0 on success, 1 on a failed check, 2 on a setup problem.
+
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { createRequire } from "node:module";
+import { tmpdir, homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+
+// ── arguments ──
+const argv = process.argv.slice(2);
+function opt(name, fallback) {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback;
+}
+const CACHE = resolve(opt("cache", process.env.LOOM_E2E_CACHE || join(homedir(), ".cache", "loom-vscode-e2e")));
+const VSIX = resolve(opt("vsix", join(dirname(new URL(import.meta.url).pathname), "..", "loom.vsix")));
+const LOOM = opt("loom", process.env.LOOM_BIN || "");
+const OUT = resolve(opt("out", process.env.LOOM_E2E_OUT || "/tmp/loom-vscode-e2e"));
+const CHROMIUM = opt("chromium", process.env.CHROMIUM || "/usr/bin/chromium");
+const KEEP = argv.includes("--keep");
+const CODE_SERVER = join(CACHE, "tools", "node_modules", ".bin", "code-server");
+const NODE24_BIN = join(CACHE, "node24", "node_modules", ".bin");
+
+/** A tool is missing: exit 2 (the pytest wrapper skips, unless CI requires the test). */
+function setupError(msg) {
+  console.error(`SETUP: ${msg}`);
+  process.exit(2);
+}
+/** Anything else before the browser starts: a failure (exit 1). */
+function fatal(msg) {
+  console.error(`✗ ${msg}`);
+  console.log("vscode-e2e: 0 passed, 1 failed");
+  process.exit(1);
+}
+if (!LOOM || !existsSync(LOOM)) setupError(`no loom executable (--loom): ${LOOM || "(not given)"}`);
+if (!existsSync(VSIX)) setupError(`no .vsix at ${VSIX} (bash scripts/build-vsix.sh)`);
+if (!existsSync(CODE_SERVER)) setupError(`no code-server at ${CODE_SERVER} (bash scripts/vscode-e2e-setup.sh)`);
+if (!existsSync(CHROMIUM)) setupError(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+const requireFromTools = createRequire(join(CACHE, "tools", "package.json"));
+let chromium;
+try {
+  ({ chromium } = requireFromTools("playwright-core"));
+} catch (err) {
+  setupError(`playwright-core is not installed in ${CACHE}/tools: ${err.message}`);
+}
+
+mkdirSync(OUT, { recursive: true });
+const WORK = mkdtempSync(join(tmpdir(), "loom-vscode-e2e-"));
+const ENV = {
+  ...process.env,
+  PATH: `${NODE24_BIN}:${process.env.PATH}`,
+  XDG_CONFIG_HOME: join(WORK, "xdg-config"),
+  XDG_DATA_HOME: join(WORK, "xdg-data"),
+};
+const t0 = Date.now();
+const log = (msg) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
+
+// ── the database: the demo tree ──
+const DB = join(WORK, "loom.db");
+{
+  const r = spawnSync(LOOM, ["--db", DB, "demo", "--no-editor"], { encoding: "utf8", env: ENV });
+  if (r.status !== 0) fatal(`loom demo failed (${r.status}): ${r.stderr || r.stdout}`);
+  log(`demo database: ${DB}`);
+}
+
+// ── a fresh code-server profile with the extension installed ──
+const USER_DATA = join(WORK, "user-data");
+const EXTENSIONS = join(WORK, "extensions");
+const FOLDER = join(WORK, "workspace");
+mkdirSync(join(USER_DATA, "User"), { recursive: true });
+mkdirSync(FOLDER, { recursive: true });
+writeFileSync(join(FOLDER, "README.txt"), "A workspace for the Loom e2e test.\n");
+// code-server is a remote window: machine(-overridable) settings such as loom.server.path
+// are read from the remote ("Machine") settings, not from the user settings.
+mkdirSync(join(USER_DATA, "Machine"), { recursive: true });
+writeFileSync(join(USER_DATA, "Machine", "settings.json"), JSON.stringify({ "loom.server.path": LOOM, "loom.database": DB }, null, 2));
+const settings = {
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "workbench.welcomePage.walkthroughs.openOnInstall": false,
+  "security.workspace.trust.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "update.mode": "none",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "extensions.ignoreRecommendations": true,
+  "chat.disableAIFeatures": true,
+  "chat.commandCenter.enabled": false,
+  "workbench.colorTheme": "Default Dark Modern",
+  "editor.minimap.enabled": false,
+  "editor.hover.delay": 200,
+  "files.hotExit": "off",
+  "loom.trace.server": "messages",
+  "window.restoreWindows": "none",
+};
+writeFileSync(join(USER_DATA, "User", "settings.json"), JSON.stringify(settings, null, 2));
+
+{
+  const r = spawnSync(CODE_SERVER, ["--user-data-dir", USER_DATA, "--extensions-dir", EXTENSIONS, "--install-extension", VSIX],
+    { encoding: "utf8", env: ENV, timeout: 180_000 });
+  const out = `${r.stdout}\n${r.stderr}`;
+  if (r.status !== 0 || !/successfully installed/i.test(out)) fatal(`--install-extension failed (${r.status}):\n${out}`);
+  log(`installed ${VSIX}`);
+}
+
+async function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.on("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+const PORT = Number(process.env.LOOM_E2E_PORT || (await freePort()));
+let serverOut = "";
+const server = spawn(CODE_SERVER, [
+  "--auth", "none", "--bind-addr", `127.0.0.1:${PORT}`, "--disable-telemetry", "--disable-update-check",
+  "--disable-workspace-trust", "--disable-getting-started-override", "--log", "trace",
+  "--user-data-dir", USER_DATA, "--extensions-dir", EXTENSIONS, FOLDER,
+], { env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+server.stdout.on("data", (d) => { serverOut += d; });
+server.stderr.on("data", (d) => { serverOut += d; });
+
+let browserContext;
+function cleanup() {
+  try { process.kill(-server.pid, "SIGTERM"); } catch { /* gone */ }
+  if (!KEEP) {
+    try { rmSync(WORK, { recursive: true, force: true }); } catch { /* best effort */ }
+  }
+}
+
+function extensionLogs() {
+  const found = [];
+  const walk = (dir) => {
+    let entries = [];
+    try { entries = readdirSync(dir); } catch { return; }
+    for (const e of entries) {
+      const p = join(dir, e);
+      let st;
+      try { st = statSync(p); } catch { continue; }
+      if (st.isDirectory()) walk(p);
+      else if (/Loom|loom/.test(e) && e.endsWith(".log")) found.push(p);
+      else if (e === "exthost.log" || e === "remoteexthost.log") found.push(p);
+    }
+  };
+  walk(join(USER_DATA, "logs"));
+  return found.map((p) => `── ${p} ──\n${readFileSync(p, "utf8").split("\n").slice(-80).join("\n")}`).join("\n");
+}
+
+async function waitForServer() {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) throw new Error(`code-server exited (${server.exitCode}):\n${serverOut}`);
+    try {
+      const r = await fetch(`http://127.0.0.1:${PORT}/healthz`);
+      if (r.ok) return;
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`code-server did not answer on port ${PORT}:\n${serverOut}`);
+}
+
+const results = [];
+let page;
+let step = "start";
+
+async function shot(name) {
+  if (!page) return undefined;
+  const file = join(OUT, `${name}.png`);
+  try {
+    await page.screenshot({ path: file });
+    return file;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Text of the active editor's visible lines, whitespace removed (wrapping/nbsp-proof). */
+async function editorText() {
+  return page.evaluate(() => {
+    /* global document -- this function runs in the page */
+    const ed = document.querySelector(".editor-group-container.active .monaco-editor .view-lines")
+      ?? document.querySelector(".monaco-editor .view-lines");
+    return ed ? ed.textContent.replace(/\s+/g, "").replace(/\u00a0/g, "") : "";
+  });
+}
+const squash = (s) => s.replace(/\s+/g, "");
+
+async function waitFor(fn, what, timeout = 20_000, interval = 250) {
+  const deadline = Date.now() + timeout;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, interval));
+  }
+  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
+}
+
+async function check(name, fn) {
+  step = name;
+  const started = Date.now();
+  await fn();
+  results.push(`✓ ${name} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+  log(`✓ ${name}`);
+}
+
+async function runCommand(title) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: 10_000 });
+  await input.fill(`>${title}`);
+  await page.waitForTimeout(400);
+  await page.keyboard.press("Enter");
+}
+
+let failed = false;
+try {
+  await waitForServer();
+  log(`code-server on 127.0.0.1:${PORT}`);
+  browserContext = await chromium.launchPersistentContext(join(WORK, "chromium-profile"), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--disable-quic"],
+    viewport: { width: 1400, height: 900 },
+  });
+  page = browserContext.pages()[0] ?? (await browserContext.newPage());
+  const consoleErrors = [];
+  page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
+
+  await check("workbench loads", async () => {
+    await page.goto(`http://127.0.0.1:${PORT}/?folder=${encodeURIComponent(FOLDER)}`, { waitUntil: "domcontentloaded" });
+    await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
+    await page.locator(".activitybar").waitFor({ timeout: 60_000 });
+  });
+
+  await check("the Loom view lists the demo tree and its current path", async () => {
+    const tab = page.locator('.activitybar .action-item a[aria-label^="Loom"], .activitybar [role="tab"][aria-label^="Loom"]').first();
+    try {
+      await tab.waitFor({ timeout: 30_000 });
+      await tab.click();
+    } catch {
+      await runCommand("Loom: Focus on Trees View");
+    }
+    const row = page.locator(".monaco-list-row", { hasText: "The House at the End of the Lane" });
+    await row.first().waitFor({ timeout: 60_000 });
+    // the tree is expanded: its current path's nodes, labelled [localId] author
+    await waitFor(async () => (await page.locator(".monaco-list-row", { hasText: /\[[0-9a-z]{3,}'?\] (human|model)/ }).count()) >= 3,
+      "the path's nodes in the view", 30_000);
+  });
+
+  await check("clicking the current node opens the path document with its prose (language Loom)", async () => {
+    const current = page.locator(".monaco-list-row:has(.codicon-circle-filled)").first();
+    await current.waitFor({ timeout: 20_000 });
+    await current.click();
+    await waitFor(async () => (await editorText()).includes(squash("The house stood empty at the end of the lane.")),
+      "the prose in the editor", 30_000);
+    const text = await editorText();
+    for (const phrase of ["She hadn't visited since her mother's death,", "twenty past four"]) {
+      if (!text.includes(squash(phrase))) throw new Error(`the editor does not show "${phrase}"`);
+    }
+    await waitFor(async () => {
+      const mode = await page.locator("#status\\.editor\\.mode").textContent().catch(() => "");
+      return /Loom/.test(mode ?? "");
+    }, "the language mode Loom in the status bar", 20_000);
+    const tabTitle = await page.locator(".tabs-container .tab.active").textContent();
+    log(`active tab: ${tabTitle?.trim()}`);
+    await shot("1-path-document");
+  });
+
+  await check("a path node in the Loom view expands to its siblings and continuations", async () => {
+    const row = page.locator(".monaco-list-row", { hasText: /\[[0-9a-z]{3,}\] model\s*and the windows/ }).first();
+    await row.waitFor({ timeout: 10_000 });
+    await row.locator(".monaco-tl-twistie").click();
+    for (const text of ["and the walnut trees", "though the key still hung", "She stopped at the gate", "never sees the house again"]) {
+      await page.locator(".monaco-list-row", { hasText: text }).first().waitFor({ timeout: 15_000 })
+        .catch(() => { throw new Error(`no row "${text}" under the expanded node`); });
+    }
+    await shot("1b-view-expanded");
+    await row.locator(".monaco-tl-twistie").click();
+  });
+
+  await check("typing → vi offers view in the suggest widget", async () => {
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("→ vi", { delay: 80 });
+    const widget = page.locator(".editor-widget.suggest-widget.visible");
+    await widget.waitFor({ timeout: 15_000 });
+    await waitFor(async () => {
+      const labels = await widget.locator(".monaco-list-row .label-name").allTextContents();
+      return labels.some((l) => l.trim() === "view" || /^(→\s*)?view$/.test(l.trim()));
+    }, "`view` among the suggestions", 10_000);
+    const labels = await widget.locator(".monaco-list-row .label-name").allTextContents();
+    log(`suggestions: ${labels.map((l) => l.trim()).join(", ")}`);
+    await shot("2-completion");
+    await page.keyboard.press("Escape");
+    // take the line out again: back to the path's own text
+    await page.keyboard.press("Shift+Home");
+    await page.keyboard.press("Backspace");
+    await page.keyboard.press("Backspace");
+    await page.keyboard.press("Control+Home");
+  });
+
+  await check("hovering the model's text shows the node's card with its summary", async () => {
+    const span = page.locator(".editor-group-container.active .view-lines span", { hasText: "windows seemed to watch" }).last();
+    const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: /model/ });
+    // Monaco re-renders lines as tokens arrive: find the text's box afresh on each try
+    await waitFor(async () => {
+      const box = await span.boundingBox({ timeout: 2_000 }).catch(() => null);
+      if (!box) return false;
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2);
+      await page.waitForTimeout(700);
+      return (await hover.count()) > 0 && (await hover.first().isVisible());
+    }, "the hover", 25_000, 300);
+    const content = squash((await hover.first().textContent()) ?? "");
+    if (!content.includes(squash("the windows seemed to watch her approach"))) {
+      throw new Error(`the hover does not show the node's summary: ${content.slice(0, 300)}`);
+    }
+    if (!/\[[0-9a-z]{3,}'?\]model/.test(content)) throw new Error(`the hover has no [id] model header: ${content.slice(0, 300)}`);
+    log(`hover: ${content.slice(0, 160)}`);
+    await shot("3-hover");
+    await page.mouse.move(5, 5);
+    await page.keyboard.press("Escape");
+  });
+
+  await check("the ◀ k/n ▶ code lens cycles siblings (the text changes)", async () => {
+    const lens = page.locator(".editor-group-container.active .codelens-decoration a", { hasText: /◀\s*\d+\/\d+\s*▶/ }).first();
+    try {
+      await lens.waitFor({ timeout: 30_000 });
+    } catch {
+      const all = await page.locator(".editor-group-container.active .codelens-decoration").allTextContents();
+      throw new Error(`no "◀ k/n ▶" code lens in the path document; the lenses shown: ${JSON.stringify(all)}`);
+    }
+    const title = (await lens.textContent())?.trim();
+    const before = await editorText();
+    await lens.click();
+    await waitFor(async () => (await editorText()) !== before, "the text to change after the sibling switch", 20_000);
+    const after = await editorText();
+    log(`lens "${title}" clicked; text changed (${before.length} → ${after.length} chars)`);
+    // the same branch point now shows the next sibling: ◀ k+1/n ▶
+    const m = /◀\s*(\d+)\/(\d+)\s*▶/.exec(title ?? "");
+    const k = Number(m[1]);
+    const n = Number(m[2]);
+    const next = new RegExp(`◀\\s*${(k % n) + 1}/${n}\\s*▶`);
+    await waitFor(async () => {
+      const titles = await page.locator(".editor-group-container.active .codelens-decoration a").allTextContents();
+      return titles.some((t) => next.test(t));
+    }, `the lens to show ◀ ${(k % n) + 1}/${n} ▶ after the switch`, 15_000);
+    await shot("4-cycled");
+  });
+
+  await check("Loom: Next Sibling (alt+]) cycles the branch point before the cursor", async () => {
+    const lensRe = /◀\s*(\d+)\/(\d+)\s*▶/;
+    const titles = await page.locator(".editor-group-container.active .codelens-decoration a").allTextContents();
+    const title = titles.find((t) => lensRe.test(t));
+    if (!title) throw new Error(`no ◀ k/n ▶ lens: ${JSON.stringify(titles)}`);
+    const [, k, n] = lensRe.exec(title).map(Number);
+    const before = await editorText();
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.press("Alt+BracketRight");
+    await waitFor(async () => (await editorText()) !== before, "the text to change after alt+]", 20_000);
+    const next = new RegExp(`◀\\s*${(k % n) + 1}/${n}\\s*▶`);
+    await waitFor(async () => {
+      const now = await page.locator(".editor-group-container.active .codelens-decoration a").allTextContents();
+      return now.some((t) => next.test(t));
+    }, `the lens to show ◀ ${(k % n) + 1}/${n} ▶ after alt+]`, 15_000);
+    log(`alt+] on "${title.trim()}" → ${(k % n) + 1}/${n}`);
+  });
+
+  await check("typing and saving commits the text through loom/save", async () => {
+    const typed = " She found the key under the third shutter.";
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type(typed, { delay: 10 });
+    // [loom] files.autoSave is off (the extension's default; code-server's own is afterDelay)
+    await page.waitForTimeout(1500);
+    if ((await page.locator(".tabs-container .tab.active.dirty").count()) !== 1) throw new Error("the tab is not dirty after typing: auto-saved?");
+    await page.keyboard.press("Control+s");
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0,
+      "the tab to be saved (not dirty)", 15_000);
+    const errors = await page.locator(".notifications-toasts .notification-toast", { hasText: /Failed to save|✗/ }).allTextContents();
+    if (errors.length > 0) throw new Error(`save failed: ${errors.join(" | ")}`);
+    // the text is in the tree now: the CLI, on the same database, finds it on the human's path
+    const tree = /^(\S+)\s/m.exec(spawnSync(LOOM, ["--db", DB, "trees"], { encoding: "utf8" }).stdout)?.[1];
+    await waitFor(async () => {
+      const md = spawnSync(LOOM, ["--db", DB, "export", tree, "--format", "md"], { encoding: "utf8" }).stdout;
+      return squash(md).includes(squash(typed));
+    }, "the saved text in `loom export --format md`", 10_000);
+    await shot("5-saved");
+  });
+
+  await check("Loom: Open Tree Overview shows the read-only tree drawing", async () => {
+    await runCommand("Loom: Open Tree Overview");
+    // the active document's tree; a pick only without one
+    const pick = page.locator(".quick-input-widget .monaco-list-row", { hasText: "The House at the End of the Lane" });
+    if (await pick.first().isVisible({ timeout: 2_000 }).catch(() => false)) await pick.first().click();
+    await waitFor(async () => (await editorText()).includes(squash('Tree: "The House at the End of the Lane"')), "the overview in the editor", 20_000);
+    const before = await editorText();
+    if (!/\[[0-9a-z]{3,}\]\*/.test(before)) throw new Error("the overview does not mark the position with *");
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.type("xyz");
+    await page.waitForTimeout(500);
+    if ((await editorText()) !== before) throw new Error("the overview is not read-only: typing changed it");
+    await shot("6-overview");
+  });
+
+  await check("Loom: New Tree creates a tree and opens its path document", async () => {
+    await runCommand("Loom: New Tree");
+    const input = page.locator(".quick-input-widget input");
+    await page.locator(".quick-input-widget", { hasText: "Title of the new tree" }).waitFor({ timeout: 10_000 });
+    await input.fill("An e2e tree");
+    await page.keyboard.press("Enter");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "dialogue" }).waitFor({ timeout: 10_000 });
+    await input.fill("buffer");
+    await page.keyboard.press("Enter");
+    await page.locator(".quick-input-widget", { hasText: "The root's text" }).waitFor({ timeout: 10_000 });
+    await input.fill("Once upon a time, a loom.");
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await editorText()).includes(squash("Once upon a time, a loom.")), "the new tree's text in the editor", 20_000);
+    await page.locator(".monaco-list-row", { hasText: "An e2e tree" }).first().waitFor({ timeout: 15_000 });
+    const trees = spawnSync(LOOM, ["--db", DB, "trees"], { encoding: "utf8" }).stdout;
+    if (!trees.includes("An e2e tree")) throw new Error(`loom trees does not list the new tree:\n${trees}`);
+    await shot("7-new-tree");
+  });
+
+  if (consoleErrors.length) log(`browser console errors (not failures): ${consoleErrors.slice(0, 5).join(" | ").slice(0, 600)}`);
+} catch (err) {
+  failed = true;
+  const file = await shot(`failure-${step.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}`);
+  console.error(`✗ ${step}: ${err instanceof Error ? err.message : String(err)}`);
+  if (file) console.error(`  screenshot: ${file}`);
+  console.error("── code-server output (tail) ──\n" + serverOut.split("\n").slice(-40).join("\n"));
+  console.error(extensionLogs());
+} finally {
+  try { await browserContext?.close(); } catch { /* closing */ }
+  cleanup();
+}
+
+for (const r of results) console.log(r);
+const total = results.length + (failed ? 1 : 0);
+console.log(`vscode-e2e: ${results.length} passed, ${failed ? 1 : 0} failed`);
+log(`${total} checks`);
+process.exit(failed ? 1 : 0);

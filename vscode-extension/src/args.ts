@@ -1,0 +1,99 @@
+/** Arguments of the server's commands, and finding the node under the cursor: pure. */
+
+export interface Pos { line: number; character: number }
+
+export interface Anchor {
+  /** Where the node's text starts in the document. */
+  pos: Pos;
+  /** Its localId (what the server's commands take as `node`). */
+  node: string;
+}
+
+export function comparePos(a: Pos, b: Pos): number {
+  return a.line !== b.line ? a.line - b.line : a.character - b.character;
+}
+
+/** The node whose text contains `pos`: the last anchor at or before it. */
+export function nodeAt(anchors: readonly Anchor[], pos: Pos): string | undefined {
+  let best: Anchor | undefined;
+  for (const a of anchors) {
+    if (comparePos(a.pos, pos) <= 0 && (!best || comparePos(a.pos, best.pos) >= 0)) best = a;
+  }
+  return best?.node;
+}
+
+/**
+ * The node id in an inlay hint's label or tooltip: `[a7x2] model`, `︱›a7x2`, `︱a7x2'`.
+ */
+export function nodeIdInLabel(label: string): string | undefined {
+  const bracket = /\[([0-9A-Za-z][0-9A-Za-z'-]{2,})\]/.exec(label);
+  if (bracket) return bracket[1];
+  const bare = /^[^0-9A-Za-z]*([0-9A-Za-z][0-9A-Za-z'-]{2,})/.exec(label.trim());
+  return bare ? bare[1] : undefined;
+}
+
+/** Dialogue mode: each node's block is headed `[id] author · time`. */
+export function dialogueAnchors(text: string): Anchor[] {
+  const anchors: Anchor[] = [];
+  const lines = text.split(/\r?\n/);
+  const head = /^\[([0-9a-zA-Z'-]{3,})\] \S.* · /;
+  lines.forEach((line, i) => {
+    const m = head.exec(line);
+    if (m) anchors.push({ pos: { line: i, character: 0 }, node: m[1] });
+  });
+  return anchors;
+}
+
+/** An arrow-command line (`→ …`, `-> …`), as the server recognises them. */
+export function isArrowLine(line: string): boolean {
+  return /^[ \t]*(?:→|->|=>|⟶|➜)/.test(line);
+}
+
+/** The arrow-command line to run: the cursor's line if it is one, else the nearest above. */
+export function commandLineAt(lines: readonly string[], line: number): number | undefined {
+  for (let i = Math.min(line, lines.length - 1); i >= 0; i--) {
+    if (isArrowLine(lines[i])) return i;
+    if (i < line && lines[i].trim() === "") break;
+  }
+  return undefined;
+}
+
+export interface ContinueArgs { uri: string; n?: number; tokens?: number }
+export function continueArgs(uri: string, n?: number, tokens?: number): ContinueArgs {
+  const args: ContinueArgs = { uri };
+  if (n !== undefined) args.n = n;
+  if (tokens !== undefined) args.tokens = tokens;
+  return args;
+}
+
+export function cycleArgs(uri: string, node: string, delta: 1 | -1): { uri: string; node: string; delta: number } {
+  return { uri, node, delta };
+}
+
+export function branchArgs(uri: string, node: string): { uri: string; node: string } {
+  return { uri, node };
+}
+
+export function annotateArgs(uri: string, node: string, text: string): { uri: string; node: string; text: string } {
+  return { uri, node, text };
+}
+
+export function runArgs(uri: string, line: number): { uri: string; line: number } {
+  return { uri, line };
+}
+
+/** Parse `3`, `n:3 tokens:40`, `3 40` from the Continue input box. */
+export function parseContinueOptions(input: string): { n?: number; tokens?: number } | string {
+  const out: { n?: number; tokens?: number } = {};
+  const words = input.trim().split(/\s+/).filter((w) => w.length > 0);
+  let positional = 0;
+  for (const w of words) {
+    const m = /^(?:(n|tokens):)?(\d+)$/.exec(w);
+    if (!m) return `not understood: "${w}" (try "n:3 tokens:40")`;
+    const value = Number(m[2]);
+    const key = m[1] ?? (positional++ === 0 ? "n" : "tokens");
+    if (key === "n") out.n = value;
+    else out.tokens = value;
+  }
+  return out;
+}

@@ -1,0 +1,257 @@
+/** Starting `loom serve` and talking to it: the language client and the custom protocol. */
+
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  State,
+  type StaticFeature,
+} from "vscode-languageclient/node";
+import {
+  errorOf,
+  Methods,
+  type DocumentChangedNotification,
+  type ServerSettings,
+  type StatusNotification,
+} from "./protocol";
+import { resolveServerCommand, ServerNotFound, type ServerCommand } from "./serverCommand";
+import { SCHEME } from "./uris";
+
+export const CLIENT_ID = "loom";
+
+/** The settings sent to the server (initializationOptions and didChangeConfiguration). */
+export function serverSettings(): ServerSettings {
+  const c = vscode.workspace.getConfiguration("loom");
+  const settings: ServerSettings = {
+    participant: c.get<string>("participant", "human") || "human",
+    defaultN: c.get<number>("defaultN", 3),
+    defaultTokens: c.get<number>("defaultTokens", 50),
+    inlayHints: c.get<boolean>("inlayHints", true),
+    runOnSave: c.get<boolean>("runOnSave", true),
+    documentProvider: "fileSystem",
+  };
+  const db = c.get<string>("database", "").trim();
+  if (db) settings.database = db.startsWith("~/") ? os.homedir() + db.slice(1) : db;
+  return settings;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile()) return false;
+    if (process.platform === "win32") return true;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function serverCommand(): ServerCommand {
+  const c = vscode.workspace.getConfiguration("loom");
+  return resolveServerCommand(
+    {
+      serverPath: c.get<string>("server.path", ""),
+      python: c.get<string>("server.python", ""),
+      database: c.get<string>("database", ""),
+    },
+    {
+      isExecutable,
+      pathDirs: (process.env.PATH ?? "").split(process.platform === "win32" ? ";" : ":"),
+      workspaceDirs: (vscode.workspace.workspaceFolders ?? [])
+        .filter((f) => f.uri.scheme === "file")
+        .map((f) => f.uri.fsPath),
+      platform: process.platform,
+    },
+    os.homedir(),
+  );
+}
+
+/**
+ * This extension serves `loom:` documents through a FileSystemProvider (writable), so the
+ * client must not also register the LSP 3.18 text-document-content provider for the scheme:
+ * drop the capability on both sides.
+ */
+class NoTextDocumentContent implements StaticFeature {
+  constructor(private readonly log: vscode.LogOutputChannel) {}
+  fillClientCapabilities(capabilities: { workspace?: Record<string, unknown> }): void {
+    if (capabilities.workspace) delete capabilities.workspace.textDocumentContent;
+  }
+  preInitialize(capabilities: { workspace?: Record<string, unknown> }): void {
+    if (capabilities.workspace?.textDocumentContent) {
+      this.log.appendLine(
+        "server advertises workspace/textDocumentContent although documentProvider is \"fileSystem\": ignored (loom: documents come from the file-system provider)",
+      );
+      delete capabilities.workspace.textDocumentContent;
+    }
+  }
+  initialize(): void {
+    /* nothing */
+  }
+  getState(): { kind: "static" } {
+    return { kind: "static" };
+  }
+  clear(): void {
+    /* nothing */
+  }
+}
+
+export class LoomClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient | undefined> | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly clientDisposables: vscode.Disposable[] = [];
+  private readonly documentChangedEmitter = new vscode.EventEmitter<DocumentChangedNotification>();
+  private readonly statusEmitter = new vscode.EventEmitter<StatusNotification>();
+  private readonly stateEmitter = new vscode.EventEmitter<"running" | "stopped">();
+  readonly onDocumentChanged = this.documentChangedEmitter.event;
+  readonly onStatus = this.statusEmitter.event;
+  readonly onState = this.stateEmitter.event;
+  lastError: string | undefined;
+  /** Set when the server could not start: no retries until the settings change or a restart. */
+  private failed = false;
+
+  constructor(readonly log: vscode.LogOutputChannel) {
+    this.disposables.push(this.documentChangedEmitter, this.statusEmitter, this.stateEmitter);
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (!e.affectsConfiguration("loom")) return;
+        if (e.affectsConfiguration("loom.server") || e.affectsConfiguration("loom.database") || e.affectsConfiguration("loom.participant")) {
+          void this.restart();
+        } else if (this.client?.state === State.Running) {
+          void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { loom: serverSettings() } });
+        }
+      }),
+    );
+  }
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** The running client, starting it on first use; undefined (after an error message) if it cannot start. */
+  async ready(): Promise<LanguageClient | undefined> {
+    if (this.client?.state === State.Running) return this.client;
+    if (this.failed && !this.starting) return undefined;
+    if (!this.starting) {
+      this.starting = this.start().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  /** Like ready(), but throws (for callers that must fail: file reads). */
+  async require(): Promise<LanguageClient> {
+    const c = await this.ready();
+    if (!c) throw new Error(this.lastError ?? "the Loom language server is not running");
+    return c;
+  }
+
+  private async start(): Promise<LanguageClient | undefined> {
+    let cmd: ServerCommand;
+    try {
+      cmd = serverCommand();
+    } catch (err) {
+      this.lastError = err instanceof Error ? err.message : String(err);
+      this.log.appendLine(this.lastError);
+      this.failed = true;
+      if (err instanceof ServerNotFound) {
+        void vscode.window.showErrorMessage(this.lastError, "Open Settings").then((pick) => {
+          if (pick) void vscode.commands.executeCommand("workbench.action.openSettings", "loom.server");
+        });
+      }
+      return undefined;
+    }
+    this.log.appendLine(`starting ${cmd.command} ${cmd.args.join(" ")} (from ${cmd.source})`);
+    const serverOptions: ServerOptions = {
+      command: cmd.command,
+      args: cmd.args,
+      // no `transport`: plain stdio, without the `--stdio` argument `loom serve` does not take
+      options: { env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: SCHEME, language: "loom" },
+        { scheme: SCHEME, language: "markdown" },
+      ],
+      initializationOptions: serverSettings(),
+      outputChannel: this.log,
+      progressOnInitialization: true,
+    };
+    const client = new LanguageClient(CLIENT_ID, "Loom", serverOptions, clientOptions);
+    client.registerFeature(new NoTextDocumentContent(this.log));
+    this.clientDisposables.push(
+      client.onNotification(Methods.documentChanged, (p: DocumentChangedNotification) => {
+        this.documentChangedEmitter.fire(p);
+      }),
+      client.onNotification(Methods.status, (p: StatusNotification) => {
+        this.statusEmitter.fire(p);
+      }),
+      client.onDidChangeState((e) => {
+        this.stateEmitter.fire(e.newState === State.Running ? "running" : "stopped");
+      }),
+    );
+    try {
+      await client.start();
+    } catch (err) {
+      this.lastError = `The Loom language server (${cmd.command}) failed to start: ${err instanceof Error ? err.message : String(err)}`;
+      this.log.appendLine(this.lastError);
+      this.failed = true;
+      for (const d of this.clientDisposables.splice(0)) d.dispose();
+      void vscode.window.showErrorMessage(this.lastError, "Show Log").then((pick) => {
+        if (pick) this.log.show();
+      });
+      return undefined;
+    }
+    this.client = client;
+    this.lastError = undefined;
+    return client;
+  }
+
+  async restart(): Promise<void> {
+    this.failed = false;
+    const old = this.client;
+    this.client = undefined;
+    for (const d of this.clientDisposables.splice(0)) d.dispose();
+    if (old) {
+      try {
+        await old.stop(5000);
+      } catch (err) {
+        this.log.appendLine(`stopping the server: ${String(err)}`);
+      }
+    }
+    await this.ready();
+  }
+
+  /** A custom request; a `{error: "✗ …"}` answer is thrown as an Error with that text. */
+  async request<R>(method: string, params: unknown): Promise<R> {
+    const c = await this.require();
+    const result = await c.sendRequest<R>(method, params);
+    const error = errorOf(result);
+    if (error) throw new Error(error);
+    return result;
+  }
+
+  /** workspace/executeCommand with the server's one-object argument. */
+  async execute<R = unknown>(command: string, args: object): Promise<R> {
+    const c = await this.require();
+    return (await c.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] })) as R;
+  }
+
+  async stop(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    if (c) await c.stop(2000);
+  }
+
+  dispose(): void {
+    for (const d of [...this.clientDisposables, ...this.disposables]) d.dispose();
+    void this.stop();
+  }
+}

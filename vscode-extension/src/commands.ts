@@ -1,0 +1,318 @@
+/**
+ * The palette commands (`loom.ui.*`). The server's own commands (`loom.continue`, …) are
+ * registered client-side by the language client for code lenses; these wrap them with the
+ * arguments taken from the editor: its URI, the node under the cursor, the cursor's line.
+ */
+
+import * as path from "node:path";
+import * as vscode from "vscode";
+import {
+  annotateArgs,
+  branchArgs,
+  commandLineAt,
+  continueArgs,
+  cycleArgs,
+  dialogueAnchors,
+  nodeAt,
+  nodeIdInLabel,
+  runArgs,
+  type Anchor,
+} from "./args";
+import type { LoomClient } from "./client";
+import {
+  Methods,
+  ServerCommands,
+  type ExportResult,
+  type ImportResult,
+  type NewTreeResult,
+  type NodeInfo,
+  type TreeSummary,
+} from "./protocol";
+import type { LoomTreeProvider } from "./treeView";
+import { OPEN_NODE_COMMAND } from "./treeView";
+import { parseLoomUri, SCHEME, treeOf, treeUri } from "./uris";
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function cursorOf(ed: vscode.TextEditor): { line: number; character: number } {
+  return { line: ed.selection.active.line, character: ed.selection.active.character };
+}
+
+function loomEditor(): vscode.TextEditor {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed || ed.document.uri.scheme !== SCHEME) throw new Error("Open a Loom document first (Loom: Open Tree).");
+  return ed;
+}
+
+function pathEditor(): vscode.TextEditor {
+  const ed = loomEditor();
+  if (parseLoomUri(ed.document.uri.toString())?.kind !== "path") throw new Error("This works in a path document (loom://path/…).");
+  return ed;
+}
+
+/** A server reply that is a `✗ …` result (a string or `{ok: false, text|message}`). */
+function failure(result: unknown): string | undefined {
+  if (typeof result === "string") return result.trimStart().startsWith("✗") ? result : undefined;
+  if (result && typeof result === "object") {
+    const r = result as { ok?: boolean; text?: string; message?: string };
+    if (r.ok === false) return r.text ?? r.message ?? "✗ failed";
+  }
+  return undefined;
+}
+
+async function lensAnchors(uri: vscode.Uri, commands: readonly string[]): Promise<Anchor[]> {
+  const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[] | undefined>("vscode.executeCodeLensProvider", uri)) ?? [];
+  const anchors: Anchor[] = [];
+  for (const l of lenses) {
+    const cmd = l.command;
+    if (!cmd || !commands.includes(cmd.command)) continue;
+    const arg = (cmd.arguments ?? [])[0] as { node?: string } | undefined;
+    if (arg?.node) anchors.push({ pos: { line: l.range.start.line, character: l.range.start.character }, node: arg.node });
+  }
+  return anchors;
+}
+
+async function hintAnchors(doc: vscode.TextDocument): Promise<Anchor[]> {
+  const range = new vscode.Range(0, 0, doc.lineCount, 0);
+  const hints = (await vscode.commands.executeCommand<vscode.InlayHint[] | undefined>("vscode.executeInlayHintProvider", doc.uri, range)) ?? [];
+  const anchors: Anchor[] = [];
+  for (const h of hints) {
+    const label = typeof h.label === "string" ? h.label : h.label.map((p) => p.value).join("");
+    const tooltip = typeof h.tooltip === "string" ? h.tooltip : (h.tooltip?.value ?? "");
+    const node = nodeIdInLabel(tooltip) ?? nodeIdInLabel(label);
+    if (node) anchors.push({ pos: { line: h.position.line, character: h.position.character }, node });
+  }
+  return anchors;
+}
+
+export class Commands {
+  constructor(
+    private readonly client: LoomClient,
+    private readonly view: LoomTreeProvider,
+  ) {}
+
+  register(context: vscode.ExtensionContext): void {
+    const reg = (id: string, fn: (...args: unknown[]) => Promise<unknown>): void => {
+      context.subscriptions.push(
+        vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+          try {
+            return await fn(...args);
+          } catch (err) {
+            void vscode.window.showErrorMessage(`Loom: ${message(err)}`);
+            return undefined;
+          }
+        }),
+      );
+    };
+    reg("loom.ui.newTree", () => this.newTree());
+    reg("loom.ui.openTree", (arg) => this.openTree(arg));
+    reg("loom.ui.openOverview", (arg) => this.openOverview(arg));
+    reg("loom.ui.import", () => this.importFile());
+    reg("loom.ui.export", (arg) => this.exportTree(arg));
+    reg("loom.ui.continue", (arg) => this.continue_(arg));
+    reg("loom.ui.branch", () => this.branch());
+    reg("loom.ui.nextSibling", () => this.cycle(1));
+    reg("loom.ui.previousSibling", () => this.cycle(-1));
+    reg("loom.ui.annotate", (arg) => this.annotate(arg));
+    reg("loom.ui.run", () => this.run());
+    reg("loom.ui.commit", () => this.commit());
+    reg("loom.ui.cancel", () => this.cancel());
+    reg("loom.ui.refresh", () => {
+      this.view.refresh();
+      return Promise.resolve();
+    });
+    reg("loom.ui.restartServer", () => this.client.restart());
+    reg(OPEN_NODE_COMMAND, (uri) => this.openUri(String(uri)));
+  }
+
+  async openUri(uri: string): Promise<vscode.TextEditor> {
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri, true));
+    return vscode.window.showTextDocument(doc, { preview: false });
+  }
+
+  /**
+   * The node under the cursor: asked of the server (`loom/nodeInfo` with the position), else
+   * found from the lenses and inlay hints it puts at node starts.
+   */
+  async nodeUnderCursor(ed: vscode.TextEditor): Promise<string> {
+    const uri = ed.document.uri.toString();
+    const cursor = { line: ed.selection.active.line, character: ed.selection.active.character };
+    const tree = treeOf(uri);
+    if (tree) {
+      try {
+        const info = await this.client.request<NodeInfo>(Methods.nodeInfo, { tree, uri, ...cursor });
+        if (info.node.localId) return info.node.localId;
+      } catch (err) {
+        this.client.log.appendLine(`loom/nodeInfo at the cursor: ${message(err)}`);
+      }
+    }
+    const anchors = [
+      ...dialogueAnchors(ed.document.getText()),
+      ...(await lensAnchors(ed.document.uri, [ServerCommands.branch, ServerCommands.annotate, ServerCommands.cycleSibling])),
+      ...(await hintAnchors(ed.document).catch(() => [])),
+    ];
+    const node = nodeAt(anchors, cursor);
+    if (node) return node;
+    const target = parseLoomUri(uri);
+    if (target?.kind === "path") return target.node;
+    throw new Error("no node under the cursor");
+  }
+
+  /** Run a server command; `{ok: false, message}` is an error, a success message is shown briefly. */
+  private async execute(command: string, args: object): Promise<void> {
+    const r = await this.client.execute(command, args);
+    const f = failure(r);
+    if (f) throw new Error(f);
+    const m = r && typeof r === "object" ? (r as { message?: unknown }).message : undefined;
+    if (typeof m === "string" && m) vscode.window.setStatusBarMessage(`Loom: ${m.split("\n")[0]}`, 5000);
+  }
+
+  private async pickTree(placeHolder: string): Promise<TreeSummary | undefined> {
+    const trees = await this.client.request<TreeSummary[]>(Methods.trees, {});
+    if (trees.length === 0) throw new Error("no trees yet (Loom: New Tree, Loom: Import)");
+    const pick = await vscode.window.showQuickPick(
+      trees.map((t) => ({ label: t.title, description: `${t.mode} · ${t.nodes} nodes`, detail: t.id, tree: t })),
+      { placeHolder, matchOnDescription: true, matchOnDetail: true },
+    );
+    return pick?.tree;
+  }
+
+  async newTree(): Promise<void> {
+    const title = await vscode.window.showInputBox({ prompt: "Title of the new tree", placeHolder: "The House at the End of the Lane" });
+    if (!title) return;
+    const mode = await vscode.window.showQuickPick(
+      [
+        { label: "buffer", description: "one continuous text; nodes are spans of it" },
+        { label: "dialogue", description: "one block per node, headed [id] author · time" },
+      ],
+      { placeHolder: "Mode" },
+    );
+    if (!mode) return;
+    const text = await vscode.window.showInputBox({ prompt: "The root's text (optional)" });
+    const params: { title: string; mode: string; text?: string } = { title, mode: mode.label };
+    if (text) params.text = text;
+    const r = await this.client.request<NewTreeResult>(Methods.newTree, params);
+    this.view.refresh();
+    await this.openUri(r.uri);
+  }
+
+  async openTree(arg?: unknown): Promise<void> {
+    let tree: string | undefined;
+    if (typeof arg === "string") tree = arg;
+    else if (arg && typeof arg === "object" && "tree" in arg) tree = String(arg.tree);
+    tree ??= (await this.pickTree("Open which tree?"))?.id;
+    if (!tree) return;
+    const known = (await this.client.request<TreeSummary[]>(Methods.trees, {})).find((t) => t.id === tree);
+    if (known?.pathUri) {
+      await this.openUri(known.pathUri);
+      return;
+    }
+    const info = await this.client.request<NodeInfo>(Methods.nodeInfo, { tree });
+    await this.openUri(info.node.uri);
+  }
+
+  /** The tree overview (read-only): from a view item, the active document's tree, or a pick. */
+  async openOverview(arg?: unknown): Promise<void> {
+    let tree: string | undefined;
+    if (arg && typeof arg === "object" && "tree" in arg) tree = String(arg.tree);
+    const active = vscode.window.activeTextEditor?.document.uri;
+    if (!tree && active?.scheme === SCHEME) tree = treeOf(active.toString());
+    tree ??= (await this.pickTree("Overview of which tree?"))?.id;
+    if (!tree) return;
+    await this.openUri(treeUri(tree));
+  }
+
+  async importFile(): Promise<void> {
+    const files = await vscode.window.showOpenDialog({
+      canSelectMany: false,
+      openLabel: "Import",
+      filters: { "Loom trees": ["json", "md", "loom"], "All files": ["*"] },
+    });
+    if (!files || files.length === 0) return;
+    const r = await this.client.request<ImportResult>(Methods.import, { path: files[0].fsPath });
+    this.view.refresh();
+    const names = r.trees.map((t) => t.title).join(", ");
+    void vscode.window.showInformationMessage(`Loom: imported ${r.trees.length} tree${r.trees.length === 1 ? "" : "s"}: ${names}`);
+    if (r.trees.length > 0) await this.openUri(r.trees[0].uri);
+  }
+
+  async exportTree(arg?: unknown): Promise<void> {
+    let tree: string | undefined;
+    if (arg && typeof arg === "object" && "tree" in arg) tree = String(arg.tree);
+    const active = vscode.window.activeTextEditor?.document.uri;
+    if (!tree && active?.scheme === SCHEME) tree = treeOf(active.toString());
+    tree ??= (await this.pickTree("Export which tree?"))?.id;
+    if (!tree) return;
+    const format = await vscode.window.showQuickPick(
+      [
+        { label: "openloom", description: "Open Loom 2.0 JSON (lossless)", ext: "json" },
+        { label: "md", description: "Markdown of the current path", ext: "md" },
+        { label: "loom", description: "the Loom Protocol", ext: "loom" },
+      ],
+      { placeHolder: "Format" },
+    );
+    if (!format) return;
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const target = await vscode.window.showSaveDialog({
+      saveLabel: "Export",
+      defaultUri: folder ? vscode.Uri.joinPath(folder, `${tree}.${format.ext}`) : undefined,
+      filters: { [format.label]: [format.ext] },
+    });
+    if (!target) return;
+    const r = await this.client.request<ExportResult>(Methods.export, { tree, format: format.label, path: target.fsPath });
+    void vscode.window.showInformationMessage(`Loom: exported to ${r.path ?? path.basename(target.fsPath)}`);
+  }
+
+  async continue_(arg?: unknown): Promise<void> {
+    const ed = pathEditor();
+    const opts = (arg && typeof arg === "object" ? arg : {}) as { n?: number; tokens?: number };
+    await this.execute(ServerCommands.continue, continueArgs(ed.document.uri.toString(), opts.n, opts.tokens));
+  }
+
+  async branch(): Promise<void> {
+    const ed = pathEditor();
+    const node = await this.nodeUnderCursor(ed);
+    await this.execute(ServerCommands.branch, { ...branchArgs(ed.document.uri.toString(), node), ...cursorOf(ed) });
+  }
+
+  /** Cycle the branch point at or before the cursor (the nearest "◀ k/n ▶" lens above it). */
+  async cycle(delta: 1 | -1): Promise<void> {
+    const ed = pathEditor();
+    const anchors = await lensAnchors(ed.document.uri, [ServerCommands.cycleSibling]);
+    if (anchors.length === 0) throw new Error("no node on this path has siblings");
+    const cursor = { line: ed.selection.active.line, character: ed.selection.active.character };
+    const node = nodeAt(anchors, cursor) ?? anchors[0].node;
+    await this.execute(ServerCommands.cycleSibling, cycleArgs(ed.document.uri.toString(), node, delta));
+  }
+
+  async annotate(arg?: unknown): Promise<void> {
+    const ed = pathEditor();
+    const node = await this.nodeUnderCursor(ed);
+    let text = typeof arg === "string" ? arg : undefined;
+    text ??= await vscode.window.showInputBox({ prompt: `Annotate [${node}]`, placeHolder: "this is where the tone shifts" });
+    if (!text) return;
+    await this.execute(ServerCommands.annotate, annotateArgs(ed.document.uri.toString(), node, text));
+    this.view.refreshSoon();
+  }
+
+  async run(): Promise<void> {
+    const ed = loomEditor();
+    const lines = ed.document.getText().split(/\r?\n/);
+    const line = commandLineAt(lines, ed.selection.active.line);
+    if (line === undefined) throw new Error("no arrow command (→ …) on or above the cursor's line");
+    await this.execute(ServerCommands.run, runArgs(ed.document.uri.toString(), line));
+  }
+
+  async cancel(): Promise<void> {
+    const r = await this.client.execute<{ ok?: boolean; message?: string } | null>(ServerCommands.cancel, {});
+    vscode.window.setStatusBarMessage(`Loom: ${r?.message ?? "cancelling"}`, 4000);
+  }
+
+  async commit(): Promise<void> {
+    const ed = loomEditor();
+    await this.execute(ServerCommands.commit, { uri: ed.document.uri.toString() });
+    this.view.refreshSoon();
+  }
+}

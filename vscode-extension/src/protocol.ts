@@ -1,0 +1,138 @@
+/** The Loom server's custom protocol (docs/lsp.md): request and notification shapes. */
+
+export const Methods = {
+  read: "loom/read",
+  save: "loom/save",
+  trees: "loom/trees",
+  nodeInfo: "loom/nodeInfo",
+  newTree: "loom/newTree",
+  import: "loom/import",
+  export: "loom/export",
+  status: "loom/status",
+  documentChanged: "loom/documentChanged",
+} as const;
+
+/** Server-side commands (workspace/executeCommand, one object argument). */
+export const ServerCommands = {
+  continue: "loom.continue",
+  branch: "loom.branch",
+  cycleSibling: "loom.cycleSibling",
+  annotate: "loom.annotate",
+  run: "loom.run",
+  commit: "loom.commit",
+  open: "loom.open",
+  cancel: "loom.cancel",
+} as const;
+
+export interface ReadParams { uri: string }
+export interface ReadResult {
+  uri: string;
+  text: string;
+  readOnly: boolean;
+  languageId: string;
+  version: number | string;
+}
+
+export interface SaveParams {
+  uri: string;
+  text: string;
+  /** Why VS Code saves (an extension of the contract): auto-saves should not run command lines. */
+  reason?: "manual" | "afterDelay" | "focusOut";
+}
+export interface SaveResult { ok: boolean; message: string; uri: string }
+
+export interface TreeSummary {
+  id: string;
+  title: string;
+  mode: string;
+  nodes: number;
+  uri: string;
+  /** The path document through the participant's position (when the server gives it). */
+  pathUri?: string;
+}
+
+export function treeIdOf(t: TreeRef): string {
+  return typeof t === "string" ? t : t.id;
+}
+
+/** Custom requests answer `{error: "✗ CODE: message"}` for a Loom error. */
+export function errorOf(result: unknown): string | undefined {
+  if (result && typeof result === "object" && "error" in result) {
+    const e = (result).error;
+    if (typeof e === "string" && e.length > 0) return e;
+  }
+  return undefined;
+}
+
+export interface LoomNode {
+  id: string;
+  localId: string;
+  label: string;
+  author: string;
+  authorType: string;
+  summary: string;
+  depth: number;
+  created: number | string;
+  uri: string;
+  siblingIndex: number;
+  siblingCount: number;
+}
+
+export interface NodeInfoParams {
+  tree: string;
+  node?: string;
+  /** The node under a position of an open document (the server's extension of the contract). */
+  uri?: string;
+  line?: number;
+  character?: number;
+}
+/** The tree of a nodeInfo answer: its id, or the tree itself. */
+export type TreeRef = string | { id: string; title?: string; mode?: string };
+export interface NodeInfo {
+  tree: TreeRef;
+  node: LoomNode;
+  path: LoomNode[];
+  siblings: LoomNode[];
+  children: LoomNode[];
+}
+
+export interface NewTreeParams { title: string; mode?: "buffer" | "dialogue"; text?: string }
+export interface NewTreeResult { tree: string; uri: string }
+
+export interface ImportParams { path: string }
+export interface ImportResult { trees: { id: string; title: string; uri: string }[] }
+
+export type ExportFormat = "openloom" | "md" | "loom";
+export interface ExportParams { tree: string; format: ExportFormat; path?: string }
+export interface ExportResult { text?: string; path?: string }
+
+export interface StatusParams { uri: string }
+export interface StatusResult {
+  label: string;
+  node: string | null;
+  depth: number | null;
+  generating: boolean;
+  participant?: string;
+}
+
+export interface StatusNotification {
+  uri: string;
+  label: string;
+  node: string | null;
+  depth: number | null;
+  generating: boolean;
+  message?: string;
+}
+
+export interface DocumentChangedNotification { uri: string }
+
+/** The settings the server reads (initializationOptions, didChangeConfiguration "loom"). */
+export interface ServerSettings {
+  database?: string;
+  participant?: string;
+  defaultN: number;
+  defaultTokens: number;
+  inlayHints: boolean;
+  runOnSave: boolean;
+  documentProvider: "textDocumentContent" | "fileSystem" | "bufReadCmd";
+}

@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  annotateArgs, branchArgs, commandLineAt, continueArgs, cycleArgs, dialogueAnchors, isArrowLine,
+  nodeAt, nodeIdInLabel, parseContinueOptions, runArgs, type Anchor,
+} from "../src/args";
+
+const anchors: Anchor[] = [
+  { pos: { line: 0, character: 0 }, node: "root" },
+  { pos: { line: 0, character: 45 }, node: "n1" },
+  { pos: { line: 2, character: 10 }, node: "m1" },
+];
+
+test("the node under the cursor is the last one starting at or before it", () => {
+  assert.equal(nodeAt(anchors, { line: 0, character: 3 }), "root");
+  assert.equal(nodeAt(anchors, { line: 0, character: 45 }), "n1");
+  assert.equal(nodeAt(anchors, { line: 1, character: 0 }), "n1");
+  assert.equal(nodeAt(anchors, { line: 2, character: 9 }), "n1");
+  assert.equal(nodeAt(anchors, { line: 9, character: 0 }), "m1");
+  assert.equal(nodeAt([...anchors].reverse(), { line: 9, character: 0 }), "m1");
+  assert.equal(nodeAt([{ pos: { line: 3, character: 0 }, node: "x" }], { line: 0, character: 0 }), undefined);
+});
+
+test("node ids in inlay hints and their tooltips", () => {
+  assert.equal(nodeIdInLabel("︱›dkbqjhx"), "dkbqjhx");
+  assert.equal(nodeIdInLabel("︱w9140s"), "w9140s");
+  assert.equal(nodeIdInLabel("[gcq22b] model (edited)"), "gcq22b");
+  assert.equal(nodeIdInLabel("︱a7x2'"), "a7x2'");
+  assert.equal(nodeIdInLabel("︱"), undefined);
+});
+
+test("dialogue blocks are headed [id] author · time", () => {
+  const text = "[4h1pw4] human · 3m ago\nHello.\n\n[dkbqjh] model · just now\nHi there.";
+  assert.deepEqual(dialogueAnchors(text), [
+    { pos: { line: 0, character: 0 }, node: "4h1pw4" },
+    { pos: { line: 3, character: 0 }, node: "dkbqjh" },
+  ]);
+  assert.deepEqual(dialogueAnchors("[not a header]\nprose"), []);
+});
+
+test("arrow-command lines and the one to run", () => {
+  assert.ok(isArrowLine("→ view a7x2"));
+  assert.ok(isArrowLine("  -> view a7x2"));
+  assert.ok(!isArrowLine("prose → view"));
+  const lines = ["prose", "→ annotate a7x2 \"x", "continued\"", "", "more prose"];
+  assert.equal(commandLineAt(lines, 1), 1);
+  assert.equal(commandLineAt(lines, 2), 1);
+  assert.equal(commandLineAt(lines, 4), undefined);
+  assert.equal(commandLineAt(lines, 0), undefined);
+});
+
+test("the server commands' arguments", () => {
+  assert.deepEqual(continueArgs("loom://path/T/a"), { uri: "loom://path/T/a" });
+  assert.deepEqual(continueArgs("u", 3, 40), { uri: "u", n: 3, tokens: 40 });
+  assert.deepEqual(cycleArgs("u", "a7x2", -1), { uri: "u", node: "a7x2", delta: -1 });
+  assert.deepEqual(branchArgs("u", "a7x2"), { uri: "u", node: "a7x2" });
+  assert.deepEqual(annotateArgs("u", "a7x2", "note"), { uri: "u", node: "a7x2", text: "note" });
+  assert.deepEqual(runArgs("u", 4), { uri: "u", line: 4 });
+});
+
+test("continue options from the input box", () => {
+  assert.deepEqual(parseContinueOptions(""), {});
+  assert.deepEqual(parseContinueOptions("3"), { n: 3 });
+  assert.deepEqual(parseContinueOptions("3 40"), { n: 3, tokens: 40 });
+  assert.deepEqual(parseContinueOptions("tokens:40 n:2"), { n: 2, tokens: 40 });
+  assert.match(parseContinueOptions("lots") as string, /not understood/);
+});

@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { errorOf, treeIdOf, type LoomNode, type NodeInfo } from "../src/protocol";
+import { branchItems, nodeLabel, pathItems, summaryOf, treeItem } from "../src/treeModel";
+
+const T = "01M80YE1MW4H1PW48GY8VFFT97";
+let n = 0;
+function node(localId: string, author: string, summary: string, extra: Partial<LoomNode> = {}): LoomNode {
+  n += 1;
+  return {
+    id: `ID${n}`, localId, label: localId, author, authorType: author === "model" ? "model" : "human",
+    summary, depth: 0, created: 0, uri: `loom://path/${T}/${localId}`, siblingIndex: 0, siblingCount: 1, ...extra,
+  };
+}
+
+const root = node("4h1pw4", "human", "The house stood empty at the end of the lane.");
+const n1 = node("dkbqjh", "human", "She hadn't visited since her mother's death,", { depth: 1 });
+const m1 = node("dkbqjhx", "model", "and the windows seemed to watch her", { depth: 2, siblingIndex: 0, siblingCount: 3 });
+const m2 = node("9099jy", "model", "and the walnut trees had dropped their leaves", { depth: 2, siblingIndex: 1, siblingCount: 3 });
+const m3 = node("n8j51n", "model", "though the key still hung on the nail", { depth: 2, siblingIndex: 2, siblingCount: 3 });
+const h2 = node("w9140s", "human", "She stopped at the gate.", { depth: 3 });
+
+test("a node is labelled [localId] author, described by its summary", () => {
+  assert.equal(nodeLabel(m1), "[dkbqjhx] model");
+  assert.equal(nodeLabel({ ...m1, label: "dkbqjhx'" }), "[dkbqjhx'] model");
+  assert.equal(nodeLabel({ ...m1, label: "" }), "[dkbqjhx] model");
+  assert.equal(summaryOf(node("x", "h", "a\n  b   c")), "a b c");
+  assert.equal(summaryOf(node("x", "h", "x".repeat(100)), 10), "xxxxxxxxx…");
+});
+
+test("a tree item: title, mode and node count; expandable", () => {
+  const t = treeItem({ id: T, title: "The House", mode: "buffer", nodes: 14, uri: `loom://tree/${T}` });
+  assert.equal(t.label, "The House");
+  assert.equal(t.description, "buffer · 14 nodes");
+  assert.equal(t.collapsible, true);
+  assert.equal(t.contextValue, "loomTree");
+});
+
+test("the current path, root first, the current node marked, branch points shown", () => {
+  const info: NodeInfo = { tree: T, node: h2, path: [root, n1, m1, h2], siblings: [h2], children: [] };
+  const items = pathItems(info);
+  assert.deepEqual(items.map((i) => i.label), ["[4h1pw4] human", "[dkbqjh] human", "[dkbqjhx] model", "[w9140s] human"]);
+  assert.equal(items[2].description, "and the windows seemed to watch her ◀ 1/3 ▶");
+  assert.equal(items[3].icon, "circle-filled");
+  assert.equal(items[2].icon, "hubot");
+  assert.equal(items[3].uri, h2.uri);
+  assert.ok(items.every((i) => i.collapsible));
+  assert.equal(new Set(items.map((i) => i.id)).size, 4);
+});
+
+test("under a path node: its siblings, then its children", () => {
+  const info: NodeInfo = { tree: T, node: m1, path: [root, n1, m1], siblings: [m1, m2, m3], children: [h2] };
+  const items = branchItems(info, "path:x");
+  assert.deepEqual(items.map((i) => [i.role, i.label]), [
+    ["sibling", "[9099jy] model"],
+    ["sibling", "[n8j51n] model"],
+    ["child", "[w9140s] human"],
+  ]);
+  assert.equal(items[0].description, "and the walnut trees had dropped their leaves");
+  assert.equal(items[0].uri, m2.uri);
+  assert.match(items[0].tooltip, /sibling 2\/3/);
+});
+
+test("a leaf without siblings says so", () => {
+  const info: NodeInfo = { tree: T, node: h2, path: [h2], siblings: [h2], children: [] };
+  const items = branchItems(info, "p");
+  assert.equal(items.length, 1);
+  assert.equal(items[0].role, "message");
+});
+
+test("nodeInfo's tree may be the id or the tree object", () => {
+  const info: NodeInfo = { tree: { id: T, title: "The House", mode: "buffer" }, node: m1, path: [root, n1, m1], siblings: [m1, m2], children: [] };
+  assert.ok(pathItems(info).every((i) => i.tree === T && i.id.startsWith(`path:${T}:`)));
+  assert.ok(branchItems(info, "p").every((i) => i.tree === T));
+  assert.equal(treeIdOf("abc"), "abc");
+});
+
+test("a custom request's {error} answer", () => {
+  assert.equal(errorOf({ error: "✗ NOT_FOUND: no tree" }), "✗ NOT_FOUND: no tree");
+  assert.equal(errorOf({ uri: "u", text: "" }), undefined);
+  assert.equal(errorOf(null), undefined);
+  assert.equal(errorOf([]), undefined);
+});
