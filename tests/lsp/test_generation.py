@@ -107,3 +107,24 @@ async def test_model_error_is_a_diagnostic_and_loses_nothing(editor: Editor,
     assert editor.client.diagnostics[uri][0].code == "MODEL_ERROR"
     assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ' Then silence.'") == [(1,)]
     assert sql(editor.db, "SELECT count(*) FROM generation") == [(0,)]
+
+
+async def test_cancel_stops_a_generation_and_keeps_the_text(editor: Editor,
+                                                            fake: FakeProvider) -> None:
+    import asyncio
+
+    words = [f" word{i}" for i in range(60)]
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(["".join(words)],
+                                                             event_delay_s=0.1))
+    uri = await open_demo(editor)
+    before = editor.texts[uri]
+    task = asyncio.ensure_future(editor.client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="loom.continue", arguments=[{"uri": uri, "n": 1}])))
+    await editor.wait_for(lambda: "word" in editor.texts[uri])  # it is streaming in
+    cancelled = await editor.client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="loom.cancel", arguments=[{}]))
+    assert cancelled["ok"]
+    res = await task
+    assert not res["ok"] and "MODEL_ERROR" in res["message"]
+    await editor.wait_for(lambda: editor.texts[uri] == before)  # the partial text is gone
+    assert sql(editor.db, "SELECT count(*) FROM generation") == [(0,)]
