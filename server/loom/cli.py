@@ -206,6 +206,12 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_agent(args: argparse.Namespace) -> int:
+    from loom.agent.cli import main_agent
+
+    return int(main_agent(args) or 0)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from loom.lsp.server import serve
 
@@ -271,6 +277,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("tree", nargs="?", help="also summarize this tree now")
     s.add_argument("--limit", type=int, help="at most this many")
     s.set_defaults(fn=cmd_summarize)
+
+    from loom.agent.cli import add_agent_arguments
+
+    s = sub.add_parser("agent", help="run the collaborator agent in a tree (headless)")
+    add_agent_arguments(s)
+    s.set_defaults(fn=cmd_agent)
 
     s = sub.add_parser("serve", help="run the language server (stdio)")
     s.add_argument("--tcp", help="HOST:PORT instead of stdio (debugging)")

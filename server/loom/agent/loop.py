@@ -51,7 +51,7 @@ from loom.memory import operational as mem
 from loom.memory.tokens import count_tokens
 from loom.model import permissions as perms
 from loom.render.text import thousands
-from loom.store.schema import BufferState, Generation, Node
+from loom.store.schema import BufferState, Generation, Node, Participant
 
 log = logging.getLogger(__name__)
 
@@ -184,8 +184,6 @@ def summarize_result(text: str, threshold: int) -> str:
 
 def human_typing(ws: Any, node: Node, agent_id: str, window_s: float) -> str | None:
     """The name of someone else with uncommitted buffer work at ``node`` (typing there)."""
-    from loom.store.schema import Participant
-
     cutoff = ws.clock() - window_s
     rows = BufferState.select().where((BufferState.tree == node.tree_id) &
                                       (BufferState.participant != agent_id) &

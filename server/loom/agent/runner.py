@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from loom.agent.cli import add_agent_arguments  # noqa: F401  (re-exported)
 from loom.agent.context import HistoryItem
 from loom.agent.loop import (
     AgentEvent,
@@ -27,13 +28,13 @@ from loom.agent.loop import (
     Summarizer,
     TurnLoop,
 )
-from loom.agent.participant import AGENT_ROLES, DEFAULT_NAME, AgentSpec, ensure_agent
+from loom.agent.participant import AgentSpec, ensure_agent
 from loom.agent.transcript import TurnLog, TurnRecord, render_conversation, turn_log_for, usage_line
 from loom.agent.triggers import DEFAULT_SETTLE_S, Triggers, TurnInput, ask
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
 from loom.errors import LoomError
-from loom.llm.base import Provider
+from loom.llm.base import ModelError, Provider
 from loom.llm.config import ModelProfile, resolve_profile
 from loom.llm.providers.local import N_CTX
 from loom.llm.registry import make_provider
@@ -205,25 +206,7 @@ class Agent:
         return render_conversation(turns, self.name, self.tree.title, self.ws.clock())
 
 
-# ── loom agent TREE ──────────────────────────────────────────────────────────
-
-
-def add_agent_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("tree", help="tree id, unique id prefix, or exact title")
-    p.add_argument("--ask", metavar="MESSAGE", nargs="?", const="",
-                   help="take one turn for this message (no message: look and help)")
-    p.add_argument("--auto", action="store_true",
-                   help="keep running: answer @-annotations and take a turn when the human "
-                   "pauses")
-    p.add_argument("--approve", action="store_true",
-                   help="ask before each write (respond, annotate, link, edit, write, continue)")
-    p.add_argument("--name", default=DEFAULT_NAME, help="the collaborator's participant name")
-    p.add_argument("--role", choices=AGENT_ROLES, help="permission preset")
-    p.add_argument("--profile", help="model profile for the collaborator (config.toml)")
-    p.add_argument("--max-iterations", type=int, default=None, help="model calls per turn")
-    p.add_argument("--settle", type=float, default=DEFAULT_SETTLE_S,
-                   help="--auto: seconds without human changes before a turn")
-    p.add_argument("--show", action="store_true", help="print the conversation and exit")
+# ── loom agent TREE (arguments: loom.agent.cli) ──────────────────────────────
 
 
 def _printer(out: Any = None, err: Any = None) -> EventSink:
@@ -306,9 +289,13 @@ def main_agent(args: argparse.Namespace) -> int:
     app = open_app(getattr(args, "db", None))
     tree = app.ws.find_tree(args.tree)
     spec = AgentSpec(name=args.name, role=args.role, profile=args.profile)
-    agent = Agent(app.ws, app.executor, tree, spec=spec,
-                  approve=_terminal_approver() if args.approve else None,
-                  autonomous=args.auto, settle_s=args.settle)
+    try:
+        agent = Agent(app.ws, app.executor, tree, spec=spec,
+                      approve=_terminal_approver() if args.approve else None,
+                      autonomous=args.auto, settle_s=args.settle)
+    except ModelError as err:  # no usable collaborator model: say how to configure one
+        sys.stderr.write(err.render() + "\n")
+        return 1
     if args.max_iterations is not None:
         agent.budgets.max_iterations = max(1, args.max_iterations)
     if args.show:
