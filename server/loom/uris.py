@@ -1,4 +1,5 @@
-"""``loom:`` URIs: the tree overview, the path view through a node, documents, traces."""
+"""``loom:`` URIs: the tree overview, the path view through a node, documents, traces, and
+the conversation with a collaborator."""
 
 from __future__ import annotations
 
@@ -17,3 +18,8 @@ def node_uri(tree: Tree, node: Node) -> str:
 
 def doc_uri(name: str) -> str:
     return f"loom://doc/{quote(name, safe='')}"
+
+
+def conversation_uri(agent: str, tree: Tree | str) -> str:
+    tree_id = tree if isinstance(tree, str) else tree.id
+    return f"loom://conversation/{quote(agent, safe='')}/{tree_id}"

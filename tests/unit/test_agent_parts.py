@@ -14,6 +14,7 @@ from loom.agent.transcript import (
     JsonlTurnLog,
     MemoryTurnLog,
     SaidRecord,
+    SqliteTurnLog,
     ThinkRecord,
     TurnRecord,
     render_conversation,
@@ -160,6 +161,33 @@ def test_turn_logs(tmp_path: Path) -> None:
     assert mem.turns("collaborator")[0].message == "m"
     assert isinstance(turn_log_for(":memory:"), MemoryTurnLog)
     assert turn_log_for(tmp_path / "loom.db").path == tmp_path / "loom.agent-turns.jsonl"
+
+
+def test_sqlite_turn_log_round_trip(app) -> None:  # type: ignore[no-untyped-def]
+    ws = app.ws
+    agent = ensure_agent(ws)
+    tree = ws.create_tree("turns", "dialogue", root_content="Root.", author=ws.human())
+    log = SqliteTurnLog(ws)
+    before = ws.last_change()
+    first = _turn(message="one", tree=tree.id, started=1.0,
+                  commands=[CommandRecord(line="→ tree", ok=True, head="✓ tree")])
+    log.append(first)
+    log.append(_turn(message="two", tree="elsewhere", started=2.0))
+    log.append(_turn(message="three", tree=tree.id, started=3.0, trigger="annotation",
+                     input_node="n1", seen_seq=7))
+    got = log.turns("collaborator", tree.id)
+    assert [t.message for t in got] == ["one", "three"]
+    assert got[0] == first
+    assert got[1].input_node == "n1" and got[1].seen_seq == 7
+    assert [t.message for t in log.turns("collaborator", limit=2)] == ["two", "three"]
+    assert log.turns("someone else") == []
+    changes = [c for c in ws.changes_since(before) if c.kind == "agent.turn"]
+    assert [(c.tree, c.entity, c.actor) for c in changes] == [
+        (tree.id, first.id, agent.id), ("elsewhere", changes[1].entity, agent.id),
+        (tree.id, got[1].id, agent.id)]
+    row = ws.db.execute_sql("SELECT trigger, stop_reason, seen_seq FROM agent_turn "
+                            "WHERE id = ?", (got[1].id,)).fetchone()
+    assert row == ("annotation", "done", 7)
 
 
 def test_cli_arguments_module_agrees_with_the_agent() -> None:

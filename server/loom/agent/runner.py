@@ -29,7 +29,13 @@ from loom.agent.loop import (
     TurnLoop,
 )
 from loom.agent.participant import AgentSpec, ensure_agent
-from loom.agent.transcript import TurnLog, TurnRecord, render_conversation, turn_log_for, usage_line
+from loom.agent.transcript import (
+    SqliteTurnLog,
+    TurnLog,
+    TurnRecord,
+    render_conversation,
+    usage_line,
+)
 from loom.agent.triggers import DEFAULT_SETTLE_S, Triggers, TurnInput, ask
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
@@ -80,8 +86,7 @@ class Agent:
         self.summarize = summarize
         self.early_stop = early_stop
         self.actor = Actor(self.participant, tree)
-        db_path = getattr(ws.db, "database", None)
-        self.turn_log: TurnLog = turn_log or turn_log_for(db_path)
+        self.turn_log: TurnLog = turn_log or SqliteTurnLog(ws)
         last = self.turn_log.turns(self.name, tree.id, limit=1)
         self.triggers = Triggers(ws, self.participant, tree, autonomous_mode=autonomous,
                                  settle_s=settle_s,

@@ -4,9 +4,10 @@ A turn record holds what the human sees of a collaborator turn: its message (nev
 into the tree), its think blocks (shown collapsed), each command it ran with the ``✓``/``✗``
 head of the result, the model usage, and whether pruning happened.
 
-Storage goes through :class:`TurnLog` so it can move into the database later (the schema
-has no table for turns yet): :class:`MemoryTurnLog` keeps them in memory,
-:class:`JsonlTurnLog` appends one JSON line per turn to a file beside the database.
+Storage goes through :class:`TurnLog`: :class:`SqliteTurnLog` (the default) keeps them in
+the store's ``agent_turn`` table and logs an ``agent.turn`` change in the same transaction;
+:class:`MemoryTurnLog` keeps them in memory, :class:`JsonlTurnLog` appends one JSON line per
+turn to a file.
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from loom.model.ids import new_ulid
 from loom.render import formats as f
 from loom.render.text import plural, relative_time, thousands
+
+if TYPE_CHECKING:
+    from loom.store.workspace import Workspace
 
 TriggerKind = Literal["ask", "annotation", "autonomous"]
 StopReason = Literal["done", "iterations", "tokens", "stopped", "error"]
@@ -175,6 +179,48 @@ class JsonlTurnLog:
                 except (ValueError, TypeError):
                     continue
         return _select(items, agent, tree, limit)
+
+
+class SqliteTurnLog:
+    """Turns in the store (schema v4 ``agent_turn``): each append writes the row and an
+    ``agent.turn`` change-log entry in one transaction, so other processes (the language
+    server's views) catch up on it."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    def append(self, turn: TurnRecord) -> None:
+        from loom.store.schema import AgentTurn, Participant
+
+        agent = Participant.get_or_none(Participant.name == turn.agent)
+        with self.ws.db.atomic():
+            AgentTurn.insert(id=turn.id, agent=turn.agent, tree=turn.tree,
+                              trigger=turn.trigger, input_node=turn.input_node,
+                              started=turn.started, ended=turn.ended,
+                              stop_reason=turn.stop_reason, seen_seq=turn.seen_seq,
+                              record=turn.model_dump(mode="json")).execute()
+            self.ws.log_change(turn.tree, "agent.turn", turn.id,
+                               agent.id if agent is not None else None)
+
+    def turns(self, agent: str, tree: str | None = None,
+              limit: int | None = None) -> list[TurnRecord]:
+        from loom.store.schema import AgentTurn
+
+        q = AgentTurn.select(AgentTurn.record).where(AgentTurn.agent == agent)
+        if tree is not None:
+            q = q.where(AgentTurn.tree == tree)
+        import peewee as pw
+
+        q = q.order_by(AgentTurn.started.desc(), pw.SQL("rowid DESC"))
+        if limit:
+            q = q.limit(limit)
+        out = []
+        for row in q:
+            try:
+                out.append(TurnRecord.model_validate(row.record))
+            except (ValueError, TypeError):
+                continue
+        return out[::-1]
 
 
 def turn_log_for(db_path: str | os.PathLike[str] | None) -> TurnLog:

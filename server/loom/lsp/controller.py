@@ -54,6 +54,8 @@ class Controller:
         self.generation: Generation | None = None
         self._seen_change = 0
         self._watch_task: asyncio.Task[None] | None = None
+        self.agents: dict[str, Any] = {}  # tree id → its collaborator (loom.agent.Agent)
+        self._asking: set[str] = set()  # trees with a collaborator turn under way
 
     @property
     def docs(self) -> Documents:
@@ -128,7 +130,19 @@ class Controller:
         self.server.protocol.notify("loom/status", {
             "uri": doc.uri, "label": tip.label if tip else None,
             "node": tip.local_id if tip else None, "depth": tip.depth if tip else None,
-            "generating": self.generation is not None, "message": message})
+            "generating": self.generation is not None, "message": message,
+            "collaborator": self.collaborator_status(doc.tree)})
+
+    def collaborator_status(self, tree: Tree | None) -> dict[str, Any] | None:
+        """``{name, busy, node, depth}`` of the tree's collaborator, once it has one."""
+        agent = self.agents.get(tree.id) if tree is not None else None
+        if agent is None:
+            return None
+        node = depth = None
+        with contextlib.suppress(Exception):
+            at, _tip = self.app.ws.position(agent.participant, agent.tree)
+            node, depth = at.local_id, at.depth
+        return {"name": agent.name, "busy": agent.busy, "node": node, "depth": depth}
 
     def show(self, result: Result) -> None:
         kind = lsp.MessageType.Info if result.ok else lsp.MessageType.Error
@@ -434,6 +448,142 @@ class Controller:
         self.generation.cancel.set()
         return True
 
+    # ── the collaborator ──
+    def collaborator(self, tree: Tree) -> Any:
+        """The tree's collaborator, made (and its participant created) on first use."""
+        agent = self.agents.get(tree.id)
+        if agent is None:
+            from loom.agent import Agent, AgentSpec
+
+            settings = self.server.settings
+            agent = Agent(self.app.ws, self.app.executor, tree, spec=AgentSpec(),
+                          approve=self._approve, autonomous=settings.collaborator_autonomous,
+                          settle_s=settings.collaborator_settle_s)
+            self.agents[tree.id] = agent
+        return agent
+
+    async def _approve(self, command: str) -> bool:
+        """Approval mode: the human says yes or no to each write, in the editor."""
+        if not self.server.settings.collaborator_approval:
+            return True
+        try:
+            answer = await asyncio.shield(self.server.window_show_message_request_async(
+                lsp.ShowMessageRequestParams(
+                    type=lsp.MessageType.Info,
+                    message=f"The collaborator wants to run: {command}",
+                    actions=[lsp.MessageActionItem(title="Allow"),
+                             lsp.MessageActionItem(title="Deny")])))
+        except Exception as err:  # no answer is a no
+            log.info("approval request failed: %s", err)
+            return False
+        return answer is not None and answer.title == "Allow"
+
+    async def collaborator_tick(self) -> None:
+        """Annotations addressed to the collaborator, and (opt-in) autonomous turns, in the
+        trees the human has open."""
+        settings = self.server.settings
+        if not (settings.collaborator_triggers or settings.collaborator_autonomous):
+            return
+        open_trees: dict[str, OpenDoc] = {}
+        for doc in self.docs.open.values():
+            if doc.kind == "path" and doc.tree is not None:
+                open_trees.setdefault(doc.tree.id, doc)
+        for tree_id, doc in open_trees.items():
+            if tree_id in self._asking:
+                continue
+            try:
+                new = tree_id not in self.agents
+                agent = self.collaborator(doc.tree)
+                if new:  # what the human did since opening the tree counts, not just from now
+                    agent.triggers.cursor = min(agent.triggers.cursor, doc.opened_seq)
+            except Exception as err:  # no collaborator model: nothing to trigger, ever
+                log.warning("no collaborator for triggers: %s", err)
+                settings.collaborator_triggers = settings.collaborator_autonomous = False
+                return
+            if agent.busy:
+                continue
+            agent.triggers.autonomous_mode = settings.collaborator_autonomous
+            agent.triggers.settle_s = settings.collaborator_settle_s
+            inputs = await asyncio.to_thread(agent.pending)
+            if inputs:
+                self._asking.add(tree_id)
+                asyncio.get_running_loop().create_task(self._triggered(doc, inputs[0]))
+
+    async def _triggered(self, doc: OpenDoc, turn_input: Any) -> None:
+        assert doc.tree is not None
+        try:
+            result = await self._run_turn(doc, doc.tree, turn_input)
+            if result.get("message"):
+                self.server.window_show_message(lsp.ShowMessageParams(
+                    type=lsp.MessageType.Info, message=f"Collaborator: {result['message']}"))
+        except Exception:
+            log.exception("a triggered collaborator turn failed")
+        finally:
+            self._asking.discard(doc.tree.id)
+
+    async def ask_collaborator(self, uri: str, message: str | None) -> dict[str, Any]:
+        """One collaborator turn for the document's tree: ``{ok, message, data: {turn}}``."""
+        doc = self.docs.ensure(uri)
+        tree = doc.tree or self.actor(doc).tree
+        current = self.agents.get(tree.id)
+        if tree.id in self._asking or (current is not None and current.busy):
+            busy = Result.failure("CONFLICT", "the collaborator is busy with a turn in "
+                                  f'"{tree.title}"', "wait for it, or stop it "
+                                  "(loom.stopCollaborator)")
+            return {"ok": False, "message": busy.text}
+        self._asking.add(tree.id)
+        try:
+            return await self._ask(doc, tree, message)
+        finally:
+            self._asking.discard(tree.id)
+
+    async def _ask(self, doc: OpenDoc, tree: Tree, message: str | None) -> dict[str, Any]:
+        from loom.agent import ask
+
+        if doc.kind == "path" and not doc.view.read_only:
+            await self.commit(doc)
+        return await self._run_turn(doc, tree, ask(message))
+
+    async def _run_turn(self, doc: OpenDoc, tree: Tree, turn_input: Any) -> dict[str, Any]:
+        from loom.llm.base import ModelError
+
+        try:
+            agent = self.collaborator(tree)
+        except ModelError as err:
+            return {"ok": False, "message": err.render()}
+        loop = asyncio.get_running_loop()
+
+        def on_event(ev: Any) -> None:  # may come from a worker thread
+            if ev.kind in ("result", "done"):
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(self.status, doc)
+
+        task = loop.create_task(agent.run_turn(turn_input, on_event))
+        await asyncio.sleep(0)  # the turn has started: the agent is busy
+        self.status(doc)
+        try:
+            record = await asyncio.shield(task)
+        finally:
+            self.status(doc)
+            with contextlib.suppress(Exception):
+                await self.catch_up()
+            self.refresh_decorations()
+        if record.stop_reason == "error":
+            return {"ok": False, "message": record.error or "✗ the turn failed",
+                    "data": {"turn": record.id}}
+        text = record.message.strip() or ("(stopped)" if record.stop_reason == "stopped"
+                                          else "(no message)")
+        return {"ok": True, "message": text, "data": {"turn": record.id,
+                                                      "stopReason": record.stop_reason}}
+
+    def stop_collaborator(self, tree_id: str | None = None) -> bool:
+        stopped = False
+        for tid, agent in self.agents.items():
+            if agent.busy and (tree_id is None or tid == tree_id):
+                agent.stop()
+                stopped = True
+        return stopped
+
     # ── structure ──
     async def cycle(self, uri: str, node_id: str, delta: int) -> Result:
         doc = self.docs.ensure(uri)
@@ -515,6 +665,10 @@ class Controller:
                 await self.catch_up()
             except Exception:
                 log.exception("catching up with the change log failed")
+            try:
+                await self.collaborator_tick()
+            except Exception:
+                log.exception("the collaborator's triggers failed")
 
     async def catch_up(self) -> None:
         last = self.app.ws.last_change()
@@ -524,6 +678,7 @@ class Controller:
         self._seen_change = last
         trees = {c.tree for c in changes if c.tree}
         docs_changed = any(c.kind.startswith("document.") for c in changes)
+        turn_trees = {c.tree for c in changes if c.kind == "agent.turn" and c.tree}
         for doc in list(self.docs.open.values()):
             if doc.generating:
                 continue
@@ -534,7 +689,8 @@ class Controller:
                 if text != self.docs.expected_text(doc):
                     await self.send_edit(doc, text, segments)
                 self.notify_changed(doc.uri)
-            elif doc.kind in ("tree", "trace") or (doc.kind == "doc" and docs_changed):
+            elif (doc.kind in ("tree", "trace") or (doc.kind == "doc" and docs_changed)
+                  or (doc.kind == "conversation" and parse_uri(doc.uri).tree in turn_trees)):
                 self._refresh_readonly(doc)
         if trees:
             self.refresh_decorations()
@@ -554,10 +710,3 @@ class Controller:
             doc.session.doc.replace(0, len(doc.text), text)
             doc.view.text = text
             self.notify_changed(doc.uri)
-
-
-def target_kind(uri: str) -> str:
-    try:
-        return parse_uri(uri).kind
-    except LoomError:
-        return "unknown"

@@ -30,7 +30,8 @@ from loom.uris import node_uri, tree_uri
 log = logging.getLogger(__name__)
 SCHEME = "loom"
 COMMANDS = ("loom.continue", "loom.branch", "loom.cycleSibling", "loom.annotate", "loom.run",
-            "loom.commit", "loom.open", "loom.cancel")
+            "loom.commit", "loom.open", "loom.cancel", "loom.askCollaborator",
+            "loom.stopCollaborator")
 
 
 def _get(params: Any, key: str, default: Any = None) -> Any:
@@ -414,7 +415,8 @@ def loom_status(ls: LoomServer, params: Any) -> dict[str, Any]:
     return {"label": tip.label if tip else None, "node": tip.local_id if tip else None,
             "depth": tip.depth if tip else None,
             "generating": ls.controller.generation is not None,
-            "participant": ls.docs.participant.name}
+            "participant": ls.docs.participant.name,
+            "collaborator": ls.controller.collaborator_status(doc.tree if doc else None)}
 
 
 # ── editor features ─────────────────────────────────────────────────────────
@@ -654,6 +656,24 @@ async def cmd_open(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
 def cmd_cancel(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
     cancelled = ls.controller.cancel()
     return {"ok": cancelled, "message": "✓ cancelling" if cancelled else "nothing to cancel"}
+
+
+@_command("loom.askCollaborator")
+async def cmd_ask_collaborator(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
+    message = a.get("message")
+    return await ls.controller.ask_collaborator(str(a.get("uri", "")),
+                                                str(message) if message else None)
+
+
+@_command("loom.stopCollaborator")
+def cmd_stop_collaborator(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
+    tree = None
+    if a.get("uri"):
+        doc = ls.doc(str(a["uri"]))
+        tree = doc.tree.id if doc is not None and doc.tree is not None else None
+    stopped = ls.controller.stop_collaborator(tree)
+    return {"ok": stopped, "message": "✓ stopping the collaborator" if stopped
+            else "the collaborator is not taking a turn"}
 
 
 def serve(db: str | None = None, tcp: str | None = None) -> int:

@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from loom.lsp.buffer import BufferSession, Segment
-from loom.lsp.text import TextDoc
-from loom.lsp.views import View, parse_uri, path_text, render
+from loom.lsp.views import View, path_text, render
 from loom.store.schema import BufferState, Document, Node, Participant, Tree
 from loom.store.workspace import Workspace
 
@@ -37,6 +36,7 @@ class OpenDoc:
     targets: list[Target] = field(default_factory=list)
     client_version: int = 0
     generating: bool = False
+    opened_seq: int = 0  # the change log's position when the editor opened it
 
     @property
     def kind(self) -> str:
@@ -111,7 +111,8 @@ class Documents:
     def did_open(self, uri: str, text: str, version: int = 0) -> OpenDoc:
         view = self.restore_view(uri)
         session = BufferSession(view.text, copy_segments(view.segments), self.encoding)
-        doc = OpenDoc(uri, view, session, client_version=version)
+        doc = OpenDoc(uri, view, session, client_version=version,
+                      opened_seq=self.ws.last_change())
         self.open[uri] = doc
         if text != view.text:  # the client has text we did not render: keep it as edits
             edit = minimal_edit(view.text, text)
@@ -268,8 +269,6 @@ class Documents:
         seg = doc.session.segments[i]
         return Node.get_or_none(Node.id == seg.node) if seg.node else None
 
-    def line_doc(self, doc: OpenDoc) -> TextDoc:
-        return doc.session.doc
 
 
 def _strip_commands(text: str) -> str:
@@ -281,10 +280,3 @@ def _strip_commands(text: str) -> str:
         out.append(line)
     body = "\n".join(out)
     return body if body.strip() else ""
-
-
-def uri_tree_id(uri: str) -> str | None:
-    try:
-        return parse_uri(uri).tree
-    except Exception:
-        return None

@@ -19,6 +19,13 @@ class Settings(BaseModel):
         default="textDocumentContent", alias="documentProvider")
     run_on_save: bool = Field(default=True, alias="runOnSave")
     watch_interval_s: float = Field(default=0.5, alias="watchInterval", ge=0.05)
+    # The collaborator: answers annotations addressed to it (@collaborator …) in open trees;
+    # opt-in, takes a turn by itself once the human's activity settles; opt-in, asks the
+    # human before each write (seed 003's ask_user).
+    collaborator_triggers: bool = Field(default=True, alias="collaboratorTriggers")
+    collaborator_autonomous: bool = Field(default=False, alias="collaboratorAutonomous")
+    collaborator_settle_s: float = Field(default=30.0, alias="collaboratorSettle", ge=1.0)
+    collaborator_approval: bool = Field(default=False, alias="collaboratorApproval")
 
 
 def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, str | None]:

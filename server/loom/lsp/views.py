@@ -14,7 +14,7 @@ from loom.render.tree_drawing import Item, draw
 from loom.store.schema import Document, Node, Participant, Tree
 from loom.store.workspace import Workspace
 
-Kind = Literal["path", "tree", "doc", "trace"]
+Kind = Literal["path", "tree", "doc", "trace", "conversation"]
 
 
 @dataclass
@@ -52,8 +52,11 @@ def parse_uri(uri: str) -> Target:
         return Target("doc", name=unquote(tail))
     if kind == "trace" and len(parts) == 1:
         return Target("trace", name=unquote(parts[0]))
+    if kind == "conversation" and len(parts) == 2:
+        return Target("conversation", tree=parts[1], name=unquote(parts[0]))
     raise not_found(f"unknown loom: URI {uri}",
-                    "loom://path/TREE/NODE, loom://tree/TREE, loom://doc/NAME, loom://trace/WHO")
+                    "loom://path/TREE/NODE, loom://tree/TREE, loom://doc/NAME, loom://trace/WHO, "
+                    "loom://conversation/AGENT/TREE")
 
 
 def path_text(ws: Workspace, tree: Tree, path: list[Node],
@@ -126,6 +129,13 @@ def trace_text(ws: Workspace, who: Participant) -> str:
     return "\n".join(lines) + "\n"
 
 
+def conversation_text(ws: Workspace, agent: str, tree: Tree) -> str:
+    from loom.agent.transcript import SqliteTurnLog, render_conversation
+
+    turns = SqliteTurnLog(ws).turns(agent, tree.id)
+    return render_conversation(turns, agent, tree.title, ws.clock())
+
+
 def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -> View:
     """Render a URI for a participant. ``tip`` overrides the path's end (open buffers)."""
     target = parse_uri(uri)
@@ -138,6 +148,9 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -
         p = ws.participant(target.name or "")
         return View(uri, "trace", trace_text(ws, p), True, "loom")
     tree = ws.find_tree(target.tree or "")
+    if target.kind == "conversation":
+        name = ws.participant(target.name or "").name
+        return View(uri, "conversation", conversation_text(ws, name, tree), True, "loom")
     if target.kind == "tree":
         position, _ = ws.position(who, tree)
         return View(uri, "tree", tree_overview(ws, tree, position), True, "loom", tree=tree)

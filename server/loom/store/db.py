@@ -11,7 +11,7 @@ import platformdirs
 
 from loom.store import schema
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 15.0
 
 # Each migration takes the database from version i to i+1; index 0 creates version 1.
@@ -19,6 +19,7 @@ MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
     lambda db: db.create_tables(schema.MODELS),
     lambda db: db.create_tables(schema.V2_MODELS),  # v2: buffer state survives restarts
     lambda db: _v3(db),  # v3: the summary queue, tree summary counters and themes
+    lambda db: db.create_tables(schema.V4_MODELS),  # v4: collaborator turns
 ]
 
 

@@ -251,9 +251,25 @@ class SummaryJob(Base):
         indexes = ((("kind", "entity"), True), (("priority", "created"), False))
 
 
+class AgentTurn(Base):
+    """One collaborator turn (v4): the columns to query by, the full record as JSON."""
+
+    id = pw.CharField(primary_key=True)
+    agent = pw.CharField(index=True)  # the collaborator's name
+    tree = pw.CharField(index=True)
+    trigger = pw.CharField()  # ask | annotation | autonomous
+    input_node = pw.CharField(null=True)
+    started = pw.FloatField()
+    ended = pw.FloatField(null=True)
+    stop_reason = pw.CharField()
+    seen_seq = pw.IntegerField(default=0)
+    record = JSONField()
+
+
 MODELS: tuple[type[Base], ...] = (
     Meta, Participant, Tree, Node, Edge, EdgeSource, Document, Link, Position, Pin, Stash,
     TraceEntry, RawResponse, Generation, BranchLock, Change,
 )
 V2_MODELS: tuple[type[Base], ...] = (BufferState,)
 V3_MODELS: tuple[type[Base], ...] = (SummaryJob,)
+V4_MODELS: tuple[type[Base], ...] = (AgentTurn,)

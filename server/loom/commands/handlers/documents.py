@@ -6,7 +6,7 @@ from loom.commands import ast
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
-from loom.model.documents import Section, find_section, sections
+from loom.model.documents import Section, find_section
 from loom.render import formats as f
 from loom.render.text import extractive_summary, quote, relative_time, thousands, word_count
 from loom.store.schema import Document
@@ -104,7 +104,3 @@ def write(ctx: Ctx, cmd: ast.Write) -> Result:
     return Result.success(
         f.ok(f"{verb} {f.doc_ref(doc.name)} (now {thousands(word_count(new))} words)"),
         doc=doc.id)
-
-
-def section_ids(doc: Document) -> list[str]:
-    return [s.id for s in sections(doc.content)]

@@ -73,6 +73,10 @@ def lenses(docs: Documents, doc: OpenDoc, default_n: int) -> list[Lens]:
         end = session.committed_end
         out.append(Lens(end, f"Continue ×{default_n}", "loom.continue",
                         {"uri": doc.uri, "n": default_n}))
+        last = next((seg for seg in reversed(session.segments) if seg.node), None)
+        if last is not None:
+            out.append(Lens(last.start, "Ask the collaborator", "loom.askCollaborator",
+                            {"uri": doc.uri}))
     for line_no in range(text_doc.line_count):
         line = text_doc.line(line_no)
         if is_command_line(line):
