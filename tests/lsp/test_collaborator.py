@@ -64,7 +64,7 @@ async def command(editor: Editor, name: str, args: dict[str, Any]) -> dict[str, 
 async def test_ask_runs_a_turn_and_shows_the_conversation(editor: Editor,
                                                           fake: FakeProvider) -> None:
     uri = await open_demo(editor)
-    tree, tip = uri.split("/")[-2:]
+    _tree, tip = uri.split("/")[-2:]
     fake.script(OPENAI_CHAT,
                 openai_chat_stream(f'→ annotate {tip} "the clock matters"\n'),
                 openai_chat_stream("I noted that the clock matters."))
@@ -130,7 +130,7 @@ async def test_a_second_ask_while_busy_conflicts_and_stop_ends_the_turn(
 async def test_an_annotation_addressed_to_it_triggers_a_turn(editor: Editor,
                                                              fake: FakeProvider) -> None:
     uri = await open_demo(editor)
-    tree, tip = uri.split("/")[-2:]
+    _tree, tip = uri.split("/")[-2:]
     fake.script(OPENAI_CHAT, openai_chat_stream("The clock is a quiet signal; keep it."))
     editor.append(uri, f'\n→ annotate {tip} "@collaborator is the stopped clock too obvious?"')
     line = editor.doc(uri).line_count - 1
@@ -158,7 +158,7 @@ async def test_approval_mode_asks_the_human_and_a_no_writes_nothing(
     client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
         settings={"loom": {"collaboratorApproval": True}}))
     uri = await open_demo(editor)
-    tree, tip = uri.split("/")[-2:]
+    _tree, tip = uri.split("/")[-2:]
     by_collaborator = ("SELECT count(*) FROM node n JOIN participant p ON p.id = n.author_id "
                        "WHERE p.name = 'collaborator'")
     before = sql(editor.db, by_collaborator)
