@@ -64,7 +64,7 @@ async def command(editor: Editor, name: str, args: dict[str, Any]) -> dict[str, 
 async def test_ask_runs_a_turn_and_shows_the_conversation(editor: Editor,
                                                           fake: FakeProvider) -> None:
     uri = await open_demo(editor)
-    _tree, tip = uri.split("/")[-2:]
+    tree, tip = uri.split("/")[-2:]
     fake.script(OPENAI_CHAT,
                 openai_chat_stream(f'→ annotate {tip} "the clock matters"\n'),
                 openai_chat_stream("I noted that the clock matters."))
