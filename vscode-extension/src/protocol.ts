@@ -115,6 +115,13 @@ export interface StatusResult {
   participant?: string;
 }
 
+export interface CollaboratorStatus {
+  name: string;
+  busy: boolean;
+  node: string | null;
+  depth: number | null;
+}
+
 export interface StatusNotification {
   uri: string;
   label: string;
@@ -122,6 +129,8 @@ export interface StatusNotification {
   depth: number | null;
   generating: boolean;
   message?: string;
+  /** The tree's collaborator, when one has been asked or triggered. */
+  collaborator?: CollaboratorStatus | null;
 }
 
 export interface DocumentChangedNotification { uri: string }

@@ -19,3 +19,13 @@ test("nothing to show without a node", () => {
   assert.equal(statusView(undefined), undefined);
   assert.equal(statusView({ uri: "u", label: "", node: null, depth: null, generating: false }), undefined);
 });
+
+test("a busy collaborator shows where it works", () => {
+  const v = statusView({ uri: "u", label: "gcq22b", node: "gcq22b", depth: 4, generating: false,
+    collaborator: { name: "collaborator", busy: true, node: "b3k9", depth: 8 } });
+  assert.match(v?.text ?? "", /collaborator at \[b3k9\]/);
+  assert.match(v?.tooltip ?? "", /Collaborator active at \[b3k9\], depth:8/);
+  const idle = statusView({ uri: "u", label: "gcq22b", node: "gcq22b", depth: 4, generating: false,
+    collaborator: { name: "collaborator", busy: false, node: "b3k9", depth: 8 } });
+  assert.doesNotMatch(idle?.text ?? "", /collaborator/);
+});
