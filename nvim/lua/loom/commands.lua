@@ -214,6 +214,24 @@ S.cancel = function()
   C.exec("loom.cancel", vim.empty_dict(), { echo = true })
 end
 
+--- :Loom ask [MESSAGE] — one collaborator turn in this tree; its message comes back as a
+--- notification, the whole turn in loom://conversation/collaborator/TREE.
+S.ask = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local message = table.concat(args or {}, " ")
+  loom.notify("Loom: the collaborator is working… (:Loom stop to stop it)")
+  C.exec("loom.askCollaborator", { uri = uri, message = message ~= "" and message or nil },
+    { commits = true, echo = true })
+end
+
+--- :Loom stop — stop the collaborator's turn.
+S.stop = function()
+  C.exec("loom.stopCollaborator", { uri = current_uri() }, { echo = true })
+end
+
 S.import = function(args)
   if not args[1] then
     loom.notify("usage: :Loom import FILE", vim.log.levels.ERROR)
@@ -349,7 +367,7 @@ function C.setup()
   api.nvim_create_user_command("Loom", C.dispatch, {
     nargs = "*",
     complete = C.complete,
-    desc = "Loom: open | new | tree | continue | branch | next | prev | annotate | run | commit | import | export | cancel | status",
+    desc = "Loom: open | new | tree | continue | branch | next | prev | annotate | run | commit | import | export | cancel | status | ask | stop",
   })
 end
 
@@ -375,6 +393,9 @@ function C.keymaps(buf)
   map("<leader>lw", S.commit, "commit")
   map("<leader>lt", S.tree, "tree overview")
   map("<leader>lx", S.cancel, "cancel generation")
+  map("<leader>lq", function()
+    S.ask({})
+  end, "ask the collaborator")
 end
 
 return C
