@@ -22,6 +22,7 @@ import toon_format
 import yaml
 
 from loom import protocol
+from loom.protocol.seed_examples import EXAMPLE_2_VALUE, EXAMPLE_3_VALUE
 
 # -- payloads ---------------------------------------------------------------------------------
 
@@ -36,45 +37,8 @@ SEED_1 = {
     },
 }
 
-SEED_2 = {
-    "status": "NEEDS_MORE_INFO",
-    "question": "How should this workflow be triggered?",
-    "options": ["On a schedule", "When a webhook is called", "Manually"],
-    "context": {
-        "alreadyKnown": "user wants Slack messages",
-        "stillNeeded": ["trigger type", "message content"],
-    },
-}
-
-SEED_3 = {
-    "title": "Daily Slack Message",
-    "summary": "Sends morning greeting to #general at 9 AM daily",
-    "credentialsNeeded": [
-        {
-            "type": "slackApi",
-            "name": "Slack Account",
-            "requiredFor": "Sending messages to Slack channels",
-        }
-    ],
-    "workflow": {
-        "name": "Morning Greeting",
-        "nodes": [
-            {
-                "id": "schedule",
-                "type": "n8n-nodes-base.schedule",
-                "name": "Every Day at 9 AM",
-                "parameters": {"rule": {"interval": "daily", "time": "09:00"}},
-            },
-            {
-                "id": "slack",
-                "type": "n8n-nodes-base.slack",
-                "name": "Send Message",
-                "parameters": {"channel": "#general", "text": "Good morning team!"},
-            },
-        ],
-        "connections": {"schedule": {"main": [{"node": "slack", "type": "main", "index": 0}]}},
-    },
-}
+SEED_2 = EXAMPLE_2_VALUE
+SEED_3 = EXAMPLE_3_VALUE
 
 FIRST = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Tim"]
 LAST = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson"]

@@ -115,6 +115,28 @@ def demo_uri(db: Path) -> str:
     return f"loom://path/{tree}/{tip}"
 
 
+async def open_demo(editor: Editor) -> str:
+    """Open the path through the human's position in the demo, as an editor does."""
+    uri = demo_uri(editor.db)  # type: ignore[arg-type]
+    res = await editor.client.workspace_text_document_content_async(
+        lsp.TextDocumentContentParams(uri=uri))
+    editor.open(uri, res.text)
+    return uri
+
+
+def write_fake_profile(config: Path, base_url: str, model: str, purpose: str) -> None:
+    """A config file making the local fake server the model for ``purpose``."""
+    config.write_text(
+        "[profiles.fake]\n"
+        'provider = "openai-compatible"\n'
+        f'model = "{model}"\n'
+        f'base_url = "{base_url}"\n'
+        "backoff_base_s = 0.01\n"
+        "max_attempts = 2\n"
+        "\n[defaults]\n"
+        f'{purpose} = "fake"\n', encoding="utf-8")
+
+
 def make_demo(db: Path) -> None:
     from loom.demo import create_demo
     from loom.store.db import open_database

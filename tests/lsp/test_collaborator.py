@@ -17,7 +17,14 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.e2e.fake_provider import OPENAI_CHAT, FakeProvider, openai_chat_stream
-from tests.lsp.conftest import SERVER, Editor, demo_uri, sql, start_session
+from tests.lsp.conftest import (
+    SERVER,
+    Editor,
+    open_demo,
+    sql,
+    start_session,
+    write_fake_profile,
+)
 
 CONFIG = Path(tempfile.gettempdir()) / f"loom-lsp-collaborator-{os.getpid()}.toml"
 ENV = {**os.environ, "LOOM_CONFIG": str(CONFIG), "LOOM_API_KEY": "sk-test-not-a-secret",
@@ -27,15 +34,7 @@ ENV = {**os.environ, "LOOM_CONFIG": str(CONFIG), "LOOM_API_KEY": "sk-test-not-a-
 @pytest.fixture
 def fake() -> Iterator[FakeProvider]:
     with FakeProvider() as server:
-        CONFIG.write_text(
-            "[profiles.fake]\n"
-            'provider = "openai-compatible"\n'
-            'model = "fake-chat"\n'
-            f'base_url = "{server.openai_base_url}"\n'
-            "backoff_base_s = 0.01\n"
-            "max_attempts = 2\n"
-            "\n[defaults]\n"
-            'collaborator = "fake"\n', encoding="utf-8")
+        write_fake_profile(CONFIG, server.openai_base_url, "fake-chat", "collaborator")
         yield server
     CONFIG.unlink(missing_ok=True)
 
@@ -47,13 +46,6 @@ async def client(request: Any, lsp_client: LanguageClient, db: Path,  # type: ig
     async for _ in start_session(request, lsp_client, db):
         yield
 
-
-async def open_demo(editor: Editor) -> str:
-    uri = demo_uri(editor.db)
-    res = await editor.client.workspace_text_document_content_async(
-        lsp.TextDocumentContentParams(uri=uri))
-    editor.open(uri, res.text)
-    return uri
 
 
 async def command(editor: Editor, name: str, args: dict[str, Any]) -> dict[str, Any]:

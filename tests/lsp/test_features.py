@@ -8,19 +8,12 @@ import sys
 
 from lsprotocol import types as lsp
 
-from tests.lsp.conftest import Editor, demo_uri, sql
+from tests.lsp.conftest import Editor, open_demo, sql
 
 
 def td(uri: str) -> lsp.TextDocumentIdentifier:
     return lsp.TextDocumentIdentifier(uri=uri)
 
-
-async def open_demo(editor: Editor) -> str:
-    uri = demo_uri(editor.db)
-    res = await editor.client.workspace_text_document_content_async(
-        lsp.TextDocumentContentParams(uri=uri))
-    editor.open(uri, res.text)
-    return uri
 
 
 def node(editor: Editor, fragment: str) -> tuple[str, str]:
