@@ -206,6 +206,7 @@ async def start_session(request: Any, lsp_client: LanguageClient, db: Path):  # 
         capabilities=caps,
         initialization_options={"database": str(db), "documentProvider": "textDocumentContent",
                                 "watchInterval": 0.2}))
+    ed.server_capabilities = result.capabilities  # type: ignore[attr-defined]
     pe = result.capabilities.position_encoding
     ed.encoding = str(pe) if pe else "utf-16"
     ed.client_name = request.param  # type: ignore[attr-defined]

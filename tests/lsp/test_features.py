@@ -29,10 +29,13 @@ async def run(editor: Editor, command: str, args: dict) -> object:
         lsp.ExecuteCommandParams(command=command, arguments=[args]))
 
 
-async def test_capabilities(client, editor: Editor) -> None:  # type: ignore[no-untyped-def]
-    caps = client.protocol.server_capabilities if hasattr(client.protocol,
-                                                          "server_capabilities") else None
-    del caps
+async def test_capabilities(editor: Editor) -> None:
+    caps = editor.server_capabilities  # type: ignore[attr-defined]
+    assert list(caps.workspace.text_document_content.schemes) == ["loom"]
+    assert {"→", ">"} <= set(caps.completion_provider.trigger_characters)
+    assert "loomModel" in caps.semantic_tokens_provider.legend.token_types
+    assert caps.hover_provider and caps.definition_provider and caps.inlay_hint_provider
+    assert "loom.cycleSibling" in caps.execute_command_provider.commands
     uri = await open_demo(editor)
     assert editor.texts[uri].startswith("The house stood empty at the end of the lane.")
     assert "the clock on the wall had stopped" in editor.texts[uri]

@@ -351,7 +351,7 @@ class Controller:
         line = f"→ continue from {tip.local_id} n:{n} tokens:{tokens}" + (
             f" temperature:{temperature}" if temperature is not None else "")
         loop = asyncio.get_running_loop()
-        start = doc.session.committed_end if not doc.targets else self._committed_end(doc)
+        start = self._committed_end(doc)
         provisional = Segment(None, PROVISIONAL, True, start, start, "", editable=False)
         base_segments = copy_segments(doc.targets[-1].segments if doc.targets
                                       else doc.session.segments)
