@@ -66,6 +66,10 @@ class Switch(_Command):
     verb: Literal["switch"] = "switch"
     node: str
     tree: str | None = None  # switch to X in tree:"name"
+    #: The path's end after the switch (editor-only: ``loom.branch`` ends the path at the
+    #: node itself). None: keep the current end when the node is on the current path, else
+    #: follow first continuations down to a leaf.
+    tip: str | None = None
 
 
 class Continue(_Command):
@@ -162,9 +166,71 @@ class Think(_Command):
     content: str = ""
 
 
+# ── editor verbs ──────────────────────────────────────────────────────────────
+# What an editor does to the workspace besides the seeds' tools: committing typed text,
+# making trees, saving documents, importing and exporting. The shells build these directly
+# (they have no text form the parser reads, and `→ help` does not list them), so every
+# change a participant makes still runs through `Executor.execute`: the same permission
+# check, branch locks and trace as the seeds' tools.
+
+
+class VersionEdit(BaseModel):
+    """A node's new content, typed over its committed text in a buffer."""
+
+    model_config = ConfigDict(frozen=True)
+    node: str  # node id or reference
+    content: str
+
+
+class Commit(_Command):
+    """The buffer's uncommitted work: pending node edits become versions, the working text
+    a human node after ``after`` (the path's end); the position moves to the new end."""
+
+    verb: Literal["commit"] = "commit"
+    versions: tuple[VersionEdit, ...] = ()
+    text: str | None = None
+    after: str | None = None  # the node the working text continues (default: position)
+    move: bool = True  # False: leave the position alone (recovering another session's text)
+
+
+class NewTree(_Command):
+    verb: Literal["new"] = "new"
+    title: str
+    mode: Literal["buffer", "dialogue"] = "buffer"
+    text: str = ""  # the root's content
+    description: str = ""
+    system_context: str = ""
+
+
+class Save(_Command):
+    """A whole document written from an editor; ``expected`` is the ``updated`` stamp the
+    editor read, so a save over someone else's newer save is a conflict, not a loss."""
+
+    verb: Literal["save"] = "save"
+    doc: str
+    content: str
+    expected: float | None = None
+
+
+class Export(_Command):
+    verb: Literal["export"] = "export"
+    tree: str | None = None  # None: the actor's tree
+    format: Literal["openloom", "md", "loom"] = "openloom"
+    path: str | None = None  # None: the text is returned in the result's data
+    node: str | None = None  # Markdown: the path through this node (default: position)
+
+
+class Import(_Command):
+    verb: Literal["import"] = "import"
+    path: str | None = None
+    content: str | None = None  # the file's text, when the editor read it (no path)
+    name: str | None = None  # what the content is called (for messages and format sniffing)
+
+
 Command = Annotated[
     View | List | Tree | Switch | Continue | Respond | Annotate | Link | Edit | Read | Write
-    | Pin | Stash | Recall | Drop | Memory | Help | Think,
+    | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
+    | Import,
     Field(discriminator="verb"),
 ]
 
@@ -172,6 +238,8 @@ VERBS: tuple[str, ...] = (
     "view", "list", "tree", "switch", "continue", "respond", "annotate", "link", "edit",
     "read", "write", "pin", "stash", "recall", "drop", "memory", "help", "think",
 )
+#: Editor verbs: run through the executor like the seeds' tools, never parsed from text.
+EDITOR_VERBS: tuple[str, ...] = ("commit", "new", "save", "export", "import")
 
 
 class ParseError(BaseModel):

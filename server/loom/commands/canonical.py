@@ -13,18 +13,23 @@ import re
 from loom.commands.ast import (
     Annotate,
     Command,
+    Commit,
     Continue,
     Drop,
     Edit,
+    Export,
     Help,
+    Import,
     Link,
     LinkTarget,
     List,
     Memory,
+    NewTree,
     Pin,
     Read,
     Recall,
     Respond,
+    Save,
     Stash,
     Switch,
     Think,
@@ -112,6 +117,8 @@ def _parts(cmd: Command) -> list[str]:
             parts = ["switch", "to", ref_text(cmd.node)]
             if cmd.tree is not None:
                 parts += ["in", f"tree:{quote(cmd.tree)}"]
+            if cmd.tip is not None:
+                parts.append(f"tip:{cmd.tip}")
             return parts
         case Continue():
             parts = ["continue"]
@@ -183,7 +190,44 @@ def _parts(cmd: Command) -> list[str]:
             return ["memory"] if cmd.what == "state" else ["memory", cmd.what]
         case Help():
             return ["help"] if cmd.tool is None else ["help", cmd.tool]
+        case Commit() | NewTree() | Save() | Export() | Import():
+            return _editor_parts(cmd)
     raise TypeError(f"not a command: {cmd!r}")  # pragma: no cover - exhaustive above
+
+
+_PREVIEW = 60
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return quote(flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…")
+
+
+def _editor_parts(cmd: Command) -> list[str]:
+    """Editor verbs as they appear in traces: readable, one line, long text previewed
+    (they are built by editors, never parsed back)."""
+    match cmd:
+        case Commit():
+            parts = ["commit", *(f"edit:{v.node}" for v in cmd.versions)]
+            if cmd.text is not None:
+                parts.append(f"text:{_preview(cmd.text)}")
+            if cmd.after is not None:
+                parts.append(f"after:{cmd.after}")
+            return parts
+        case NewTree():
+            parts = ["new", "tree", quote(cmd.title)]
+            return parts + ([f"mode:{cmd.mode}"] if cmd.mode != "buffer" else [])
+        case Save():
+            return ["save", f"doc:{quote(cmd.doc)}", _preview(cmd.content)]
+        case Export():
+            parts = ["export"]
+            if cmd.tree is not None:
+                parts.append(f"tree:{quote(cmd.tree)}")
+            parts.append(f"format:{cmd.format}")
+            return parts + ([f"to:{quote(cmd.path)}"] if cmd.path else [])
+        case Import():
+            return ["import", quote(cmd.path or cmd.name or "(editor content)")]
+    raise TypeError(f"not an editor command: {cmd!r}")  # pragma: no cover
 
 
 def to_text(cmd: Command) -> str:

@@ -381,6 +381,37 @@ def synonym_table() -> dict[str, str]:
 #: The catalogue keyed by verb (the executor looks permissions up here).
 CATALOGUE: Mapping[str, Tool] = TOOLS_BY_NAME
 
+
+@dataclass(frozen=True)
+class EditorVerb:
+    """A verb editors and the CLI use besides the seeds' tools (``ast.EDITOR_VERBS``): it
+    runs through the executor with a permission like any tool, but has no text form and
+    is not listed by ``→ help``."""
+
+    name: str
+    permission: str
+    description: str
+    #: What a participant without the permission is told to ask the human to do.
+    action: str
+
+
+EDITOR_VERBS: Mapping[str, EditorVerb] = MappingProxyType({v.name: v for v in (
+    EditorVerb("commit", "loom_write", "commit a buffer's typed text as nodes and versions",
+               "commit the text"),
+    EditorVerb("new", "loom_write", "create a tree", "create the tree"),
+    EditorVerb("save", "doc_write", "save a whole document", "save the document"),
+    EditorVerb("export", "loom_aware", "export a tree (to a file: needs doc_write)",
+               "export the tree"),
+    EditorVerb("import", "loom_write", "import trees from a file", "import the file"),
+)})
+
+
+def permission_of(verb: str) -> str:
+    """The permission a verb needs, seeds' tools and editor verbs alike."""
+    if verb in TOOLS_BY_NAME:
+        return TOOLS_BY_NAME[verb].permission
+    return EDITOR_VERBS[verb].permission
+
 # ----------------------------------------------------------------- the small words
 # Words the parser reads around the verbs. A filler word is never a node reference.
 

@@ -46,7 +46,7 @@ class Actor:
     """Who runs a command, and the tree they are in (``switch … in tree:`` changes it)."""
 
     participant: Participant
-    tree: Tree
+    tree: Tree | None  # None until there is a tree (``new``, ``import``)
 
     @property
     def permissions(self) -> set[str]:
@@ -65,6 +65,9 @@ class Ctx:
 
     @property
     def tree(self) -> Tree:
+        if self.actor.tree is None:
+            raise LoomError("NOT_FOUND", "there is no tree yet",
+                            'create one: loom new "Title" (or import one)')
         return self.actor.tree
 
     @property
@@ -94,6 +97,11 @@ class Ctx:
         if missing:
             raise LoomError("PERMISSION_DENIED", f"{missing} not enabled",
                             f"request elevated permissions or ask the human to {action}")
+
+    def guard(self, node: Node, *, extends: bool) -> None:
+        """``CONFLICT`` when another participant is generating on this node's branch
+        (``extends``: the write adds below the node; else it changes the node)."""
+        self.ws.check_branch(node, self.me, extends=extends)
 
     def current_path(self) -> list[Node]:
         node, tip = self.position()

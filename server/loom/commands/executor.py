@@ -14,10 +14,11 @@ from collections.abc import Callable
 import peewee as pw
 
 from loom.commands import ast
-from loom.commands.catalogue import CATALOGUE
+from loom.commands.canonical import to_text
+from loom.commands.catalogue import EDITOR_VERBS, permission_of
 from loom.commands.context import Actor, Ctx, SubjectModel
 from loom.commands.grammar import Classifier, parse
-from loom.commands.handlers import content, documents, memory, meta, navigation
+from loom.commands.handlers import content, documents, editor, memory, meta, navigation
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.memory import operational as mem
@@ -46,12 +47,18 @@ HANDLERS: dict[str, Handler] = {
     "memory": memory.memory,
     "think": memory.think,
     "help": meta.help_,
+    "commit": editor.commit,
+    "new": editor.new_tree,
+    "save": editor.save,
+    "export": editor.export,
+    "import": editor.import_,
 }  # type: ignore[dict-item]
 
 # What a participant without the permission is told to ask the human to do.
 ACTIONS = {
     "continue": "generate", "respond": "add the node", "annotate": "annotate",
     "link": "link", "edit": "edit", "read": "read the document", "write": "write it",
+    **{v.name: v.action for v in EDITOR_VERBS.values()},
 }
 
 
@@ -91,7 +98,7 @@ class Executor:
             result = Result.failure("INVALID_SYNTAX", cmd.message, cmd.hint, shown)
             self._trace(actor, shown or "→ ?", result)
             return result
-        canonical = "→ think" if isinstance(cmd, ast.Think) else cmd.canonical()
+        canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
         result = self._run(cmd, actor, on_delta, cancel)
         result.command = canonical
         self._trace(actor, canonical, result)
@@ -102,8 +109,7 @@ class Executor:
              cancel: threading.Event | None = None) -> Result:
         ctx = Ctx(self.ws, actor, self.subject, on_delta, now=self.ws.clock(), cancel=cancel)
         try:
-            entry = CATALOGUE[cmd.verb]
-            ctx.require(entry.permission, ACTIONS.get(cmd.verb, "do it"))
+            ctx.require(permission_of(cmd.verb), ACTIONS.get(cmd.verb, "do it"))
             return HANDLERS[cmd.verb](ctx, cmd)
         except LoomError as err:
             return Result.from_error(err)

@@ -11,7 +11,7 @@ import platformdirs
 
 from loom.store import schema
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_S = 15.0
 
 # Each migration takes the database from version i to i+1; index 0 creates version 1.
@@ -20,6 +20,7 @@ MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
     lambda db: db.create_tables(schema.V2_MODELS),  # v2: buffer state survives restarts
     lambda db: _v3(db),  # v3: the summary queue, tree summary counters and themes
     lambda db: db.create_tables(schema.V4_MODELS),  # v4: collaborator turns
+    lambda db: _v5(db),  # v5: buffer states per editor session
 ]
 
 
@@ -33,6 +34,17 @@ def _v3(db: pw.SqliteDatabase) -> None:
                        "DEFAULT 0")
     if "themes" not in have:
         db.execute_sql('ALTER TABLE "tree" ADD COLUMN "themes" TEXT')
+
+
+def _v5(db: pw.SqliteDatabase) -> None:
+    # The buffer state's key gains the editor session: SQLite cannot change a primary key,
+    # so the table is rebuilt (nothing references it) with the old rows as session "".
+    db.execute_sql('ALTER TABLE "buffer_state" RENAME TO "buffer_state_v4"')
+    db.create_tables([schema.BufferState, *schema.V5_MODELS])
+    db.execute_sql('INSERT INTO "buffer_state" (uri, participant, session, tree, tip, pending, '
+                   'working, updated) SELECT uri, participant, \'\', tree, tip, pending, '
+                   'working, updated FROM "buffer_state_v4"')
+    db.execute_sql('DROP TABLE "buffer_state_v4"')
 
 
 def default_db_path() -> Path:

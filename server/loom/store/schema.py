@@ -221,10 +221,12 @@ class Change(Base):
 
 
 class BufferState(Base):
-    """An open buffer's uncommitted work, so nothing typed is lost across a restart."""
+    """An open buffer's uncommitted work, so nothing typed is lost across a restart. One row
+    per editor session (v5): two editors on one buffer never overwrite each other's text."""
 
     uri = pw.CharField()
     participant = pw.CharField()
+    session = pw.CharField(default="")
     tree = pw.CharField()
     tip = pw.CharField()
     pending = JSONField(default=list)  # [{"node": id, "content": text}]
@@ -232,7 +234,19 @@ class BufferState(Base):
     updated = pw.FloatField()
 
     class Meta:
-        primary_key = pw.CompositeKey("uri", "participant")
+        primary_key = pw.CompositeKey("uri", "participant", "session")
+
+
+class EditorSession(Base):
+    """A running language server (v5): its buffer states are its own while it lives; a dead
+    session's uncommitted text is recovered by the next editor that opens the buffer."""
+
+    id = pw.CharField(primary_key=True)
+    participant = pw.CharField()
+    host = pw.CharField()
+    pid = pw.IntegerField()
+    started = pw.FloatField()
+    heartbeat = pw.FloatField()
 
 
 class SummaryJob(Base):
@@ -273,3 +287,4 @@ MODELS: tuple[type[Base], ...] = (
 V2_MODELS: tuple[type[Base], ...] = (BufferState,)
 V3_MODELS: tuple[type[Base], ...] = (SummaryJob,)
 V4_MODELS: tuple[type[Base], ...] = (AgentTurn,)
+V5_MODELS: tuple[type[Base], ...] = (EditorSession,)

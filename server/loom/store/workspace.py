@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import os
 import re
+import socket
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -23,10 +25,12 @@ from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_
 from loom.render.text import extractive_summary
 from loom.store.schema import (
     BranchLock,
+    BufferState,
     Change,
     Document,
     Edge,
     EdgeSource,
+    EditorSession,
     Link,
     Node,
     Participant,
@@ -37,6 +41,7 @@ from loom.store.schema import (
 HUMAN = "human"
 SUBJECT = "model"
 _VERSION_REF = re.compile(r"^\[?([0-9a-zA-Z]+)(\'+)\]?$")
+_NODE_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)  # a ULID
 _ANN_REF = re.compile(r"^\[?ann-(\d+)\]?$", re.IGNORECASE)
 
 
@@ -339,6 +344,15 @@ class Workspace:
         raw = ref.strip()
         if raw.strip("[]").lower() == "root":
             return self.node(tree.root)
+        if _NODE_ID.fullmatch(raw):  # a full node id, as editors send them
+            n = Node.get_or_none(Node.id == raw.upper())
+            if n is not None and n.tree_id == tree.id:
+                return n
+            if n is not None:
+                other = Tree.get_by_id(n.tree_id)
+                raise LoomError("CROSS_TREE", f'node [{n.label}] is in tree "{other.title}"',
+                                f'use → switch to {n.local_id} in tree:"{other.title}" '
+                                "(requires cross-tree permission)")
         m = _ANN_REF.match(raw)
         if m:
             n = Node.get_or_none((Node.tree == tree.id) & (Node.ann_number == int(m.group(1))))
@@ -558,6 +572,7 @@ class Workspace:
                 who = holder.name if holder else "another participant"
                 raise LoomError("CONFLICT", f"{who} is generating on [{node.label}]",
                                 "retry in a moment, or branch from another node")
+            self.check_branch(node, participant, extends=True)
             BranchLock.replace(node=node.id, participant=participant.id,
                                expires=now + ttl_s).execute()
 
@@ -565,6 +580,113 @@ class Workspace:
         with self.db.atomic():
             BranchLock.delete().where((BranchLock.node == node.id) &
                                       (BranchLock.participant == participant.id)).execute()
+            self.log_change(node.tree_id, "lock.release", node.id, participant.id)
+
+    def foreign_locks(self, tree_id: str, participant: Participant) -> list[tuple[str, str]]:
+        """Live turn locks of other participants in a tree: ``(node id, holder name)``."""
+        return [(r[0], r[1]) for r in self.db.execute_sql(
+            "SELECT b.node, p.name FROM branch_lock b JOIN node n ON n.id = b.node "
+            "LEFT JOIN participant p ON p.id = b.participant "
+            "WHERE n.tree_id = ? AND b.expires > ? AND b.participant != ?",
+            (tree_id, self.clock(), participant.id)).fetchall()]
+
+    def _families_up(self, node_id: str) -> list[str]:
+        """The version families (original ids) from a node up to the root, node first."""
+        rows = self.db.execute_sql(
+            """
+            WITH RECURSIVE up(id, fam, parent, d) AS (
+              SELECT id, coalesce(version_of, id), parent, 0 FROM node WHERE id = ?
+              UNION ALL
+              SELECT n.id, coalesce(n.version_of, n.id), n.parent, up.d + 1
+              FROM node n JOIN up ON n.id = up.parent WHERE up.d < 100000
+            )
+            SELECT fam FROM up ORDER BY d""", (node_id,)).fetchall()
+        return [r[0] for r in rows]
+
+    def check_branch(self, node: Node, participant: Participant, *, extends: bool) -> None:
+        """Refuse a write on a branch another participant is generating on (SPEC-NOTES
+        decision 10) with a retryable ``CONFLICT``.
+
+        A lock on L covers the path root → L and everything below L. A write that *extends*
+        a node N (a continuation, the buffer's typed text) conflicts when N is L or below
+        it; a write that *changes* N (an edit, an annotation) also when N is above L, since
+        that is the generation's context. Branches that part above L stay parallel."""
+        locks = self.foreign_locks(node.tree_id, participant)
+        if not locks:
+            return
+        mine = self._families_up(node.id)
+        for lock_node, holder in locks:
+            theirs = self._families_up(lock_node)
+            if not theirs:
+                continue
+            below = theirs[0] in mine  # N is L or a descendant of L
+            above = not extends and mine[0] in theirs
+            if below or above:
+                label = Node.get_by_id(lock_node).label
+                raise LoomError(
+                    "CONFLICT", f"{holder or 'another participant'} is generating on "
+                    f"[{label}] (this branch)",
+                    "retry when it yields; nothing was written")
+
+    # ── editor sessions and their uncommitted text ────────────────────────────
+    SESSION_STALE_S = 30.0  # a session silent this long (on another host) is gone
+
+    def open_session(self, participant: Participant) -> str:
+        """Register a running editor session (a language server) and return its id."""
+        sid, now = new_ulid(), self.clock()
+        with self.db.atomic():
+            EditorSession.create(id=sid, participant=participant.id, host=socket.gethostname(),
+                                 pid=os.getpid(), started=now, heartbeat=now)
+        return sid
+
+    def heartbeat(self, session: str) -> None:
+        with self.db.atomic():
+            EditorSession.update(heartbeat=self.clock()).where(
+                EditorSession.id == session).execute()
+
+    def close_session(self, session: str) -> None:
+        with self.db.atomic():
+            EditorSession.delete().where(EditorSession.id == session).execute()
+
+    def session_alive(self, session: str) -> bool:
+        row = EditorSession.get_or_none(EditorSession.id == session)
+        if row is None:
+            return False
+        if row.host == socket.gethostname():
+            try:
+                os.kill(row.pid, 0)
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                return True
+            return True
+        return self.clock() - row.heartbeat < self.SESSION_STALE_S
+
+    def buffer_states(self, uri: str, participant: Participant) -> list[BufferState]:
+        """Every session's uncommitted work on a buffer, newest first."""
+        return list(BufferState.select().where(
+            (BufferState.uri == uri) & (BufferState.participant == participant.id))
+            .order_by(BufferState.updated.desc()))
+
+    def save_buffer_state(self, uri: str, participant: Participant, session: str, *,
+                          tree: str, tip: str, pending: list[dict[str, str]],
+                          working: str) -> None:
+        with self.db.atomic():
+            BufferState.replace(uri=uri, participant=participant.id, session=session,
+                                tree=tree, tip=tip, pending=pending, working=working,
+                                updated=self.clock()).execute()
+
+    def drop_buffer_state(self, uri: str, participant: Participant, session: str) -> None:
+        with self.db.atomic():
+            BufferState.delete().where((BufferState.uri == uri) &
+                                       (BufferState.participant == participant.id) &
+                                       (BufferState.session == session)).execute()
+
+    def typing_in_tree(self, tree_id: str, exclude: str, since: float) -> list[BufferState]:
+        """Recent uncommitted work of other participants in a tree (the human is typing)."""
+        return list(BufferState.select().where((BufferState.tree == tree_id) &
+                                               (BufferState.participant != exclude) &
+                                               (BufferState.updated >= since)))
 
     # ── links ─────────────────────────────────────────────────────────────────
     def add_link(self, tree: Tree, source: Node, author: Participant, *, target_kind: str,

@@ -1,0 +1,153 @@
+"""Editor verbs: what editors and the CLI change besides the seeds' tools (commits of typed
+text, new trees, document saves, imports, exports), checked and traced like any tool."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from loom.commands import ast
+from loom.commands.context import Ctx
+from loom.commands.results import Result
+from loom.errors import LoomError
+from loom.model import permissions as perms
+from loom.render import formats as f
+from loom.render.text import plural
+from loom.store.schema import Node
+
+
+def commit(ctx: Ctx, cmd: ast.Commit) -> Result:
+    """A buffer's pending node edits become versions and its working text a human node
+    after ``after``, in one transaction; the position moves to the new end of the path.
+
+    In a dialogue tree an edit is a branch the conversation continues from: the first
+    edited message ends the path, and the working text stays uncommitted."""
+    ws, me = ctx.ws, ctx.me
+    tree = ctx.tree
+    versions: list[tuple[Node, str]] = []
+    for v in cmd.versions:
+        node = ctx.resolve(v.node)
+        if node.kind == "annotation":
+            raise LoomError("INVALID_SYNTAX", f"[{node.label}] is an annotation",
+                            "annotations are edited by annotating again")
+        if v.content != node.content:
+            versions.append((node, v.content))
+    text = cmd.text if cmd.text is not None and cmd.text.strip() else None
+    if not versions and text is None:
+        return Result.success(f.ok("nothing to commit"), created=[], versions={},
+                              text_committed=False)
+    end = ctx.resolve(cmd.after) if cmd.after else ctx.position()[1]
+    for node, _ in versions:
+        ctx.guard(node, extends=False)
+    if text is not None:
+        ctx.guard(end, extends=True)
+    created: list[Node] = []
+    mapping: dict[str, str] = {}
+    text_committed = False
+    with ws.db.atomic():
+        tip = end
+        for original, content in versions:
+            version = ws.add_version(tree, original, content, me)
+            created.append(version)
+            mapping[original.id] = version.id
+            if tip.id == original.id or tree.mode == "dialogue":
+                tip = version
+            if tree.mode == "dialogue":
+                break
+        if text is not None and not (tree.mode == "dialogue" and mapping):
+            node = ws.add_node(tree, tip, text, me)
+            created.append(node)
+            tip = node
+            text_committed = True
+        if cmd.move:
+            ws.set_position(me, tree, tip, tip)
+    shown = " ".join(f.ref(n.label) for n in created)
+    return Result.success(
+        f.ok(f"committed {plural(len(created), 'node')}: {shown}"),
+        created=[n.id for n in created], versions=mapping, node=tip.id,
+        text_committed=text_committed)
+
+
+def new_tree(ctx: Ctx, cmd: ast.NewTree) -> Result:
+    title = " ".join(cmd.title.split())
+    if not title:
+        raise LoomError("INVALID_SYNTAX", "a tree needs a title", 'use loom new "Title"')
+    tree = ctx.ws.create_tree(title, cmd.mode, description=cmd.description,
+                              system_context=cmd.system_context, root_content=cmd.text,
+                              author=ctx.me)
+    root = ctx.ws.node(tree.root)
+    ctx.ws.set_position(ctx.me, tree, root, root)
+    ctx.actor.tree = tree
+    return Result.success(f.ok(f'created tree "{title}" ({tree.mode})', f"root {f.ref(root.label)}"),
+                          tree=tree.id, node=root.id)
+
+
+def save(ctx: Ctx, cmd: ast.Save) -> Result:
+    doc = ctx.ws.document(cmd.doc)
+    if cmd.content == doc.content:
+        return Result.success(f.ok(f"{f.doc_ref(doc.name)} unchanged"), doc=doc.id,
+                              updated=doc.updated)
+    ctx.ws.save_document(doc, cmd.content, ctx.me, expected_updated=cmd.expected)
+    lines = cmd.content.count("\n") + (0 if cmd.content.endswith("\n") else 1)
+    return Result.success(f.ok(f"saved {f.doc_ref(doc.name)} ({plural(lines, 'line')})"),
+                          doc=doc.id, updated=doc.updated)
+
+
+def export(ctx: Ctx, cmd: ast.Export) -> Result:
+    ws = ctx.ws
+    tree = ws.find_tree(cmd.tree) if cmd.tree else ctx.tree
+    if ctx.actor.tree is not None and tree.id != ctx.actor.tree.id:
+        ctx.require(perms.CROSS_TREE, "export another tree")
+    if cmd.path:
+        ctx.require(perms.DOC_WRITE, "export to a file")
+    if cmd.format == "md":
+        from loom.interchange.markdown import export_markdown
+
+        tip = (ws.descend(ws.resolve(tree, cmd.node)) if cmd.node
+               else ws.position(ctx.me, tree)[1])
+        text = export_markdown(ws, tree, tip)
+    else:
+        from loom.interchange.openloom import export_openloom
+
+        data = export_openloom(ws, tree)
+        if cmd.format == "loom":
+            from loom.protocol import dumps
+
+            text = dumps(data)
+        else:
+            text = json.dumps(data, ensure_ascii=False, indent=2)
+    if not cmd.path:
+        return Result.success(f.ok(f'exported "{tree.title}" ({cmd.format})'), text=text,
+                              tree=tree.id)
+    target = Path(cmd.path).expanduser()
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)  # atomic: a half-written export never replaces a good one
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise LoomError("NOT_FOUND", f"cannot write {target}: {err.strerror or err}",
+                        "choose a folder that exists and that you can write to") from err
+    size = len(text.encode())
+    return Result.success(f.ok(f'exported "{tree.title}" to {target} ({size:,} bytes)'),
+                          path=str(target), tree=tree.id)
+
+
+def import_(ctx: Ctx, cmd: ast.Import) -> Result:
+    from loom.interchange import import_data, import_file
+
+    if cmd.content is not None:
+        try:
+            data = json.loads(cmd.content)
+        except ValueError as err:
+            raise LoomError("INVALID_SYNTAX", f"{cmd.name or 'the file'} is not JSON: {err}",
+                            "import an Open Loom, socketteer or loomsidian file") from err
+        trees = import_data(ctx.ws, data, name=cmd.name)
+    elif cmd.path:
+        trees = import_file(ctx.ws, Path(cmd.path).expanduser())
+    else:
+        raise LoomError("INVALID_SYNTAX", "import needs a file", "loom import FILE")
+    lines = [f'imported "{t.title}" ({plural(ctx.ws.node_count(t), "node")})' for t in trees]
+    return Result.success(f.ok(*lines) if lines else f.ok("imported nothing"),
+                          trees=[t.id for t in trees])
