@@ -102,7 +102,9 @@ def sql(db: Path, query: str, *args: Any) -> list[tuple[Any, ...]]:
 
     con = sqlite3.connect(db)
     try:
-        return con.execute(query, args).fetchall()
+        rows = con.execute(query, args).fetchall()
+        con.commit()
+        return rows
     finally:
         con.close()
 

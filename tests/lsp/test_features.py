@@ -249,16 +249,24 @@ async def test_pending_text_survives_restart(editor: Editor) -> None:
     await asyncio.sleep(0.8)  # the server keeps pending text shortly after typing stops
     rows = sql(editor.db, "SELECT working FROM buffer_state")
     assert rows == [(" Unsaved words.",)]
-    # a second server on the same database (as after a restart) serves it back
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c",
-        "import sys\nfrom loom.store.db import open_database\n"
-        "from loom.store.workspace import Workspace\nfrom loom.lsp.session import Documents\n"
-        "ws = Workspace(open_database(sys.argv[1]))\n"
-        "d = Documents(ws, ws.human(), 'utf-16')\nprint(d.text_for(sys.argv[2])[0])",
-        str(editor.db), uri, stdout=subprocess.PIPE)
-    out, _ = await proc.communicate()
-    assert out.decode().rstrip("\n").endswith(" Unsaved words.")
+    script = ("import sys\nfrom loom.store.db import open_database\n"
+              "from loom.store.workspace import Workspace\n"
+              "from loom.lsp.session import Documents\n"
+              "ws = Workspace(open_database(sys.argv[1]))\n"
+              "d = Documents(ws, ws.human(), 'utf-16', 'another-session')\n"
+              "print(d.text_for(sys.argv[2])[0])")
+
+    async def second_server() -> str:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", script, str(editor.db), uri, stdout=subprocess.PIPE)
+        out, _ = await proc.communicate()
+        return out.decode().rstrip("\n")
+
+    # another editor session while this one lives: the text is this session's own
+    assert not (await second_server()).endswith(" Unsaved words.")
+    # once this session is gone (as after a crash or a restart), the next one gets it back
+    sql(editor.db, "DELETE FROM editor_session")
+    assert (await second_server()).endswith(" Unsaved words.")
 
 
 async def test_positions_after_multibyte_characters(editor: Editor) -> None:

@@ -1,14 +1,19 @@
 """The language server: every pygls registration in one place, each a thin call into a
-feature module or the controller (which call the same executor as the CLI)."""
+feature object (or a feature module for the read-only requests). The server object owns
+the client helpers the features share (``lsp/host.py``); every change any of them makes
+goes through ``Executor.execute`` with this editor session's participant."""
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -16,15 +21,28 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from loom import __version__
 from loom.app import App, open_app
+from loom.commands import ast
+from loom.commands.context import Actor
+from loom.commands.results import Result
 from loom.errors import LoomError
-from loom.lsp.controller import Controller
+from loom.lsp import args as A
+from loom.lsp.args import answer, failure, parse_args
+from loom.lsp.buffer import Segment
 from loom.lsp.features import completion as completion_feature
-from loom.lsp.features import decorations, navigation
+from loom.lsp.features import decorations, lookup
+from loom.lsp.features.collaborator import Collaborator
+from loom.lsp.features.command_lines import CommandLines
+from loom.lsp.features.diagnostics import Diagnostics
+from loom.lsp.features.editing import Editing
+from loom.lsp.features.files import Files
+from loom.lsp.features.generation import Generation
+from loom.lsp.features.navigation import Navigation
+from loom.lsp.features.sync import ChangeSync
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.settings import Settings, parse_settings
 from loom.lsp.text import TextDoc
+from loom.model import permissions as perms
 from loom.render.formats import error as error_text
-from loom.store.schema import Node
 from loom.uris import node_uri, tree_uri
 
 log = logging.getLogger(__name__)
@@ -32,15 +50,6 @@ SCHEME = "loom"
 COMMANDS = ("loom.continue", "loom.branch", "loom.cycleSibling", "loom.annotate", "loom.run",
             "loom.commit", "loom.open", "loom.cancel", "loom.askCollaborator",
             "loom.stopCollaborator")
-
-
-def _get(params: Any, key: str, default: Any = None) -> Any:
-    """A field of custom-request params, whether pygls gives a dict or an object."""
-    if params is None:
-        return default
-    if isinstance(params, dict):
-        return params.get(key, default)
-    return getattr(params, key, default)
 
 
 class LoomProtocol(LanguageServerProtocol):
@@ -83,15 +92,29 @@ class LoomProtocol(LanguageServerProtocol):
 
 
 class LoomServer(LanguageServer):
+    """The server and the client helpers its features share (``Host``)."""
+
     def __init__(self, db: str | None = None) -> None:
         super().__init__("loom", __version__, protocol_cls=LoomProtocol, max_workers=8)
         self.db_arg = db
         self.settings = Settings()
         self._app: App | None = None
         self._docs: Documents | None = None
-        self.controller = Controller(self)
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.summaries: Any = None  # the summary worker process, when one was started
+        self.diagnostics = Diagnostics(self, self.text_document_publish_diagnostics)
+        self.editing = Editing(self)
+        self.generation = Generation(self, self.editing, self.diagnostics,
+                                     self.work_done_progress)
+        self.command_lines = CommandLines(self, self.diagnostics, self.editing,
+                                          self.generation)
+        self.collaborator = Collaborator(self, self.editing)
+        self.navigation = Navigation(self, self.editing)
+        self.files = Files(self)
+        self.sync = ChangeSync(self, self.editing, self.collaborator)
+        self.collaborator.after_turn = self.sync.catch_up
 
+    # ── the workspace ──
     @property
     def app(self) -> App:
         if self._app is None:
@@ -102,22 +125,162 @@ class LoomServer(LanguageServer):
     def docs(self) -> Documents:
         if self._docs is None:
             encoding = str(self.workspace.position_encoding or "utf-16")
-            who = self.app.ws.ensure_participant(self.settings.participant, "human", "human",
-                                                 ("loom_aware", "loom_write", "loom_generate",
-                                                  "doc_read", "doc_write", "cross_tree"), True)
-            self._docs = Documents(self.app.ws, who, encoding)
+            ws = self.app.ws
+            who = ws.ensure_participant(self.settings.participant, "human", "human",
+                                        perms.ROLES["human"], True)
+            self._docs = Documents(ws, who, encoding, ws.open_session(who))
         return self._docs
 
     def doc(self, uri: str) -> OpenDoc | None:
         if not uri.startswith(f"{SCHEME}:"):
             return None
-        return self.docs.open.get(uri) or self._try_ensure(uri)
-
-    def _try_ensure(self, uri: str) -> OpenDoc | None:
+        doc = self.docs.open.get(uri)
+        if doc is not None:
+            return doc
         try:
             return self.docs.ensure(uri)
         except LoomError:
             return None
+
+    # ── Host: acting ──
+    def actor(self, doc: OpenDoc | None) -> Actor:
+        who = self.docs.participant
+        tree = doc.tree if doc is not None else None
+        if tree is None:
+            tree_id = who.current_tree
+            tree = self.app.ws.tree_or_none(tree_id) if tree_id else None
+            if tree is None and doc is not None:
+                first = self.app.ws.trees()
+                if not first:
+                    raise LoomError("NOT_FOUND", "there are no trees yet",
+                                    "create one: loom new TITLE")
+                tree = first[0][0]
+        return Actor(who, tree)
+
+    def execute_now(self, command: str | ast.Command, actor: Actor) -> Result:
+        result = self.app.executor.execute(command, actor)
+        self.spawn(self.sync.refresh_traces(), "trace refresh")
+        return result
+
+    async def execute(self, command: str | ast.Command, actor: Actor, *,
+                      on_delta: Callable[[int, str], None] | None = None,
+                      cancel: Any = None) -> Result:
+        result = await asyncio.to_thread(self.app.executor.execute, command, actor, on_delta,
+                                         cancel)
+        await self.sync.refresh_traces()
+        return result
+
+    # ── Host: talking to the client ──
+    @property
+    def caps(self) -> lsp.ClientCapabilities:
+        return self.client_capabilities
+
+    def roots(self) -> list[Path]:
+        out = []
+        for folder in self.workspace.folders.values():
+            parsed = urlparse(folder.uri)
+            if parsed.scheme == "file":
+                out.append(Path(unquote(parsed.path)))
+        root = self.workspace.root_path
+        if root and not out:
+            out.append(Path(root))
+        return out
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
+        task = asyncio.get_event_loop().create_task(coro, name=name)
+        self._tasks.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self._tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("background task %s failed", name, exc_info=t.exception())
+
+        task.add_done_callback(done)
+
+    async def send_edit(self, doc: OpenDoc, text: str, segments: list[Segment]) -> bool:
+        base = self.docs.expected_text(doc)
+        edit = self.docs.propose(doc, text, segments)
+        if edit is None:
+            return True
+        start, end, new = edit
+        base_doc = (doc.session.doc if base is doc.session.text
+                    else TextDoc(base, self.docs.encoding))
+        rng = lsp.Range(start=lsp.Position(*base_doc.position_at(start)),
+                        end=lsp.Position(*base_doc.position_at(end)))
+        text_edit = lsp.TextEdit(range=rng, new_text=new)
+        ws_caps = self.caps.workspace
+        versioned = bool(ws_caps and ws_caps.workspace_edit and
+                         ws_caps.workspace_edit.document_changes)
+        if versioned:
+            wedit = lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
+                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=doc.uri,
+                                                                          version=None),
+                edits=[text_edit])])
+        else:
+            wedit = lsp.WorkspaceEdit(changes={doc.uri: [text_edit]})
+        try:
+            result = await asyncio.shield(self.workspace_apply_edit_async(
+                lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom")))
+        except Exception as err:  # the client went away or does not do applyEdit
+            log.warning("applyEdit failed: %s", err)
+            doc.targets.clear()
+            return False
+        if not result.applied:
+            log.warning("client refused an edit of %s: %s", doc.uri, result.failure_reason)
+            doc.targets.clear()
+            return False
+        return True
+
+    def notify_changed(self, uri: str) -> None:
+        self.protocol.notify("loom/documentChanged", {"uri": uri})
+        ws_caps = self.caps.workspace
+        if ws_caps is not None and getattr(ws_caps, "text_document_content", None) is not None:
+            with contextlib.suppress(Exception):
+                self.workspace_text_document_content_refresh(
+                    lsp.TextDocumentContentRefreshParams(uri=uri))
+
+    def refresh_decorations(self) -> None:
+        ws_caps = self.caps.workspace
+        if ws_caps is None:
+            return
+        for cap, fn in ((ws_caps.code_lens, self.workspace_code_lens_refresh),
+                        (ws_caps.semantic_tokens, self.workspace_semantic_tokens_refresh),
+                        (ws_caps.inlay_hint, self.workspace_inlay_hint_refresh)):
+            if cap is not None and getattr(cap, "refresh_support", False):
+                with contextlib.suppress(Exception):
+                    fn(None)
+
+    def show(self, result: Result) -> None:
+        kind = lsp.MessageType.Info if result.ok else lsp.MessageType.Error
+        self.window_show_message(lsp.ShowMessageParams(type=kind, message=result.text))
+
+    def status(self, doc: OpenDoc, message: str | None = None) -> None:
+        tip = doc.view.tip
+        self.protocol.notify("loom/status", {
+            "uri": doc.uri, "label": tip.label if tip else None,
+            "node": tip.local_id if tip else None, "depth": tip.depth if tip else None,
+            "generating": self.generation.busy, "message": message,
+            "collaborator": self.collaborator.status(doc.tree)})
+
+    async def show_document(self, uri: str, selection: lsp.Range | None = None) -> bool:
+        try:
+            result = await asyncio.shield(self.window_show_document_async(
+                lsp.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)))
+        except Exception as err:
+            log.info("showDocument failed: %s", err)
+            return False
+        return bool(result and result.success)
+
+    async def ask(self, message: str, actions: list[str]) -> str | None:
+        try:
+            choice = await asyncio.shield(self.window_show_message_request_async(
+                lsp.ShowMessageRequestParams(
+                    type=lsp.MessageType.Info, message=message,
+                    actions=[lsp.MessageActionItem(title=a) for a in actions])))
+        except Exception as err:  # no answer is no choice
+            log.info("showMessageRequest failed: %s", err)
+            return None
+        return choice.title if choice is not None else None
 
 
 server = LoomServer()
@@ -133,8 +296,8 @@ def _range(text_doc: TextDoc, start: int, end: int) -> lsp.Range:
 
 
 def _guard(default: Any = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Requests never crash the server: bad input answers ``default`` (and a message for
-    Loom errors); bugs are logged."""
+    """Editor features never crash the server: bad input answers ``default`` (and a
+    message for Loom errors of actions); bugs are logged."""
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         if asyncio.iscoroutinefunction(fn):
             async def run_async(ls: LoomServer, *args: Any) -> Any:
@@ -165,6 +328,48 @@ def _guard(default: Any = None) -> Callable[[Callable[..., Any]], Callable[..., 
     return wrap
 
 
+def _request(method: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
+    """A custom request with typed params; every failure is an answer, never an error."""
+    def wrap(fn: Callable[..., Any]) -> Any:
+        async def run(ls: LoomServer, params: Any) -> Any:
+            try:
+                args = parse_args(model, params, method)
+                out = fn(ls, args)
+                return await out if asyncio.iscoroutine(out) else out
+            except LoomError as err:
+                return failure(err)
+            except Exception as err:
+                log.exception("%s failed", method)
+                return answer(Result.failure("CONFLICT", f"{method} failed inside Loom: "
+                                             f"{type(err).__name__}",
+                                             "this is a bug in Loom; nothing was written"))
+        run.__name__ = fn.__name__
+        return server.feature(method)(run)
+    return wrap
+
+
+def _command(name: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
+    """A ``workspace/executeCommand`` command with typed arguments (the first argument
+    object); its failures (bad arguments included) answer ``ok: false``."""
+    def wrap(fn: Callable[..., Awaitable[Any] | Any]) -> Any:
+        async def run(ls: LoomServer, *raw: Any) -> dict[str, Any]:
+            try:
+                args = parse_args(model, list(raw), name)
+                out = fn(ls, args)
+                out = await out if asyncio.iscoroutine(out) else out
+                return answer(out) if isinstance(out, Result) else out
+            except LoomError as err:
+                return failure(err)
+            except Exception as err:
+                log.exception("%s failed", name)
+                return answer(Result.failure("CONFLICT", f"{name} failed inside Loom: "
+                                             f"{type(err).__name__}",
+                                             "this is a bug in Loom; nothing was written"))
+        run.__name__ = fn.__name__
+        return server.command(name)(run)
+    return wrap
+
+
 # ── lifecycle and configuration ─────────────────────────────────────────────
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: LoomServer, params: lsp.InitializeParams) -> None:
@@ -178,7 +383,8 @@ def initialize(ls: LoomServer, params: lsp.InitializeParams) -> None:
 def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
     try:
         ls.docs  # noqa: B018 - open the database now, not on the first keystroke
-        ls.controller.start_watching()
+        ls.sync.start()
+        atexit.register(_close_session, ls)
         if os.environ.get("LOOM_SUMMARIES", "on").lower() not in ("off", "0", "no"):
             from loom.llm.summaries import start_background
 
@@ -191,6 +397,13 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
             type=lsp.MessageType.Error, message=f"✗ Loom could not open its database: {err}"))
 
 
+def _close_session(ls: LoomServer) -> None:
+    with contextlib.suppress(Exception):
+        for doc in list(ls.docs.open.values()):
+            ls.editing.persist(doc)
+        ls.app.ws.close_session(ls.docs.session)
+
+
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: LoomServer, params: lsp.DidChangeConfigurationParams) -> None:
     settings, problem = parse_settings(params.settings, ls.settings)
@@ -199,17 +412,19 @@ def did_change_configuration(ls: LoomServer, params: lsp.DidChangeConfigurationP
                                                      message=f"✗ {problem}"))
         return
     ls.settings = settings
-    ls.controller.refresh_decorations()
+    ls.refresh_decorations()
 
 
 # ── documents ───────────────────────────────────────────────────────────────
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 @_guard()
-def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> None:
+async def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> None:
     item = params.text_document
     if item.uri.startswith(f"{SCHEME}:"):
         doc = ls.docs.did_open(item.uri, item.text, item.version)
-        ls.controller.publish(doc)
+        ls.diagnostics.publish(doc)
+        if doc.kind == "path":
+            await ls.editing.recover(doc)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -230,30 +445,8 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
     pending = doc.session.pending()
     if pending and any(i not in touched for i in pending) and touched and not doc.targets:
         # started editing another node: commit the one edited before (SPEC-NOTES)
-        asyncio.get_event_loop().create_task(_commit_others(ls, doc))
-    _schedule_persist(ls, doc)
-
-
-async def _commit_others(ls: LoomServer, doc: OpenDoc) -> None:
-    await ls.controller.commit(doc)
-
-
-_persist_handles: dict[str, asyncio.TimerHandle] = {}
-
-
-def _schedule_persist(ls: LoomServer, doc: OpenDoc) -> None:
-    """Uncommitted text reaches the database shortly after typing stops."""
-    handle = _persist_handles.pop(doc.uri, None)
-    if handle is not None:
-        handle.cancel()
-
-    def persist() -> None:
-        try:
-            ls.docs.persist(doc)
-        except Exception:
-            log.exception("could not keep the pending text of %s", doc.uri)
-
-    _persist_handles[doc.uri] = asyncio.get_event_loop().call_later(0.3, persist)
+        ls.spawn(ls.editing.commit_and_show(doc), "commit on editing another node")
+    ls.editing.touched(doc)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
@@ -261,7 +454,7 @@ def _schedule_persist(ls: LoomServer, doc: OpenDoc) -> None:
 async def did_save(ls: LoomServer, params: lsp.DidSaveTextDocumentParams) -> None:
     doc = ls.docs.open.get(params.text_document.uri)
     if doc is not None and not doc.view.read_only:
-        await ls.controller.save(doc.uri, doc.text)
+        await _save(ls, doc.uri, doc.text, run_commands=True)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -269,7 +462,8 @@ async def did_save(ls: LoomServer, params: lsp.DidSaveTextDocumentParams) -> Non
 def did_close(ls: LoomServer, params: lsp.DidCloseTextDocumentParams) -> None:
     doc = ls.docs.open.get(params.text_document.uri)
     if doc is not None:
-        ls.docs.persist(doc)
+        ls.editing.persist(doc)
+    ls.editing.forget(params.text_document.uri)
     ls.docs.did_close(params.text_document.uri)
 
 
@@ -280,34 +474,49 @@ def text_document_content(ls: LoomServer, params: lsp.TextDocumentContentParams
     return lsp.TextDocumentContentResult(text=text)
 
 
+async def _save(ls: LoomServer, uri: str, text: str, run_commands: bool) -> dict[str, Any]:
+    """A save: the command lines the human typed run (once each), then the buffer is
+    committed (a path) or the document saved (a doc), all through the executor."""
+    doc = ls.docs.ensure(uri)
+    if doc.view.read_only:
+        return answer(Result.failure("PERMISSION_DENIED", "this view is read-only"), uri=uri)
+    if text != doc.text:
+        ls.docs.replace_all(doc, text)
+    messages: list[str] = []
+    ok = True
+    if ls.settings.run_on_save and run_commands:
+        for res in await ls.command_lines.run_all(doc):
+            messages.append(res.text)
+            ok = ok and res.ok
+    if doc.kind == "doc":
+        result = ls.editing.save_document(doc)
+    else:
+        result = await ls.editing.commit_and_show(doc)
+    messages.append(result.text)
+    ok = ok and result.ok
+    ls.refresh_decorations()
+    return {"ok": ok, "message": "\n".join(messages), "data": result.data, "uri": uri,
+            "text": ls.docs.expected_text(doc),
+            **({} if ok else {"error": "\n".join(m for m in messages if m.startswith("✗"))})}
+
+
 # ── custom requests ─────────────────────────────────────────────────────────
-@server.feature("loom/read")
-def loom_read(ls: LoomServer, params: Any) -> dict[str, Any]:
-    uri = _get(params, "uri")
-    try:
-        text, view = ls.docs.text_for(uri)
-    except LoomError as err:
-        return {"uri": uri, "error": error_text(err.code, err.message, err.hint)}
-    doc = ls.docs.open.get(uri)
-    return {"uri": uri, "text": text, "readOnly": view.read_only,
+@_request("loom/read", A.UriArgs)
+def loom_read(ls: LoomServer, a: A.UriArgs) -> dict[str, Any]:
+    text, view = ls.docs.text_for(a.uri)
+    doc = ls.docs.open.get(a.uri)
+    return {"ok": True, "uri": a.uri, "text": text, "readOnly": view.read_only,
             "languageId": view.language_id, "version": doc.client_version if doc else 0}
 
 
-@server.feature("loom/save")
-async def loom_save(ls: LoomServer, params: Any) -> dict[str, Any]:
-    uri, text = _get(params, "uri"), _get(params, "text")
-    if not isinstance(uri, str) or not isinstance(text, str):
-        return {"ok": False, "message": "✗ INVALID_SYNTAX: loom/save needs {uri, text}"}
+@_request("loom/save", A.SaveParams)
+async def loom_save(ls: LoomServer, a: A.SaveParams) -> dict[str, Any]:
     # An autosave (reason afterDelay/focusOut) commits but never runs a half-typed command.
-    manual = _get(params, "reason") in (None, "manual")
-    try:
-        return await ls.controller.save(uri, text, run_commands=manual)
-    except LoomError as err:
-        return {"ok": False, "message": error_text(err.code, err.message, err.hint), "uri": uri}
+    return await _save(ls, a.uri, a.text, run_commands=a.reason in (None, "manual"))
 
 
-@server.feature("loom/trees")
-def loom_trees(ls: LoomServer, params: Any) -> list[dict[str, Any]]:
+@_request("loom/trees", A.Args)
+def loom_trees(ls: LoomServer, a: A.Args) -> list[dict[str, Any]]:
     out = []
     for tree, count in ls.app.ws.trees():
         _node, tip = ls.app.ws.position(ls.docs.participant, tree)
@@ -316,107 +525,42 @@ def loom_trees(ls: LoomServer, params: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _node_json(ls: LoomServer, tree: Any, node: Node) -> dict[str, Any]:
-    k, n = decorations.sibling_position(ls.app.ws, node)
-    author = ls.app.ws.db.execute_sql("SELECT name FROM participant WHERE id = ?",
-                                      (node.author_id,)).fetchone()
-    return {"id": node.id, "localId": node.local_id, "label": node.label,
-            "author": author[0] if author else "?", "authorType": node.author_type,
-            "summary": node.summary or "", "depth": node.depth, "created": node.created,
-            "uri": node_uri(tree, node), "siblingIndex": k, "siblingCount": n}
+@_request("loom/nodeInfo", A.NodeInfoParams)
+def loom_node_info(ls: LoomServer, a: A.NodeInfoParams) -> dict[str, Any]:
+    return lookup.node_info(ls.docs, a.tree, a.node, ls.doc(a.uri) if a.uri else None,
+                            a.line, a.character)
 
 
-@server.feature("loom/nodeInfo")
-def loom_node_info(ls: LoomServer, params: Any) -> dict[str, Any]:
-    ws = ls.app.ws
-    try:
-        tree = ws.find_tree(_get(params, "tree") or "")
-        ref = _get(params, "node")
-        uri, line, character = _get(params, "uri"), _get(params, "line"), _get(params,
-                                                                               "character")
-        node = None
-        if uri and line is not None:
-            doc = ls.doc(uri)
-            if doc is not None:
-                node = ls.docs.node_at(doc, doc.session.doc.offset_at(line, character or 0))
-        if node is None:
-            node = ws.resolve(tree, ref) if ref else ws.position(ls.docs.participant, tree)[0]
-    except LoomError as err:
-        return {"error": error_text(err.code, err.message, err.hint)}
-    path = ws.path(ws.descend(node) if ref else ws.position(ls.docs.participant, tree)[1],
-                   prefer=(node.id,))
-    siblings = ws.children(ws.node(node.parent)) if node.parent else [node]
-    return {"tree": {"id": tree.id, "title": tree.title, "mode": tree.mode},
-            "node": _node_json(ls, tree, node),
-            "path": [_node_json(ls, tree, p) for p in path],
-            "siblings": [_node_json(ls, tree, s) for s in siblings],
-            "children": [_node_json(ls, tree, c) for c in ws.children(node)]}
+@_request("loom/newTree", A.NewTreeParams)
+def loom_new_tree(ls: LoomServer, a: A.NewTreeParams) -> dict[str, Any]:
+    made = ls.files.new_tree(a.title, a.mode, a.text)
+    result: Result = made.pop("result")  # type: ignore[assignment]
+    return answer(result, **made)
 
 
-@server.feature("loom/newTree")
-def loom_new_tree(ls: LoomServer, params: Any) -> dict[str, Any]:
-    try:
-        tree = ls.app.ws.create_tree(_get(params, "title") or "Untitled",
-                                     _get(params, "mode") or "buffer",
-                                     root_content=_get(params, "text") or "",
-                                     author=ls.docs.participant)
-    except LoomError as err:
-        return {"error": error_text(err.code, err.message, err.hint)}
-    root = ls.app.ws.node(tree.root)
-    return {"tree": tree.id, "uri": node_uri(tree, root)}
+@_request("loom/import", A.ImportParams)
+async def loom_import(ls: LoomServer, a: A.ImportParams) -> dict[str, Any]:
+    result, trees = await ls.files.import_(a.path, a.content, a.name)
+    return answer(result, trees=trees)
 
 
-@server.feature("loom/import")
-def loom_import(ls: LoomServer, params: Any) -> dict[str, Any]:
-    from pathlib import Path
-
-    from loom.interchange import import_file
-
-    try:
-        trees = import_file(ls.app.ws, Path(_get(params, "path") or ""))
-    except LoomError as err:
-        return {"error": error_text(err.code, err.message, err.hint)}
-    return {"trees": [{"id": t.id, "title": t.title, "uri": tree_uri(t)} for t in trees]}
+@_request("loom/export", A.ExportParams)
+async def loom_export(ls: LoomServer, a: A.ExportParams) -> dict[str, Any]:
+    result = await ls.files.export(a.tree, a.format, a.path, a.node)
+    extra = {"text": result.data["output"]} if "output" in result.data else {}
+    if "path" in result.data:
+        extra["path"] = result.data["path"]
+    return answer(result, **extra)
 
 
-@server.feature("loom/export")
-def loom_export(ls: LoomServer, params: Any) -> dict[str, Any]:
-    import json
-    from pathlib import Path
-
-    from loom.interchange.markdown import export_markdown
-    from loom.interchange.openloom import export_openloom
-
-    ws = ls.app.ws
-    try:
-        tree = ws.find_tree(_get(params, "tree") or "")
-        fmt = _get(params, "format") or "openloom"
-        if fmt == "md":
-            text = export_markdown(ws, tree, ws.position(ls.docs.participant, tree)[1])
-        elif fmt == "loom":
-            from loom.protocol import dumps
-
-            text = dumps(export_openloom(ws, tree))
-        else:
-            text = json.dumps(export_openloom(ws, tree), ensure_ascii=False, indent=2)
-    except LoomError as err:
-        return {"error": error_text(err.code, err.message, err.hint)}
-    path = _get(params, "path")
-    if path:
-        Path(path).write_text(text, encoding="utf-8")
-        return {"path": path}
-    return {"text": text}
-
-
-@server.feature("loom/status")
-def loom_status(ls: LoomServer, params: Any) -> dict[str, Any]:
-    doc = ls.doc(_get(params, "uri") or "")
+@_request("loom/status", A.StopArgs)
+def loom_status(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
+    doc = ls.doc(a.uri or "")
     tip = doc.view.tip if doc is not None else None
-    return {"label": tip.label if tip else None, "node": tip.local_id if tip else None,
-            "depth": tip.depth if tip else None,
-            "generating": ls.controller.generation is not None,
-            "participant": ls.docs.participant.name,
-            "collaborator": ls.controller.collaborator_status(doc.tree if doc else None)}
+    return {"ok": True, "label": tip.label if tip else None,
+            "node": tip.local_id if tip else None, "depth": tip.depth if tip else None,
+            "generating": ls.generation.busy, "participant": ls.docs.participant.name,
+            "collaborator": ls.collaborator.status(doc.tree if doc else None)}
 
 
 # ── editor features ─────────────────────────────────────────────────────────
@@ -440,7 +584,7 @@ def completion(ls: LoomServer, params: lsp.CompletionParams) -> lsp.CompletionLi
     tree = doc.tree
     if tree is None:
         try:
-            tree = ls.controller.actor(doc).tree
+            tree = ls.actor(doc).tree
         except LoomError:
             tree = None
     items = completion_feature.complete(ls.docs, doc, tree, line, col)
@@ -465,7 +609,7 @@ def hover(ls: LoomServer, params: lsp.HoverParams) -> lsp.Hover | None:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return None
-    found = navigation.hover(ls.docs, doc, _offset(doc, params.position))
+    found = lookup.hover(ls.docs, doc, _offset(doc, params.position))
     if found is None:
         return None
     text, span = found
@@ -473,7 +617,7 @@ def hover(ls: LoomServer, params: lsp.HoverParams) -> lsp.Hover | None:
                      range=_range(doc.session.doc, span.start, span.end))
 
 
-def _location(loc: navigation.Location, encoding: str) -> lsp.Location:
+def _location(loc: lookup.Location, encoding: str) -> lsp.Location:
     text_doc = TextDoc(loc.text, encoding)
     return lsp.Location(uri=loc.uri, range=_range(text_doc, loc.start, loc.end))
 
@@ -484,7 +628,7 @@ def definition(ls: LoomServer, params: lsp.DefinitionParams) -> lsp.Location | N
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return None
-    loc = navigation.definition(ls.docs, doc, _offset(doc, params.position))
+    loc = lookup.definition(ls.docs, doc, _offset(doc, params.position))
     return _location(loc, ls.docs.encoding) if loc else None
 
 
@@ -494,8 +638,8 @@ def references(ls: LoomServer, params: lsp.ReferenceParams) -> list[lsp.Location
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return []
-    locs = navigation.references(ls.docs, doc, _offset(doc, params.position),
-                                 params.context.include_declaration)
+    locs = lookup.references(ls.docs, doc, _offset(doc, params.position),
+                             params.context.include_declaration)
     return [_location(loc, ls.docs.encoding) for loc in locs]
 
 
@@ -506,7 +650,7 @@ def document_link(ls: LoomServer, params: lsp.DocumentLinkParams) -> list[lsp.Do
     if doc is None:
         return []
     return [lsp.DocumentLink(range=_range(doc.session.doc, s, e), target=uri)
-            for s, e, uri in navigation.document_links(ls.docs, doc)]
+            for s, e, uri in lookup.document_links(ls.docs, doc)]
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
@@ -551,61 +695,13 @@ def inlay_hint(ls: LoomServer, params: lsp.InlayHintParams) -> list[lsp.InlayHin
 
 
 # ── commands ────────────────────────────────────────────────────────────────
-def _arg(args: tuple[Any, ...]) -> dict[str, Any]:
-    if args and isinstance(args[0], dict):
-        return args[0]
-    if args and hasattr(args[0], "__dict__"):
-        return dict(vars(args[0]))
-    return {}
-
-
-def _answer(result: Any) -> dict[str, Any]:
-    return {"ok": result.ok, "message": result.text, "data": result.data}
-
-
-def _failure(err: LoomError) -> dict[str, Any]:
-    return {"ok": False, "message": error_text(err.code, err.message, err.hint)}
-
-
-def _command(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a command whose failures (bad arguments included) answer ``ok: false``."""
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        async def run(ls: LoomServer, *args: Any) -> dict[str, Any]:
-            try:
-                result = fn(ls, _arg(args))
-                return await result if asyncio.iscoroutine(result) else result
-            except LoomError as err:
-                return _failure(err)
-            except (TypeError, ValueError, KeyError) as err:
-                return {"ok": False, "message": f"✗ INVALID_SYNTAX: bad arguments for {name}: "
-                                                f"{err}"}
-            except Exception as err:
-                log.exception("%s failed", name)
-                return {"ok": False, "message": f"✗ INTERNAL: {type(err).__name__}: {err}"}
-        run.__name__ = fn.__name__
-        return server.command(name)(run)
-    return wrap
-
-
-@_command("loom.continue")
-async def cmd_continue(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
-    return _answer(await ls.controller.continue_(a.get("uri", ""), a.get("n"),
-                                                 a.get("tokens"), a.get("temperature")))
-
-
-@_command("loom.branch")
-async def cmd_branch(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
-    return _answer(await ls.controller.branch(a.get("uri", ""), _node_arg(ls, a)))
-
-
-def _node_arg(ls: LoomServer, a: dict[str, Any]) -> str:
+def _node_arg(ls: LoomServer, a: A.NodeArgs) -> str:
     """A command's node: given, or the one under the cursor (``line``/``character``)."""
-    if a.get("node"):
-        return str(a["node"])
-    doc = ls.doc(a.get("uri", ""))
-    if doc is not None and a.get("line") is not None:
-        node = ls.docs.node_at(doc, doc.session.doc.offset_at(int(a["line"]),
-                                                              int(a.get("character") or 0)))
+    if a.node:
+        return a.node
+    doc = ls.doc(a.uri)
+    if doc is not None and a.line is not None:
+        node = ls.docs.node_at(doc, doc.session.doc.offset_at(a.line, a.character or 0))
         if node is not None:
             return node.id
     if doc is not None and doc.view.tip is not None:
@@ -613,65 +709,62 @@ def _node_arg(ls: LoomServer, a: dict[str, Any]) -> str:
     raise LoomError("NOT_FOUND", "no node given", "pass {uri, node} or {uri, line, character}")
 
 
-@_command("loom.cycleSibling")
-async def cmd_cycle(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
-    return _answer(await ls.controller.cycle(a.get("uri", ""), _node_arg(ls, a),
-                                             int(a.get("delta", 1))))
+@_command("loom.continue", A.ContinueArgs)
+async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
+    return await ls.generation.continue_(a.uri, a.n, a.tokens, a.temperature)
 
 
-@_command("loom.annotate")
-async def cmd_annotate(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
-    return _answer(await ls.controller.annotate(a.get("uri", ""), _node_arg(ls, a),
-                                                a.get("text")))
+@_command("loom.branch", A.NodeArgs)
+async def cmd_branch(ls: LoomServer, a: A.NodeArgs) -> Result:
+    return await ls.navigation.branch(a.uri, _node_arg(ls, a))
 
 
-@_command("loom.run")
-async def cmd_run(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
-    return _answer(await ls.controller.run_line(a.get("uri", ""), int(a.get("line", 0))))
+@_command("loom.cycleSibling", A.CycleArgs)
+async def cmd_cycle(ls: LoomServer, a: A.CycleArgs) -> Result:
+    return await ls.navigation.cycle(a.uri, _node_arg(ls, a), a.delta)
 
 
-@_command("loom.commit")
-async def cmd_commit(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
-    doc = ls.doc(a.get("uri", ""))
+@_command("loom.annotate", A.AnnotateArgs)
+async def cmd_annotate(ls: LoomServer, a: A.AnnotateArgs) -> Result:
+    return await ls.navigation.annotate(a.uri, _node_arg(ls, a), a.text)
+
+
+@_command("loom.run", A.RunArgs)
+async def cmd_run(ls: LoomServer, a: A.RunArgs) -> Result:
+    return await ls.command_lines.run_line(a.uri, a.line)
+
+
+@_command("loom.commit", A.UriArgs)
+async def cmd_commit(ls: LoomServer, a: A.UriArgs) -> Result:
+    doc = ls.doc(a.uri)
     if doc is None:
-        return {"ok": False, "message": "✗ NOT_FOUND: no such loom document"}
-    created = await ls.controller.commit(doc)
-    return {"ok": True, "message": f"✓ committed {len(created)}", "data": {"created": created}}
+        return Result.failure("NOT_FOUND", "no such loom document")
+    return await ls.editing.commit_and_show(doc)
 
 
-@_command("loom.open")
-async def cmd_open(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
-    ws = ls.app.ws
-    tree = ws.find_tree(a.get("tree", ""))
-    uri = node_uri(tree, ws.resolve(tree, a["node"])) if a.get("node") else tree_uri(tree)
-    try:
-        await asyncio.shield(ls.window_show_document_async(
-            lsp.ShowDocumentParams(uri=uri, take_focus=True)))
-    except Exception as err:
-        log.info("showDocument failed: %s", err)
-    return {"ok": True, "message": f"✓ {uri}", "data": {"uri": uri}}
+@_command("loom.open", A.OpenArgs)
+async def cmd_open(ls: LoomServer, a: A.OpenArgs) -> Result:
+    return await ls.navigation.open(a.tree, a.node)
 
 
-@_command("loom.cancel")
-def cmd_cancel(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
-    cancelled = ls.controller.cancel()
+@_command("loom.cancel", A.Args)
+def cmd_cancel(ls: LoomServer, a: A.Args) -> dict[str, Any]:
+    cancelled = ls.generation.cancel()
     return {"ok": cancelled, "message": "✓ cancelling" if cancelled else "nothing to cancel"}
 
 
-@_command("loom.askCollaborator")
-async def cmd_ask_collaborator(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
-    message = a.get("message")
-    return await ls.controller.ask_collaborator(str(a.get("uri", "")),
-                                                str(message) if message else None)
+@_command("loom.askCollaborator", A.AskArgs)
+async def cmd_ask_collaborator(ls: LoomServer, a: A.AskArgs) -> dict[str, Any]:
+    return await ls.collaborator.ask(a.uri, a.message or None)
 
 
-@_command("loom.stopCollaborator")
-def cmd_stop_collaborator(ls: LoomServer, a: dict[str, Any]) -> dict[str, Any]:
+@_command("loom.stopCollaborator", A.StopArgs)
+def cmd_stop_collaborator(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
     tree = None
-    if a.get("uri"):
-        doc = ls.doc(str(a["uri"]))
+    if a.uri:
+        doc = ls.doc(a.uri)
         tree = doc.tree.id if doc is not None and doc.tree is not None else None
-    stopped = ls.controller.stop_collaborator(tree)
+    stopped = ls.collaborator.stop(tree)
     return {"ok": stopped, "message": "✓ stopping the collaborator" if stopped
             else "the collaborator is not taking a turn"}
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from loom.lsp.buffer import BufferSession, Segment
 from loom.lsp.views import View, path_text, render
-from loom.store.schema import BufferState, Document, Node, Participant, Tree
+from loom.store.schema import BufferState, Node, Participant, Tree
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -71,20 +71,41 @@ def copy_segments(segments: list[Segment]) -> list[Segment]:
 
 
 class Documents:
-    """Every open loom: document of one server, for one participant."""
+    """Every open loom: document of one editor session, for one participant.
 
-    def __init__(self, ws: Workspace, participant: Participant, encoding: str) -> None:
+    Uncommitted text is kept per editor session (``session``): two editors on one buffer
+    never overwrite each other's. When a session died with uncommitted text, the next one
+    to open the buffer takes the newest such text into the buffer and reports the others
+    (``orphans``) so they can be committed rather than lost."""
+
+    def __init__(self, ws: Workspace, participant: Participant, encoding: str,
+                 session: str = "") -> None:
         self.ws = ws
         self.participant = participant
         self.encoding = encoding
+        self.session = session
         self.open: dict[str, OpenDoc] = {}
+        #: uri → other dead sessions' uncommitted work found when the buffer was opened
+        self.orphans: dict[str, list[BufferState]] = {}
 
     # ── opening ──
+    def _state_for(self, uri: str) -> BufferState | None:
+        """This session's uncommitted work on the buffer, else the newest dead session's
+        (the others are kept in ``orphans``)."""
+        states = self.ws.buffer_states(uri, self.participant)
+        own = next((s for s in states if s.session == self.session), None)
+        if own is not None:
+            return own
+        dead = [s for s in states if not self.ws.session_alive(s.session)]
+        if not dead:
+            return None
+        self.orphans[uri] = dead[1:]
+        return dead[0]
+
     def restore_view(self, uri: str) -> View:
-        """The view with this participant's uncommitted work for it put back in."""
-        state = BufferState.get_or_none((BufferState.uri == uri) &
-                                        (BufferState.participant == self.participant.id))
-        tip = Node.get_or_none(Node.id == state.tip) if state else None
+        """The view with this session's uncommitted work for it put back in."""
+        state = self._state_for(uri) if uri.startswith("loom://path/") else None
+        tip = self.ws.node_or_none(state.tip) if state else None
         view = render(self.ws, uri, self.participant, tip)
         if view.kind != "path" or state is None:
             return view
@@ -170,50 +191,8 @@ class Documents:
     def expected_text(self, doc: OpenDoc) -> str:
         return doc.targets[-1].text if doc.targets else doc.session.text
 
-    # ── committing ──
-    def commit(self, doc: OpenDoc) -> list[str]:
-        """Pending node edits become versions; the working buffer (up to the first command
-        line) becomes a human node at the end. Returns what was created."""
-        if doc.kind == "doc":
-            return self._save_doc(doc)
-        if doc.kind != "path" or doc.tree is None:
-            return []
-        created: list[str] = []
-        ws, who, tree = self.ws, self.participant, doc.tree
-        session = doc.session
-        tip = doc.view.tip
-        rerender = False
-        for i in session.pending():
-            seg = session.segments[i]
-            original = Node.get_or_none(Node.id == seg.node)
-            if original is None:
-                continue
-            content = session.segment_text(i)
-            version = ws.add_version(tree, original, content, who)
-            created.append(version.id)
-            session.mark_committed(i, version.id, version.label, content)
-            if tip is not None and tip.id == original.id:
-                tip = version
-            if tree.mode == "dialogue":
-                tip, rerender = version, True
-                break
-        working = session.working_text
-        body = _strip_commands(working)
-        if tree.mode == "dialogue":  # a new message: the blank lines before it separate blocks
-            body = body.strip("\n")
-        if body.strip() and not rerender and tip is not None:
-            node = ws.add_node(tree, tip, body, who)
-            created.append(node.id)
-            if tree.mode == "buffer":
-                session.append_committed(node.id, node.label, False, body)
-            else:
-                rerender = True
-            tip = node
-        if tip is not None:
-            doc.view.tip = tip
-            ws.set_position(who, tree, tip, tip)
-        self.persist(doc)
-        return created
+    def expected_segments(self, doc: OpenDoc) -> list[Segment]:
+        return doc.targets[-1].segments if doc.targets else doc.session.segments
 
     def rerender_target(self, doc: OpenDoc) -> tuple[str, list[Segment]]:
         """The committed path re-rendered, with pending edits and working text kept."""
@@ -223,7 +202,7 @@ class Documents:
         # Build on what the client will have once our own edits arrive, so an edit in
         # flight (a command line just removed) is not undone.
         base_text = self.expected_text(doc)
-        base_segments = doc.targets[-1].segments if doc.targets else doc.session.segments
+        base_segments = self.expected_segments(doc)
         pending = {s.node: base_text[s.start:s.end] for s in base_segments if s.dirty}
         working = base_text[base_segments[-1].end:] if base_segments else base_text
         parts, out, offset = [], [], 0
@@ -236,26 +215,16 @@ class Documents:
             offset += len(content)
         return "".join(parts) + working, out
 
-    def _save_doc(self, doc: OpenDoc) -> list[str]:
-        d = doc.view.doc
-        if d is None:
-            return []
-        current = Document.get_by_id(d.id)
-        if current.content != doc.text:
-            self.ws.save_document(current, doc.text, self.participant)
-        return [d.id]
-
     def persist(self, doc: OpenDoc) -> None:
-        """Keep uncommitted work in the database (survives a restart)."""
+        """Keep this session's uncommitted work in the database (survives a restart)."""
         if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
             return
         session = doc.session
         pending = [{"node": session.segments[i].node, "content": session.segment_text(i)}
-                   for i in session.pending()]
-        with self.ws.db.atomic():
-            BufferState.replace(uri=doc.uri, participant=self.participant.id,
-                                tree=doc.tree.id, tip=doc.view.tip.id, pending=pending,
-                                working=session.working_text, updated=self.ws.clock()).execute()
+                   for i in session.pending() if session.segments[i].node]
+        self.ws.save_buffer_state(doc.uri, self.participant, self.session, tree=doc.tree.id,
+                                  tip=doc.view.tip.id, pending=pending,
+                                  working=session.working_text)
 
     # ── helpers ──
     def node_at(self, doc: OpenDoc, offset: int) -> Node | None:
@@ -267,11 +236,10 @@ class Documents:
         if i is None:
             return None
         seg = doc.session.segments[i]
-        return Node.get_or_none(Node.id == seg.node) if seg.node else None
+        return self.ws.node_or_none(seg.node) if seg.node else None
 
 
-
-def _strip_commands(text: str) -> str:
+def strip_commands(text: str) -> str:
     """Working text up to the first arrow-command line (tool lines are not persisted)."""
     out: list[str] = []
     for line in text.split("\n"):

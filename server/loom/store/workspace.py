@@ -338,6 +338,17 @@ class Workspace:
             raise not_found(f"node {node_id} does not exist")
         return n
 
+    def tree_or_none(self, tree_id: str) -> Tree | None:
+        return Tree.get_or_none(Tree.id == tree_id)
+
+    def participant_name(self, participant_id: str) -> str:
+        row = self.db.execute_sql("SELECT name FROM participant WHERE id = ?",
+                                  (participant_id,)).fetchone()
+        return row[0] if row else "?"
+
+    def node_or_none(self, node_id: str) -> Node | None:
+        return Node.get_or_none(Node.id == node_id)
+
     def resolve(self, tree: Tree, ref: str) -> Node:
         """A node from what a person or model typed: a localId prefix (≥3), ``[a7x2]``,
         a version ``a7x2'``, or ``ann-3``. Ambiguity is an error listing the candidates."""

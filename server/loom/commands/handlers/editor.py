@@ -79,8 +79,9 @@ def new_tree(ctx: Ctx, cmd: ast.NewTree) -> Result:
     root = ctx.ws.node(tree.root)
     ctx.ws.set_position(ctx.me, tree, root, root)
     ctx.actor.tree = tree
-    return Result.success(f.ok(f'created tree "{title}" ({tree.mode})', f"root {f.ref(root.label)}"),
-                          tree=tree.id, node=root.id)
+    return Result.success(
+        f.ok(f'created tree "{title}" ({tree.mode})', f"root {f.ref(root.label)}"),
+        tree=tree.id, node=root.id)
 
 
 def save(ctx: Ctx, cmd: ast.Save) -> Result:
@@ -118,7 +119,7 @@ def export(ctx: Ctx, cmd: ast.Export) -> Result:
         else:
             text = json.dumps(data, ensure_ascii=False, indent=2)
     if not cmd.path:
-        return Result.success(f.ok(f'exported "{tree.title}" ({cmd.format})'), text=text,
+        return Result.success(f.ok(f'exported "{tree.title}" ({cmd.format})'), output=text,
                               tree=tree.id)
     target = Path(cmd.path).expanduser()
     tmp = target.with_name(target.name + ".tmp")

@@ -207,9 +207,16 @@ def switch(ctx: Ctx, cmd: ast.Switch) -> Result:
         target = ctx.ws.node(node.parent).local_id if node.parent else "?"
         raise LoomError("NOT_FOUND", f"[{node.label}] is an annotation, not a position",
                         f"switch to the node it annotates: → switch to {target}")
-    current = ctx.current_path()
-    on_path = any(n.id == node.id for n in current)
-    tip = current[-1] if on_path else ctx.ws.descend(node)
+    if cmd.tip is not None:  # the editor's branch: the path ends where it says
+        tip = ctx.resolve(cmd.tip)
+        if tip.id != node.id and not any(
+                n.id == node.id for n in ctx.ws.path(tip, prefer=(node.id,))):
+            raise LoomError("INVALID_SYNTAX", f"[{tip.label}] is not below [{node.label}]",
+                            "the path's end must be the node or one of its descendants")
+    else:
+        current = ctx.current_path()
+        on_path = any(n.id == node.id for n in current)
+        tip = current[-1] if on_path else ctx.ws.descend(node)
     ctx.ws.set_position(ctx.me, ctx.tree, node, tip)
     path = ctx.ws.path(node, prefer=(node.id,))
     conts = ctx.ws.count_children(node.id)

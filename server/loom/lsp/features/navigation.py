@@ -1,162 +1,115 @@
-"""Hover, go to definition, references and document links over node references."""
+"""Moving through the tree from the editor: cycling siblings, branching from a node,
+annotating from a lens, opening paths. Every move is a ``switch`` (every write an
+``annotate``) through the executor, in the document's own tree."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+
+from lsprotocol import types as lsp
 
 from loom.commands import ast
-from loom.commands.context import Actor, Ctx
-from loom.commands.handlers import navigation
-from loom.commands.help import render_help_tool
+from loom.commands.results import Result
 from loom.errors import LoomError
-from loom.lsp.features.refs import Ref, ref_at, refs_in_line, verb_at
-from loom.lsp.session import Documents, OpenDoc
-from loom.lsp.views import render
-from loom.store.schema import Link, Node, Tree
-from loom.uris import node_uri
+from loom.lsp.features.editing import Editing, base_segments
+from loom.lsp.host import Host
+from loom.lsp.session import OpenDoc
+from loom.lsp.text import TextDoc
+from loom.store.schema import Node
+from loom.uris import node_uri, tree_uri
 
 
-@dataclass
-class Span:
-    start: int  # document offsets
-    end: int
+class Navigation:
+    def __init__(self, host: Host, editing: Editing) -> None:
+        self.host = host
+        self.editing = editing
 
+    def node(self, doc: OpenDoc, ref: str) -> Node:
+        """A node of the document's tree (never another tree's, whatever id is sent)."""
+        tree = doc.tree or self.host.actor(doc).tree
+        if tree is None:
+            raise LoomError("NOT_FOUND", "there is no tree yet")
+        return self.host.app.ws.resolve(tree, ref)
 
-@dataclass
-class Location:
-    uri: str
-    start: int  # offsets in the target document's text
-    end: int
-    text: str  # the target document's text (for position conversion)
+    async def _follow(self, doc: OpenDoc) -> None:
+        """Show the participant's position after a switch: the path to its tip."""
+        ws = self.host.app.ws
+        assert doc.tree is not None
+        _node, doc.view.tip = ws.position(self.host.docs.participant, doc.tree)
+        text, segments = self.host.docs.rerender_target(doc)
+        await self.host.send_edit(doc, text, segments)
+        self.editing.persist(doc)
+        self.host.status(doc)
+        self.host.refresh_decorations()
 
+    async def cycle(self, uri: str, ref: str, delta: int) -> Result:
+        host = self.host
+        doc = host.docs.ensure(uri)
+        if doc.kind != "path" or doc.tree is None:
+            return Result.failure("INVALID_SYNTAX", "siblings are cycled in a path document")
+        committed = await self.editing.commit_and_show(doc)
+        if not committed.ok:
+            return committed
+        ws = host.app.ws
+        node = self.node(doc, ref)
+        if node.parent is None:
+            return Result.failure("NOT_FOUND", "the root has no siblings")
+        siblings = ws.children(ws.node(node.parent))
+        ids = [s.id for s in siblings]
+        here = node.id if node.id in ids else node.version_of
+        if here not in ids or len(ids) < 2:
+            return Result.failure("NOT_FOUND", f"[{node.label}] has no siblings",
+                                  "→ continue to make some")
+        target = siblings[(ids.index(here) + delta) % len(ids)]
+        result = host.execute_now(ast.Switch(node=target.id), host.actor(doc))
+        if not result.ok:
+            return result
+        await self._follow(doc)
+        k = ids.index(target.id) + 1
+        return Result.success(f"✓ switched to [{target.label}] ({k}/{len(ids)})",
+                              node=target.id)
 
-def _ctx(docs: Documents, tree: Tree) -> Ctx:
-    return Ctx(docs.ws, Actor(docs.participant, tree), now=docs.ws.clock())
+    async def branch(self, uri: str, ref: str) -> Result:
+        host = self.host
+        doc = host.docs.ensure(uri)
+        if doc.kind != "path" or doc.tree is None:
+            return Result.failure("INVALID_SYNTAX", "branch in a path document")
+        committed = await self.editing.commit_and_show(doc)
+        if not committed.ok:
+            return committed
+        node = self.node(doc, ref)
+        result = host.execute_now(ast.Switch(node=node.id, tip=node.id), host.actor(doc))
+        if not result.ok:
+            return result
+        await self._follow(doc)
+        return Result.success(f"✓ branching from [{node.label}]: type to continue",
+                              node=node.id)
 
+    async def annotate(self, uri: str, ref: str, text: str | None) -> Result:
+        host = self.host
+        doc = host.docs.ensure(uri)
+        node = self.node(doc, ref)
+        if text:
+            result = await host.execute(ast.Annotate(node=node.id, content=text),
+                                        host.actor(doc))
+            host.show(result)
+            host.refresh_decorations()
+            return result
+        # No text yet: put a command line to complete at the end of the buffer.
+        docs = host.docs
+        base = docs.expected_text(doc)
+        sep = "" if not base or base.endswith("\n") else "\n"
+        line = f'→ annotate {node.local_id} ""'
+        new = base + sep + line
+        await host.send_edit(doc, new, base_segments(doc))
+        pos = TextDoc(new, docs.encoding).position_at(len(new) - 1)
+        await host.show_document(uri, lsp.Range(lsp.Position(*pos), lsp.Position(*pos)))
+        return Result.success("✓ type the annotation between the quotes, then run the line")
 
-def resolve_ref(docs: Documents, tree: Tree, ref: Ref) -> Node | None:
-    try:
-        return docs.ws.resolve(tree, ref.text)
-    except LoomError:
-        return None
-
-
-def _line_ref(doc: OpenDoc, offset: int) -> tuple[Ref, int] | None:
-    text_doc = doc.session.doc
-    line_no, _ = text_doc.position_at(offset)
-    start = text_doc.line_start(line_no)
-    found = ref_at(text_doc.line(line_no), offset - start)
-    return (found, start) if found else None
-
-
-def node_card(docs: Documents, tree: Tree, node: Node) -> str:
-    """The hover text of a node: the `view` result, as Markdown."""
-    result = navigation.view(_ctx(docs, tree), ast.View(node=node.local_id))
-    lines = result.text.split("\n")
-    head, rest = lines[0], lines[1:]
-    return "\n".join([f"**{head}**", *[f"> {x}" if x.startswith('"') else x for x in rest]])
-
-
-def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, Span] | None:
-    tree = doc.tree
-    text_doc = doc.session.doc
-    line_no, _ = text_doc.position_at(offset)
-    line_start = text_doc.line_start(line_no)
-    line = text_doc.line(line_no)
-    verb = verb_at(line, offset - line_start)
-    if verb:
-        page = render_help_tool(verb)
-        if page:
-            return f"```\n{page}\n```", Span(line_start, line_start + len(line))
-    if tree is not None:
-        found = _line_ref(doc, offset)
-        if found:
-            ref, start = found
-            node = resolve_ref(docs, tree, ref)
-            if node is not None:
-                return node_card(docs, tree, node), Span(start + ref.start, start + ref.end)
-    node = docs.node_at(doc, offset)
-    if node is not None and tree is not None:
-        i = doc.session.segment_at(offset)
-        seg = doc.session.segments[i] if i is not None else None
-        span = Span(seg.start, seg.end) if seg else Span(offset, offset)
-        pending = " · *edited, not yet committed*" if seg is not None and seg.dirty else ""
-        return node_card(docs, tree, node) + pending, span
-    return None
-
-
-def location_of(docs: Documents, doc: OpenDoc | None, node: Node) -> Location:
-    """Where a node is shown: in this document when it is on its path, else in the path
-    view through the node."""
-    if doc is not None and doc.kind == "path":
-        i = doc.session.node_segment(node.id)
-        if i is not None:
-            seg = doc.session.segments[i]
-            return Location(doc.uri, seg.start, seg.start, doc.text)
-    tree = Tree.get_by_id(node.tree_id)
-    uri = node_uri(tree, node)
-    open_doc = docs.open.get(uri)
-    if open_doc is not None:
-        i = open_doc.session.node_segment(node.id)
-        if i is not None:
-            seg = open_doc.session.segments[i]
-            return Location(uri, seg.start, seg.start, open_doc.text)
-    view = render(docs.ws, uri, docs.participant)
-    for seg in view.segments:
-        if seg.node == node.id:
-            return Location(uri, seg.start, seg.start, view.text)
-    return Location(uri, 0, 0, view.text)
-
-
-def definition(docs: Documents, doc: OpenDoc, offset: int) -> Location | None:
-    if doc.tree is None:
-        return None
-    found = _line_ref(doc, offset)
-    if not found:
-        return None
-    node = resolve_ref(docs, doc.tree, found[0])
-    if node is None:
-        return None
-    if node.kind == "annotation" and node.parent:
-        node = docs.ws.node(node.parent)
-    return location_of(docs, doc, node)
-
-
-def references(docs: Documents, doc: OpenDoc, offset: int,
-               include_declaration: bool = True) -> list[Location]:
-    """Annotations and links that point at a node: shown where their authors' nodes are."""
-    if doc.tree is None:
-        return []
-    found = _line_ref(doc, offset)
-    node = resolve_ref(docs, doc.tree, found[0]) if found else docs.node_at(doc, offset)
-    if node is None:
-        return []
-    out = [location_of(docs, doc, node)] if include_declaration else []
-    for link in Link.select().where((Link.source == node.id) | (Link.target_node == node.id)):
-        other_id = link.target_node if link.source == node.id else link.source
-        other = Node.get_or_none(Node.id == other_id) if other_id else None
-        if other is not None:
-            out.append(location_of(docs, doc, other))
-    return out
-
-
-def document_links(docs: Documents, doc: OpenDoc) -> list[tuple[int, int, str]]:
-    """Every resolvable reference in the text, linked to the path view of its node."""
-    tree = doc.tree
-    if tree is None:
-        return []
-    text_doc = doc.session.doc
-    out = []
-    cache: dict[str, Node | None] = {}
-    for line_no in range(text_doc.line_count):
-        line = text_doc.line(line_no)
-        if "[" not in line and "→" not in line and "->" not in line and "ann-" not in line:
-            continue
-        base = text_doc.line_start(line_no)
-        for ref in refs_in_line(line):
-            if ref.text not in cache:
-                cache[ref.text] = resolve_ref(docs, tree, ref)
-            node = cache[ref.text]
-            if node is not None:
-                out.append((base + ref.start, base + ref.end, node_uri(tree, node)))
-    return out
+    async def open(self, tree_ref: str, node_ref: str | None) -> Result:
+        ws = self.host.app.ws
+        tree = ws.find_tree(tree_ref)
+        uri = node_uri(tree, ws.resolve(tree, node_ref)) if node_ref else tree_uri(tree)
+        with contextlib.suppress(Exception):
+            await self.host.show_document(uri)
+        return Result.success(f"✓ {uri}", uri=uri)

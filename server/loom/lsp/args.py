@@ -1,0 +1,136 @@
+"""Typed arguments of every Loom command and custom request, and the one answer shape.
+
+Editors send JSON objects; each becomes one of these models at the boundary. A malformed
+argument is an ``✗ INVALID_SYNTAX`` answer naming the field, never an exception. Every
+answer is ``{ok, message, data}`` built from a ``Result`` (plus the request's own fields,
+which older clients read at the top level)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from loom.commands.results import Result
+from loom.errors import LoomError
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+A = TypeVar("A", bound=Args)
+
+
+class UriArgs(Args):
+    uri: str = ""
+
+
+class NodeArgs(UriArgs):
+    """A node: given by id or reference, or the one at ``line``/``character``, else the
+    path's end."""
+
+    node: str | None = None
+    line: int | None = Field(default=None, ge=0)
+    character: int | None = Field(default=None, ge=0)
+
+
+class CycleArgs(NodeArgs):
+    delta: int = 1
+
+
+class ContinueArgs(UriArgs):
+    n: int | None = None
+    tokens: int | None = None
+    temperature: float | None = None
+
+
+class AnnotateArgs(NodeArgs):
+    text: str | None = None
+
+
+class RunArgs(UriArgs):
+    line: int = Field(default=0, ge=0)
+
+
+class OpenArgs(Args):
+    tree: str = ""
+    node: str | None = None
+
+
+class AskArgs(UriArgs):
+    message: str | None = None
+
+
+class StopArgs(Args):
+    uri: str | None = None
+
+
+class SaveParams(UriArgs):
+    text: str
+    reason: Literal["manual", "afterDelay", "focusOut"] | None = None
+
+
+class NodeInfoParams(Args):
+    tree: str | None = None
+    node: str | None = None
+    uri: str | None = None
+    line: int | None = Field(default=None, ge=0)
+    character: int | None = Field(default=None, ge=0)
+
+
+class NewTreeParams(Args):
+    title: str = "Untitled"
+    mode: Literal["buffer", "dialogue"] = "buffer"
+    text: str = ""
+
+
+class ImportParams(Args):
+    path: str | None = None
+    content: str | None = None  # the file's text, read by the client
+    name: str | None = None
+
+
+class ExportParams(Args):
+    tree: str = ""
+    format: Literal["openloom", "md", "loom"] = "openloom"
+    path: str | None = None
+    node: str | None = None
+
+
+def parse_args(model: type[A], raw: Any, what: str) -> A:
+    """``raw`` (a dict, an object pygls made, or None) as ``model``."""
+    if isinstance(raw, list):  # commands: the first argument is the object
+        raw = raw[0] if raw else None
+    raw = {} if raw is None else _as_dict(raw)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "arguments"
+        raise LoomError("INVALID_SYNTAX", f"{what}: {where}: {first['msg']}",
+                        f"see docs/lsp.md for the arguments of {what}") from err
+
+
+def _as_dict(obj: Any) -> Any:
+    """pygls hands params of methods it does not know as named tuples: plain data again."""
+    if hasattr(obj, "_asdict"):
+        return {k: _as_dict(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, dict):
+        return {k: _as_dict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_as_dict(v) for v in obj]
+    return obj
+
+
+def answer(result: Result, **fields: Any) -> dict[str, Any]:
+    """The one answer shape: ``{ok, message, data}``, a failure's text also as ``error``."""
+    out: dict[str, Any] = {"ok": result.ok, "message": result.text, "data": result.data}
+    if not result.ok:
+        out["error"] = result.text
+    out.update(fields)
+    return out
+
+
+def failure(err: LoomError, **fields: Any) -> dict[str, Any]:
+    return answer(Result.from_error(err), **fields)

@@ -1,0 +1,163 @@
+"""The collaborator in the editor: asked and stopped by the human, triggered by
+annotations addressed to it, optionally autonomous, optionally asking approval for each
+write. It acts through the executor as its own participant (``loom.agent``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from loom.commands.results import Result
+from loom.lsp.features.editing import Editing
+from loom.lsp.host import Host
+from loom.lsp.session import OpenDoc
+from loom.store.schema import Tree
+
+log = logging.getLogger(__name__)
+
+
+class Collaborator:
+    def __init__(self, host: Host, editing: Editing) -> None:
+        self.host = host
+        self.editing = editing
+        self.agents: dict[str, Any] = {}  # tree id → its collaborator (loom.agent.Agent)
+        self._asking: set[str] = set()  # trees with a collaborator turn under way
+        #: called after each turn (the change-log sync brings its edits into the buffers)
+        self.after_turn: Callable[[], Awaitable[None]] | None = None
+
+    def status(self, tree: Tree | None) -> dict[str, Any] | None:
+        """``{name, busy, node, depth}`` of the tree's collaborator, once it has one."""
+        agent = self.agents.get(tree.id) if tree is not None else None
+        if agent is None:
+            return None
+        node = depth = None
+        with contextlib.suppress(Exception):
+            at, _tip = self.host.app.ws.position(agent.participant, agent.tree)
+            node, depth = at.local_id, at.depth
+        return {"name": agent.name, "busy": agent.busy, "node": node, "depth": depth}
+
+    def agent(self, tree: Tree) -> Any:
+        """The tree's collaborator, made (and its participant created) on first use."""
+        agent = self.agents.get(tree.id)
+        if agent is None:
+            from loom.agent import Agent, AgentSpec
+
+            settings = self.host.settings
+            agent = Agent(self.host.app.ws, self.host.app.executor, tree, spec=AgentSpec(),
+                          approve=self._approve, autonomous=settings.collaborator_autonomous,
+                          settle_s=settings.collaborator_settle_s)
+            self.agents[tree.id] = agent
+        return agent
+
+    async def _approve(self, command: str) -> bool:
+        """Approval mode: the human says yes or no to each write, in the editor."""
+        if not self.host.settings.collaborator_approval:
+            return True
+        answer = await self.host.ask(f"The collaborator wants to run: {command}",
+                                     ["Allow", "Deny"])
+        return answer == "Allow"
+
+    async def tick(self) -> None:
+        """Annotations addressed to the collaborator, and (opt-in) autonomous turns, in the
+        trees the human has open."""
+        settings = self.host.settings
+        if not (settings.collaborator_triggers or settings.collaborator_autonomous):
+            return
+        open_trees: dict[str, OpenDoc] = {}
+        for doc in self.host.docs.open.values():
+            if doc.kind == "path" and doc.tree is not None:
+                open_trees.setdefault(doc.tree.id, doc)
+        for tree_id, doc in open_trees.items():
+            if tree_id in self._asking or doc.tree is None:
+                continue
+            try:
+                new = tree_id not in self.agents
+                agent = self.agent(doc.tree)
+                if new:  # what the human did since opening the tree counts, not just from now
+                    agent.triggers.cursor = min(agent.triggers.cursor, doc.opened_seq)
+            except Exception as err:  # no collaborator model: nothing to trigger, ever
+                log.warning("no collaborator for triggers: %s", err)
+                settings.collaborator_triggers = settings.collaborator_autonomous = False
+                return
+            if agent.busy:
+                continue
+            agent.triggers.autonomous_mode = settings.collaborator_autonomous
+            agent.triggers.settle_s = settings.collaborator_settle_s
+            inputs = await asyncio.to_thread(agent.pending)
+            if inputs:
+                self._asking.add(tree_id)
+                self.host.spawn(self._triggered(doc, doc.tree, inputs[0]), "collaborator turn")
+
+    async def _triggered(self, doc: OpenDoc, tree: Tree, turn_input: Any) -> None:
+        try:
+            result = await self._run_turn(doc, tree, turn_input)
+            if result.get("message"):
+                self.host.show(Result.success(f"Collaborator: {result['message']}"))
+        finally:
+            self._asking.discard(tree.id)
+
+    async def ask(self, uri: str, message: str | None) -> dict[str, Any]:
+        """One collaborator turn for the document's tree: ``{ok, message, data: {turn}}``."""
+        doc = self.host.docs.ensure(uri)
+        tree = doc.tree or self.host.actor(doc).tree
+        if tree is None:
+            return {"ok": False, "message": "✗ NOT_FOUND: there is no tree yet"}
+        current = self.agents.get(tree.id)
+        if tree.id in self._asking or (current is not None and current.busy):
+            busy = Result.failure("CONFLICT", "the collaborator is busy with a turn in "
+                                  f'"{tree.title}"', "wait for it, or stop it "
+                                  "(loom.stopCollaborator)")
+            return {"ok": False, "message": busy.text}
+        self._asking.add(tree.id)
+        try:
+            from loom.agent import ask
+
+            if doc.kind == "path" and not doc.view.read_only:
+                await self.editing.commit_and_show(doc)
+            return await self._run_turn(doc, tree, ask(message))
+        finally:
+            self._asking.discard(tree.id)
+
+    async def _run_turn(self, doc: OpenDoc, tree: Tree, turn_input: Any) -> dict[str, Any]:
+        from loom.llm.base import ModelError
+
+        try:
+            agent = self.agent(tree)
+        except ModelError as err:
+            return {"ok": False, "message": err.render()}
+        loop = asyncio.get_running_loop()
+
+        def on_event(ev: Any) -> None:  # may come from a worker thread
+            if ev.kind in ("result", "done"):
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(self.host.status, doc)
+
+        task = loop.create_task(agent.run_turn(turn_input, on_event))
+        await asyncio.sleep(0)  # the turn has started: the agent is busy
+        self.host.status(doc)
+        try:
+            record = await asyncio.shield(task)
+        finally:
+            self.host.status(doc)
+            if self.after_turn is not None:
+                with contextlib.suppress(Exception):
+                    await self.after_turn()
+            self.host.refresh_decorations()
+        if record.stop_reason == "error":
+            return {"ok": False, "message": record.error or "✗ the turn failed",
+                    "data": {"turn": record.id}}
+        text = record.message.strip() or ("(stopped)" if record.stop_reason == "stopped"
+                                          else "(no message)")
+        return {"ok": True, "message": text, "data": {"turn": record.id,
+                                                      "stopReason": record.stop_reason}}
+
+    def stop(self, tree_id: str | None = None) -> bool:
+        stopped = False
+        for tid, agent in self.agents.items():
+            if agent.busy and (tree_id is None or tid == tree_id):
+                agent.stop()
+                stopped = True
+        return stopped

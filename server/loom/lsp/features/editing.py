@@ -1,0 +1,192 @@
+"""Typed text into the tree: buffer commits, document saves, keeping uncommitted text.
+
+Everything the human typed reaches the store only as a ``commit`` (or ``save``) command
+through the executor, with the editor session's participant: the same permission check,
+branch locks and trace as any arrow command. A commit refused because another participant
+is generating on the branch keeps the text pending and is retried when the lock goes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from loom.commands import ast
+from loom.commands.results import Result
+from loom.lsp.buffer import Segment
+from loom.lsp.host import Host
+from loom.lsp.session import OpenDoc, copy_segments, strip_commands
+from loom.store.schema import BufferState
+
+log = logging.getLogger(__name__)
+
+#: Uncommitted text reaches the database this long after typing pauses, and at least this
+#: often while typing goes on (a crash loses at most the last ``PERSIST_MAX_WAIT_S``).
+PERSIST_IDLE_S = 0.15
+PERSIST_MAX_WAIT_S = 0.25
+
+
+class Editing:
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.blocked: dict[str, Result] = {}  # uri → the CONFLICT its commit waits out
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._first_unsaved: dict[str, float] = {}
+
+    # ── commits ──
+    def commit_command(self, doc: OpenDoc) -> ast.Commit | None:
+        """What committing the buffer would do, as a command (None: not a buffer)."""
+        if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
+            return None
+        session = doc.session
+        versions = tuple(
+            ast.VersionEdit(node=session.segments[i].node or "", content=session.segment_text(i))
+            for i in session.pending() if session.segments[i].node)
+        body = strip_commands(session.working_text)
+        if doc.tree.mode == "dialogue":  # a new message: blank lines before it separate blocks
+            body = body.strip("\n")
+        return ast.Commit(versions=versions, text=body if body.strip() else None,
+                          after=doc.view.tip.id)
+
+    def commit(self, doc: OpenDoc) -> Result:
+        """Commit the buffer now: pending node edits become versions, the working text a
+        node. Runs on the event loop, so the text cannot move under it."""
+        cmd = self.commit_command(doc)
+        if cmd is None:
+            return Result.success("✓ nothing to commit", created=[])
+        if not cmd.versions and cmd.text is None:
+            self.blocked.pop(doc.uri, None)
+            return Result.success("✓ nothing to commit", created=[])
+        result = self.host.execute_now(cmd, self.host.actor(doc))
+        if not result.ok:
+            if result.code == "CONFLICT":
+                self.blocked[doc.uri] = result
+                self.host.status(doc, f"{result.message}: your text is kept and will be "
+                                      "committed when it yields")
+            self.persist(doc)
+            return result
+        self.blocked.pop(doc.uri, None)
+        self._apply(doc, cmd, result)
+        return result
+
+    def _apply(self, doc: OpenDoc, cmd: ast.Commit, result: Result) -> None:
+        ws, session = self.host.app.ws, doc.session
+        versions: dict[str, str] = result.data.get("versions", {})
+        for original, version_id in versions.items():
+            i = session.node_segment(original)
+            version = ws.node_or_none(version_id)
+            if i is None or version is None:
+                continue
+            session.mark_committed(i, version.id, version.label, version.content)
+        tip = ws.node_or_none(result.data.get("node") or "")
+        created = result.data.get("created", [])
+        if result.data.get("text_committed") and created and doc.tree is not None:
+            node = ws.node_or_none(created[-1])
+            if node is not None and doc.tree.mode == "buffer":
+                session.append_committed(node.id, node.label, False, node.content)
+        if tip is not None:
+            doc.view.tip = tip
+        self.persist(doc)
+
+    async def commit_and_show(self, doc: OpenDoc) -> Result:
+        """Commit, then bring the client's text in step (re-render) and tell the status."""
+        result = self.commit(doc)
+        if (result.ok and doc.kind == "path" and doc.tree is not None
+                and doc.view.tip is not None):
+            text, segments = self.host.docs.rerender_target(doc)
+            if text != self.host.docs.expected_text(doc) or result.data.get("created"):
+                await self.host.send_edit(doc, text, segments)
+            self.host.status(doc)
+        return result
+
+    async def retry_blocked(self) -> None:
+        """Commits that waited for another participant's lock: try again."""
+        for uri in list(self.blocked):
+            doc = self.host.docs.open.get(uri)
+            if doc is None:
+                self.blocked.pop(uri, None)
+                continue
+            result = await self.commit_and_show(doc)
+            if result.ok and result.data.get("created"):
+                self.host.show(Result.success(
+                    f"✓ committed your text in {doc.tree.title if doc.tree else uri} "
+                    "(the branch is free again)"))
+                self.host.refresh_decorations()
+
+    # ── saves ──
+    def save_document(self, doc: OpenDoc) -> Result:
+        d = doc.view.doc
+        if d is None:
+            return Result.success("✓ nothing to save")
+        result = self.host.execute_now(ast.Save(doc=d.name, content=doc.text,
+                                                expected=d.updated), self.host.actor(doc))
+        if result.ok and result.data.get("updated") is not None:
+            d.updated = result.data["updated"]
+            d.content = doc.text
+        return result
+
+    # ── keeping uncommitted text ──
+    def persist(self, doc: OpenDoc) -> None:
+        timer = self._timers.pop(doc.uri, None)
+        if timer is not None:
+            timer.cancel()
+        self._first_unsaved.pop(doc.uri, None)
+        try:
+            self.host.docs.persist(doc)
+        except Exception:
+            log.exception("could not keep the uncommitted text of %s", doc.uri)
+
+    def touched(self, doc: OpenDoc) -> None:
+        """The human typed: persist once typing pauses, and at least every
+        ``PERSIST_MAX_WAIT_S`` while it goes on."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        first = self._first_unsaved.setdefault(doc.uri, now)
+        timer = self._timers.pop(doc.uri, None)
+        if timer is not None:
+            timer.cancel()
+        delay = min(PERSIST_IDLE_S, max(0.0, first + PERSIST_MAX_WAIT_S - now))
+        self._timers[doc.uri] = loop.call_later(delay, self.persist, doc)
+
+    def forget(self, uri: str) -> None:
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        self._first_unsaved.pop(uri, None)
+        self.blocked.pop(uri, None)
+
+    # ── another session's text, recovered ──
+    async def recover(self, doc: OpenDoc) -> None:
+        """Dead sessions' uncommitted text on this buffer, other than what was restored
+        into it, becomes versions and nodes (never lost), and the human is told."""
+        orphans: list[BufferState] = self.host.docs.orphans.pop(doc.uri, [])
+        ws, docs = self.host.app.ws, self.host.docs
+        saved: list[str] = []
+        for state in orphans:
+            versions = tuple(ast.VersionEdit(node=p["node"], content=p["content"])
+                             for p in state.pending or [] if ws.node_or_none(p["node"]))
+            text = strip_commands(state.working or "")
+            if versions or text.strip():
+                cmd = ast.Commit(versions=versions, text=text if text.strip() else None,
+                                 after=state.tip if ws.node_or_none(state.tip) else None,
+                                 move=False)
+                result = self.host.execute_now(cmd, self.host.actor(doc))
+                if not result.ok:
+                    self.host.show(result)
+                    continue
+                saved += [ws.node(n).label for n in result.data.get("created", [])]
+            ws.drop_buffer_state(state.uri, docs.participant, state.session)
+        # the restored text is this session's now
+        for state in ws.buffer_states(doc.uri, docs.participant):
+            if state.session != docs.session and not ws.session_alive(state.session):
+                ws.drop_buffer_state(state.uri, docs.participant, state.session)
+        self.persist(doc)
+        if saved:
+            shown = " ".join(f"[{label}]" for label in saved)
+            self.host.show(Result.success(
+                f"✓ recovered unsaved text from another editor session as {shown}"))
+            self.host.refresh_decorations()
+
+
+def base_segments(doc: OpenDoc) -> list[Segment]:
+    """A copy of the node ranges the client will have once our edits in flight land."""
+    return copy_segments(doc.targets[-1].segments if doc.targets else doc.session.segments)

@@ -1,0 +1,101 @@
+"""Keeping open documents in step with the tree: what other participants and processes
+change reaches the buffers through the change log, as minimal edits that keep what the
+human is typing. The same loop keeps this editor session alive in the store, retries
+commits that waited for a lock, and lets the collaborator notice its triggers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from loom.errors import LoomError
+from loom.lsp.features.collaborator import Collaborator
+from loom.lsp.features.editing import Editing
+from loom.lsp.host import Host
+from loom.lsp.session import OpenDoc, minimal_edit
+from loom.lsp.views import parse_uri, render
+
+log = logging.getLogger(__name__)
+HEARTBEAT_EVERY_S = 5.0
+
+
+class ChangeSync:
+    def __init__(self, host: Host, editing: Editing, collaborator: Collaborator) -> None:
+        self.host = host
+        self.editing = editing
+        self.collaborator = collaborator
+        self.seen = 0
+        self._last_beat = 0.0
+
+    def start(self) -> None:
+        self.seen = self.host.app.ws.last_change()
+        self.host.spawn(self._watch(), "change-log sync")
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self.host.settings.watch_interval_s)
+            for step in (self.beat, self.catch_up, self.collaborator.tick):
+                try:
+                    await step()
+                except Exception:
+                    log.exception("the change-log loop failed in %s", step.__name__)
+
+    async def beat(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop.time() - self._last_beat >= HEARTBEAT_EVERY_S:
+            self._last_beat = loop.time()
+            self.host.app.ws.heartbeat(self.host.docs.session)
+
+    async def catch_up(self) -> None:
+        ws = self.host.app.ws
+        last = ws.last_change()
+        if last <= self.seen:
+            return
+        changes = ws.changes_since(self.seen)
+        self.seen = last
+        if self.editing.blocked and any(c.kind == "lock.release" for c in changes):
+            await self.editing.retry_blocked()
+        content = [c for c in changes if not c.kind.startswith("lock.")]
+        trees = {c.tree for c in content if c.tree}
+        docs_changed = any(c.kind.startswith("document.") for c in content)
+        turn_trees = {c.tree for c in content if c.kind == "agent.turn" and c.tree}
+        for doc in list(self.host.docs.open.values()):
+            if doc.generating:
+                continue
+            if doc.kind == "path" and doc.tree is not None and doc.tree.id in trees:
+                if doc.view.tip is None or ws.node_or_none(doc.view.tip.id) is None:
+                    continue
+                text, segments = self.host.docs.rerender_target(doc)
+                if text != self.host.docs.expected_text(doc):
+                    await self.host.send_edit(doc, text, segments)
+                self.host.notify_changed(doc.uri)
+            elif (doc.kind in ("tree", "trace") or (doc.kind == "doc" and docs_changed)
+                  or (doc.kind == "conversation" and parse_uri(doc.uri).tree in turn_trees)):
+                await self.refresh_readonly(doc)
+        if trees:
+            self.host.refresh_decorations()
+
+    async def refresh_traces(self) -> None:
+        """Open trace views of this participant show each command as it runs."""
+        for doc in list(self.host.docs.open.values()):
+            if doc.kind == "trace":
+                await self.refresh_readonly(doc)
+
+    async def refresh_readonly(self, doc: OpenDoc) -> None:
+        try:
+            text = render(self.host.app.ws, doc.uri, self.host.docs.participant).text
+        except LoomError:
+            return
+        if doc.kind == "doc":
+            # a document someone else saved: shown unless the human has unsaved changes
+            if (doc.session.text == doc.view.text and text != doc.text
+                    and minimal_edit(doc.text, text)):
+                await self.host.send_edit(doc, text, [])
+                doc.view.text = text
+                if doc.view.doc is not None:  # a later save builds on what it shows
+                    doc.view.doc = self.host.app.ws.document(doc.view.doc.name)
+            return
+        if text != doc.text:
+            doc.session.doc.replace(0, len(doc.text), text)
+            doc.view.text = text
+            self.host.notify_changed(doc.uri)
