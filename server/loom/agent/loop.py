@@ -40,6 +40,7 @@ from loom.agent.transcript import (
 )
 from loom.agent.triggers import TurnInput
 from loom.commands import ast
+from loom.commands.canonical import to_text
 from loom.commands.catalogue import CATALOGUE
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
@@ -439,7 +440,7 @@ class TurnLoop:
         if isinstance(cmd, ast.ParseError):
             result = await asyncio.to_thread(self.executor.execute, shown, self.actor)
         else:
-            rec.canonical = "→ think" if isinstance(cmd, ast.Think) else cmd.canonical()
+            rec.canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
             result = await self._guarded(cmd, rec, record)
         rec.ok, rec.code = result.ok, result.code
         rec.canonical = rec.canonical or result.command
@@ -468,9 +469,9 @@ class TurnLoop:
 
     def _refuse(self, cmd: ast.Command, code: str, message: str, hint: str) -> Result:
         """A command refused before the executor, traced like any other."""
-        result = Result.failure(code, message, hint, cmd.canonical())
+        result = Result.failure(code, message, hint, to_text(cmd))
         with contextlib.suppress(Exception):
-            mem.record(self.ws, self.actor.participant, self.actor.tree, cmd.canonical(),
+            mem.record(self.ws, self.actor.participant, self.actor.tree, to_text(cmd),
                        False, code, message)
         return result
 
@@ -492,15 +493,15 @@ class TurnLoop:
                     f"use n:{left} or less" if left > 0 else
                     "ask the human to generate, or continue in a later turn")
         if self.approve is not None and cmd.verb in WRITE_VERBS and allowed:
-            self._emit("approval", cmd.canonical())
-            answer = self.approve(cmd.canonical())
+            self._emit("approval", to_text(cmd))
+            answer = self.approve(to_text(cmd))
             if inspect.isawaitable(answer):
                 answer = await self._until_stopped(answer)
             rec.approved = bool(answer)
             if not answer:
                 rec.executed = False
                 return self._refuse(
-                    cmd, "PERMISSION_DENIED", f"the human declined {cmd.canonical()}",
+                    cmd, "PERMISSION_DENIED", f"the human declined {to_text(cmd)}",
                     "ask the human in your message, or try something else")
         lock_node = None
         if cmd.verb in TREE_WRITES and allowed:
@@ -510,7 +511,7 @@ class TurnLoop:
                 if failure is not None:
                     with contextlib.suppress(Exception):
                         mem.record(self.ws, self.actor.participant, self.actor.tree,
-                                   cmd.canonical(), False, failure.code, failure.message or "")
+                                   to_text(cmd), False, failure.code, failure.message or "")
                     return failure
         try:
             result = await asyncio.to_thread(self.executor.execute, cmd, self.actor, None,

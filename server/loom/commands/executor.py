@@ -14,6 +14,7 @@ from collections.abc import Callable
 import peewee as pw
 
 from loom.commands import ast
+from loom.commands.canonical import to_text
 from loom.commands.catalogue import CATALOGUE
 from loom.commands.context import Actor, Ctx, SubjectModel
 from loom.commands.grammar import Classifier, parse
@@ -91,7 +92,7 @@ class Executor:
             result = Result.failure("INVALID_SYNTAX", cmd.message, cmd.hint, shown)
             self._trace(actor, shown or "→ ?", result)
             return result
-        canonical = "→ think" if isinstance(cmd, ast.Think) else cmd.canonical()
+        canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
         result = self._run(cmd, actor, on_delta, cancel)
         result.command = canonical
         self._trace(actor, canonical, result)
