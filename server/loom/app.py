@@ -55,7 +55,7 @@ def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = N
         subject = default_subject()
     classifier = None
     if os.environ.get("LOOM_CLASSIFIER", "").lower() in ("on", "1", "yes"):
-        from loom.commands.classifier import model_classifier
+        from loom.llm.classifier import model_classifier
 
         classifier = model_classifier()
     return App(ws, Executor(ws, subject, classifier))
