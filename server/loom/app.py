@@ -9,6 +9,7 @@ from pathlib import Path
 
 from loom.commands.context import Actor, SubjectModel
 from loom.commands.executor import Executor
+from loom.memory import tokens
 from loom.render import ambient as ambient_render
 from loom.store.db import open_database
 from loom.store.schema import Participant, Tree
@@ -47,6 +48,9 @@ def default_subject() -> SubjectModel | None:
 
 def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = None,
              use_default_subject: bool = True) -> App:
+    from loom.llm.tokenizer import local_tokenizer
+
+    tokens.use_tokenizer(local_tokenizer)  # exact counts from the local vocabulary, if any
     db = open_database(db_path)
     ws = Workspace(db)
     ws.human()
