@@ -26,8 +26,24 @@ class App:
     def actor(self, tree: Tree, participant: Participant | None = None) -> Actor:
         return Actor(participant or self.ws.human(), tree)
 
-    def ambient(self, actor: Actor) -> str:
-        return ambient_render.for_actor(self.ws, actor)
+    def ambient(self, actor: Actor, extended: bool = False) -> str:
+        """The actor's ambient line: the buffer variant in buffer trees."""
+        ws, tree = self.ws, actor.tree
+        node, tip = ws.position(actor.participant, tree)
+        buffer = tree.mode == "buffer"
+        if buffer:
+            path = ws.path(tip, prefer=(node.id, tip.id))
+            where = ambient_render.Where(node.local_id, node.depth, tree.title,
+                                         path_texts=[n.content for n in path])
+        else:
+            others = ([(p.name, n.label) for p, n in ws.active_elsewhere(tree,
+                                                                         actor.participant)]
+                      if extended else [])
+            where = ambient_render.Where(
+                node.local_id, node.depth, tree.title, siblings=ws.siblings(node),
+                annotations=ws.count_children(node.id, "annotation"),
+                links=ws.count_links(node.id), permissions=actor.permissions, others=others)
+        return ambient_render.line(where, buffer, extended)
 
 
 def default_subject() -> SubjectModel | None:

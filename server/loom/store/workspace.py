@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import json
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -420,8 +421,6 @@ class Workspace:
     def path(self, tip: Node, prefer: Iterable[str] = ()) -> list[Node]:
         """Root → tip in one recursive query. Where a node has several sources (an original
         and its versions), the walk takes a preferred one, else the newest version."""
-        import json
-
         cursor = self.db.execute_sql(
             """
             WITH RECURSIVE up(id, d) AS (
@@ -437,6 +436,31 @@ class Workspace:
             SELECT n.* FROM up JOIN node n ON n.id = up.id ORDER BY up.d DESC
             """, (tip.id, json.dumps(list(prefer))))
         return NodeRow.all(cursor)  # type: ignore[return-value]
+
+    def continuation_map(self, node_id: str, depth: int,
+                         per_node: int | None = None) -> dict[str, list[tuple[str, str]]]:
+        """``(id, label)`` of the unpruned continuations, in sibling order, of ``node_id`` and
+        of every node down to ``depth`` levels below it (what a ``tree`` drawing of that
+        depth shows), one query per level. With ``per_node`` only the first ``per_node``
+        children of a node are followed further down. Nodes without any are left out."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        frontier = [node_id]
+        for _level in range(depth + 1):
+            if not frontier:
+                break
+            rows = self.db.execute_sql(
+                "SELECT s.node, n.id, n.label FROM edge_source s JOIN edge e ON e.target = "
+                "s.target JOIN node n ON n.id = s.target WHERE s.node IN (SELECT value FROM "
+                "json_each(?)) AND e.kind = 'continuation' AND n.pruned = 0 "
+                "ORDER BY s.node, e.sibling_order, n.id", (json.dumps(frontier),)).fetchall()
+            below: dict[str, None] = {}
+            for parent, child, label in rows:
+                kids = found.setdefault(parent, [])
+                kids.append((child, label))
+                if per_node is None or len(kids) <= per_node:
+                    below[child] = None
+            frontier = list(below)
+        return found
 
     def descend(self, node: Node, limit: int = 100_000) -> Node:
         """Follow first continuations (sibling order) down to a leaf, in one query."""
