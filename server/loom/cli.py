@@ -202,7 +202,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     except ModelError as err:
         _print(error("MODEL_ERROR", err.message, err.hint), err=True)
         return 1
-    left = app.ws.db.execute_sql("SELECT count(*) FROM summary_job").fetchone()[0]
+    left = app.ws.queued_summaries()
     _print(f"✓ wrote {done} summar{'y' if done == 1 else 'ies'} ({left} still queued)")
     return 0
 

@@ -52,7 +52,9 @@ from loom.memory import operational as mem
 from loom.memory.tokens import count_tokens
 from loom.model import permissions as perms
 from loom.render.text import thousands
-from loom.store.schema import BufferState, Generation, Node, Participant
+from loom.store import buffers
+from loom.store.schema import Node
+from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -183,26 +185,22 @@ def summarize_result(text: str, threshold: int) -> str:
     return "\n".join(kept)
 
 
-def human_typing(ws: Any, node: Node, agent_id: str, window_s: float) -> str | None:
+def human_typing(ws: Workspace, node: Node, agent_id: str, window_s: float) -> str | None:
     """The name of someone else with uncommitted buffer work at ``node`` (typing there)."""
-    cutoff = ws.clock() - window_s
-    rows = BufferState.select().where((BufferState.tree == node.tree_id) &
-                                      (BufferState.participant != agent_id) &
-                                      (BufferState.updated >= cutoff))
-    for row in rows:
+    for row in buffers.recent(ws, node.tree_id, ws.clock() - window_s, exclude=agent_id):
         pending = {p.get("node") for p in (row.pending or []) if isinstance(p, dict)}
         if (row.tip == node.id and row.working.strip()) or node.id in pending:
-            p = Participant.get_or_none(Participant.id == row.participant)
+            p = ws.participant_by_id(row.participant)
             return p.name if p else "someone"
     return None
 
 
-def _subject_usage(created: list[str]) -> tuple[int, int]:
+def _subject_usage(ws: Workspace, created: list[str]) -> tuple[int, int]:
     """Prompt and completion tokens the subject model spent on these nodes (one response
     shared by several completions is counted once)."""
     seen: set[tuple[Any, ...]] = set()
     prompt = completion = 0
-    for g in Generation.select().where(Generation.node.in_(created)):
+    for g in ws.generations(created):
         u = g.usage or {}
         key = (g.raw, u.get("prompt_tokens"), u.get("completion_tokens"))
         if g.raw is not None and key in seen:
@@ -523,7 +521,7 @@ class TurnLoop:
         if isinstance(cmd, ast.Continue) and result.ok:
             created = list(result.data.get("created", []))
             record.usage.continuations += len(created)
-            p, c = await asyncio.to_thread(_subject_usage, created)
+            p, c = await asyncio.to_thread(_subject_usage, self.ws, created)
             record.usage.subject_prompt_tokens += p
             record.usage.subject_completion_tokens += c
         return result

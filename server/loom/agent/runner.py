@@ -39,7 +39,7 @@ from loom.llm.base import Provider
 from loom.llm.config import ModelProfile, resolve_profile
 from loom.llm.providers.local import N_CTX
 from loom.llm.registry import make_provider
-from loom.store.schema import Participant, Position, Tree
+from loom.store.schema import Tree
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -112,18 +112,11 @@ class Agent:
     def _place(self) -> None:
         """A newcomer starts where the human most recently was, not at the first leaf."""
         tree = self.tree
-        if Position.get_or_none((Position.participant == self.participant.id) &
-                                (Position.tree == tree.id)) is not None:
+        if self.ws.has_position(self.participant, tree):
             return
-        humans = [p.id for p in Participant.select(Participant.id)
-                  .where(Participant.kind == "human")]
-        row = (Position.select().where((Position.tree == tree.id) &
-                                       (Position.participant.in_(humans)))
-               .order_by(Position.updated.desc()).first())
-        if row is None:
-            return
-        node, tip = self.ws.node(row.node), self.ws.node(row.tip)
-        self.ws.set_position(self.participant, tree, node, tip)
+        latest = self.ws.latest_position(tree, kind="human")
+        if latest is not None:
+            self.ws.set_position(self.participant, tree, *latest)
 
     async def run_turn(self, turn_input: TurnInput | str | None = None,
                        on_event: EventSink | None = None,

@@ -28,6 +28,7 @@ from loom.store.schema import (
     Document,
     Edge,
     EdgeSource,
+    Generation,
     Link,
     Node,
     Participant,
@@ -142,6 +143,36 @@ class Workspace:
                 )
                 self.log_change(None, "participant.create", p.id, None, {"name": name})
         return p
+
+    def find_participant(self, name: str) -> Participant | None:
+        """The participant called ``name``, or None."""
+        return Participant.get_or_none(Participant.name == name)
+
+    def participant_by_id(self, participant_id: str) -> Participant | None:
+        return Participant.get_or_none(Participant.id == participant_id)
+
+    def participants(self, kind: str | None = None, role: str | None = None
+                     ) -> list[Participant]:
+        """Every participant (of a ``kind``, in a ``role``), in order of arrival."""
+        q = Participant.select()
+        if kind is not None:
+            q = q.where(Participant.kind == kind)
+        if role is not None:
+            q = q.where(Participant.role == role)
+        return list(q.order_by(Participant.created, Participant.id))
+
+    def participant_names(self) -> dict[str, str]:
+        """Participant id → name, for many metadata lines at once."""
+        return dict(self.db.execute_sql("SELECT id, name FROM participant").fetchall())
+
+    def update_participant(self, participant: Participant, **fields: Any) -> None:
+        """Change a participant's profile, role or loom-awareness (permissions:
+        :meth:`set_permissions`)."""
+        with self.db.atomic():
+            Participant.update(**fields).where(Participant.id == participant.id).execute()
+            self.log_change(None, "participant.update", participant.id, None, dict(fields))
+        for k, v in fields.items():
+            setattr(participant, k, v)
 
     def human(self, name: str = HUMAN) -> Participant:
         return self.ensure_participant(name, "human", "human", perms.ROLES["human"], True)
@@ -334,6 +365,10 @@ class Workspace:
             raise not_found(f"node {node_id} does not exist")
         return n
 
+    def find_node(self, node_id: str) -> Node | None:
+        """The node with this id, or None (a change log may name a node since deleted)."""
+        return Node.get_or_none(Node.id == node_id)
+
     def resolve(self, tree: Tree, ref: str) -> Node:
         """A node from what a person or model typed: a localId prefix (≥3), ``[a7x2]``,
         a version ``a7x2'``, or ``ann-3``. Ambiguity is an error listing the candidates."""
@@ -405,6 +440,29 @@ class Workspace:
         return self.db.execute_sql(
             "SELECT count(*) FROM link WHERE source = ? OR target_node = ?", (node_id, node_id)
         ).fetchone()[0]
+
+    def connection_counts(self, ids: Sequence[str]
+                          ) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
+        """For many nodes at once (a whole path), in two queries: ``{(id, edge kind):
+        unpruned children}`` and ``{id: links}``; zero counts are left out."""
+        if not ids:
+            return {}, {}
+        payload = json.dumps(list(ids))
+        kids: dict[tuple[str, str], int] = {}
+        for node_id, kind, n in self.db.execute_sql(
+            "SELECT s.node, e.kind, count(*) FROM edge_source s "
+            "JOIN edge e ON e.target = s.target JOIN node n ON n.id = s.target "
+            "WHERE s.node IN (SELECT value FROM json_each(?)) AND n.pruned = 0 "
+            "GROUP BY s.node, e.kind", (payload,)).fetchall():
+            kids[(node_id, kind)] = n
+        links: dict[str, int] = {}
+        for node_id, n in self.db.execute_sql(
+            "SELECT x, count(*) FROM (SELECT source AS x FROM link WHERE source IN "
+            "(SELECT value FROM json_each(?1)) UNION ALL SELECT target_node AS x FROM link "
+            "WHERE target_node IN (SELECT value FROM json_each(?1))) GROUP BY x",
+                (payload,)).fetchall():
+            links[node_id] = n
+        return kids, links
 
     def siblings(self, node: Node) -> int:
         """Other children of the node's parent (SPEC-NOTES decision 4)."""
@@ -493,6 +551,11 @@ class Workspace:
             self.log_change(node.tree_id, "node.summary", node.id, None, {"source": source})
         node.summary, node.summary_source = summary, source
 
+    def generations(self, node_ids: Sequence[str]) -> list[Generation]:
+        """The provenance records of these nodes (model, parameters, usage)."""
+        return list(Generation.select().where(Generation.node.in_(list(node_ids)))
+                    .order_by(Generation.created, Generation.id))
+
     # ── the summary queue (SPEC-NOTES decision 11) ─────────────────────────────
     SUMMARY_QUEUE_LIMIT = 5_000
     TREE_SUMMARY_EVERY = 10
@@ -500,10 +563,8 @@ class Workspace:
     def enqueue_summary(self, kind: str, entity: str, tree: str | None,
                         priority: int = 5) -> bool:
         """Queue summary work; bounded: past the limit only urgent (lazy) work is taken."""
-        if priority > 0:
-            pending = self.db.execute_sql("SELECT count(*) FROM summary_job").fetchone()[0]
-            if pending >= self.SUMMARY_QUEUE_LIMIT:
-                return False
+        if priority > 0 and self.queued_summaries() >= self.SUMMARY_QUEUE_LIMIT:
+            return False
         with self.db.atomic():
             self.db.execute_sql(
                 "INSERT INTO summary_job (kind, entity, tree, priority, attempts, not_before, "
@@ -511,6 +572,10 @@ class Workspace:
                 "SET priority = min(priority, excluded.priority)",
                 (kind, entity, tree, priority, self.clock()))
         return True
+
+    def queued_summaries(self) -> int:
+        """Summary jobs waiting in the queue."""
+        return self.db.execute_sql("SELECT count(*) FROM summary_job").fetchone()[0]
 
     def _count_for_tree_summary(self, tree: Tree) -> None:
         Tree.update(summary_counter=Tree.summary_counter + 1).where(Tree.id == tree.id).execute()
@@ -556,6 +621,22 @@ class Workspace:
                 Participant.id == participant.id).execute()
             self.log_change(tree.id, "position", node.id, participant.id, {"tip": (tip or node).id})
         participant.current_tree = tree.id
+
+    def has_position(self, participant: Participant, tree: Tree) -> bool:
+        """Whether ``participant`` has been placed in ``tree`` (else :meth:`position` gives
+        a newcomer's default)."""
+        return self.db.execute_sql("SELECT 1 FROM position WHERE participant = ? AND tree = ?",
+                                   (participant.id, tree.id)).fetchone() is not None
+
+    def latest_position(self, tree: Tree, kind: str = "human") -> tuple[Node, Node] | None:
+        """(node, tip) of whichever participant of ``kind`` moved in ``tree`` most recently."""
+        row = self.db.execute_sql(
+            "SELECT p.node, p.tip FROM position p JOIN participant x ON x.id = p.participant "
+            "WHERE p.tree = ? AND x.kind = ? ORDER BY p.updated DESC LIMIT 1",
+            (tree.id, kind)).fetchone()
+        if row is None:
+            return None
+        return self.node(row[0]), self.node(row[1])
 
     def active_elsewhere(self, tree: Tree, exclude: Participant,
                          within_s: float = 900.0) -> list[tuple[Participant, Node]]:
