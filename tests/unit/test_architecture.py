@@ -32,7 +32,7 @@ MODEL_QUERIES = frozenset({
     "delete", "delete_by_id", "replace", "replace_many", "create", "bulk_create",
 })
 #: Calls that are database access on whatever object they are made on.
-DB_CALLS = frozenset({"execute_sql", "atomic"})
+DB_CALLS = frozenset({"execute_sql", "atomic", "transaction", "cursor"})
 SCHEMA = "loom.store.schema"
 
 
