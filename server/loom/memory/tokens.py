@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 from collections.abc import Callable
 
 #: An exact token count of a text.
@@ -19,17 +18,15 @@ Tokenizer = Callable[[str], int]
 TokenizerLoader = Callable[[], Tokenizer | None]
 
 _loader: TokenizerLoader | None = None
-_lock = threading.Lock()
 
 
 def use_tokenizer(loader: TokenizerLoader | None) -> None:
     """Count exactly with what ``loader`` loads (on the first exact count); None: estimate.
     Installing the same loader again keeps the loaded tokenizer."""
     global _loader
-    with _lock:
-        if loader is not _loader:
-            _loader = loader
-            _tokenizer.cache_clear()
+    if loader is not _loader:
+        _loader = loader
+        _tokenizer.cache_clear()
 
 
 @functools.cache
