@@ -9,6 +9,7 @@ from pathlib import Path
 
 from loom.commands.context import Actor, SubjectModel
 from loom.commands.executor import Executor
+from loom.memory import tokens
 from loom.render import ambient as ambient_render
 from loom.store.db import open_database
 from loom.store.schema import Participant, Tree
@@ -25,8 +26,24 @@ class App:
     def actor(self, tree: Tree, participant: Participant | None = None) -> Actor:
         return Actor(participant or self.ws.human(), tree)
 
-    def ambient(self, actor: Actor) -> str:
-        return ambient_render.for_actor(self.ws, actor)
+    def ambient(self, actor: Actor, extended: bool = False) -> str:
+        """The actor's ambient line: the buffer variant in buffer trees."""
+        ws, tree = self.ws, actor.tree
+        node, tip = ws.position(actor.participant, tree)
+        buffer = tree.mode == "buffer"
+        if buffer:
+            path = ws.path(tip, prefer=(node.id, tip.id))
+            where = ambient_render.Where(node.local_id, node.depth, tree.title,
+                                         path_texts=[n.content for n in path])
+        else:
+            others = ([(p.name, n.label) for p, n in ws.active_elsewhere(tree,
+                                                                         actor.participant)]
+                      if extended else [])
+            where = ambient_render.Where(
+                node.local_id, node.depth, tree.title, siblings=ws.siblings(node),
+                annotations=ws.count_children(node.id, "annotation"),
+                links=ws.count_links(node.id), permissions=actor.permissions, others=others)
+        return ambient_render.line(where, buffer, extended)
 
 
 def default_subject() -> SubjectModel | None:
@@ -47,6 +64,9 @@ def default_subject() -> SubjectModel | None:
 
 def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = None,
              use_default_subject: bool = True) -> App:
+    from loom.llm.tokenizer import local_tokenizer
+
+    tokens.use_tokenizer(local_tokenizer)  # exact counts from the local vocabulary, if any
     db = open_database(db_path)
     ws = Workspace(db)
     ws.human()
@@ -55,7 +75,7 @@ def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = N
         subject = default_subject()
     classifier = None
     if os.environ.get("LOOM_CLASSIFIER", "").lower() in ("on", "1", "yes"):
-        from loom.commands.classifier import model_classifier
+        from loom.llm.classifier import model_classifier
 
         classifier = model_classifier()
     return App(ws, Executor(ws, subject, classifier))

@@ -107,6 +107,7 @@ def cmd_shell(args: argparse.Namespace) -> int:
 
 def cmd_parse(args: argparse.Namespace) -> int:
     from loom.commands import ast
+    from loom.commands.canonical import to_text
     from loom.commands.executor import parse_line
 
     status = 0
@@ -116,7 +117,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
             _print(error("INVALID_SYNTAX", cmd.message, cmd.hint))
             status = 1
             continue
-        data = {"canonical": cmd.canonical(), **cmd.model_dump(by_alias=True, mode="json")}
+        data = {"canonical": to_text(cmd), **cmd.model_dump(by_alias=True, mode="json")}
         _print(_machine(data, args.format).removesuffix("\n---"))
     return status
 
@@ -201,7 +202,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     except ModelError as err:
         _print(error("MODEL_ERROR", err.message, err.hint), err=True)
         return 1
-    left = app.ws.db.execute_sql("SELECT count(*) FROM summary_job").fetchone()[0]
+    left = app.ws.queued_summaries()
     _print(f"✓ wrote {done} summar{'y' if done == 1 else 'ies'} ({left} still queued)")
     return 0
 

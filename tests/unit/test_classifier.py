@@ -4,8 +4,8 @@ accepts, or nothing; never a guess the grammar would refuse."""
 from __future__ import annotations
 
 from loom.commands import ast
-from loom.commands.classifier import ModelClassifier, answer_to_line
 from loom.commands.grammar import parse
+from loom.llm.classifier import ModelClassifier, answer_to_line
 
 SEED_STYLE = """intent: annotate
 confidence: 0.92
@@ -42,3 +42,15 @@ def test_answer_to_line_forms() -> None:
     assert answer_to_line({"intent": "switch", "confidence": "0.8",
                            "extractedEntities": {"node": "b3k9"}}) == "→ switch to b3k9"
     assert answer_to_line({"intent": "view", "confidence": "high"}) is None
+
+
+def test_the_composition_root_wires_the_model_classifier_only_when_asked(
+        tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from loom.app import open_app
+
+    monkeypatch.setenv("LOOM_CONFIG", str(tmp_path / "none.toml"))  # builtin profiles only
+    monkeypatch.delenv("LOOM_CLASSIFIER", raising=False)
+    assert open_app(tmp_path / "a.db", use_default_subject=False).executor.classifier is None
+    monkeypatch.setenv("LOOM_CLASSIFIER", "on")
+    wired = open_app(tmp_path / "b.db", use_default_subject=False).executor.classifier
+    assert isinstance(wired, ModelClassifier)

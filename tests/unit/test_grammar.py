@@ -28,6 +28,7 @@ from loom.commands.ast import (
     View,
     Write,
 )
+from loom.commands.canonical import to_text
 from loom.commands.grammar import parse
 
 
@@ -496,14 +497,14 @@ def test_a_classifier_answer_that_is_not_a_command_is_ignored() -> None:
     assert isinstance(result, ParseError)
 
 
-def test_canonical_method_on_commands() -> None:
-    assert View(node="a7x2", detail="full").canonical() == "→ view a7x2 full"
-    assert Annotate(node="a7x2", content='say "hi"').canonical() == '→ annotate a7x2 "say \\"hi\\""'
-    assert Switch(node="x9y3", tree="earlier draft").canonical() == (
+def test_canonical_text_of_commands() -> None:
+    assert to_text(View(node="a7x2", detail="full")) == "→ view a7x2 full"
+    assert to_text(Annotate(node="a7x2", content='say "hi"')) == '→ annotate a7x2 "say \\"hi\\""'
+    assert to_text(Switch(node="x9y3", tree="earlier draft")) == (
         '→ switch to x9y3 in tree:"earlier draft"'
     )
-    assert Continue(from_="b3k9", n=3, tokens=40).canonical() == (
+    assert to_text(Continue(from_="b3k9", n=3, tokens=40)) == (
         "→ continue from b3k9 n:3 tokens:40"
     )
-    assert View(node="tree").canonical() == "→ view [tree]"
-    assert Think(content="a\nb").canonical() == "→ think\na\nb\n←"
+    assert to_text(View(node="tree")) == "→ view [tree]"
+    assert to_text(Think(content="a\nb")) == "→ think\na\nb\n←"

@@ -12,7 +12,7 @@ from typing import Any
 
 _EXPORTS = {
     "Agent": "loom.agent.runner",
-    "main_agent": "loom.agent.runner",
+    "main_agent": "loom.agent.cli",
     "AgentEvent": "loom.agent.loop",
     "Budgets": "loom.agent.loop",
     "LockPolicy": "loom.agent.loop",

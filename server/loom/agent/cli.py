@@ -1,9 +1,20 @@
-"""``loom agent``'s arguments, cheap to import (the CLI builds every parser at start-up);
-the work is in :mod:`loom.agent.runner`."""
+"""``loom agent``: its arguments (cheap to import: the CLI builds every parser at start-up)
+and the headless front end around :class:`loom.agent.runner.Agent`, which is imported only
+when the command runs."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from loom.agent.loop import AgentEvent, Approver, EventSink
+    from loom.agent.runner import Agent
 
 DEFAULT_NAME = "collaborator"  # = participant.DEFAULT_NAME
 ROLES = ("research collaborator", "analysis assistant")  # = participant.AGENT_ROLES
@@ -28,7 +39,101 @@ def add_agent_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--show", action="store_true", help="print the conversation and exit")
 
 
-def main_agent(args: argparse.Namespace) -> int:
-    from loom.agent.runner import main_agent as run
+def _printer(out: Any = None, err: Any = None) -> EventSink:
+    out = out or sys.stdout
+    err = err or sys.stderr
 
-    return run(args)
+    def write(stream: Any, text: str) -> None:
+        stream.write(text if text.endswith("\n") else text + "\n")
+        stream.flush()
+
+    def on_event(ev: AgentEvent) -> None:
+        if ev.kind == "said":
+            write(out, ev.text)
+        elif ev.kind == "think":
+            n = ev.data.get("lines", 0)
+            write(out, f"▸ think (collapsed, {n} line{'' if n == 1 else 's'})")
+        elif ev.kind == "result":
+            line = str(ev.data.get("line", "")).split("\n", 1)[0]
+            write(out, f"{line}  {ev.text}")
+        elif ev.kind in ("notice", "error"):
+            write(err, f"· {ev.text}")
+        elif ev.kind == "done":
+            write(err, ev.text)
+
+    return on_event
+
+
+def _terminal_approver() -> Approver:
+    async def approve(command: str) -> bool:
+        def prompt() -> str:
+            sys.stderr.write(f"allow {command}? [y/N] ")
+            sys.stderr.flush()
+            return sys.stdin.readline()
+
+        answer = await asyncio.to_thread(prompt)
+        return answer.strip().lower() in ("y", "yes")
+
+    return approve
+
+
+async def _run_cli(agent: Agent, args: argparse.Namespace) -> int:
+    from loom.agent.triggers import ask
+
+    on_event = _printer()
+    loop = asyncio.get_running_loop()
+    quit_ = threading.Event()
+
+    def interrupt() -> None:  # Ctrl-C stops the turn; again (or when idle) quits
+        if agent.busy and not agent._cancel.is_set():
+            agent.stop()
+        else:
+            quit_.set()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+    status = 0
+    if args.ask is not None:
+        turn = await agent.run_turn(ask(args.ask), on_event)
+        status = 1 if turn.stop_reason == "error" else 0
+    if args.auto:
+        print(f"· {agent.name} is watching \"{agent.tree.title}\" (Ctrl-C to quit)",
+              file=sys.stderr)
+        await agent.watch(on_event, stop=quit_)
+    elif args.ask is None:  # interactive: each line is an ask; @-annotations in between
+        while not quit_.is_set():
+            for turn_input in await asyncio.to_thread(agent.pending):
+                await agent.run_turn(turn_input, on_event)
+            sys.stderr.write(f"ask {agent.name}> ")
+            sys.stderr.flush()
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line:
+                break
+            if line.strip():
+                await agent.run_turn(ask(line.strip()), on_event)
+    return status
+
+
+def main_agent(args: argparse.Namespace) -> int:
+    """``loom agent TREE [--ask MESSAGE] [--auto] [--approve]`` (headless)."""
+    from loom.agent.participant import AgentSpec
+    from loom.agent.runner import Agent
+    from loom.app import open_app
+    from loom.llm.base import ModelError
+
+    app = open_app(getattr(args, "db", None))
+    tree = app.ws.find_tree(args.tree)
+    spec = AgentSpec(name=args.name, role=args.role, profile=args.profile)
+    try:
+        agent = Agent(app.ws, app.executor, tree, spec=spec,
+                      approve=_terminal_approver() if args.approve else None,
+                      autonomous=args.auto, settle_s=args.settle)
+    except ModelError as err:  # no usable collaborator model: say how to configure one
+        sys.stderr.write(err.render() + "\n")
+        return 1
+    if args.max_iterations is not None:
+        agent.budgets.max_iterations = max(1, args.max_iterations)
+    if args.show:
+        sys.stdout.write(agent.conversation_text())
+        return 0
+    return asyncio.run(_run_cli(agent, args))

@@ -29,7 +29,6 @@ pruned.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -43,7 +42,7 @@ from loom.model import permissions as perms
 from loom.model.documents import find_section
 from loom.render import formats as f
 from loom.render.text import one_line, plural, preview, quote, relative_time, thousands, word_count
-from loom.store.schema import Document, Node, Participant, TraceEntry
+from loom.store.schema import Node, Participant, TraceEntry
 from loom.store.workspace import Workspace
 
 DEFAULT_BUDGET = 16_000
@@ -233,11 +232,7 @@ def summarize_trace(entries: Sequence[TraceEntry]) -> str:
 def agent_trace(ws: Workspace, who: Participant, tree_id: str,
                 limit: int = TRACE_RECENT) -> list[TraceEntry]:
     """The agent's latest trace entries in this tree (and tree-less ones), oldest first."""
-    rows = (TraceEntry.select().where((TraceEntry.participant == who.id) &
-                                      ((TraceEntry.tree == tree_id) |
-                                       TraceEntry.tree.is_null()))
-            .order_by(TraceEntry.id.desc()).limit(limit))
-    return list(reversed(list(rows)))
+    return mem.trace(ws, who, limit, tree_id=tree_id)
 
 
 def _capped(text: str, limit: int = PIN_CHARS) -> str:
@@ -250,15 +245,11 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
     memory is no block at all."""
     who = actor.participant
     pinned: list[str] = []
-    for p in mem.pins(ws, who):
-        if p.kind == "node":
-            node = Node.get_or_none(Node.id == p.ref)
-            if node is not None:
-                pinned.append(f"  {f.ref(node.label)} {quote(_capped(node.content))}")
+    for p, entity in mem.pinned(ws, who):
+        if isinstance(entity, Node):
+            pinned.append(f"  {f.ref(entity.label)} {quote(_capped(entity.content))}")
             continue
-        doc = Document.get_or_none(Document.id == p.ref)
-        if doc is None:
-            continue
+        doc = entity
         text = doc.content
         if p.section:
             sec = find_section(doc.content, p.section)
@@ -319,40 +310,13 @@ class _Block:
         return self._full_tokens
 
 
-def _connection_counts(ws: Workspace, ids: list[str]) -> tuple[dict[tuple[str, str], int],
-                                                               dict[str, int]]:
-    """Continuation/annotation counts and link counts for many nodes, in two queries."""
-    if not ids:
-        return {}, {}
-    payload = json.dumps(ids)
-    kids: dict[tuple[str, str], int] = {}
-    for node_id, kind, n in ws.db.execute_sql(
-        "SELECT s.node, e.kind, count(*) FROM edge_source s "
-        "JOIN edge e ON e.target = s.target JOIN node n ON n.id = s.target "
-        "WHERE s.node IN (SELECT value FROM json_each(?)) AND n.pruned = 0 "
-        "GROUP BY s.node, e.kind", (payload,)).fetchall():
-        kids[(node_id, kind)] = n
-    links: dict[str, int] = {}
-    for node_id, n in ws.db.execute_sql(
-        "SELECT x, count(*) FROM (SELECT source AS x FROM link WHERE source IN "
-        "(SELECT value FROM json_each(?1)) UNION ALL SELECT target_node AS x FROM link "
-        "WHERE target_node IN (SELECT value FROM json_each(?1))) GROUP BY x",
-            (payload,)).fetchall():
-        links[node_id] = n
-    return kids, links
-
-
-def _names(ws: Workspace) -> dict[str, str]:
-    return {p.id: p.name for p in Participant.select(Participant.id, Participant.name)}
-
-
 def conversation_blocks(ws: Workspace, path: Sequence[Node], now: float) -> list[_Block]:
     """Per-node metadata (``[localId] author · time · connections``) and content, for each
     path node that belongs in the conversation (no annotations, no excluded nodes)."""
     shown = [n for n in path if n.kind != "annotation" and not n.excluded and not n.pruned
              and not (n.kind == "root" and not n.content.strip())]
-    kids, links = _connection_counts(ws, [n.id for n in shown])
-    names = _names(ws)
+    kids, links = ws.connection_counts([n.id for n in shown])
+    names = ws.participant_names()
     blocks = []
     for n in shown:
         conn = f.connections(kids.get((n.id, "continuation"), 0),

@@ -40,6 +40,7 @@ from loom.agent.transcript import (
 )
 from loom.agent.triggers import TurnInput
 from loom.commands import ast
+from loom.commands.canonical import to_text
 from loom.commands.catalogue import CATALOGUE
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
@@ -51,7 +52,9 @@ from loom.memory import operational as mem
 from loom.memory.tokens import count_tokens
 from loom.model import permissions as perms
 from loom.render.text import thousands
-from loom.store.schema import BufferState, Generation, Node, Participant
+from loom.store import buffers
+from loom.store.schema import Node
+from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -182,26 +185,22 @@ def summarize_result(text: str, threshold: int) -> str:
     return "\n".join(kept)
 
 
-def human_typing(ws: Any, node: Node, agent_id: str, window_s: float) -> str | None:
+def human_typing(ws: Workspace, node: Node, agent_id: str, window_s: float) -> str | None:
     """The name of someone else with uncommitted buffer work at ``node`` (typing there)."""
-    cutoff = ws.clock() - window_s
-    rows = BufferState.select().where((BufferState.tree == node.tree_id) &
-                                      (BufferState.participant != agent_id) &
-                                      (BufferState.updated >= cutoff))
-    for row in rows:
+    for row in buffers.recent(ws, node.tree_id, ws.clock() - window_s, exclude=agent_id):
         pending = {p.get("node") for p in (row.pending or []) if isinstance(p, dict)}
         if (row.tip == node.id and row.working.strip()) or node.id in pending:
-            p = Participant.get_or_none(Participant.id == row.participant)
+            p = ws.participant_by_id(row.participant)
             return p.name if p else "someone"
     return None
 
 
-def _subject_usage(created: list[str]) -> tuple[int, int]:
+def _subject_usage(ws: Workspace, created: list[str]) -> tuple[int, int]:
     """Prompt and completion tokens the subject model spent on these nodes (one response
     shared by several completions is counted once)."""
     seen: set[tuple[Any, ...]] = set()
     prompt = completion = 0
-    for g in Generation.select().where(Generation.node.in_(created)):
+    for g in ws.generations(created):
         u = g.usage or {}
         key = (g.raw, u.get("prompt_tokens"), u.get("completion_tokens"))
         if g.raw is not None and key in seen:
@@ -439,7 +438,7 @@ class TurnLoop:
         if isinstance(cmd, ast.ParseError):
             result = await asyncio.to_thread(self.executor.execute, shown, self.actor)
         else:
-            rec.canonical = "→ think" if isinstance(cmd, ast.Think) else cmd.canonical()
+            rec.canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
             result = await self._guarded(cmd, rec, record)
         rec.ok, rec.code = result.ok, result.code
         rec.canonical = rec.canonical or result.command
@@ -468,9 +467,9 @@ class TurnLoop:
 
     def _refuse(self, cmd: ast.Command, code: str, message: str, hint: str) -> Result:
         """A command refused before the executor, traced like any other."""
-        result = Result.failure(code, message, hint, cmd.canonical())
+        result = Result.failure(code, message, hint, to_text(cmd))
         with contextlib.suppress(Exception):
-            mem.record(self.ws, self.actor.participant, self.actor.tree, cmd.canonical(),
+            mem.record(self.ws, self.actor.participant, self.actor.tree, to_text(cmd),
                        False, code, message)
         return result
 
@@ -492,15 +491,15 @@ class TurnLoop:
                     f"use n:{left} or less" if left > 0 else
                     "ask the human to generate, or continue in a later turn")
         if self.approve is not None and cmd.verb in WRITE_VERBS and allowed:
-            self._emit("approval", cmd.canonical())
-            answer = self.approve(cmd.canonical())
+            self._emit("approval", to_text(cmd))
+            answer = self.approve(to_text(cmd))
             if inspect.isawaitable(answer):
                 answer = await self._until_stopped(answer)
             rec.approved = bool(answer)
             if not answer:
                 rec.executed = False
                 return self._refuse(
-                    cmd, "PERMISSION_DENIED", f"the human declined {cmd.canonical()}",
+                    cmd, "PERMISSION_DENIED", f"the human declined {to_text(cmd)}",
                     "ask the human in your message, or try something else")
         lock_node = None
         if cmd.verb in TREE_WRITES and allowed:
@@ -510,7 +509,7 @@ class TurnLoop:
                 if failure is not None:
                     with contextlib.suppress(Exception):
                         mem.record(self.ws, self.actor.participant, self.actor.tree,
-                                   cmd.canonical(), False, failure.code, failure.message or "")
+                                   to_text(cmd), False, failure.code, failure.message or "")
                     return failure
         try:
             result = await asyncio.to_thread(self.executor.execute, cmd, self.actor, None,
@@ -522,7 +521,7 @@ class TurnLoop:
         if isinstance(cmd, ast.Continue) and result.ok:
             created = list(result.data.get("created", []))
             record.usage.continuations += len(created)
-            p, c = await asyncio.to_thread(_subject_usage, created)
+            p, c = await asyncio.to_thread(_subject_usage, self.ws, created)
             record.usage.subject_prompt_tokens += p
             record.usage.subject_completion_tokens += c
         return result

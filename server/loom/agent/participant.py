@@ -67,7 +67,7 @@ def ensure_agent(ws: Workspace, spec: AgentSpec | None = None) -> Participant:
     spec = spec or AgentSpec()
     name = check_name(spec.name)
     wanted = spec.wanted()
-    existing = Participant.get_or_none(Participant.name == name)
+    existing = ws.find_participant(name)
     if existing is not None and (existing.kind != "model" or
                                  existing.role != PARTICIPANT_ROLE):
         raise LoomError("CONFLICT", f'"{name}" is already a {existing.role or existing.kind} '
@@ -84,12 +84,7 @@ def ensure_agent(ws: Workspace, spec: AgentSpec | None = None) -> Participant:
     if existing.loom_aware != spec.loom_aware:
         changes["loom_aware"] = spec.loom_aware
     if changes:
-        with ws.db.atomic():
-            Participant.update(**changes).where(Participant.id == existing.id).execute()
-            ws.log_change(None, "participant.update", existing.id, None,
-                          {k: v for k, v in changes.items()})
-        for k, v in changes.items():
-            setattr(existing, k, v)
+        ws.update_participant(existing, **changes)
     return existing
 
 
@@ -102,9 +97,7 @@ def load_agent(ws: Workspace, name: str = DEFAULT_NAME) -> Participant:
 
 
 def agents(ws: Workspace) -> list[Participant]:
-    return list(Participant.select().where((Participant.kind == "model") &
-                                           (Participant.role == PARTICIPANT_ROLE))
-                .order_by(Participant.created))
+    return ws.participants(kind="model", role=PARTICIPANT_ROLE)
 
 
 def permission_list(permissions: Iterable[str]) -> str:

@@ -1,5 +1,5 @@
 """The collaborator: :class:`Agent` ties participant, context, loop, triggers and turn log
-together; :func:`main_agent` is ``loom agent TREE [--ask MESSAGE] [--auto] [--approve]``.
+together (``loom agent``, the command line around it, is :mod:`loom.agent.cli`).
 
 No self-invocation: the agent's own model is called only by its turn loop; ``→ continue``
 goes through the executor to the executor's subject model, never to the agent.
@@ -7,17 +7,12 @@ goes through the executor to the executor's subject model, never to the agent.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
-import signal
-import sys
 import threading
 from collections.abc import Callable
-from typing import Any
 
-from loom.agent.cli import add_agent_arguments  # noqa: F401  (re-exported)
 from loom.agent.context import HistoryItem
 from loom.agent.loop import (
     AgentEvent,
@@ -40,11 +35,11 @@ from loom.agent.triggers import DEFAULT_SETTLE_S, Triggers, TurnInput, ask
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
 from loom.errors import LoomError
-from loom.llm.base import ModelError, Provider
+from loom.llm.base import Provider
 from loom.llm.config import ModelProfile, resolve_profile
 from loom.llm.providers.local import N_CTX
 from loom.llm.registry import make_provider
-from loom.store.schema import Participant, Position, Tree
+from loom.store.schema import Tree
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -117,18 +112,11 @@ class Agent:
     def _place(self) -> None:
         """A newcomer starts where the human most recently was, not at the first leaf."""
         tree = self.tree
-        if Position.get_or_none((Position.participant == self.participant.id) &
-                                (Position.tree == tree.id)) is not None:
+        if self.ws.has_position(self.participant, tree):
             return
-        humans = [p.id for p in Participant.select(Participant.id)
-                  .where(Participant.kind == "human")]
-        row = (Position.select().where((Position.tree == tree.id) &
-                                       (Position.participant.in_(humans)))
-               .order_by(Position.updated.desc()).first())
-        if row is None:
-            return
-        node, tip = self.ws.node(row.node), self.ws.node(row.tip)
-        self.ws.set_position(self.participant, tree, node, tip)
+        latest = self.ws.latest_position(tree, kind="human")
+        if latest is not None:
+            self.ws.set_position(self.participant, tree, *latest)
 
     async def run_turn(self, turn_input: TurnInput | str | None = None,
                        on_event: EventSink | None = None,
@@ -209,101 +197,3 @@ class Agent:
         """The ``loom://conversation/<agent>`` view."""
         turns = self.turn_log.turns(self.name, self.tree.id)
         return render_conversation(turns, self.name, self.tree.title, self.ws.clock())
-
-
-# ── loom agent TREE (arguments: loom.agent.cli) ──────────────────────────────
-
-
-def _printer(out: Any = None, err: Any = None) -> EventSink:
-    out = out or sys.stdout
-    err = err or sys.stderr
-
-    def write(stream: Any, text: str) -> None:
-        stream.write(text if text.endswith("\n") else text + "\n")
-        stream.flush()
-
-    def on_event(ev: AgentEvent) -> None:
-        if ev.kind == "said":
-            write(out, ev.text)
-        elif ev.kind == "think":
-            n = ev.data.get("lines", 0)
-            write(out, f"▸ think (collapsed, {n} line{'' if n == 1 else 's'})")
-        elif ev.kind == "result":
-            line = str(ev.data.get("line", "")).split("\n", 1)[0]
-            write(out, f"{line}  {ev.text}")
-        elif ev.kind in ("notice", "error"):
-            write(err, f"· {ev.text}")
-        elif ev.kind == "done":
-            write(err, ev.text)
-
-    return on_event
-
-
-def _terminal_approver() -> Approver:
-    async def approve(command: str) -> bool:
-        def prompt() -> str:
-            sys.stderr.write(f"allow {command}? [y/N] ")
-            sys.stderr.flush()
-            return sys.stdin.readline()
-
-        answer = await asyncio.to_thread(prompt)
-        return answer.strip().lower() in ("y", "yes")
-
-    return approve
-
-
-async def _run_cli(agent: Agent, args: argparse.Namespace) -> int:
-    on_event = _printer()
-    loop = asyncio.get_running_loop()
-    quit_ = threading.Event()
-
-    def interrupt() -> None:  # Ctrl-C stops the turn; again (or when idle) quits
-        if agent.busy and not agent._cancel.is_set():
-            agent.stop()
-        else:
-            quit_.set()
-
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, interrupt)
-    status = 0
-    if args.ask is not None:
-        turn = await agent.run_turn(ask(args.ask), on_event)
-        status = 1 if turn.stop_reason == "error" else 0
-    if args.auto:
-        print(f"· {agent.name} is watching \"{agent.tree.title}\" (Ctrl-C to quit)",
-              file=sys.stderr)
-        await agent.watch(on_event, stop=quit_)
-    elif args.ask is None:  # interactive: each line is an ask; @-annotations in between
-        while not quit_.is_set():
-            for turn_input in await asyncio.to_thread(agent.pending):
-                await agent.run_turn(turn_input, on_event)
-            sys.stderr.write(f"ask {agent.name}> ")
-            sys.stderr.flush()
-            line = await asyncio.to_thread(sys.stdin.readline)
-            if not line:
-                break
-            if line.strip():
-                await agent.run_turn(ask(line.strip()), on_event)
-    return status
-
-
-def main_agent(args: argparse.Namespace) -> int:
-    """``loom agent TREE [--ask MESSAGE] [--auto] [--approve]`` (headless)."""
-    from loom.app import open_app
-
-    app = open_app(getattr(args, "db", None))
-    tree = app.ws.find_tree(args.tree)
-    spec = AgentSpec(name=args.name, role=args.role, profile=args.profile)
-    try:
-        agent = Agent(app.ws, app.executor, tree, spec=spec,
-                      approve=_terminal_approver() if args.approve else None,
-                      autonomous=args.auto, settle_s=args.settle)
-    except ModelError as err:  # no usable collaborator model: say how to configure one
-        sys.stderr.write(err.render() + "\n")
-        return 1
-    if args.max_iterations is not None:
-        agent.budgets.max_iterations = max(1, args.max_iterations)
-    if args.show:
-        sys.stdout.write(agent.conversation_text())
-        return 0
-    return asyncio.run(_run_cli(agent, args))

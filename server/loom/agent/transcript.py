@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from loom.model.ids import new_ulid
 from loom.render import formats as f
 from loom.render.text import plural, relative_time, thousands
+from loom.store import turns as turn_store
 
 if TYPE_CHECKING:
     from loom.store.workspace import Workspace
@@ -190,37 +191,17 @@ class SqliteTurnLog:
         self.ws = ws
 
     def append(self, turn: TurnRecord) -> None:
-        from loom.store.schema import AgentTurn, Participant
-
-        agent = Participant.get_or_none(Participant.name == turn.agent)
-        with self.ws.db.atomic():
-            AgentTurn.insert(id=turn.id, agent=turn.agent, tree=turn.tree,
-                              trigger=turn.trigger, input_node=turn.input_node,
-                              started=turn.started, ended=turn.ended,
-                              stop_reason=turn.stop_reason, seen_seq=turn.seen_seq,
-                              record=turn.model_dump(mode="json")).execute()
-            self.ws.log_change(turn.tree, "agent.turn", turn.id,
-                               agent.id if agent is not None else None)
+        turn_store.add_turn(self.ws, turn.model_dump(mode="json"))
 
     def turns(self, agent: str, tree: str | None = None,
               limit: int | None = None) -> list[TurnRecord]:
-        from loom.store.schema import AgentTurn
-
-        q = AgentTurn.select(AgentTurn.record).where(AgentTurn.agent == agent)
-        if tree is not None:
-            q = q.where(AgentTurn.tree == tree)
-        import peewee as pw
-
-        q = q.order_by(AgentTurn.started.desc(), pw.SQL("rowid DESC"))
-        if limit:
-            q = q.limit(limit)
         out = []
-        for row in q:
+        for record in turn_store.turn_records(self.ws, agent, tree, limit):
             try:
-                out.append(TurnRecord.model_validate(row.record))
+                out.append(TurnRecord.model_validate(record))
             except (ValueError, TypeError):
                 continue
-        return out[::-1]
+        return out
 
 
 def turn_log_for(db_path: str | os.PathLike[str] | None) -> TurnLog:

@@ -69,9 +69,9 @@ def addressed_to(text: str, names: Iterable[str]) -> str | None:
 
 
 def from_annotation(ws: Workspace, ann: Node, message: str) -> TurnInput:
-    author = Participant.get_or_none(Participant.id == ann.author_id)
+    author = ws.participant_by_id(ann.author_id)
     who = author.name if author else "human"
-    target = Node.get_or_none(Node.id == ann.parent) if ann.parent else None
+    target = ws.find_node(ann.parent) if ann.parent else None
     on = f" on {f.ref(target.label)}" if target else ""
     text = (f"The {who} addressed you in annotation {f.ref(ann.label)}{on}: "
             f"{message or '(no message)'}")
@@ -105,7 +105,7 @@ class Triggers:
         if participant_id is None:
             return False
         if participant_id not in self._humans:
-            p = Participant.get_or_none(Participant.id == participant_id)
+            p = self.ws.participant_by_id(participant_id)
             if p is None or p.kind != "human":
                 return False
             self._humans.add(participant_id)
@@ -122,7 +122,7 @@ class Triggers:
             self._unsettled = True
             if change.kind != "node.annotation":
                 continue
-            ann = Node.get_or_none(Node.id == change.entity)
+            ann = self.ws.find_node(change.entity)
             if ann is None or ann.kind != "annotation":
                 continue
             message = addressed_to(ann.content, self.names)

@@ -13,13 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Command(BaseModel):
+    # A leaf module: the canonical text of a command is loom.commands.canonical.to_text(cmd).
     model_config = ConfigDict(frozen=True, populate_by_name=True)
-
-    def canonical(self) -> str:
-        """The command written back in its canonical arrow form (for traces and tests)."""
-        from loom.commands.canonical import to_text
-
-        return to_text(self)  # type: ignore[arg-type]
 
 
 class DocRef(BaseModel):

@@ -23,7 +23,7 @@ from collections import defaultdict
 from pathlib import PurePosixPath
 from typing import Any
 
-from loom.interchange import drop_secrets, invalid, place, unique_title
+from loom.interchange.common import drop_secrets, invalid, place, unique_title
 from loom.store.schema import Node, Tree
 from loom.store.workspace import HUMAN, SUBJECT, NewNode, Workspace
 

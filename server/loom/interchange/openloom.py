@@ -58,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic.alias_generators import to_camel
 
 from loom.errors import LoomError
-from loom.interchange import OPEN_LOOM, invalid, iso_time, unique_title
+from loom.interchange.common import OPEN_LOOM, invalid, iso_time, unique_title
 from loom.model.ids import local_id_candidates, new_ulid
 from loom.store.schema import (
     Document,

@@ -27,7 +27,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from loom.interchange import drop_secrets, invalid, place, unique_title
+from loom.interchange.common import drop_secrets, invalid, place, unique_title
 from loom.store.schema import Node, Tree
 from loom.store.workspace import HUMAN, SUBJECT, NewNode, Workspace
 

@@ -105,7 +105,7 @@ class Documents:
     def restore_view(self, uri: str) -> View:
         """The view with this session's uncommitted work for it put back in."""
         state = self._state_for(uri) if uri.startswith("loom://path/") else None
-        tip = self.ws.node_or_none(state.tip) if state else None
+        tip = self.ws.find_node(state.tip) if state else None
         view = render(self.ws, uri, self.participant, tip)
         if view.kind != "path" or state is None:
             return view
@@ -236,7 +236,7 @@ class Documents:
         if i is None:
             return None
         seg = doc.session.segments[i]
-        return self.ws.node_or_none(seg.node) if seg.node else None
+        return self.ws.find_node(seg.node) if seg.node else None
 
 
 def strip_commands(text: str) -> str:

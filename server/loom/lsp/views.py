@@ -10,11 +10,12 @@ from loom.errors import LoomError, not_found
 from loom.lsp.buffer import Segment
 from loom.memory import operational as mem
 from loom.render.text import relative_time
-from loom.render.tree_drawing import Item, draw
+from loom.render.tree_drawing import MAX_CHILDREN, Item, draw
 from loom.store.schema import Document, Node, Participant, Tree
 from loom.store.workspace import Workspace
 
 Kind = Literal["path", "tree", "doc", "trace", "conversation"]
+OVERVIEW_DEPTH = 40
 
 
 @dataclass
@@ -66,8 +67,7 @@ def path_text(ws: Workspace, tree: Tree, path: list[Node],
 
     def author(pid: str) -> str:
         if pid not in names:
-            p = Participant.get_or_none(Participant.id == pid)
-            names[pid] = p.name if p else "?"
+            names[pid] = ws.participant_name(pid)
         return names[pid]
 
     parts: list[str] = []
@@ -100,18 +100,12 @@ def path_text(ws: Workspace, tree: Tree, path: list[Node],
 
 def tree_overview(ws: Workspace, tree: Tree, position: Node) -> str:
     root = ws.node(tree.root)
-
-    def kids(node_id: str) -> list[Item]:
-        rows = ws.db.execute_sql(
-            "SELECT n.id, n.label FROM edge_source s JOIN edge e ON e.target = s.target "
-            "JOIN node n ON n.id = s.target WHERE s.node = ? AND e.kind = 'continuation' "
-            "AND n.pruned = 0 ORDER BY e.sibling_order, n.id", (node_id,)).fetchall()
-        return [Item(r[0], r[1]) for r in rows]
-
+    children = {parent: [Item(*kid) for kid in kids] for parent, kids in
+                ws.continuation_map(root.id, OVERVIEW_DEPTH, MAX_CHILDREN).items()}
     head = [f'Tree: "{tree.title}" ({tree.mode})']
     if tree.description:
         head.append(tree.description)
-    lines = draw("Root ", Item(root.id, root.label), kids, 40, position.id)
+    lines = draw("Root ", Item(root.id, root.label), children, OVERVIEW_DEPTH, position.id)
     return "\n".join([*head, "", *lines, "", "* = your position"]) + "\n"
 
 
@@ -140,9 +134,7 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -
     """Render a URI for a participant. ``tip`` overrides the path's end (open buffers)."""
     target = parse_uri(uri)
     if target.kind == "doc":
-        doc = Document.get_or_none(Document.name == target.name)
-        if doc is None:
-            doc = ws.document(target.name or "")
+        doc = ws.document(target.name or "")
         return View(uri, "doc", doc.content, False, "markdown", doc=doc)
     if target.kind == "trace":
         p = ws.participant(target.name or "")

@@ -1,33 +1,42 @@
 """Token counts for budgets and stash sizes (SPEC-NOTES decision 14).
 
-Uses the bundled local model's tokenizer (llama.cpp, vocabulary only: fast, no weights)
-when it is installed; otherwise a documented estimate of one token per four characters.
-Callers label which.
+Exact counts come from a tokenizer the composition root installs with
+:func:`use_tokenizer` (``loom.app`` installs the bundled local model's vocabulary, see
+:mod:`loom.llm.tokenizer`); without one, or when it cannot load, the count is a documented
+estimate of one token per four characters. Callers label which.
 """
 
 from __future__ import annotations
 
-import atexit
 import functools
 import math
-from typing import Any
+from collections.abc import Callable
+
+#: An exact token count of a text.
+Tokenizer = Callable[[str], int]
+#: Loads a tokenizer on first use (it may be slow), or gives None when there is none.
+TokenizerLoader = Callable[[], Tokenizer | None]
+
+_loader: TokenizerLoader | None = None
+
+
+def use_tokenizer(loader: TokenizerLoader | None) -> None:
+    """Count exactly with what ``loader`` loads (on the first exact count); None: estimate.
+    Installing the same loader again keeps the loaded tokenizer."""
+    global _loader
+    if loader is not _loader:
+        _loader = loader
+        _tokenizer.cache_clear()
 
 
 @functools.cache
-def _tokenizer() -> Any | None:
+def _tokenizer() -> Tokenizer | None:
+    loader = _loader
+    if loader is None:
+        return None
     try:
-        import llama_cpp
-
-        from loom.llm.providers.local import bundled_gguf, quiet_llama_logs
-
-        path = bundled_gguf()
-        if path is None:
-            return None
-        quiet_llama_logs()
-        tok = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
-        atexit.register(tok.close)  # before interpreter teardown breaks its finalizer
-        return tok
-    except Exception:  # no llama.cpp, no model, or a model that will not load: estimate
+        return loader()
+    except Exception:  # a tokenizer that will not load: estimate
         return None
 
 
@@ -36,5 +45,5 @@ def count_tokens(text: str, exact: bool = True) -> tuple[int, bool]:
     if exact:
         tok = _tokenizer()
         if tok is not None:
-            return len(tok.tokenize(text.encode("utf-8"), add_bos=False)), True
+            return tok(text), True
     return max(1, math.ceil(len(text) / 4)) if text else 0, False

@@ -1,31 +1,42 @@
-"""The ambient line for a participant (seed 000): where they are, at a glance."""
+"""The ambient line for a participant (seed 000): where they are, at a glance.
+
+A pure function of what the caller gathered (``loom.app.App.ambient`` reads it through
+``Workspace``): nothing here touches the store or the clock.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from loom.render import formats as f
 from loom.render.text import word_count
 
-if TYPE_CHECKING:
-    from loom.commands.context import Actor
-    from loom.store.workspace import Workspace
+
+@dataclass(frozen=True)
+class Where:
+    """A participant's position, as the ambient line shows it."""
+
+    local_id: str
+    depth: int
+    tree_title: str
+    siblings: int = 0
+    annotations: int = 0
+    links: int = 0
+    path_texts: Sequence[str] = ()  # the contents along the path, root first (buffer mode)
+    permissions: Sequence[str] = ()  # the extended line's ⟨permissions:…⟩
+    others: Sequence[tuple[str, str]] = ()  # (participant, node label) active elsewhere
 
 
-def for_actor(ws: Workspace, actor: Actor, buffer_variant: bool | None = None,
-              extended: bool = False) -> str:
-    node, tip = ws.position(actor.participant, actor.tree)
-    if buffer_variant is None:
-        buffer_variant = actor.tree.mode == "buffer"
+def line(where: Where, buffer_variant: bool, extended: bool = False) -> str:
+    """``⟨node:a7x2 mode:buffer doc:"…" words:n⟩`` in buffer mode; else ``⟨node:… depth:…
+    siblings:… annotations:… links:…⟩``, or with ``extended`` the permissions and who else
+    is active."""
     if buffer_variant:
-        path = ws.path(tip, prefer=(node.id, tip.id))
-        words = sum(word_count(n.content) for n in path)
-        return f.ambient_buffer(node.local_id, actor.tree.title, words)
-    siblings = ws.siblings(node)
+        words = sum(word_count(text) for text in where.path_texts)
+        return f.ambient_buffer(where.local_id, where.tree_title, words)
     if extended:
-        others = [(p.name, n.label) for p, n in ws.active_elsewhere(actor.tree,
-                                                                     actor.participant)]
-        return f.ambient_extended(node.local_id, node.depth, siblings, actor.permissions,
-                                  others)
-    return f.ambient(node.local_id, node.depth, siblings,
-                     ws.count_children(node.id, "annotation"), ws.count_links(node.id))
+        return f.ambient_extended(where.local_id, where.depth, where.siblings,
+                                  where.permissions, where.others)
+    return f.ambient(where.local_id, where.depth, where.siblings, where.annotations,
+                     where.links)

@@ -6,14 +6,17 @@ Root [r001] → ... → [a7x2]* (you are here)
                     ├→ [c4m2] → [g8r2] (leaf)
                     └→ [d5n7] (leaf)
 ```
+
+A pure function of the continuations the caller gathered (``Workspace.continuation_map``
+reads exactly what a drawing of a given depth needs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-MAX_CHILDREN = 12
+MAX_CHILDREN = 12  # per branch point; the rest are counted, not drawn (nor gathered)
 MAX_LINES = 400
 
 
@@ -23,6 +26,8 @@ class Item:
     label: str
 
 
+#: Node id → its continuations in sibling order; a node that is not a key has none.
+Children = Mapping[str, Sequence[Item]]
 Kids = Callable[[str], Sequence[Item]]
 
 
@@ -34,10 +39,16 @@ def _mark(item: Item, current: str | None) -> str:
     return f"[{item.label}]" + ("*" if item.id == current else "")
 
 
-def draw(head: str, start: Item, kids: Kids, depth: int, current: str | None,
+def draw(head: str, start: Item, children: Children, depth: int, current: str | None,
          here_note: bool = True) -> list[str]:
     """Lines of the drawing. ``head`` is the text before the start node (``Root [r001] →
-    ... → ``); the start node's branches hang under its own column."""
+    ... → ``); the start node's branches hang under its own column. ``children`` must hold
+    every node within ``depth`` levels of ``start`` (the first ``MAX_CHILDREN`` of each)."""
+    table = children
+
+    def kids(node_id: str) -> Sequence[Item]:
+        return table.get(node_id, ())
+
     lines: list[str] = []
     first = head + _mark(start, current)
     if here_note and start.id == current:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import json
 import os
 import re
 import socket
@@ -31,6 +32,7 @@ from loom.store.schema import (
     Edge,
     EdgeSource,
     EditorSession,
+    Generation,
     Link,
     Node,
     Participant,
@@ -100,6 +102,11 @@ def _insert_rows(db: pw.SqliteDatabase, model: type[pw.Model],
     db.cursor().executemany(sql, [tuple(f.db_value(r[f.name]) for f in fields) for r in rows])
 
 
+def _chunks(items: list[str], size: int = 900) -> list[list[str]]:
+    """SQLite takes at most 999 parameters a statement."""
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
 class Workspace:
     """All reads and writes of the loom workspace. One per process per database."""
 
@@ -146,6 +153,36 @@ class Workspace:
                 )
                 self.log_change(None, "participant.create", p.id, None, {"name": name})
         return p
+
+    def find_participant(self, name: str) -> Participant | None:
+        """The participant called ``name``, or None."""
+        return Participant.get_or_none(Participant.name == name)
+
+    def participant_by_id(self, participant_id: str) -> Participant | None:
+        return Participant.get_or_none(Participant.id == participant_id)
+
+    def participants(self, kind: str | None = None, role: str | None = None
+                     ) -> list[Participant]:
+        """Every participant (of a ``kind``, in a ``role``), in order of arrival."""
+        q = Participant.select()
+        if kind is not None:
+            q = q.where(Participant.kind == kind)
+        if role is not None:
+            q = q.where(Participant.role == role)
+        return list(q.order_by(Participant.created, Participant.id))
+
+    def participant_names(self) -> dict[str, str]:
+        """Participant id → name, for many metadata lines at once."""
+        return dict(self.db.execute_sql("SELECT id, name FROM participant").fetchall())
+
+    def update_participant(self, participant: Participant, **fields: Any) -> None:
+        """Change a participant's profile, role or loom-awareness (permissions:
+        :meth:`set_permissions`)."""
+        with self.db.atomic():
+            Participant.update(**fields).where(Participant.id == participant.id).execute()
+            self.log_change(None, "participant.update", participant.id, None, dict(fields))
+        for k, v in fields.items():
+            setattr(participant, k, v)
 
     def human(self, name: str = HUMAN) -> Participant:
         return self.ensure_participant(name, "human", "human", perms.ROLES["human"], True)
@@ -346,7 +383,8 @@ class Workspace:
                                   (participant_id,)).fetchone()
         return row[0] if row else "?"
 
-    def node_or_none(self, node_id: str) -> Node | None:
+    def find_node(self, node_id: str) -> Node | None:
+        """The node with this id, or None (a change log may name a node since deleted)."""
         return Node.get_or_none(Node.id == node_id)
 
     def resolve(self, tree: Tree, ref: str) -> Node:
@@ -405,6 +443,43 @@ class Workspace:
         raise not_found(f"[{text}] is ambiguous: {listed}",
                         "use more characters of the localId")
 
+    def node_family_rows(self, node_ids: list[str]
+                         ) -> dict[str, tuple[str | None, str | None, str]]:
+        """``id → (parent, version_of, kind)`` for many nodes, in chunked queries."""
+        out: dict[str, tuple[str | None, str | None, str]] = {}
+        for chunk in _chunks(node_ids):
+            marks = ",".join("?" * len(chunk))
+            for nid, parent, version_of, kind in self.db.execute_sql(
+                    f"SELECT id, parent, version_of, kind FROM node WHERE id IN ({marks})",
+                    chunk):
+                out[nid] = (parent, version_of, kind)
+        return out
+
+    def continuation_ids(self, parents: list[str]) -> dict[str, list[str]]:
+        """``parent → [child ids]``: the unpruned continuations of many nodes, in sibling
+        order."""
+        kids: dict[str, list[str]] = {}
+        for chunk in _chunks(parents):
+            marks = ",".join("?" * len(chunk))
+            for parent, child in self.db.execute_sql(
+                    "SELECT s.node, s.target FROM edge_source s JOIN edge e ON "
+                    "e.target = s.target JOIN node n ON n.id = s.target WHERE s.node IN ("
+                    + marks + ") AND e.kind = 'continuation' AND n.pruned = 0 "
+                    "ORDER BY s.node, e.sibling_order, s.target", chunk):
+                kids.setdefault(parent, []).append(child)
+        return kids
+
+    def model_originals(self, ids: list[str]) -> dict[str, str]:
+        """For versions among ``ids`` whose original a model wrote: id → the original."""
+        out: dict[str, str] = {}
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            for nid, content in self.db.execute_sql(
+                    "SELECT v.id, o.content FROM node v JOIN node o ON o.id = v.version_of "
+                    f"WHERE v.id IN ({marks}) AND o.author_type = 'model'", chunk):
+                out[nid] = content
+        return out
+
     def children(self, node: Node, kind: str = "continuation",
                  include_pruned: bool = False) -> list[Node]:
         pruned = "" if include_pruned else " AND n.pruned = 0"
@@ -430,6 +505,29 @@ class Workspace:
             "SELECT count(*) FROM link WHERE source = ? OR target_node = ?", (node_id, node_id)
         ).fetchone()[0]
 
+    def connection_counts(self, ids: Sequence[str]
+                          ) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
+        """For many nodes at once (a whole path), in two queries: ``{(id, edge kind):
+        unpruned children}`` and ``{id: links}``; zero counts are left out."""
+        if not ids:
+            return {}, {}
+        payload = json.dumps(list(ids))
+        kids: dict[tuple[str, str], int] = {}
+        for node_id, kind, n in self.db.execute_sql(
+            "SELECT s.node, e.kind, count(*) FROM edge_source s "
+            "JOIN edge e ON e.target = s.target JOIN node n ON n.id = s.target "
+            "WHERE s.node IN (SELECT value FROM json_each(?)) AND n.pruned = 0 "
+            "GROUP BY s.node, e.kind", (payload,)).fetchall():
+            kids[(node_id, kind)] = n
+        links: dict[str, int] = {}
+        for node_id, n in self.db.execute_sql(
+            "SELECT x, count(*) FROM (SELECT source AS x FROM link WHERE source IN "
+            "(SELECT value FROM json_each(?1)) UNION ALL SELECT target_node AS x FROM link "
+            "WHERE target_node IN (SELECT value FROM json_each(?1))) GROUP BY x",
+                (payload,)).fetchall():
+            links[node_id] = n
+        return kids, links
+
     def siblings(self, node: Node) -> int:
         """Other children of the node's parent (SPEC-NOTES decision 4)."""
         if node.parent is None:
@@ -445,8 +543,6 @@ class Workspace:
     def path(self, tip: Node, prefer: Iterable[str] = ()) -> list[Node]:
         """Root → tip in one recursive query. Where a node has several sources (an original
         and its versions), the walk takes a preferred one, else the newest version."""
-        import json
-
         cursor = self.db.execute_sql(
             """
             WITH RECURSIVE up(id, d) AS (
@@ -462,6 +558,31 @@ class Workspace:
             SELECT n.* FROM up JOIN node n ON n.id = up.id ORDER BY up.d DESC
             """, (tip.id, json.dumps(list(prefer))))
         return NodeRow.all(cursor)  # type: ignore[return-value]
+
+    def continuation_map(self, node_id: str, depth: int,
+                         per_node: int | None = None) -> dict[str, list[tuple[str, str]]]:
+        """``(id, label)`` of the unpruned continuations, in sibling order, of ``node_id`` and
+        of every node down to ``depth`` levels below it (what a ``tree`` drawing of that
+        depth shows), one query per level. With ``per_node`` only the first ``per_node``
+        children of a node are followed further down. Nodes without any are left out."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        frontier = [node_id]
+        for _level in range(depth + 1):
+            if not frontier:
+                break
+            rows = self.db.execute_sql(
+                "SELECT s.node, n.id, n.label FROM edge_source s JOIN edge e ON e.target = "
+                "s.target JOIN node n ON n.id = s.target WHERE s.node IN (SELECT value FROM "
+                "json_each(?)) AND e.kind = 'continuation' AND n.pruned = 0 "
+                "ORDER BY s.node, e.sibling_order, n.id", (json.dumps(frontier),)).fetchall()
+            below: dict[str, None] = {}
+            for parent, child, label in rows:
+                kids = found.setdefault(parent, [])
+                kids.append((child, label))
+                if per_node is None or len(kids) <= per_node:
+                    below[child] = None
+            frontier = list(below)
+        return found
 
     def descend(self, node: Node, limit: int = 100_000) -> Node:
         """Follow first continuations (sibling order) down to a leaf, in one query."""
@@ -494,6 +615,11 @@ class Workspace:
             self.log_change(node.tree_id, "node.summary", node.id, None, {"source": source})
         node.summary, node.summary_source = summary, source
 
+    def generations(self, node_ids: Sequence[str]) -> list[Generation]:
+        """The provenance records of these nodes (model, parameters, usage)."""
+        return list(Generation.select().where(Generation.node.in_(list(node_ids)))
+                    .order_by(Generation.created, Generation.id))
+
     # ── the summary queue (SPEC-NOTES decision 11) ─────────────────────────────
     SUMMARY_QUEUE_LIMIT = 5_000
     TREE_SUMMARY_EVERY = 10
@@ -501,10 +627,8 @@ class Workspace:
     def enqueue_summary(self, kind: str, entity: str, tree: str | None,
                         priority: int = 5) -> bool:
         """Queue summary work; bounded: past the limit only urgent (lazy) work is taken."""
-        if priority > 0:
-            pending = self.db.execute_sql("SELECT count(*) FROM summary_job").fetchone()[0]
-            if pending >= self.SUMMARY_QUEUE_LIMIT:
-                return False
+        if priority > 0 and self.queued_summaries() >= self.SUMMARY_QUEUE_LIMIT:
+            return False
         with self.db.atomic():
             self.db.execute_sql(
                 "INSERT INTO summary_job (kind, entity, tree, priority, attempts, not_before, "
@@ -512,6 +636,10 @@ class Workspace:
                 "SET priority = min(priority, excluded.priority)",
                 (kind, entity, tree, priority, self.clock()))
         return True
+
+    def queued_summaries(self) -> int:
+        """Summary jobs waiting in the queue."""
+        return self.db.execute_sql("SELECT count(*) FROM summary_job").fetchone()[0]
 
     def _count_for_tree_summary(self, tree: Tree) -> None:
         Tree.update(summary_counter=Tree.summary_counter + 1).where(Tree.id == tree.id).execute()
@@ -557,6 +685,22 @@ class Workspace:
                 Participant.id == participant.id).execute()
             self.log_change(tree.id, "position", node.id, participant.id, {"tip": (tip or node).id})
         participant.current_tree = tree.id
+
+    def has_position(self, participant: Participant, tree: Tree) -> bool:
+        """Whether ``participant`` has been placed in ``tree`` (else :meth:`position` gives
+        a newcomer's default)."""
+        return self.db.execute_sql("SELECT 1 FROM position WHERE participant = ? AND tree = ?",
+                                   (participant.id, tree.id)).fetchone() is not None
+
+    def latest_position(self, tree: Tree, kind: str = "human") -> tuple[Node, Node] | None:
+        """(node, tip) of whichever participant of ``kind`` moved in ``tree`` most recently."""
+        row = self.db.execute_sql(
+            "SELECT p.node, p.tip FROM position p JOIN participant x ON x.id = p.participant "
+            "WHERE p.tree = ? AND x.kind = ? ORDER BY p.updated DESC LIMIT 1",
+            (tree.id, kind)).fetchone()
+        if row is None:
+            return None
+        return self.node(row[0]), self.node(row[1])
 
     def active_elsewhere(self, tree: Tree, exclude: Participant,
                          within_s: float = 900.0) -> list[tuple[Participant, Node]]:

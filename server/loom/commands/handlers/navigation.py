@@ -14,7 +14,7 @@ from loom.render.text import (
     quote,
     relative_time,
 )
-from loom.render.tree_drawing import Item, draw
+from loom.render.tree_drawing import MAX_CHILDREN, Item, draw
 from loom.store.schema import Document, Link, Node, Tree
 
 DEFAULT_TREE_DEPTH = 5
@@ -162,23 +162,15 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
     if depth < 1 or depth > 50:
         raise LoomError("LIMIT_EXCEEDED", "tree depth must be between 1 and 50",
                         "use depth:5 or another value up to 50")
-
-    def kids(node_id: str) -> list[Item]:
-        rows = ctx.ws.db.execute_sql(
-            "SELECT n.id, n.label FROM edge_source s JOIN edge e ON e.target = s.target "
-            "JOIN node n ON n.id = s.target WHERE s.node = ? AND e.kind = 'continuation' "
-            "AND n.pruned = 0 ORDER BY e.sibling_order, n.id", (node_id,)).fetchall()
-        return [Item(r[0], r[1]) for r in rows]
-
     if cmd.from_ is not None:
         start = ctx.resolve(cmd.from_)
         head = ""
     else:
         start = position
         path = ctx.ws.path(start, prefer=(start.id,))
-        if not kids(start.id):  # at a leaf: show the alternatives around it
+        if not ctx.ws.count_children(start.id):  # at a leaf: show the alternatives around it
             for ancestor in reversed(path[:-1]):
-                if len(kids(ancestor.id)) > 1 or ancestor.parent is None:
+                if ctx.ws.count_children(ancestor.id) > 1 or ancestor.parent is None:
                     start = ancestor
                     break
             path = path[: [n.id for n in path].index(start.id) + 1]
@@ -189,9 +181,11 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
             head = f"Root {f.ref(labels[0])} → "
         else:
             head = f"Root {f.ref(labels[0])} → ... → "
+    children = {parent: [Item(*kid) for kid in kids] for parent, kids in
+                ctx.ws.continuation_map(start.id, depth, MAX_CHILDREN).items()}
     lines = [f'Tree: "{t.title}" ({plural(nodes, "node")}, '
              f"{plural(branches, 'branch', 'branches')})"]
-    lines += draw(head, Item(start.id, start.label), kids, depth, position.id)
+    lines += draw(head, Item(start.id, start.label), children, depth, position.id)
     lines += ["", "* = current position"]
     return Result.success("\n".join(lines))
 

@@ -135,7 +135,7 @@ class CommandLines:
             if isinstance(cmd, ast.Switch) and actor.tree is not None \
                     and actor.tree.id == doc.tree.id:
                 _node, doc.view.tip = host.app.ws.position(actor.participant, doc.tree)
-            if doc.view.tip is not None and host.app.ws.node_or_none(doc.view.tip.id):
+            if doc.view.tip is not None and host.app.ws.find_node(doc.view.tip.id):
                 text, segments = docs.rerender_target(doc)
                 await host.send_edit(doc, text, segments)
         host.refresh_decorations()

@@ -90,36 +90,18 @@ def sibling_position(ws, node: Node) -> tuple[int, int]:  # type: ignore[no-unty
 
 
 def sibling_positions(ws, node_ids: list[str]) -> dict[str, tuple[int, int]]:  # type: ignore[no-untyped-def]
-    """(k, n) for many nodes in two queries: each node's place among its parent's
-    continuations; a buffer-mode version stands in its original's place."""
-    out: dict[str, tuple[int, int]] = {}
-    info: dict[str, tuple[str | None, str | None, str]] = {}
-    for chunk in _chunks(node_ids):
-        marks = ",".join("?" * len(chunk))
-        for nid, parent, version_of, kind in ws.db.execute_sql(
-                f"SELECT id, parent, version_of, kind FROM node WHERE id IN ({marks})", chunk):
-            info[nid] = (parent, version_of, kind)
+    """(k, n) for many nodes: each node's place among its parent's continuations; a
+    buffer-mode version stands in its original's place."""
+    info = ws.node_family_rows(node_ids)
     parents = sorted({p for p, _v, k in info.values() if p and k != "annotation"})
-    kids: dict[str, list[str]] = {}
-    for chunk in _chunks(parents):
-        marks = ",".join("?" * len(chunk))
-        for parent, child in ws.db.execute_sql(
-                "SELECT s.node, s.target FROM edge_source s JOIN edge e ON e.target = s.target "
-                "JOIN node n ON n.id = s.target WHERE s.node IN (" + marks + ") AND "
-                "e.kind = 'continuation' AND n.pruned = 0 "
-                "ORDER BY s.node, e.sibling_order, s.target", chunk):
-            kids.setdefault(parent, []).append(child)
     index = {parent: {child: i for i, child in enumerate(children)}
-             for parent, children in kids.items()}
+             for parent, children in ws.continuation_ids(parents).items()}
+    out: dict[str, tuple[int, int]] = {}
     for nid, (parent, version_of, kind) in info.items():
         places = index.get(parent or "", {}) if kind != "annotation" else {}
         k = places.get(nid, places.get(version_of or "", 0))
         out[nid] = (k + 1, max(1, len(places)))
     return out
-
-
-def _chunks(items: list[str], size: int = 900) -> list[list[str]]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -132,14 +114,7 @@ def _human_spans(original: str, edited: str) -> tuple[tuple[int, int], ...]:
 
 def _version_originals(docs: Documents, ids: list[str]) -> dict[str, str]:
     """For version nodes whose original was model-written: node id → the original's text."""
-    out: dict[str, str] = {}
-    for chunk in _chunks(ids):
-        marks = ",".join("?" * len(chunk))
-        for nid, content in docs.ws.db.execute_sql(
-                "SELECT v.id, o.content FROM node v JOIN node o ON o.id = v.version_of "
-                f"WHERE v.id IN ({marks}) AND o.author_type = 'model'", chunk):
-            out[nid] = content
-    return out
+    return docs.ws.model_originals(ids)
 
 
 def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:

@@ -73,14 +73,14 @@ class Editing:
         versions: dict[str, str] = result.data.get("versions", {})
         for original, version_id in versions.items():
             i = session.node_segment(original)
-            version = ws.node_or_none(version_id)
+            version = ws.find_node(version_id)
             if i is None or version is None:
                 continue
             session.mark_committed(i, version.id, version.label, version.content)
-        tip = ws.node_or_none(result.data.get("node") or "")
+        tip = ws.find_node(result.data.get("node") or "")
         created = result.data.get("created", [])
         if result.data.get("text_committed") and created and doc.tree is not None:
-            node = ws.node_or_none(created[-1])
+            node = ws.find_node(created[-1])
             if node is not None and doc.tree.mode == "buffer":
                 session.append_committed(node.id, node.label, False, node.content)
         if tip is not None:
@@ -163,11 +163,11 @@ class Editing:
         saved: list[str] = []
         for state in orphans:
             versions = tuple(ast.VersionEdit(node=p["node"], content=p["content"])
-                             for p in state.pending or [] if ws.node_or_none(p["node"]))
+                             for p in state.pending or [] if ws.find_node(p["node"]))
             text = strip_commands(state.working or "")
             if versions or text.strip():
                 cmd = ast.Commit(versions=versions, text=text if text.strip() else None,
-                                 after=state.tip if ws.node_or_none(state.tip) else None,
+                                 after=state.tip if ws.find_node(state.tip) else None,
                                  move=False)
                 result = self.host.execute_now(cmd, self.host.actor(doc))
                 if not result.ok:

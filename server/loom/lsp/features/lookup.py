@@ -136,7 +136,7 @@ def references(docs: Documents, doc: OpenDoc, offset: int,
     out = [location_of(docs, doc, node)] if include_declaration else []
     for link in docs.ws.links(node):
         other_id = link.target_node if link.source == node.id else link.source
-        other = docs.ws.node_or_none(other_id) if other_id else None
+        other = docs.ws.find_node(other_id) if other_id else None
         if other is not None:
             out.append(location_of(docs, doc, other))
     return out

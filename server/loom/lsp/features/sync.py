@@ -63,7 +63,7 @@ class ChangeSync:
             if doc.generating:
                 continue
             if doc.kind == "path" and doc.tree is not None and doc.tree.id in trees:
-                if doc.view.tip is None or ws.node_or_none(doc.view.tip.id) is None:
+                if doc.view.tip is None or ws.find_node(doc.view.tip.id) is None:
                     continue
                 text, segments = self.host.docs.rerender_target(doc)
                 if text != self.host.docs.expected_text(doc):

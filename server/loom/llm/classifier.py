@@ -5,6 +5,9 @@ Asked only when patterns and fuzzy matching are unsure. The model answers in the
 Protocol, like the seed's classifier example (``intent`` / ``confidence`` / ``reasoning``
 / ``extractedEntities``); the answer becomes a command line that the grammar parses
 again, so a classifier can never produce a command the grammar would not accept.
+
+It lives in ``llm/`` because it calls a model: the grammar only knows the ``Classifier``
+callable type, and the composition root (``loom.app``) wires this one in.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ from typing import Any
 
 from loom.commands import ast
 from loom.commands.catalogue import CATALOGUE
+from loom.commands.grammar import parse
+from loom.llm.base import ChatMessage
+from loom.llm.config import resolve_profile
+from loom.llm.registry import make_provider
 from loom.protocol import loads_lenient
 
 log = logging.getLogger(__name__)
@@ -76,8 +83,6 @@ class ModelClassifier:
         self.ask = ask
 
     def __call__(self, text: str, candidates: list[str]) -> ast.Command | None:
-        from loom.commands.grammar import parse
-
         reply = self.ask(PROMPT.format(commands=_commands(), text=text,
                                        candidates=", ".join(candidates[:6])))
         try:
@@ -95,10 +100,6 @@ class ModelClassifier:
 
 def model_classifier(profile_name: str | None = None) -> ModelClassifier:
     """A classifier using the summary model profile (fast and cheap by default)."""
-    from loom.llm.base import ChatMessage
-    from loom.llm.config import resolve_profile
-    from loom.llm.registry import make_provider
-
     profile = resolve_profile("summary", profile_name)
 
     def ask(prompt: str) -> str:

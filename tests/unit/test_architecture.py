@@ -1,0 +1,234 @@
+"""The layering of ``loom`` (STYLE.md: a functional core with thin shells), checked on the
+source with ``ast``: no import cycles, a core that imports no shell, model SDK or LSP
+library, and shells and memory that reach the store only through ``Workspace`` and the
+repositories under ``store/``."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "server" / "loom"
+
+#: The functional core.
+CORE = ("commands", "model", "store", "render", "memory", "protocol", "interchange")
+#: What the core must never import (shells, providers, the LSP stack, model SDKs).
+FORBIDDEN_IN_CORE = ("loom.llm", "loom.lsp", "loom.agent", "pygls", "lsprotocol",
+                     "anthropic", "openai", "llama_cpp")
+
+#: Modules whose import cycles are tolerated: none.
+CYCLE_ALLOWED: tuple[str, ...] = ()
+
+#: Modules that must not query the store themselves, as ``loom.<prefix>`` (a package or a
+#: module): the shells, memory and rendering go through ``Workspace``.
+NO_QUERIES = ("agent", "memory", "render", "lsp", "cli", "demo", "shell", "app")
+#: Peewee calls on a schema model (``Node.select(…)``, ``Position.replace(…)``).
+MODEL_QUERIES = frozenset({
+    "select", "get", "get_or_none", "get_by_id", "raw", "update", "insert", "insert_many",
+    "delete", "delete_by_id", "replace", "replace_many", "create", "bulk_create",
+})
+#: Calls that are database access on whatever object they are made on.
+DB_CALLS = frozenset({"execute_sql", "atomic", "transaction", "cursor"})
+SCHEMA = "loom.store.schema"
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    path: Path
+    tree: ast.Module
+
+
+@cache
+def modules() -> dict[str, Module]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        name = ".".join(parts)
+        found[name] = Module(name, path, ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+def _package(mod: Module) -> str:
+    return mod.name if mod.path.name == "__init__.py" else mod.name.rpartition(".")[0]
+
+
+def imported_names(mod: Module) -> Iterator[tuple[str, ast.stmt]]:
+    """Every dotted name ``mod`` imports, anywhere in it (lazy imports count: a cycle through a
+    function-level import is still a cycle). ``from a import b`` yields ``a`` and ``a.b``."""
+    for node in ast.walk(mod.tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = _package(mod).split(".")
+                base = base[: len(base) - (node.level - 1)]
+                origin = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                origin = node.module or ""
+            yield origin, node
+            for alias in node.names:
+                yield f"{origin}.{alias.name}", node
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: {target for target, _ in imported_names(mod)
+                   if target in mods and target != name}
+            for name, mod in mods.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def schema_names(mod: Module) -> set[str]:
+    """Local names bound to ``loom.store.schema`` or to one of its models."""
+    names = set()
+    for node in ast.walk(mod.tree):
+        if isinstance(node, ast.ImportFrom) and node.module == SCHEMA:
+            names.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module == "loom.store":
+            names.update(a.asname or a.name for a in node.names if a.name == "schema")
+        elif isinstance(node, ast.Import):
+            names.update(a.asname for a in node.names if a.name == SCHEMA and a.asname)
+    return names
+
+
+def _root_name(expr: ast.expr) -> str | None:
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def store_queries(mod: Module) -> list[str]:
+    """``line: call`` for every peewee query ``mod`` runs itself."""
+    models = schema_names(mod)
+    found: list[tuple[int, int, str]] = []
+    for node in ast.walk(mod.tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        attr = node.func.attr
+        owner = node.func.value
+        if attr in DB_CALLS or (attr in MODEL_QUERIES and _root_name(owner) in models):
+            found.append((node.lineno, node.col_offset, ast.unparse(node.func)))
+    return [f"{line}: {call}" for line, _col, call in sorted(found)]
+
+
+# ── the checks ────────────────────────────────────────────────────────────────
+
+
+def test_the_package_is_found() -> None:
+    assert "loom.commands.executor" in modules() and "loom.store.workspace" in modules()
+
+
+def test_no_import_cycles() -> None:
+    found = [c for c in cycles(import_graph())
+             if not all(_under(m, CYCLE_ALLOWED) for m in c)]
+    assert found == [], f"import cycles: {found}"
+
+
+def test_the_core_imports_no_shell_provider_or_lsp_library() -> None:
+    core = tuple(f"loom.{layer}" for layer in CORE)
+    bad = []
+    for name, mod in modules().items():
+        if not _under(name, core):
+            continue
+        for target, stmt in imported_names(mod):
+            if _under(target, FORBIDDEN_IN_CORE):
+                bad.append(f"{name}:{stmt.lineno} imports {target}")
+    assert not bad, "the core imports an outer layer:\n" + "\n".join(sorted(set(bad)))
+
+
+def test_shells_and_memory_reach_the_store_only_through_workspace() -> None:
+    scope = tuple(f"loom.{p}" for p in NO_QUERIES)
+    bad = {name: q for name, mod in modules().items()
+           if _under(name, scope) and (q := store_queries(mod))}
+    assert not bad, "store queries outside store/:\n" + "\n".join(
+        f"{name}:{q}" for name, queries in sorted(bad.items()) for q in queries)
+
+
+# ── the checks check what they say ───────────────────────────────────────────
+
+
+def _module(source: str, name: str = "loom.agent.sample") -> Module:
+    return Module(name, PACKAGE / "agent" / "sample.py", ast.parse(source))
+
+
+def test_cycle_finder_finds_circles_and_only_them() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_query_finder_sees_model_queries_and_raw_sql() -> None:
+    source = (
+        "from loom.store.schema import Position, Node as N\n"
+        "from loom.store import schema\n"
+        "def f(ws, rows):\n"
+        "    Position.select().where(Position.tree == 1).order_by(Position.updated.desc())\n"
+        "    N.get_or_none(N.id == 1)\n"
+        "    schema.Pin.delete().execute()\n"
+        "    ws.db.execute_sql('SELECT 1')\n"
+        "    with ws.db.atomic():\n"
+        "        rows.update({})\n"  # a dict's update is not a query
+        "    ws.update_tree(1)\n"
+    )
+    found = [q.split(": ", 1)[1] for q in store_queries(_module(source))]
+    assert found == ["Position.select", "N.get_or_none", "schema.Pin.delete",
+                     "ws.db.execute_sql", "ws.db.atomic"]
+
+
+def test_relative_imports_resolve_to_modules() -> None:
+    mod = Module("loom.agent.loop", PACKAGE / "agent" / "loop.py",
+                 ast.parse("from . import context\nfrom ..commands import ast\n"))
+    names = {n for n, _ in imported_names(mod)}
+    assert {"loom.agent.context", "loom.commands.ast"} <= names
