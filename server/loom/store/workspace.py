@@ -443,6 +443,12 @@ class Workspace:
         raise not_found(f"[{text}] is ambiguous: {listed}",
                         "use more characters of the localId")
 
+    def nodes_by_prefix(self, tree: Tree, prefix: str, limit: int) -> list[Node]:
+        """Nodes of a tree whose localId starts with ``prefix``, in localId order."""
+        return list(Node.select().where((Node.tree == tree.id) & (Node.local_id >= prefix) &
+                                        (Node.local_id < prefix + "~"))
+                    .order_by(Node.local_id).limit(limit))
+
     def node_family_rows(self, node_ids: list[str]
                          ) -> dict[str, tuple[str | None, str | None, str]]:
         """``id → (parent, version_of, kind)`` for many nodes, in chunked queries."""

@@ -10,7 +10,7 @@ from rapidfuzz import fuzz, process
 from loom.commands.catalogue import CATALOGUE
 from loom.lsp.session import Documents, OpenDoc
 from loom.memory import operational as mem
-from loom.store.schema import Document, Node, Participant, Tree
+from loom.store.schema import Node, Tree
 
 ARROW = re.compile(r"^([ \t]*)(→|->|=>)([ \t]*)(\S*)$")
 COMMAND = re.compile(r"^[ \t]*(?:→|->|=>)[ \t]*([A-Za-z-]+)[ \t]+(.*)$")
@@ -149,7 +149,7 @@ def _arguments(docs: Documents, tree: Tree | None, verb: str, partial: str, star
 
 def _names(docs: Documents, kind: str) -> list[str]:
     if kind == "doc":
-        return [d.name for d in Document.select(Document.name).order_by(Document.name)]
+        return [d.name for d in docs.ws.documents()]
     if kind == "tree":
         return [t.title for t, _ in docs.ws.trees()]
     return [s.label for s in mem.stashes(docs.ws, docs.participant)]
@@ -171,9 +171,7 @@ def _nodes(docs: Documents, tree: Tree | None, typed: str) -> list[Item]:
     typed = typed.lower()
     rows: list[Node] = []
     if typed:
-        rows = list(Node.select().where((Node.tree == tree.id) & (Node.local_id >= typed) &
-                                        (Node.local_id < typed + "~"))
-                    .order_by(Node.local_id).limit(MAX_ITEMS))
+        rows = docs.ws.nodes_by_prefix(tree, typed, MAX_ITEMS)
     if len(rows) < 10:
         node, tip = docs.ws.position(docs.participant, tree)
         near = docs.ws.path(tip, prefer=(node.id,))[-40:]
@@ -191,8 +189,7 @@ def _nodes(docs: Documents, tree: Tree | None, typed: str) -> list[Item]:
     items = []
     for i, n in enumerate(rows[:MAX_ITEMS]):
         if n.author_id not in names:
-            p = Participant.get_or_none(Participant.id == n.author_id)
-            names[n.author_id] = p.name if p else "?"
+            names[n.author_id] = docs.ws.participant_name(n.author_id)
         summary = (n.summary or n.content or "").strip().replace("\n", " ")[:80]
         items.append(Item(label=n.local_id, kind="reference",
                           detail=f"{names[n.author_id]} · {summary}", insert=n.local_id,
