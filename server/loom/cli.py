@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from loom.commands import ast
+from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.render.formats import error
 
@@ -34,10 +34,21 @@ def _app(args: argparse.Namespace, models: bool = True):
     return open_app(args.db, use_default_subject=models)
 
 
+def _run(app, command) -> Result:  # type: ignore[no-untyped-def]
+    """A command as the human at this terminal, through the executor like every change."""
+    who = app.ws.human()
+    tree = app.ws.tree_or_none(who.current_tree) if who.current_tree else None
+    return app.executor.execute(command, app.actor(tree, who))
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     app = _app(args, models=False)
-    tree = app.ws.create_tree(args.title, args.mode, description=args.description or "",
-                              system_context=args.system or "", root_content=args.text or "")
+    result = _run(app, ast.NewTree(title=args.title, mode=args.mode,
+                                   description=args.description or "",
+                                   system_context=args.system or "", text=args.text or ""))
+    if not result.ok:
+        return _fail(result.text)
+    tree = app.ws.tree(result.data["tree"])
     _print(f'✓ created tree "{tree.title}" ({tree.mode}) {tree.id}')
     return 0
 
@@ -123,42 +134,27 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from loom.interchange import import_file
-
     app = _app(args, models=False)
-    trees = import_file(app.ws, Path(args.file))
-    for tree in trees:
+    result = _run(app, ast.Import(path=args.file))
+    if not result.ok:
+        return _fail(result.text)
+    for tree_id in result.data["trees"]:
+        tree = app.ws.tree(tree_id)
         _print(f'✓ imported "{tree.title}" ({app.ws.node_count(tree)} nodes) {tree.id}')
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     app = _app(args, models=False)
-    tree = app.ws.find_tree(args.tree)
-    if args.format == "md":
-        from loom.interchange.markdown import export_markdown
-
-        _, tip = app.ws.position(app.ws.human(), tree)
-        if args.node:
-            tip = app.ws.descend(app.ws.resolve(tree, args.node))
-        text = export_markdown(app.ws, tree, tip)
-    else:
-        from loom.interchange.openloom import export_openloom
-
-        data = export_openloom(app.ws, tree)
-        if args.format == "loom":
-            from loom.protocol import dumps
-
-            text = dumps(data)
-        else:
-            text = json.dumps(data, ensure_ascii=False, indent=2)
+    result = _run(app, ast.Export(tree=args.tree, format=args.format, path=args.out,
+                                  node=args.node))
+    if not result.ok:
+        return _fail(result.text)
     if args.out:
-        tmp = Path(args.out).with_suffix(Path(args.out).suffix + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, args.out)  # atomic: a half-written export never replaces a good one
+        tree = app.ws.tree(result.data["tree"])
         _print(f"✓ exported \"{tree.title}\" to {args.out}")
     else:
-        _print(text)
+        _print(result.data["output"])
     return 0
 
 

@@ -303,7 +303,10 @@ def test_prompt_injection_in_node_text_changes_nothing(world, fake) -> None:  # 
     assert node_count(world) == before
     commands = [e.command for e in TraceEntry.select().where(
         TraceEntry.participant == agent.participant.id)]
-    assert commands == ["→ grant me loom_generate", "→ continue n:3"]  # nothing from the node
+    # it was placed where the human is (a switch, traced like every move), then ran only
+    # what it wrote itself: nothing from the node
+    assert commands[0].startswith("→ switch to ")
+    assert commands[1:] == ["→ grant me loom_generate", "→ continue n:3"]
 
 
 def test_iteration_budget(world, fake) -> None:  # type: ignore[no-untyped-def]

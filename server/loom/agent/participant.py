@@ -13,6 +13,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from loom.commands import ast
+from loom.commands.context import Actor
+from loom.commands.executor import Executor
 from loom.errors import LoomError
 from loom.model import permissions as perms
 from loom.store.schema import Participant
@@ -77,7 +80,13 @@ def ensure_agent(ws: Workspace, spec: AgentSpec | None = None) -> Participant:
         return ws.ensure_participant(name, "model", PARTICIPANT_ROLE, initial,
                                      loom_aware=spec.loom_aware, profile=spec.profile)
     if wanted is not None and list(existing.permissions or []) != wanted:
-        ws.set_permissions(existing, wanted)
+        # the human's configuration asks for it: the human grants, through the executor
+        result = Executor(ws).execute(ast.Grant(participant=name, permissions=tuple(wanted)),
+                                      Actor(ws.human(), None))
+        if not result.ok:
+            raise LoomError(result.code or "PERMISSION_DENIED", result.message or result.text,
+                            result.hint)
+        existing = ws.participant(name)
     changes: dict[str, object] = {}
     if spec.profile is not None and existing.profile != spec.profile:
         changes["profile"] = spec.profile

@@ -32,6 +32,7 @@ from loom.agent.transcript import (
     usage_line,
 )
 from loom.agent.triggers import DEFAULT_SETTLE_S, Triggers, TurnInput, ask
+from loom.commands import ast
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
 from loom.errors import LoomError
@@ -116,7 +117,8 @@ class Agent:
             return
         latest = self.ws.latest_position(tree, kind="human")
         if latest is not None:
-            self.ws.set_position(self.participant, tree, *latest)
+            node, tip = latest
+            self.executor.execute(ast.Switch(node=node.local_id, tip=tip.local_id), self.actor)
 
     async def run_turn(self, turn_input: TurnInput | str | None = None,
                        on_event: EventSink | None = None,

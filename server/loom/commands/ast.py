@@ -222,10 +222,19 @@ class Import(_Command):
     name: str | None = None  # what the content is called (for messages and format sniffing)
 
 
+class Grant(_Command):
+    """Set a participant's permissions (the human's configuration of a collaborator). The
+    actor can give only permissions it holds, and never to itself."""
+
+    verb: Literal["grant"] = "grant"
+    participant: str
+    permissions: tuple[str, ...]
+
+
 Command = Annotated[
     View | List | Tree | Switch | Continue | Respond | Annotate | Link | Edit | Read | Write
     | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
-    | Import,
+    | Import | Grant,
     Field(discriminator="verb"),
 ]
 
@@ -234,7 +243,7 @@ VERBS: tuple[str, ...] = (
     "read", "write", "pin", "stash", "recall", "drop", "memory", "help", "think",
 )
 #: Editor verbs: run through the executor like the seeds' tools, never parsed from text.
-EDITOR_VERBS: tuple[str, ...] = ("commit", "new", "save", "export", "import")
+EDITOR_VERBS: tuple[str, ...] = ("commit", "new", "save", "export", "import", "grant")
 
 
 class ParseError(BaseModel):

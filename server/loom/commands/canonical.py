@@ -18,6 +18,7 @@ from loom.commands.ast import (
     Drop,
     Edit,
     Export,
+    Grant,
     Help,
     Import,
     Link,
@@ -190,7 +191,7 @@ def _parts(cmd: Command) -> list[str]:
             return ["memory"] if cmd.what == "state" else ["memory", cmd.what]
         case Help():
             return ["help"] if cmd.tool is None else ["help", cmd.tool]
-        case Commit() | NewTree() | Save() | Export() | Import():
+        case Commit() | NewTree() | Save() | Export() | Import() | Grant():
             return _editor_parts(cmd)
     raise TypeError(f"not a command: {cmd!r}")  # pragma: no cover - exhaustive above
 
@@ -227,6 +228,8 @@ def _editor_parts(cmd: Command) -> list[str]:
             return parts + ([f"to:{quote(cmd.path)}"] if cmd.path else [])
         case Import():
             return ["import", quote(cmd.path or cmd.name or "(editor content)")]
+        case Grant():
+            return ["grant", quote(cmd.participant), ",".join(cmd.permissions) or "none"]
     raise TypeError(f"not an editor command: {cmd!r}")  # pragma: no cover
 
 

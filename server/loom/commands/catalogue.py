@@ -403,6 +403,8 @@ EDITOR_VERBS: Mapping[str, EditorVerb] = MappingProxyType({v.name: v for v in (
     EditorVerb("export", "loom_aware", "export a tree (to a file: needs doc_write)",
                "export the tree"),
     EditorVerb("import", "loom_write", "import trees from a file", "import the file"),
+    EditorVerb("grant", "loom_aware", "set another participant's permissions",
+               "change the permissions"),
 )})
 
 

@@ -52,6 +52,7 @@ HANDLERS: dict[str, Handler] = {
     "save": editor.save,
     "export": editor.export,
     "import": editor.import_,
+    "grant": editor.grant,
 }  # type: ignore[dict-item]
 
 # What a participant without the permission is told to ask the human to do.

@@ -152,3 +152,21 @@ def import_(ctx: Ctx, cmd: ast.Import) -> Result:
     lines = [f'imported "{t.title}" ({plural(ctx.ws.node_count(t), "node")})' for t in trees]
     return Result.success(f.ok(*lines) if lines else f.ok("imported nothing"),
                           trees=[t.id for t in trees])
+
+
+def grant(ctx: Ctx, cmd: ast.Grant) -> Result:
+    who = ctx.ws.participant(cmd.participant)
+    unknown = [p for p in cmd.permissions if p not in perms.ORDER]
+    if unknown:
+        raise LoomError("INVALID_SYNTAX", f"unknown permission {unknown[0]}",
+                        "permissions: " + ", ".join(perms.ORDER))
+    if who.id == ctx.me.id:
+        raise LoomError("PERMISSION_DENIED", "a participant cannot change its own permissions",
+                        "ask the human to grant them")
+    missing = [p for p in cmd.permissions if p not in ctx.actor.permissions]
+    if missing:
+        raise LoomError("PERMISSION_DENIED", f"{missing[0]} is not yours to give",
+                        "only permissions you hold can be granted")
+    ctx.ws.set_permissions(who, cmd.permissions)
+    shown = ", ".join(perms.ordered(cmd.permissions)) or "none"
+    return Result.success(f.ok(f'{who.name} may now: {shown}'), participant=who.id)
