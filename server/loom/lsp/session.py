@@ -9,17 +9,15 @@ ranges. Anything else the client sends is the human typing, tracked edit by edit
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 
+from loom.commands.lexicon import prose_before_commands
 from loom.lsp.buffer import BufferSession, Segment
 from loom.lsp.views import View, path_text, render
 from loom.store.schema import BufferState, Document, Node, Participant, Tree
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
-
-ARROW_LINE = re.compile(r"^[ \t]*(?:→|->|=>|⟶|➜)")
 
 
 @dataclass
@@ -198,7 +196,7 @@ class Documents:
                 tip, rerender = version, True
                 break
         working = session.working_text
-        body = _strip_commands(working)
+        body = prose_before_commands(working)  # tool lines are not persisted
         if tree.mode == "dialogue":  # a new message: the blank lines before it separate blocks
             body = body.strip("\n")
         if body.strip() and not rerender and tip is not None:
@@ -268,15 +266,3 @@ class Documents:
             return None
         seg = doc.session.segments[i]
         return Node.get_or_none(Node.id == seg.node) if seg.node else None
-
-
-
-def _strip_commands(text: str) -> str:
-    """Working text up to the first arrow-command line (tool lines are not persisted)."""
-    out: list[str] = []
-    for line in text.split("\n"):
-        if ARROW_LINE.match(line):
-            break
-        out.append(line)
-    body = "\n".join(out)
-    return body if body.strip() else ""
