@@ -1102,6 +1102,7 @@ class _Span:
 
 _QUOTE_GROUPS = ("dq", "cq", "gq", "sq", "csq")
 _SPACE = re.compile(r"\s*")
+_OPEN_KEY = re.compile(r"([A-Za-z][\w-]*(?::[A-Za-z][\w-]*)*)[ \t]*[:=][ \t]*")  # as _TOKEN
 _PROBE = "\x00"  # a word nobody types: where the argument scan puts it tells the slot
 
 
@@ -1133,10 +1134,10 @@ def _spans(text: str) -> list[_Span]:
 
 def _open_quote(text: str, pos: int, spans: list[_Span]) -> _Span:
     prev = spans[-1] if spans else None
-    if (prev is not None and prev.key is not None and prev.value_start == prev.end
-            and not text[prev.end:pos].strip(" \t")):
+    key = _OPEN_KEY.fullmatch(text, prev.start, pos) if prev is not None else None
+    if prev is not None and key is not None:
         spans.pop()  # ``doc:"char``: the key was lexed as a word of its own
-        return _Span(prev.start, len(text), prev.key, prev.key_end, pos + 1, text[pos],
+        return _Span(prev.start, len(text), key.group(1), key.end(1), pos + 1, text[pos],
                      len(text))
     return _Span(pos, len(text), None, -1, pos + 1, text[pos], len(text))
 

@@ -277,6 +277,9 @@ def _ref_option_names() -> frozenset[str]:
     return frozenset(names)
 
 
+#: Every spelling of every verb's options (``branch``, ``count``, ``pin:doc``…).
+OPTION_NAMES: frozenset[str] = frozenset(name for t in TOOLS for name in t.options)
+
 #: Every spelling of an option whose value is a node reference or a range of them, for
 #: any verb (``from``, ``branch``, ``content-of``, ``pin``…).
 REF_OPTION_NAMES: frozenset[str] = _ref_option_names()

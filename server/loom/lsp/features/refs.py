@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from loom.commands.lexicon import REF_OPTION_NAMES, is_command_line, verb_named
+from loom.commands.catalogue import FILLER
+from loom.commands.lexicon import OPTION_NAMES, REF_OPTION_NAMES, is_command_line, verb_named
 from loom.commands.lexicon import VERB_LINE as VERB
 
 __all__ = ["ANN", "BARE", "BRACKETED", "DOCREF", "FLAG", "QUOTED", "VERB", "Ref",
@@ -35,7 +36,8 @@ class Ref:
 
 def refs_in_line(line: str) -> list[Ref]:
     """Node references in a line: bracketed ones and ``ann-N`` anywhere; on a command line
-    also bare localIds (outside quotes and flags' names)."""
+    also bare localIds (outside quotes, option names and filler words, which the grammar
+    never reads as nodes)."""
     found: dict[int, Ref] = {}
     for m in BRACKETED.finditer(line):
         found[m.start()] = Ref(m.group(1), m.start(), m.end())
@@ -50,6 +52,10 @@ def refs_in_line(line: str) -> list[Ref]:
                                               for r in found.values()):
                 continue
             if m.start() > 0 and line[m.start() - 1] == ":" and not _value_is_ref(line, m):
+                continue
+            word = m.group(1).lower()
+            if word in FILLER or (line[m.end():m.end() + 1] in (":", "=")
+                                  and word in OPTION_NAMES):
                 continue
             found.setdefault(m.start(), Ref(m.group(1), m.start(), m.end()))
     return sorted(found.values(), key=lambda r: r.start)
