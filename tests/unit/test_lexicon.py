@@ -3,6 +3,9 @@ the session's commit, reference finding and completion."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from loom.commands import lexicon
@@ -17,6 +20,7 @@ from loom.lsp.session import Documents, OpenDoc
 from loom.memory import operational as mem
 from loom.store.schema import Node
 from loom.uris import node_uri
+from tests.conftest import REPO
 
 INDENTS = ["", "  ", "\t", "    ", "\u00a0"]
 NEAR_MISSES = ["- >", "—>", "–>", "= >", ">", "--->", "<-", "←", "⇐", "~>", "x→"]
@@ -333,3 +337,29 @@ def test_completion_without_a_tree_offers_no_nodes(editor) -> None:  # type: ign
 def test_think_block_on_every_arrow_is_one_think() -> None:
     for arrow in lexicon.ARROWS:
         assert parse(f"{arrow} think\nhmm\n<-") == Think(content="hmm")
+
+
+# ------------------------------------------------------------ the clients' copies
+
+
+def _alternatives(pattern: str) -> set[str]:
+    """The alternatives of the first ``(?:a|b|…)`` group in a regular expression."""
+    m = re.search(r"\(\?:([^()]*)\)", pattern)
+    assert m is not None, pattern
+    return set(m.group(1).split("|"))
+
+
+def test_the_vscode_extension_knows_every_arrow() -> None:
+    source = (REPO / "vscode-extension" / "src" / "args.ts").read_text(encoding="utf-8")
+    m = re.search(r"function isArrowLine.*?return /(.*?)/\.test", source, re.S)
+    assert m is not None
+    assert _alternatives(m.group(1)) == set(lexicon.ARROWS)
+
+
+def test_the_textmate_grammar_knows_every_arrow_and_closer() -> None:
+    path = REPO / "grammars" / "loom-commands.tmLanguage.json"
+    repo = json.loads(path.read_text(encoding="utf-8"))["repository"]
+    for rule in ("think-block", "command-line"):
+        assert _alternatives(repo[rule]["begin"]) == set(lexicon.ARROWS), rule
+    closer = re.search(r"\((.*?)\)", repo["think-block"]["end"])
+    assert closer is not None and set(closer.group(1).split("|")) == lexicon.CLOSERS
