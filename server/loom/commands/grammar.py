@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from rapidfuzz import process
@@ -1203,28 +1203,22 @@ def slot_at(line: str, col: int) -> Slot | None:
     if isinstance(toks, _Fail):
         return None
     typed = text[cur.value_start: max(min(rel, cur.value_end), cur.value_start)]
-
-    def slot(kinds: tuple[SlotKind, ...], **kw: object) -> Slot:
-        fields: dict[str, object] = {
-            "start": base + cur.start, "end": base + cur.end, "typed": typed,
-            "quote": cur.quote, **kw,
-        }
-        return Slot(kinds, **fields)  # type: ignore[arg-type]
-
+    here = Slot((), base + cur.start, base + cur.end, typed, quote=cur.quote)
     if _skip_polite(toks) == len(toks):
         if cur.key is not None or cur.quote:
             return None
         at_arrow = bool(parts.arrow) and not prefix
-        return slot(("verb",), start=len(parts.indent) if at_arrow else base + cur.start,
-                    with_arrow=at_arrow)
+        return replace(here, kinds=("verb",), with_arrow=at_arrow,
+                       start=len(parts.indent) if at_arrow else here.start)
     found = _find_verb(toks)
     if isinstance(found, _Fail):
         return None
     verb, first = found
+    here = replace(here, verb=verb)
     if verb == "think":
-        return slot(("text",), verb=verb)
+        return replace(here, kinds=("text",))
     if verb == "help":
-        return slot(("tool",), verb=verb)
+        return replace(here, kinds=("tool",))
     if cur.key is not None:
         if cur.key_end > cur.start and rel <= cur.key_end:  # still typing the option's name
             return Slot(("option",), base + cur.start, base + cur.value_start - len(cur.quote),
@@ -1234,20 +1228,20 @@ def slot_at(line: str, col: int) -> Slot | None:
             return None
         kind = value_kind(verb, key)
         head = text[cur.start: cur.value_start - len(cur.quote)]
-        if kind == "range" and "-" in typed:
+        if kind == "range" and "-" in typed:  # ``summary-of:A-B``: complete B, keep A
             cut = typed.rindex("-") + 1
             head, typed = head + typed[:cut], typed[cut:]
-        return slot(_slot_kinds(kind), verb=verb, key=key, head=head)
+        return replace(here, kinds=_slot_kinds(kind), key=key, head=head, typed=typed)
     if verb == "recall":
-        return slot(("stash",), verb=verb, key="label")
+        return replace(here, kinds=("stash",), key="label")
     pending = _pending_option(toks, first, verb, bool(cur.quote))
     if pending is not None:
-        return slot(_slot_kinds(value_kind(verb, pending)), verb=verb, key=pending)
+        return replace(here, kinds=_slot_kinds(value_kind(verb, pending)), key=pending)
     if cur.quote and cur.quote != "[":
         kind = _QUOTED.get(verb)
         if verb == "read" and not any(t[2] or t[0] == "doc" for t in toks[first:]):
             kind = "doc"
-        return slot(_slot_kinds(kind), verb=verb) if kind is not None else None
+        return replace(here, kinds=_slot_kinds(kind)) if kind is not None else None
     kinds: list[SlotKind] = []
     if takes_nodes(verb):
         kinds.append("node")
@@ -1255,4 +1249,4 @@ def slot_at(line: str, col: int) -> Slot | None:
         kinds.append("flag")
     if options(verb):
         kinds.append("option")
-    return slot(tuple(kinds), verb=verb) if kinds else None
+    return replace(here, kinds=tuple(kinds)) if kinds else None
