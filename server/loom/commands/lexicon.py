@@ -19,6 +19,7 @@ every canonical flag and option has its entry here.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -224,6 +225,7 @@ class Option:
     hints: tuple[str, ...]
 
 
+@functools.cache  # asked on every completion keystroke; the tables never change
 def flags(verb: str) -> tuple[Flag, ...]:
     """The canonical flags of ``verb`` in the catalogue's order, with descriptions."""
     tool = TOOLS_BY_NAME.get(verb)
@@ -233,6 +235,7 @@ def flags(verb: str) -> tuple[Flag, ...]:
     return tuple(Flag(name, help_.get(name, "")) for name in dict.fromkeys(tool.flags.values()))
 
 
+@functools.cache
 def options(verb: str) -> tuple[Option, ...]:
     """The options of ``verb`` worth offering, by canonical key, in the catalogue's order."""
     tool = TOOLS_BY_NAME.get(verb)
