@@ -10,6 +10,7 @@ from pathlib import Path
 import platformdirs
 
 from loom.app import App
+from loom.commands.lexicon import CANONICAL_ARROW, is_closer, is_command_line, split_line
 from loom.store.schema import Tree
 
 
@@ -56,9 +57,9 @@ def run_shell(app: App, tree: Tree) -> int:
             continue
         if text in ("quit", "exit", ":q"):
             return status
-        if not text.startswith(("→", "->")):
-            text = "→ " + text
-        if text.split()[-1] == "think" or text.replace("->", "→").strip() == "→ think":
+        if not is_command_line(text):
+            text = f"{CANONICAL_ARROW} {text}"
+        if text.split()[-1] == "think" or split_line(text).body.strip() == "think":
             body = []
             while True:
                 try:
@@ -66,7 +67,7 @@ def run_shell(app: App, tree: Tree) -> int:
                 except EOFError:
                     break
                 body.append(more)
-                if more.strip() in ("←", "<-"):
+                if is_closer(more):
                     break
             text = "\n".join([text, *body])
         result = app.executor.execute(text, actor)

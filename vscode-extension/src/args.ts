@@ -44,9 +44,10 @@ export function dialogueAnchors(text: string): Anchor[] {
   return anchors;
 }
 
-/** An arrow-command line (`→ …`, `-> …`), as the server recognises them. */
+/** An arrow-command line (`→ …`, `-> …`), as the server's lexicon recognises them
+ *  (server/loom/commands/lexicon.py; tests/unit/test_lexicon.py checks the two agree). */
 export function isArrowLine(line: string): boolean {
-  return /^[ \t]*(?:→|->|=>|⟶|➜)/.test(line);
+  return /^[^\S\r\n]*(?:→|-->|->|=>|⇒|⟶|➜)/.test(line);
 }
 
 /** The arrow-command line to run: the cursor's line if it is one, else the nearest above. */

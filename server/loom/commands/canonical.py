@@ -39,13 +39,12 @@ from loom.commands.ast import (
     Write,
 )
 from loom.commands.catalogue import RESERVED
-
-ARROW = "→"
+from loom.commands.lexicon import CANONICAL_ARROW as ARROW
+from loom.commands.lexicon import CANONICAL_CLOSER
 
 #: A value that may be written without quotes (section ids, write locations).
 _BARE = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?")
 _ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
-_BLOCK_CLOSERS = frozenset({"←", "<-"})
 
 
 def quote(value: str) -> str:
@@ -87,7 +86,7 @@ def _think(content: str) -> str:
     one_line = "\n" not in content and content == content.strip()
     if one_line:
         return f"{ARROW} think {content}" if content else f"{ARROW} think"
-    return f"{ARROW} think\n{content}\n←"
+    return f"{ARROW} think\n{content}\n{CANONICAL_CLOSER}"
 
 
 def _parts(cmd: Command) -> list[str]:

@@ -19,6 +19,7 @@ from loom.commands.catalogue import EDITOR_VERBS, permission_of
 from loom.commands.context import Actor, Ctx, SubjectModel
 from loom.commands.grammar import Classifier, parse
 from loom.commands.handlers import content, documents, editor, memory, meta, navigation
+from loom.commands.lexicon import CLOSERS
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.memory import operational as mem
@@ -72,8 +73,9 @@ def parse_line(text: str, classifier: Classifier | None = None
         head = parse(first)
         if isinstance(head, ast.Think):
             body = rest.rstrip()
-            if body.endswith("←") or body.endswith("<-"):
-                body = body[: -1 if body.endswith("←") else -2].rstrip()
+            closer = next((c for c in CLOSERS if body.endswith(c)), None)
+            if closer is not None:
+                body = body[: -len(closer)].rstrip()
             content_text = "\n".join(x for x in (head.content, body) if x)
             return ast.Think(content=content_text)
         return ast.ParseError(message="one command per line",

@@ -2,10 +2,11 @@
 
 ``extract(text)`` cuts the text into segments that tile it line by line, in order:
 
-* **batch** — consecutive command lines, each starting with an arrow (``→ -> => ⟶ ➜``)
-  after optional indentation. A blank line or a prose line ends the batch, so
-  ``→ view a\\n\\n→ view b`` is two batches (the seeds batch "consecutive lines"; a blank
-  line is the model pausing). A command whose quoted text runs over several lines
+* **batch** — consecutive command lines, each starting with an arrow after optional
+  indentation (the lexicon's ``is_command_line``: ``→ -> --> => ⇒ ⟶ ➜``). A blank line
+  or a prose line ends the batch, so ``→ view a\\n\\n→ view b`` is two batches (the
+  seeds batch "consecutive lines"; a blank line is the model pausing). A command whose
+  quoted text runs over several lines
   (``→ respond a7x2 "para one`` … ``para two"``) is one command when the joined lines
   parse; its line number is its first line.
 * **think** — ``→ think`` opens a block closed by a line that is just ``←`` (or ``<-``);
@@ -26,10 +27,9 @@ from typing import Literal
 
 from loom.commands.ast import Command, ParseError, Think
 from loom.commands.grammar import parse
+from loom.commands.lexicon import is_closer, is_command_line
 
-_ARROW_LINE = re.compile(r"[ \t]*(?:→|⟶|➜|⇒|-{1,2}>|=>)")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_CLOSERS = frozenset({"←", "<-"})
 _MAX_QUOTE_LINES = 200  # how far a quoted text may run over lines
 _Kind = Literal["prose", "batch", "think"]
 
@@ -71,14 +71,6 @@ class _Lines:
         return self.starts[i] + len(self.lines[i])
 
 
-def _is_arrow(line: str) -> bool:
-    return _ARROW_LINE.match(line) is not None
-
-
-def _is_closer(line: str) -> bool:
-    return line.strip() in _CLOSERS
-
-
 def _command(ls: _Lines, i: int) -> tuple[Command | ParseError, int]:
     """The command starting at line ``i`` and its last line (quotes may span lines)."""
     result = parse(ls.lines[i])
@@ -98,9 +90,9 @@ def _command(ls: _Lines, i: int) -> tuple[Command | ParseError, int]:
 def _think_end(ls: _Lines, i: int, inline: str) -> tuple[int, bool]:
     """Last line of the think opened at ``i`` and whether ``←`` closed it."""
     for j in range(i + 1, len(ls.lines)):
-        if _is_closer(ls.lines[j]):
+        if is_closer(ls.lines[j]):
             return j, True
-        if inline and _is_arrow(ls.lines[j]):
+        if inline and is_command_line(ls.lines[j]):
             return i, True  # a one-line thought: a command came before any ←
     return (len(ls.lines) - 1, False) if not inline else (i, True)
 
@@ -124,7 +116,7 @@ def extract(text: str) -> list[Segment]:
     while i < len(ls.lines):
         line = ls.lines[i]
         command: Command | ParseError | None = None
-        if fence is None and _is_arrow(line):
+        if fence is None and is_command_line(line):
             command, last = _command(ls, i)
         if command is None:
             m = _FENCE.match(line)

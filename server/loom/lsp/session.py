@@ -9,7 +9,6 @@ ranges. Anything else the client sends is the human typing, tracked edit by edit
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 
 from loom.lsp.buffer import BufferSession, Segment
@@ -18,8 +17,6 @@ from loom.store.schema import BufferState, Node, Participant, Tree
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
-
-ARROW_LINE = re.compile(r"^[ \t]*(?:→|->|=>|⟶|➜)")
 
 
 @dataclass
@@ -237,14 +234,3 @@ class Documents:
             return None
         seg = doc.session.segments[i]
         return self.ws.find_node(seg.node) if seg.node else None
-
-
-def strip_commands(text: str) -> str:
-    """Working text up to the first arrow-command line (tool lines are not persisted)."""
-    out: list[str] = []
-    for line in text.split("\n"):
-        if ARROW_LINE.match(line):
-            break
-        out.append(line)
-    body = "\n".join(out)
-    return body if body.strip() else ""

@@ -1,54 +1,23 @@
-"""Arrow-command completion: verbs after ``→``, then each verb's arguments."""
+"""Arrow-command completion: the grammar says what slot the cursor is in (``slot_at``),
+and the items come from the lexicon and the catalogue (verbs, flags, options, value hints)
+or from the store (node ids, documents, trees, stash labels)."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 
-from loom.commands.catalogue import CATALOGUE
+from loom.commands import lexicon
+from loom.commands.canonical import quote
+from loom.commands.catalogue import TOOLS_BY_NAME
+from loom.commands.grammar import Slot, SlotKind, slot_at
 from loom.lsp.session import Documents, OpenDoc
 from loom.memory import operational as mem
 from loom.store.schema import Node, Tree
 
-ARROW = re.compile(r"^([ \t]*)(→|->|=>)([ \t]*)(\S*)$")
-COMMAND = re.compile(r"^[ \t]*(?:→|->|=>)[ \t]*([A-Za-z-]+)[ \t]+(.*)$")
 MAX_ITEMS = 50
-
-# The flags each verb takes, with what they mean (shown as detail).
-FLAGS: dict[str, list[tuple[str, str]]] = {
-    "view": [("full", "complete content"), ("with-annotations", "include annotations"),
-             ("with-links", "include links"), ("summary", "summary only (default)"),
-             ("branch:", "the path through a node"), ("as:prose", "stitched prose"),
-             ("as:nodes", "separated, with metadata")],
-    "list": [("continuations", "children"), ("annotations", "notes on the node"),
-             ("links", "links to nodes, trees and documents")],
-    "tree": [("from:", "start at a node"), ("depth:", "levels to show (default 5)"),
-             ("summary", "condensed overview")],
-    "switch": [("to", ""), ("in tree:", "another tree (cross-tree)")],
-    "continue": [("from", "node to continue from"), ("n:", "how many (1-10)"),
-                 ("tokens:", "max tokens each"), ("temperature:", "0-2")],
-    "respond": [("as:continuation", ""), ("as:context", ""), ("as:instruction", "")],
-    "link": [("to", ""), ("doc:", "a document"), ("tree:", "another tree"),
-             ("note:", "what the link means")],
-    "read": [("doc:", "a document"), ("summary", ""), ("lines:", "a line range"),
-             ("section:", "a section")],
-    "write": [("doc:", "a document"), ("append", ""), ("at:", "start, end, line or section"),
-              ("replace:", "a section")],
-    "pin": [("doc:", "a document"), ("section:", "")],
-    "stash": [("content-of:", "a node's content"), ("summary-of:", "a path range A-B")],
-    "drop": [("pin:", "a pinned node or document"), ("stash:", "a stash label")],
-    "memory": [("trace", "recent actions"), ("stashed", "stashed items"),
-               ("errors", "recent errors")],
-    "help": [(name, CATALOGUE[name].description) for name in CATALOGUE],
-}
-NODE_VERBS = {"view", "list", "switch", "continue", "respond", "annotate", "link", "edit",
-              "pin", "tree", "stash"}
-VALUES = {"n": ["1", "2", "3", "5", "10"], "tokens": ["20", "50", "100", "200"],
-          "depth": ["1", "3", "5", "10"], "as": ["prose", "nodes", "continuation", "context",
-                                                "instruction"],
-          "at": ["start", "end"]}
 
 
 @dataclass
@@ -65,86 +34,96 @@ class Item:
 
 def complete(docs: Documents, doc: OpenDoc | None, tree: Tree | None, line: str,
              col: int) -> list[Item]:
-    before = line[:col]
-    m = ARROW.match(before)
-    if m:
-        return _verbs(m, col)
-    m = COMMAND.match(before)
-    if not m:
+    """Items for offset ``col`` of ``line``; none outside arrow-command lines."""
+    if not lexicon.is_command_line(line):
         return []
-    verb = _canonical_verb(m.group(1))
-    if verb is None:
+    slot = slot_at(line, col)
+    if slot is None:
         return []
-    args = m.group(2)
-    token_start = col - len(re.split(r"[ \t]", args)[-1])
-    partial = before[token_start:]
-    return _arguments(docs, tree, verb, partial, token_start, col)
+    items: list[Item] = []
+    for kind in _ORDER:  # words of the language before node ids, which can be many
+        if kind in slot.kinds:
+            items += _PROVIDERS[kind](docs, tree, slot)
+    for it in items:
+        it.replace_start, it.replace_end = slot.start, slot.end
+    return items[:MAX_ITEMS]
 
 
-def _verbs(m: re.Match[str], col: int) -> list[Item]:
-    typed = m.group(4).lower()
-    start = m.start(2)  # replace the arrow too, so `->` becomes `→`
+def _matches(typed: str, name: str) -> bool:
+    return not typed or name.startswith(typed) or fuzz.partial_ratio(typed, name) >= 80
+
+
+def _verbs(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+    typed = slot.typed.lower()
+    # Right after the arrow the item replaces it too, so `->` becomes `→`.
+    lead = f"{lexicon.CANONICAL_ARROW} " if slot.with_arrow else ""
     items = []
-    for name, tool in CATALOGUE.items():
-        if typed and not name.startswith(typed) and fuzz.partial_ratio(typed, name) < 80:
+    for name in lexicon.VERB_NAMES:
+        tool = TOOLS_BY_NAME[name]
+        named = typed and any(s.startswith(typed) for s in tool.synonyms)
+        if not named and not _matches(typed, name):
             continue
         items.append(Item(label=name, kind="keyword", detail=tool.description,
-                          insert=f"→ {name} ", replace_start=start, replace_end=col,
+                          insert=f"{lead}{name} ",
                           sort=("0" if name.startswith(typed) else "1") + name,
                           documentation="\n".join(tool.syntax)))
     return items
 
 
-def _canonical_verb(word: str) -> str | None:
-    w = word.lower()
-    if w in CATALOGUE:
-        return w
-    for name, tool in CATALOGUE.items():
-        if w in tool.synonyms:
-            return name
-    return None
+def _tools(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+    typed = slot.typed.lower()
+    return [Item(label=name, kind="keyword", detail=lexicon.describe_verb(name), insert=name,
+                 sort="1" + name)
+            for name in lexicon.VERB_NAMES if name.startswith(typed)]
 
 
-def _arguments(docs: Documents, tree: Tree | None, verb: str, partial: str, start: int,
-               col: int) -> list[Item]:
-    items: list[Item] = []
-    quoted = re.match(r'^(doc|tree|stash):["“]?(.*)$', partial)
-    if quoted:
-        kind, typed = quoted.group(1), quoted.group(2)
-        names = _names(docs, kind)
-        for name in _fuzzy(typed, names):
-            items.append(Item(label=f'{kind}:"{name}"', kind="file" if kind == "doc" else
-                              "module", insert=f'{kind}:"{name}"', replace_start=start,
-                              replace_end=col))
-        return items
-    if verb in ("recall",) or (verb == "drop" and partial.startswith("stash")):
-        for name in _fuzzy(partial.strip('"“'), _names(docs, "stash")):
-            items.append(Item(label=f'"{name}"', kind="text", insert=f'"{name}"',
-                              replace_start=start, replace_end=col))
-        if verb == "recall":
-            return items
-    flag = re.match(r"^([a-z-]+):(\S*)$", partial)
-    if flag and flag.group(1) in VALUES:
-        name = flag.group(1)
-        return [Item(label=f"{name}:{v}", kind="value", insert=f"{name}:{v}",
-                     replace_start=start, replace_end=col)
-                for v in VALUES[name] if v.startswith(flag.group(2))]
-    if flag and flag.group(1) in ("from", "branch", "content-of", "pin", "summary-of"):
-        for it in _nodes(docs, tree, flag.group(2)):
-            it.insert = f"{flag.group(1)}:{it.insert}"
-            it.label = f"{flag.group(1)}:{it.label}"
-            it.replace_start, it.replace_end = start, col
-            items.append(it)
-        return items
-    for name, detail in FLAGS.get(verb, []):
-        if name.startswith(partial.lower()):
-            items.append(Item(label=name, kind="keyword", detail=detail, insert=name,
-                              replace_start=start, replace_end=col, sort="1" + name))
-    if verb in NODE_VERBS and tree is not None:
-        for it in _nodes(docs, tree, partial.strip("[]")):
-            it.replace_start, it.replace_end = start, col
-            items.append(it)
-    return items[:MAX_ITEMS]
+def _flags(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+    typed = slot.typed.lower()
+    return [Item(label=f.name, kind="keyword", detail=f.description, insert=f.name,
+                 sort="1" + f.name)
+            for f in lexicon.flags(slot.verb or "") if f.name.startswith(typed)]
+
+
+def _options(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+    typed = slot.typed.lower()
+    return [Item(label=f"{o.name}:", kind="keyword", detail=o.description,
+                 insert=f"{o.name}:", sort="1" + o.name)
+            for o in lexicon.options(slot.verb or "") if o.name.startswith(typed)]
+
+
+def _values(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+    hints = lexicon.value_hints(slot.verb or "", slot.key or "")
+    return [Item(label=slot.head + v, kind="value", insert=slot.head + v, sort="1" + v)
+            for v in hints if v.startswith(slot.typed.lower())]
+
+
+def _named(kind: str, item_kind: str) -> Callable[[Documents, Tree | None, Slot], list[Item]]:
+    def provide(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+        return [Item(label=slot.head + quote(name), kind=item_kind,
+                     insert=slot.head + quote(name))
+                for name in _fuzzy(slot.typed, _names(docs, kind))]
+    return provide
+
+
+def _node_refs(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+    items = _nodes(docs, tree, slot.typed)
+    for it in items:
+        ref = f"[{it.label}]" if slot.quote == "[" else it.label
+        it.label = it.insert = slot.head + ref
+    return items
+
+
+def _nothing(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+    return []  # free text and section ids: nothing to offer
+
+
+_PROVIDERS: dict[SlotKind, Callable[[Documents, Tree | None, Slot], list[Item]]] = {
+    "verb": _verbs, "tool": _tools, "flag": _flags, "option": _options, "value": _values,
+    "doc": _named("doc", "file"), "tree": _named("tree", "module"),
+    "stash": _named("stash", "text"), "node": _node_refs, "section": _nothing,
+    "text": _nothing,
+}
+_ORDER: tuple[SlotKind, ...] = tuple(_PROVIDERS)
 
 
 def _names(docs: Documents, kind: str) -> list[str]:

@@ -11,10 +11,11 @@ import asyncio
 import logging
 
 from loom.commands import ast
+from loom.commands.lexicon import prose_before_commands
 from loom.commands.results import Result
 from loom.lsp.buffer import Segment
 from loom.lsp.host import Host
-from loom.lsp.session import OpenDoc, copy_segments, strip_commands
+from loom.lsp.session import OpenDoc, copy_segments
 from loom.store.schema import BufferState
 
 log = logging.getLogger(__name__)
@@ -25,6 +26,22 @@ PERSIST_IDLE_S = 0.15
 PERSIST_MAX_WAIT_S = 0.25
 
 
+def commit_command(doc: OpenDoc) -> ast.Commit | None:
+    """What committing the buffer would do, as a command (None: not a buffer). Command
+    lines in the working text are not part of it (they run, or stay, as commands)."""
+    if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
+        return None
+    session = doc.session
+    versions = tuple(
+        ast.VersionEdit(node=session.segments[i].node or "", content=session.segment_text(i))
+        for i in session.pending() if session.segments[i].node)
+    body = prose_before_commands(session.working_text)
+    if doc.tree.mode == "dialogue":  # a new message: blank lines before it separate blocks
+        body = body.strip("\n")
+    return ast.Commit(versions=versions, text=body if body.strip() else None,
+                      after=doc.view.tip.id)
+
+
 class Editing:
     def __init__(self, host: Host) -> None:
         self.host = host
@@ -33,24 +50,10 @@ class Editing:
         self._first_unsaved: dict[str, float] = {}
 
     # ── commits ──
-    def commit_command(self, doc: OpenDoc) -> ast.Commit | None:
-        """What committing the buffer would do, as a command (None: not a buffer)."""
-        if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
-            return None
-        session = doc.session
-        versions = tuple(
-            ast.VersionEdit(node=session.segments[i].node or "", content=session.segment_text(i))
-            for i in session.pending() if session.segments[i].node)
-        body = strip_commands(session.working_text)
-        if doc.tree.mode == "dialogue":  # a new message: blank lines before it separate blocks
-            body = body.strip("\n")
-        return ast.Commit(versions=versions, text=body if body.strip() else None,
-                          after=doc.view.tip.id)
-
     def commit(self, doc: OpenDoc) -> Result:
         """Commit the buffer now: pending node edits become versions, the working text a
         node. Runs on the event loop, so the text cannot move under it."""
-        cmd = self.commit_command(doc)
+        cmd = commit_command(doc)
         if cmd is None:
             return Result.success("✓ nothing to commit", created=[])
         if not cmd.versions and cmd.text is None:
@@ -164,7 +167,7 @@ class Editing:
         for state in orphans:
             versions = tuple(ast.VersionEdit(node=p["node"], content=p["content"])
                              for p in state.pending or [] if ws.find_node(p["node"]))
-            text = strip_commands(state.working or "")
+            text = prose_before_commands(state.working or "")
             if versions or text.strip():
                 cmd = ast.Commit(versions=versions, text=text if text.strip() else None,
                                  after=state.tip if ws.find_node(state.tip) else None,

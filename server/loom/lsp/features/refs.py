@@ -1,18 +1,27 @@
-"""Finding node references and arrow-command parts in a line of text."""
+"""Finding node references and arrow-command parts in a line of text.
+
+What a command line is, its arrows and its verbs come from the lexicon
+(``loom.commands.lexicon``); ``is_command_line`` and ``VERB`` are re-exported from it
+for the other editor features.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from loom.lsp.session import ARROW_LINE
+from loom.commands.catalogue import FILLER
+from loom.commands.lexicon import OPTION_NAMES, REF_OPTION_NAMES, is_command_line, verb_named
+from loom.commands.lexicon import VERB_LINE as VERB
+
+__all__ = ["ANN", "BARE", "BRACKETED", "DOCREF", "FLAG", "QUOTED", "VERB", "Ref",
+           "is_command_line", "ref_at", "refs_in_line", "verb_at"]
 
 # [a7x2], [a7x2'], ann-3, [ann-3], and bare a7x2 / a7x2' (bare ones only on command lines)
 BRACKETED = re.compile(r"\[((?:ann-\d+)|(?:[0-9a-hjkmnp-tv-z]{3,16}'*))\]", re.IGNORECASE)
 BARE = re.compile(r"(?<![\w\"'])((?:ann-\d+)|(?:[0-9a-hjkmnp-tv-z]{3,16}'*))(?![\w\"])",
                   re.IGNORECASE)
 ANN = re.compile(r"(?<![\w-])(ann-\d+)(?![\w-])", re.IGNORECASE)
-VERB = re.compile(r"^([ \t]*)(→|->|=>|⟶|➜)([ \t]*)([A-Za-z-]+)")
 QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"?|“[^”]*”?")
 FLAG = re.compile(r"\b([a-z-]+):(?!\")(\S*)")
 DOCREF = re.compile(r"\b(doc|tree|stash):(\"[^\"]*\"?|“[^”]*”?)")
@@ -25,13 +34,10 @@ class Ref:
     end: int
 
 
-def is_command_line(line: str) -> bool:
-    return bool(ARROW_LINE.match(line))
-
-
 def refs_in_line(line: str) -> list[Ref]:
     """Node references in a line: bracketed ones and ``ann-N`` anywhere; on a command line
-    also bare localIds (outside quotes and flags' names)."""
+    also bare localIds (outside quotes, option names and filler words, which the grammar
+    never reads as nodes)."""
     found: dict[int, Ref] = {}
     for m in BRACKETED.finditer(line):
         found[m.start()] = Ref(m.group(1), m.start(), m.end())
@@ -47,17 +53,19 @@ def refs_in_line(line: str) -> list[Ref]:
                 continue
             if m.start() > 0 and line[m.start() - 1] == ":" and not _value_is_ref(line, m):
                 continue
+            word = m.group(1).lower()
+            if word in FILLER or (line[m.end():m.end() + 1] in (":", "=")
+                                  and word in OPTION_NAMES):
+                continue
             found.setdefault(m.start(), Ref(m.group(1), m.start(), m.end()))
     return sorted(found.values(), key=lambda r: r.start)
 
 
-_REF_FLAGS = ("from", "branch", "pin", "content-of", "summary-of", "node", "to")
-
-
 def _value_is_ref(line: str, m: re.Match[str]) -> bool:
+    """True when the option before ``m``'s colon takes a node reference (``from:``)."""
     before = line[: m.start() - 1]
-    name = re.search(r"([a-z-]+)$", before)
-    return bool(name and name.group(1) in _REF_FLAGS)
+    name = re.search(r"([A-Za-z_-]+)$", before)
+    return bool(name and name.group(1).lower() in REF_OPTION_NAMES)
 
 
 def _mask(line: str) -> str:
@@ -88,7 +96,9 @@ def ref_at(line: str, col: int) -> Ref | None:
 
 
 def verb_at(line: str, col: int) -> str | None:
+    """The canonical verb under ``col`` when it is the command's first word (``show`` is
+    view), else None."""
     m = VERB.match(line)
     if m and m.start(4) <= col <= m.end(4):
-        return m.group(4).lower()
+        return verb_named(m.group(4))
     return None
