@@ -166,8 +166,10 @@ async def client(request: Any, lsp_client: LanguageClient, db: Path):  # type: i
         yield
 
 
-async def start_session(request: Any, lsp_client: LanguageClient, db: Path):  # type: ignore[no-untyped-def]
-    """Initialize a session as the named editor; yields once the editor is ready."""
+async def start_session(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
+                        participant: str | None = None, workspace: Path | None = None):
+    """Initialize a session as the named editor (acting as ``participant``, with
+    ``workspace`` as its folder); yields once the editor is ready."""
     caps = client_capabilities(request.param)
     ws = caps.workspace or lsp.WorkspaceClientCapabilities()
     ws.text_document_content = lsp.TextDocumentContentClientCapabilities(
@@ -204,10 +206,16 @@ async def start_session(request: Any, lsp_client: LanguageClient, db: Path):  # 
     def status(params: Any) -> None:
         ed.notifications.append(("loom/status", params))
 
+    options: dict[str, Any] = {"database": str(db), "documentProvider": "textDocumentContent",
+                               "watchInterval": 0.2}
+    if participant is not None:
+        options["participant"] = participant
+    folders = None
+    if workspace is not None:
+        workspace.mkdir(parents=True, exist_ok=True)
+        folders = [lsp.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)]
     result = await lsp_client.initialize_session(lsp.InitializeParams(
-        capabilities=caps,
-        initialization_options={"database": str(db), "documentProvider": "textDocumentContent",
-                                "watchInterval": 0.2}))
+        capabilities=caps, workspace_folders=folders, initialization_options=options))
     ed.server_capabilities = result.capabilities  # type: ignore[attr-defined]
     pe = result.capabilities.position_encoding
     ed.encoding = str(pe) if pe else "utf-16"

@@ -1,0 +1,78 @@
+"""Locks for every write on a branch (seed 001, SPEC-NOTES decision 10): while one
+participant generates on a branch, another's writes there are ``✗ CONFLICT`` and write
+nothing; other branches stay fully parallel."""
+
+from __future__ import annotations
+
+import pytest
+
+from loom.commands import ast
+from loom.commands.context import Actor
+
+
+@pytest.fixture
+def world(app):  # type: ignore[no-untyped-def]
+    ws = app.ws
+    tree = ws.create_tree("Locks", root_content="Root.")
+    human = ws.human()
+    bot = ws.ensure_participant("collaborator", "model", "collaborator",
+                                ("loom_aware", "loom_write", "loom_generate"))
+    root = ws.node(tree.root)
+    a = ws.add_node(tree, root, " A.", human)
+    a2 = ws.add_node(tree, a, " A2.", human)
+    b = ws.add_node(tree, root, " B.", human)
+    ws.acquire_turn(a2, bot)  # the collaborator is generating from a2
+    return app, tree, human, {"root": root, "a": a, "a2": a2, "b": b}
+
+
+def _run(app, tree, who, cmd):  # type: ignore[no-untyped-def]
+    before = app.ws.node_count(tree)
+    result = app.executor.execute(cmd, Actor(who, tree))
+    return result, app.ws.node_count(tree) - before
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: ast.Respond(node=n["a2"].local_id, content="mine"),
+    lambda n: ast.Annotate(node=n["a2"].local_id, content="a note"),
+    lambda n: ast.Annotate(node=n["a"].local_id, content="a note above"),
+    lambda n: ast.Edit(node=n["a"].local_id, content=" A, edited."),
+    lambda n: ast.Commit(text=" typed", after=n["a2"].id),
+    lambda n: ast.Commit(versions=(ast.VersionEdit(node=n["a2"].id, content=" A2!"),)),
+], ids=["respond", "annotate", "annotate-above", "edit-above", "commit-text", "commit-edit"])
+def test_writes_on_the_locked_branch_conflict(world, make) -> None:  # type: ignore[no-untyped-def]
+    app, tree, human, n = world
+    result, made = _run(app, tree, human, make(n))
+    assert not result.ok and result.code == "CONFLICT", result.text
+    assert "collaborator is generating" in result.text and "hint: retry" in result.text
+    assert made == 0
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: ast.Respond(node=n["b"].local_id, content="mine"),
+    lambda n: ast.Annotate(node=n["b"].local_id, content="a note"),
+    lambda n: ast.Edit(node=n["b"].local_id, content=" B, edited."),
+    lambda n: ast.Commit(text=" typed", after=n["b"].id),
+    lambda n: ast.Respond(node=n["root"].local_id, content="a new branch"),
+], ids=["respond", "annotate", "edit", "commit", "new-branch-from-root"])
+def test_other_branches_stay_parallel(world, make) -> None:  # type: ignore[no-untyped-def]
+    app, tree, human, n = world
+    result, _ = _run(app, tree, human, make(n))
+    assert result.ok, result.text
+
+
+def test_the_holder_writes_and_after_release_everyone_does(world) -> None:  # type: ignore[no-untyped-def]
+    app, tree, human, n = world
+    bot = app.ws.participant("collaborator")
+    result, made = _run(app, tree, bot, ast.Annotate(node=n["a2"].local_id, content="mine"))
+    assert result.ok and made == 1
+    app.ws.release_turn(n["a2"], bot)
+    assert "lock.release" in [c.kind for c in app.ws.changes_since(0)]  # editors retry on it
+    result, made = _run(app, tree, human, ast.Respond(node=n["a2"].local_id, content="now"))
+    assert result.ok and made == 1
+
+
+def test_an_expired_lock_blocks_nobody(world, clock) -> None:  # type: ignore[no-untyped-def]
+    app, tree, human, n = world
+    clock.advance(121)  # a crashed holder never blocks a branch forever
+    result, _ = _run(app, tree, human, ast.Respond(node=n["a2"].local_id, content="now"))
+    assert result.ok
