@@ -231,7 +231,14 @@ export class Commands {
       filters: { "Loom trees": ["json", "md", "loom"], "All files": ["*"] },
     });
     if (!files || files.length === 0) return;
-    const r = await this.client.request<ImportResult>(Methods.import, { path: files[0].fsPath });
+    // The extension reads the file the user picked and sends its text: the server reads
+    // files only inside the workspace folder.
+    const content = new TextDecoder().decode(await vscode.workspace.fs.readFile(files[0]));
+    const r = await this.client.request<ImportResult>(Methods.import, { content, name: path.basename(files[0].fsPath) });
+    if (r.ok === false) {
+      void vscode.window.showErrorMessage(`Loom: ${r.message ?? "import failed"}`);
+      return;
+    }
     this.view.refresh();
     const names = r.trees.map((t) => t.title).join(", ");
     void vscode.window.showInformationMessage(`Loom: imported ${r.trees.length} tree${r.trees.length === 1 ? "" : "s"}: ${names}`);
@@ -261,8 +268,15 @@ export class Commands {
       filters: { [format.label]: [format.ext] },
     });
     if (!target) return;
-    const r = await this.client.request<ExportResult>(Methods.export, { tree, format: format.label, path: target.fsPath });
-    void vscode.window.showInformationMessage(`Loom: exported to ${r.path ?? path.basename(target.fsPath)}`);
+    // The server returns the text; the extension writes where the save dialog said (the
+    // server writes files only inside the workspace folder).
+    const r = await this.client.request<ExportResult>(Methods.export, { tree, format: format.label });
+    if (r.ok === false || r.text === undefined) {
+      void vscode.window.showErrorMessage(`Loom: ${r.message ?? "export failed"}`);
+      return;
+    }
+    await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(r.text));
+    void vscode.window.showInformationMessage(`Loom: exported to ${path.basename(target.fsPath)}`);
   }
 
   async continue_(arg?: unknown): Promise<void> {

@@ -100,11 +100,13 @@ export interface NewTreeParams { title: string; mode?: "buffer" | "dialogue"; te
 export interface NewTreeResult { tree: string; uri: string }
 
 export interface ImportParams { path: string }
-export interface ImportResult { trees: { id: string; title: string; uri: string }[] }
+/** Every write request answers Loom's one shape: ok, the ✓/✗ message, and its data. */
+export interface Answer { ok?: boolean; message?: string; error?: string }
+export interface ImportResult extends Answer { trees: { id: string; title: string; uri: string }[] }
 
 export type ExportFormat = "openloom" | "md" | "loom";
 export interface ExportParams { tree: string; format: ExportFormat; path?: string }
-export interface ExportResult { text?: string; path?: string }
+export interface ExportResult extends Answer { text?: string; path?: string }
 
 export interface StatusParams { uri: string }
 export interface StatusResult {

@@ -237,10 +237,19 @@ S.import = function(args)
     loom.notify("usage: :Loom import FILE", vim.log.levels.ERROR)
     return
   end
+  -- The editor reads the file (the server reads files only inside the workspace folder)
+  -- and sends its text.
   local path = vim.fn.fnamemodify(vim.fn.expand(args[1]), ":p")
-  local res, err = loom.request_sync("loom/import", { path = path })
-  if not res then
-    loom.notify("✗ " .. err, vim.log.levels.ERROR)
+  local f = io.open(path, "rb")
+  if not f then
+    loom.notify("✗ NOT_FOUND: cannot read " .. path, vim.log.levels.ERROR)
+    return
+  end
+  local content = f:read("*a")
+  f:close()
+  local res, err = loom.request_sync("loom/import", { content = content, name = vim.fn.fnamemodify(path, ":t") })
+  if not res or res.ok == false then
+    loom.notify(res and res.message or ("✗ " .. err), vim.log.levels.ERROR)
     return
   end
   local trees = res.trees or {}
@@ -267,17 +276,21 @@ S.export = function(args)
   end
   local tree = buffers.parse(buffers.uri(0)).tree
   local function go(tree_id)
-    local params = { tree = tree_id, format = format }
-    if file then
-      params.path = vim.fn.fnamemodify(vim.fn.expand(file), ":p")
-    end
-    local res, err = loom.request_sync("loom/export", params)
-    if not res then
-      loom.notify("✗ " .. err, vim.log.levels.ERROR)
+    -- The server returns the text; the editor writes the file the user named (the server
+    -- writes files only inside the workspace folder).
+    local res, err = loom.request_sync("loom/export", { tree = tree_id, format = format })
+    if not res or res.ok == false then
+      loom.notify(res and res.message or ("✗ " .. err), vim.log.levels.ERROR)
       return
     end
-    if res.path then
-      loom.notify("✓ exported to " .. res.path)
+    if file then
+      local path = vim.fn.fnamemodify(vim.fn.expand(file), ":p")
+      local ok = vim.fn.writefile(vim.split(res.text or "", "\n", { plain = true }), path, "b")
+      if ok ~= 0 then
+        loom.notify("✗ NOT_FOUND: cannot write " .. path, vim.log.levels.ERROR)
+      else
+        loom.notify("✓ exported to " .. path)
+      end
       return
     end
     vim.cmd("new")
