@@ -1,0 +1,80 @@
+"""The pure parts of the buffer: node ranges through edits, pending edits, the lines a
+human typed, and positions in VS Code's (utf-16) and Neovim's (utf-8) encodings."""
+
+from __future__ import annotations
+
+import pytest
+
+from loom.lsp.buffer import BufferSession, Segment
+from loom.lsp.features.command_lines import candidate_lines
+from loom.lsp.text import TextDoc
+
+ENCODINGS = ("utf-16", "utf-8")
+
+
+def _session(encoding: str = "utf-16") -> BufferSession:
+    parts = ["Root. ", "→ model wrote︱this. ", "Human end."]
+    segs, offset = [], 0
+    for i, p in enumerate(parts):
+        segs.append(Segment(f"n{i}", f"n{i}", i == 1, offset, offset + len(p), p))
+        offset += len(p)
+    return BufferSession("".join(parts), segs, encoding)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_typing_inside_a_node_makes_it_pending_and_moves_the_rest(encoding: str) -> None:
+    s = _session(encoding)
+    at = s.text.index("wrote") + len("wrote")
+    edit = s.apply(at, at, " quickly")
+    assert edit.touched == [1] and not edit.working
+    assert s.pending() == [1]
+    assert s.segment_text(1) == "→ model wrote quickly︱this. "
+    assert s.segment_text(2) == "Human end."  # moved, unchanged
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_typing_at_the_end_goes_to_the_working_buffer(encoding: str) -> None:
+    s = _session(encoding)
+    end = len(s.text)
+    edit = s.apply(end, end, " And more.")
+    assert edit.working and s.working_text == " And more." and s.pending() == []
+
+
+def test_undoing_an_edit_makes_the_node_clean_again() -> None:
+    s = _session()
+    at = s.text.index("Root.") + 4
+    s.apply(at, at, "!")
+    assert s.pending() == [0]
+    s.apply(at, at + 1, "")
+    assert s.pending() == []
+
+
+def test_a_selection_across_two_nodes_edits_both() -> None:
+    s = _session()
+    start, end = s.text.index("Root"), s.text.index("model")
+    edit = s.apply(start, end, "X")
+    assert edit.touched == [0, 1]
+    assert s.segment_text(0) == "X"  # the first node takes the new text
+    assert s.segment_text(1) == "model wrote︱this. "  # the second keeps its tail
+    assert s.pending() == [0, 1]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_positions_round_trip_past_multibyte_characters(encoding: str) -> None:
+    doc = TextDoc("→ a︱b\n→ c", encoding)
+    for offset in range(len(doc.text) + 1):
+        line, char = doc.position_at(offset)
+        assert doc.offset_at(line, char) == offset
+    # "→" is 1 unit in utf-16 and 3 bytes in utf-8
+    assert doc.position_at(2) == (0, 2 if encoding == "utf-16" else 4)
+
+
+def test_only_lines_the_human_added_are_commands() -> None:
+    original = "Prose.\n→ view a7x2\n"
+    segs = [Segment("n0", "n0", False, 0, len(original), original)]
+    text = original + "→ annotate a7x2 \"typed\"\n-> view b3k9"
+    assert candidate_lines(text, segs) == [2, 3]  # the node's own line is prose
+    # a command typed into the node: only the added copy counts
+    edited = "Prose.\n→ view a7x2\n→ view a7x2\n"
+    segs = [Segment("n0", "n0", False, 0, len(edited), original)]
+    assert candidate_lines(edited, segs) == [2]
