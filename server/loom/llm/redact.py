@@ -52,7 +52,7 @@ class SecretPattern:
     match when the pattern has none). ``tail`` recognises the shape cut off at the very
     end of a text (a reply that stopped at max_tokens mid-key). ``spans_words``: a match
     may cross whitespace (``Authorization: Bearer x``), so a stream holds back the words
-    before its last one; ``closes``: a block that a stream holds back until this literal.
+    before its last one (private key blocks are held until they close: see hold_point).
     """
 
     name: str
@@ -60,7 +60,6 @@ class SecretPattern:
     regex: re.Pattern[str]
     tail: re.Pattern[str] | None = None
     spans_words: bool = False
-    closes: str | None = None
 
 
 def _prefixed(
@@ -105,11 +104,15 @@ def _field_names() -> tuple[tuple[str, ...], str]:
 
 
 _FIELD_TRIGGERS, _FIELD_NAMES = _field_names()
-_SEP = r"[\"']?[ \t]{0,4}(?::=|=>|[:=])[ \t]{0,4}[\"']?"
-_VALUE = rf"[^{_NOT_RUN}\"',;}}&\\<>]+"
-_NULLS = r"(?:null|true|false|none|undefined|nil)(?![A-Za-z0-9])"
+# Quotes may come escaped (a JSON body inside a log line or an error message).
+_SEP = r"(?:\\?[\"'])?[ \t]{0,4}(?::=|=>|[:=])[ \t]{0,4}(?:\\?[\"'])?"
+_VALUE_CHAR = rf"[^{_NOT_RUN}\"',;}}&\\<>]"
+_VALUE = _VALUE_CHAR + "+"
+_NULLS = r"(?i:null|true|false|none|undefined|nil)(?![A-Za-z0-9])"
 _BASE64_40 = r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 _KEY = r"[A-Za-z0-9_-]"
+_PEM_OPEN = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+_PEM_CLOSE = r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 
 # The one table. Order does not matter: spans from every pattern are merged.
 PATTERNS: tuple[SecretPattern, ...] = (
@@ -165,7 +168,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
               "akia", "asia", "abia", "acca", tail_body="[A-Z0-9]{8,}"),  # fmt: skip
     SecretPattern(
         "aws_secret_access_key",
-        ("secret",),
+        ("aws",),
         re.compile(r"(?<![A-Za-z0-9])(?i:aws[_. -]?(?:secret[_. -]?(?:access[_. -]?)?key|secret))"
                    rf"(?![A-Za-z0-9]){_SEP}(?P<secret>{_BASE64_40})"),  # fmt: skip
         spans_words=True,
@@ -210,11 +213,8 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "private_key_block",
         ("-----begin",),
         # A whole block, or one cut off (the rest of the text that still looks like a key).
-        re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-                   r"(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-                   r"|(?:\s|\\[nr]|[A-Za-z0-9+/=:,.-])*)"),  # fmt: skip
+        re.compile(_PEM_OPEN + r"(?:[\s\S]*?" + _PEM_CLOSE + r"|(?:\s|\\[nr]|[A-Za-z0-9+/=:,.-])*)"),
         spans_words=True,
-        closes="-----end",
     ),
     SecretPattern(
         # A bare bearer token; a digit (or a length no word has) tells it from prose.
@@ -234,13 +234,14 @@ PATTERNS: tuple[SecretPattern, ...] = (
         _FIELD_TRIGGERS,
         re.compile(rf"(?<![A-Za-z0-9])(?i:{_FIELD_NAMES})(?![A-Za-z0-9]){_SEP}"
                    r"(?i:(?:bearer|basic|token|digest)[ \t]{1,4})?+"
-                   rf"{_NOT_REDACTED}(?!{_NULLS})(?P<secret>{_VALUE})"),  # fmt: skip
+                   rf"{_NOT_REDACTED}(?!{_NULLS})(?={_VALUE_CHAR}*[A-Za-z0-9])"
+                   rf"(?P<secret>{_VALUE})"),  # fmt: skip
         spans_words=True,
     ),
     SecretPattern(
         "url_password",
         ("://",),
-        re.compile(rf"(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^{_NOT_RUN}:/@\"'<>]+:"
+        re.compile(rf"(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^{_NOT_RUN}:/@\"'<>]*:"
                    rf"{_NOT_REDACTED}(?P<secret>[^{_NOT_RUN}@/\"'\\<>]+)@"),  # fmt: skip
     ),
     SecretPattern(
@@ -256,20 +257,20 @@ _HOLD_TRIGGERS = re.compile(
     "|".join(
         re.escape(t)
         for p in PATTERNS
-        if p.spans_words and p.closes is None
+        if p.spans_words and p.name != "private_key_block"
         for t in sorted(p.triggers, key=len, reverse=True)
     ),
     re.IGNORECASE,
 )
-# (where a block opens, where it closes), case-insensitive.
-_CLOSING = tuple(
-    (
-        re.compile("|".join(re.escape(t) for t in p.triggers), re.IGNORECASE),
-        re.compile(re.escape(p.closes), re.IGNORECASE),
-    )
-    for p in PATTERNS
-    if p.closes
+# Triggers with a space in them can be cut between two runs ("… API" | "key: …").
+_SPACED_TRIGGERS = tuple(
+    sorted({t for p in PATTERNS if p.spans_words for t in p.triggers if " " in t})
 )
+# Private key blocks span lines: a stream holds one from its BEGIN line to its END line.
+_BLOCK_START = re.compile("-----begin", re.IGNORECASE)
+_BLOCK_HEADER = re.compile(r"-----BEGIN[^\r\n]*?-----", re.IGNORECASE)
+_KEY_HEADER = re.compile(_PEM_OPEN)
+_KEY_FOOTER = re.compile(_PEM_CLOSE)
 _ALL_TRIGGERS = tuple(sorted({t for p in PATTERNS for t in p.triggers}))
 
 _lock = threading.Lock()
@@ -483,15 +484,15 @@ def hold_point(text: str) -> int:
     block, and any match that would be cut in two.
     """
     cut = len(text.rstrip(RUN_CHARS))
-    for opening, closing in _CLOSING:
-        opened = None
-        for opened in opening.finditer(text):
-            pass
-        if opened is not None and closing.search(text, opened.start()) is None:
-            cut = min(cut, _run_start(text, opened.start()))
+    block = _open_block(text)
+    if block is not None:
+        cut = min(cut, _run_start(text, block))
     first = _HOLD_TRIGGERS.search(text, max(0, cut - 96))
     if first is not None and first.start() < cut:
         cut = _run_start(text, first.start())
+    partial = _partial_trigger(text)
+    if partial is not None:
+        cut = min(cut, _run_start(text, partial))
     moved = True
     while moved and cut > 0:
         moved = False
@@ -500,6 +501,35 @@ def hold_point(text: str) -> int:
                 cut = _run_start(text, start)
                 moved = True
     return cut
+
+
+def _open_block(text: str) -> int | None:
+    """Where a private key block that has not closed yet begins (or a BEGIN line that may
+    still turn out to open one)."""
+    last = None
+    for last in _BLOCK_START.finditer(text):
+        pass
+    if last is None:
+        return None
+    at = last.start()
+    header = _KEY_HEADER.match(text, at)
+    if header is None:
+        # A complete header of another kind (a certificate, a public key) holds nothing.
+        return None if _BLOCK_HEADER.match(text, at) else at
+    return at if _KEY_FOOTER.search(text, header.end()) is None else None
+
+
+def _partial_trigger(text: str) -> int | None:
+    """Where a spaced trigger ("api key") that the end of ``text`` has only begun starts."""
+    tail = text[-32:].lower()
+    found = None
+    for trigger in _SPACED_TRIGGERS:
+        for k in range(trigger.index(" ") + 1, len(trigger)):
+            if tail.endswith(trigger[:k]):
+                at = len(text) - k
+                found = at if found is None else min(found, at)
+                break
+    return found
 
 
 def _run_start(text: str, pos: int) -> int:
