@@ -50,13 +50,13 @@ def _jwt() -> str:
 
     return ".".join([part({"alg": "HS256", "typ": "JWT"}),
                      part({"sub": body(ALNUM, 12), "iat": 1700000000}),
-                     body(URLSAFE, 43)])  # fmt: skip
+                     body(URLSAFE, 43)])
 
 
 def _pem(kind: str) -> tuple[str, str]:
     lines = [body(B64, 64) for _ in range(4)]
     block = (f"-----BEGIN {kind}PRIVATE KEY-----\n" + "\n".join(lines) +
-             f"\n-----END {kind}PRIVATE KEY-----")  # fmt: skip
+             f"\n-----END {kind}PRIVATE KEY-----")
     return block, lines[1]
 
 

@@ -91,7 +91,7 @@ def _field_names() -> tuple[tuple[str, ...], str]:
         ("bot", "token"), ("session", "token"), ("bearer", "token"), ("private", "token"),
         ("app", "secret"), ("secret", "key"), ("private", "key"), ("signing", "key"),
         ("encryption", "key"), ("webhook", "secret"),
-    ]  # fmt: skip
+    ]
     triggers = list(singles)
     alternatives = list(singles)
     for words, is_spaced in [(w, True) for w in spaced] + [(w, False) for w in joined_only]:
@@ -131,28 +131,28 @@ PATTERNS: tuple[SecretPattern, ...] = (
     _prefixed("huggingface_token", r"hf_", "[A-Za-z0-9]{30,}", "hf_"),
     # -- code hosting and package registries
     _prefixed("github_token", r"gh[pousr]_", "[A-Za-z0-9]{30,}", "ghp_", "gho_", "ghu_",
-              "ghs_", "ghr_"),  # fmt: skip
+              "ghs_", "ghr_"),
     _prefixed("github_fine_grained_pat", r"github_pat_", "[A-Za-z0-9_]{40,}", "github_pat_"),
     _prefixed("gitlab_pat", r"glpat-", _KEY + "{20,}", "glpat-"),
     _prefixed("gitlab_token", r"gl(?:ptt|dt|rt|soat|cbt|imt|agent|oas|ft|ffct)-",
               _KEY + "{20,}", "glptt-", "gldt-", "glrt-", "glsoat-", "glcbt-", "glimt-",
-              "glagent-", "gloas-", "glft-", "glffct-"),  # fmt: skip
+              "glagent-", "gloas-", "glft-", "glffct-"),
     _prefixed("npm_token", r"npm_", "[A-Za-z0-9]{36,}", "npm_"),
     # Every PyPI token is a macaroon whose base64 starts "AgE".
     _prefixed("pypi_token", r"pypi-AgE", _KEY + "{40,}", "pypi-age"),
     # -- chat, payments, mail, messaging
     _prefixed("slack_token", r"xox[abprse]-", "[A-Za-z0-9-]{10,}", "xoxa-", "xoxb-", "xoxp-",
-              "xoxr-", "xoxs-", "xoxe-"),  # fmt: skip
+              "xoxr-", "xoxs-", "xoxe-"),
     SecretPattern(
         "slack_webhook",
         ("hooks.slack.com/",),
         re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/"
-                   r"(?P<secret>[A-Za-z0-9/_-]{20,})"),  # fmt: skip
+                   r"(?P<secret>[A-Za-z0-9/_-]{20,})"),
     ),
     _prefixed("stripe_secret_key", r"sk_(?:live|test)_", "[A-Za-z0-9]{16,}", "sk_live_",
-              "sk_test_"),  # fmt: skip
+              "sk_test_"),
     _prefixed("stripe_restricted_key", r"rk_(?:live|test)_", "[A-Za-z0-9]{16,}", "rk_live_",
-              "rk_test_"),  # fmt: skip
+              "rk_test_"),
     _prefixed("stripe_webhook_secret", r"whsec_", "[A-Za-z0-9+/=]{24,}", "whsec_"),
     SecretPattern(
         "twilio_api_key", ("sk",), re.compile(_B + r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])")
@@ -165,12 +165,12 @@ PATTERNS: tuple[SecretPattern, ...] = (
     ),
     # -- clouds
     _prefixed("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA)", "[A-Z0-9]{16}(?![A-Za-z0-9])",
-              "akia", "asia", "abia", "acca", tail_body="[A-Z0-9]{8,}"),  # fmt: skip
+              "akia", "asia", "abia", "acca", tail_body="[A-Z0-9]{8,}"),
     SecretPattern(
         "aws_secret_access_key",
         ("aws",),
         re.compile(r"(?<![A-Za-z0-9])(?i:aws[_. -]?(?:secret[_. -]?(?:access[_. -]?)?key|secret))"
-                   rf"(?![A-Za-z0-9]){_SEP}(?P<secret>{_BASE64_40})"),  # fmt: skip
+                   rf"(?![A-Za-z0-9]){_SEP}(?P<secret>{_BASE64_40})"),
         spans_words=True,
     ),
     SecretPattern(
@@ -178,7 +178,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "aws_secret_after_key_id",
         ("akia", "asia"),
         re.compile(_B + r"(?:AKIA|ASIA)[A-Z0-9]{16}[\s,;:|\"'=]{1,6}"
-                   rf"(?P<secret>{_BASE64_40})"),  # fmt: skip
+                   rf"(?P<secret>{_BASE64_40})"),
         spans_words=True,
     ),
     _prefixed("google_api_key", r"AIza", "[0-9A-Za-z_-]{35,}", "aiza"),
@@ -188,12 +188,12 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "azure_connection_string_key",
         ("accountkey=", "sharedaccesskey=", "sharedaccesssignature="),
         re.compile(r"(?i:(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature)=)"
-                   r"(?P<secret>[A-Za-z0-9+/=%&:._-]{16,})"),  # fmt: skip
+                   r"(?P<secret>[A-Za-z0-9+/=%&:._-]{16,})"),
     ),
     _prefixed("digitalocean_token", r"do[por]_v1_", "[a-f0-9]{64}", "dop_v1_", "doo_v1_",
-              "dor_v1_"),  # fmt: skip
+              "dor_v1_"),
     _prefixed("databricks_token", r"dapi", "[a-f0-9]{32}(?![A-Za-z0-9])", "dapi",
-              tail_body="[a-f0-9]{8,}"),  # fmt: skip
+              tail_body="[a-f0-9]{8,}"),
     # -- developer tools
     _prefixed("atlassian_api_token", r"ATATT3", "[A-Za-z0-9_=-]{50,}", "atatt3"),
     _prefixed("linear_api_key", r"lin_api_", "[A-Za-z0-9]{40,}", "lin_api_"),
@@ -204,16 +204,17 @@ PATTERNS: tuple[SecretPattern, ...] = (
         re.compile(_B + r"secret_[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
     ),
     _prefixed("shopify_token", r"shp(?:at|ca|pa|ss)_", "[a-fA-F0-9]{32,}", "shpat_",
-              "shpca_", "shppa_", "shpss_"),  # fmt: skip
+              "shpca_", "shppa_", "shpss_"),
     _prefixed("age_secret_key", r"AGE-SECRET-KEY-1", "[0-9A-Z]{50,}", "age-secret-key-1"),
     # -- generic forms
     _prefixed("jwt", r"eyJ", r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?",
-              "eyj", tail_body=r"[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_.-]*"),  # fmt: skip
+              "eyj", tail_body=r"[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_.-]*"),
     SecretPattern(
         "private_key_block",
         ("-----begin",),
         # A whole block, or one cut off (the rest of the text that still looks like a key).
-        re.compile(_PEM_OPEN + r"(?:[\s\S]*?" + _PEM_CLOSE + r"|(?:\s|\\[nr]|[A-Za-z0-9+/=:,.-])*)"),
+        re.compile(_PEM_OPEN + r"(?:[\s\S]*?" + _PEM_CLOSE +
+                   r"|(?:\s|\\[nr]|[A-Za-z0-9+/=:,.-])*)"),
         spans_words=True,
     ),
     SecretPattern(
@@ -222,9 +223,9 @@ PATTERNS: tuple[SecretPattern, ...] = (
         ("bearer",),
         re.compile(r"(?<![A-Za-z0-9])(?i:bearer)[ \t]{1,4}" + _NOT_REDACTED +
                    r"(?P<secret>(?=[A-Za-z0-9._~+/=-]*[0-9]|[A-Za-z0-9._~+/=-]{24})"
-                   r"[A-Za-z0-9._~+/=-]{8,})"),  # fmt: skip
+                   r"[A-Za-z0-9._~+/=-]{8,})"),
         tail=re.compile(r"(?<![A-Za-z0-9])(?i:bearer)[ \t]{1,4}"
-                        r"(?P<secret>[A-Za-z0-9._~+/=-]{1,})\Z"),  # fmt: skip
+                        r"(?P<secret>[A-Za-z0-9._~+/=-]{1,})\Z"),
         spans_words=True,
     ),
     SecretPattern(
@@ -235,21 +236,21 @@ PATTERNS: tuple[SecretPattern, ...] = (
         re.compile(rf"(?<![A-Za-z0-9])(?i:{_FIELD_NAMES})(?![A-Za-z0-9]){_SEP}"
                    r"(?i:(?:bearer|basic|token|digest)[ \t]{1,4})?+"
                    rf"{_NOT_REDACTED}(?!{_NULLS})(?={_VALUE_CHAR}*[A-Za-z0-9])"
-                   rf"(?P<secret>{_VALUE})"),  # fmt: skip
+                   rf"(?P<secret>{_VALUE})"),
         spans_words=True,
     ),
     SecretPattern(
         "url_password",
         ("://",),
         re.compile(rf"(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^{_NOT_RUN}:/@\"'<>]*:"
-                   rf"{_NOT_REDACTED}(?P<secret>[^{_NOT_RUN}@/\"'\\<>]+)@"),  # fmt: skip
+                   rf"{_NOT_REDACTED}(?P<secret>[^{_NOT_RUN}@/\"'\\<>]+)@"),
     ),
     SecretPattern(
         "url_query_credential",
         ("key=", "token=", "sig=", "signature=", "password=", "secret="),
         re.compile(r"[?&](?i:api[_-]?key|key|token|access[_-]?token|sig|signature|password|"
                    rf"client[_-]?secret|secret)={_NOT_REDACTED}"
-                   rf"(?P<secret>[^{_NOT_RUN}&\"'\\#<>]+)"),  # fmt: skip
+                   rf"(?P<secret>[^{_NOT_RUN}&\"'\\#<>]+)"),
     ),
 )
 
@@ -506,12 +507,11 @@ def hold_point(text: str) -> int:
 def _open_block(text: str) -> int | None:
     """Where a private key block that has not closed yet begins (or a BEGIN line that may
     still turn out to open one)."""
-    last = None
-    for last in _BLOCK_START.finditer(text):
-        pass
-    if last is None:
+    at = -1
+    for found in _BLOCK_START.finditer(text):
+        at = found.start()
+    if at < 0:
         return None
-    at = last.start()
     header = _KEY_HEADER.match(text, at)
     if header is None:
         # A complete header of another kind (a certificate, a public key) holds nothing.

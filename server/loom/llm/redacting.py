@@ -112,7 +112,7 @@ def redacting(provider: Provider) -> Provider:
 def redact_message(message: ChatMessage) -> ChatMessage:
     cleaned = redact(message.content)
     return message if cleaned == message.content else message.model_copy(
-        update={"content": cleaned})  # fmt: skip
+        update={"content": cleaned})
 
 
 def _redact_all(items: list[str] | None) -> list[str] | None:
@@ -177,7 +177,7 @@ def _finish(
         completions.append(completion.model_copy(update={
             "text": redact(text),  # idempotent: a last check, normally a no-op
             "logprobs": scrub_logprobs(completion.logprobs),
-        }))  # fmt: skip
+        }))
     return result.model_copy(update={"completions": completions, "raw": scrub_raw(result.raw)})
 
 
@@ -234,7 +234,7 @@ def _collect(obj: Any, owner: dict[str, Any], group: Any, groups: dict[Any, list
                     if isinstance(choice, dict):
                         index = choice.get("index")
                         _collect(choice, choice, ("choice", index if isinstance(index, int)
-                                                  else 0), groups)  # fmt: skip
+                                                  else 0), groups)
             elif key != "logprobs" and isinstance(value, dict | list):
                 _collect(value, owner, group, groups)
     elif isinstance(obj, list):
