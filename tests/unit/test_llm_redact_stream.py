@@ -254,3 +254,16 @@ def test_scrub_raw_groups_pieces_by_choice_and_leaves_clean_raw_alone():
     assert out[1]["choices"][0]["text"] == "unrelated "
     clean = [{"choices": [{"index": 0, "text": "nothing here"}]}]
     assert scrub_raw(clean) is clean
+
+
+def test_scrub_raw_checks_every_other_string_too():
+    raw = [
+        {"error": {"message": f"bad key {KEY}"}},
+        {"choices": [{"index": 0, "text": "ok", "logprobs": {"tokens": [KEY],
+                                                             "text": KEY}}]},
+        {KEY: "a key used as a key"},
+    ]
+    out = scrub_raw(raw)
+    assert KEY not in repr(out)
+    assert out[0] == {"error": {"message": f"bad key {PLACEHOLDER}"}}
+    assert out[1]["choices"][0]["text"] == "ok"

@@ -29,7 +29,7 @@ from loom.llm.base import (
     ModelError,
     Provider,
 )
-from loom.llm.redact import redact, redact_json_list, redact_pieces
+from loom.llm.redact import may_hold_secret, redact, redact_obj, redact_pieces
 from loom.llm.redact_stream import StreamRedactor
 
 
@@ -206,13 +206,14 @@ def scrub_raw(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
     The text pieces of one continuation (``choices[i].text``, ``delta.content``, Anthropic's
     ``delta.text``…) are redacted as one text; a chunk whose piece held part of a secret
     also loses its logprobs (their tokens spell the same text). Every other string is
-    redacted on its own.
+    redacted on its own. Clean chunks (the usual case) are returned as they are.
     """
     if not raw:
         return raw
     groups: dict[Any, list[_Ref]] = {}
+    others: set[str] = set()
     for chunk in raw:
-        _collect(chunk, chunk, 0, groups)
+        _collect(chunk, chunk, 0, groups, others)
     for refs in groups.values():
         cleaned, touched = redact_pieces([holder[key] for holder, key, _owner in refs])
         for (holder, key, owner), value, hit in zip(refs, cleaned, touched, strict=True):
@@ -220,23 +221,38 @@ def scrub_raw(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 holder[key] = value
                 if owner.get("logprobs") is not None:
                     owner["logprobs"] = None
-    return redact_json_list(raw)
+    if others and may_hold_secret("\x00".join(others)):
+        return [redact_obj(chunk) for chunk in raw]
+    return raw
 
 
-def _collect(obj: Any, owner: dict[str, Any], group: Any, groups: dict[Any, list[_Ref]]) -> None:
-    """Gather the text pieces in ``obj`` by continuation (a choice's index, else one group)."""
+def _collect(obj: Any, owner: dict[str, Any], group: Any, groups: dict[Any, list[_Ref]],
+             others: set[str]) -> None:
+    """Gather the text pieces in ``obj`` by continuation (a choice's index, else one group;
+    ``group`` None: not text, as inside logprobs) and every other string (keys included)
+    into ``others``."""
     if isinstance(obj, dict):
         for key, value in obj.items():
-            if key in _TEXT_KEYS and isinstance(value, str):
-                groups.setdefault(group, []).append((obj, key, owner))
-            elif key == "choices" and isinstance(value, list):
+            others.add(key)
+            if isinstance(value, str):
+                if group is not None and key in _TEXT_KEYS:
+                    groups.setdefault(group, []).append((obj, key, owner))
+                else:
+                    others.add(value)
+            elif key == "choices" and group is not None and isinstance(value, list):
                 for choice in value:
                     if isinstance(choice, dict):
                         index = choice.get("index")
                         _collect(choice, choice, ("choice", index if isinstance(index, int)
-                                                  else 0), groups)
-            elif key != "logprobs" and isinstance(value, dict | list):
-                _collect(value, owner, group, groups)
+                                                  else 0), groups, others)
+                    else:
+                        _collect(choice, owner, None, groups, others)
+            elif isinstance(value, dict | list):
+                # Logprobs are strings to check, not pieces of the text.
+                _collect(value, owner, None if key == "logprobs" else group, groups, others)
     elif isinstance(obj, list):
         for item in obj:
-            _collect(item, owner, group, groups)
+            if isinstance(item, str):
+                others.add(item)
+            else:
+                _collect(item, owner, group, groups, others)
