@@ -12,8 +12,9 @@ text. Two kinds of secret are found:
 Choice: a focused pattern set, not a library. ``detect-secrets`` is a file scanner with
 no API for rewriting a string, and its entropy checks fire on ordinary model text. Each
 pattern is anchored on a literal prefix or a credential-ish field name, so prose, node
-ids (ULIDs, localIds) and hashes are left alone; ``tests/unit/test_llm_redact.py`` holds
-a sample of every shape and the false-positive corpora.
+ids (ULIDs, localIds) and hashes are left alone. ``tests/redaction_samples.py`` holds a
+sample of every shape; ``tests/unit/test_llm_redact_shapes.py`` checks them and the
+false-positive corpora (docs/redaction.md).
 
 Each pattern has literal trigger strings and runs only when one occurs in the text, so
 clean text (the usual case) costs a few substring checks. Redaction is idempotent: the
@@ -55,7 +56,8 @@ class SecretPattern:
     before its last one (private key blocks are held until they close: see release_point).
     ``bounded``: a match must start a token (no letter or digit before it). The check is
     made on each match rather than by a leading lookbehind, so the regex starts with its
-    literal prefix and the engine can skip ahead to it: 100× faster on long text.
+    literal prefix and the engine can skip ahead to it (hundreds of times faster on
+    long text).
     """
 
     name: str
