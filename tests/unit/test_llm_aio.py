@@ -139,7 +139,8 @@ def test_raw_chunks_are_serialised_and_redacted():
 
     chunk = construct_type(
         type_=SdkCompletion,
-        value={"id": "c", "choices": [{"index": 0, "text": "sk-ant-AAAAAAAAAAAAAAAAAAAAAAAA"}]},
+        value={"id": "c",
+               "choices": [{"index": 0, "text": "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAA7A"}]},
     )
     out = raw_to_json([chunk, {"plain": "password=hunter2", "n": 1}])
     assert out == [

@@ -23,7 +23,7 @@ SECRETS = [
     "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd",
     "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
     "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "sk-AbCdEfGhIjKlMnOpQrStUvWx",
+    "sk-AbCdEfGhIjKlMnOpQrStUvWx0",
     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     "AKIAIOSFODNN7EXAMPLE",
     "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
@@ -52,7 +52,7 @@ def test_known_key_shapes_are_redacted(secret):
         ("password=hunter2;", "password=[REDACTED];"),
         ("postgres://bob:hunter2@db:5432/x", "postgres://bob:[REDACTED]@db:5432/x"),
         ("https://x.io/v1?key=abc123&n=2", "https://x.io/v1?key=[REDACTED]&n=2"),
-        ("token Bearer abcdefghijkl", "token Bearer [REDACTED]"),
+        ("token Bearer abcdefghijkl0", "token Bearer [REDACTED]"),
     ],
 )
 def test_header_and_field_forms(text, expected):

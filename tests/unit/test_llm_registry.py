@@ -7,6 +7,7 @@ from loom.llm.providers import local
 from loom.llm.providers.anthropic import AnthropicProvider
 from loom.llm.providers.local import LocalProvider
 from loom.llm.providers.openai import OpenAIProvider
+from loom.llm.redacting import RedactingProvider
 
 
 @pytest.mark.parametrize(
@@ -20,7 +21,8 @@ from loom.llm.providers.openai import OpenAIProvider
 )
 def test_make_provider(provider, cls):
     made = make_provider(ModelProfile(name="p", provider=provider, model="m"))
-    assert isinstance(made, cls)
+    # Every provider comes behind the redaction door.
+    assert isinstance(made, RedactingProvider) and isinstance(made.inner, cls)
     assert isinstance(made, Provider)
     assert made.name == provider
 

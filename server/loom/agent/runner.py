@@ -39,6 +39,7 @@ from loom.errors import LoomError
 from loom.llm.base import Provider
 from loom.llm.config import ModelProfile, resolve_profile
 from loom.llm.providers.local import N_CTX
+from loom.llm.redacting import redacting
 from loom.llm.registry import make_provider
 from loom.store.schema import Tree
 from loom.store.workspace import Workspace
@@ -142,7 +143,9 @@ class Agent:
         provider: Provider | None = None
         try:
             await asyncio.to_thread(self._place)
-            provider = self.provider_factory(self.profile)
+            # Redacted both ways whatever the factory makes (the turn record, the
+            # printed deltas and the tree only ever see redacted replies).
+            provider = redacting(self.provider_factory(self.profile))
             loop = TurnLoop(self.executor, self.actor, provider, budgets=self.budgets,
                             locks=self.locks, approve=self.approve, on_event=on_event,
                             cancel=cancel, system_prompt=self.system_prompt,

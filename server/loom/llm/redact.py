@@ -1,19 +1,24 @@
-"""Secret redaction for everything the model layer stores or logs.
+"""Secret redaction: one table of credential shapes, and the functions that apply it.
 
-Choice: a focused pattern set, not a library. ``detect-secrets`` was considered: it is a
-file scanner (plugins, entropy heuristics, baselines) with no API for rewriting a string,
-and entropy checks would also fire on ordinary model text. What Loom needs is narrower:
-scrub raw provider replies, request payloads in logs and error messages of
+Everything Loom sends to a model and everything a model sends back passes through
+:func:`redact` (see :mod:`loom.llm.redacting`), as do logs, stored raw replies and error
+text. Two kinds of secret are found:
 
-- the exact key values the config resolved (registered with :func:`register_secret`),
-- well-known credential shapes (OpenAI/Anthropic/OpenRouter ``sk-…`` keys, bearer
-  tokens, ``Authorization``/``x-api-key`` headers and ``api_key=``-style fields, JWTs,
-  cloud/VCS tokens, private key blocks, passwords in connection strings).
+- the exact key values the configuration resolved (registered with :func:`register_secret`),
+- the well-known credential shapes in :data:`PATTERNS` (OpenAI, Anthropic, GitHub, GitLab,
+  Slack, Stripe, AWS, Google, Hugging Face, npm, PyPI, Twilio, SendGrid… keys, JWTs, PEM
+  private keys, bearer headers, passwords in URLs, ``password=``/``api_key=`` pairs).
+
+Choice: a focused pattern set, not a library. ``detect-secrets`` is a file scanner with
+no API for rewriting a string, and its entropy checks fire on ordinary model text. Each
+pattern is anchored on a literal prefix or a credential-ish field name, so prose, node
+ids (ULIDs, localIds) and hashes are left alone. ``tests/redaction_samples.py`` holds a
+sample of every shape; ``tests/unit/test_llm_redact_shapes.py`` checks them and the
+false-positive corpora (docs/redaction.md).
 
 Each pattern has literal trigger strings and runs only when one occurs in the text, so
-clean text (the usual case) costs a few substring checks.
-Redaction is idempotent: the placeholder matches no pattern. Replacements never contain
-quotes or backslashes, so redacting the JSON text of an object keeps it valid JSON.
+clean text (the usual case) costs a few substring checks. Redaction is idempotent: the
+placeholder matches no pattern. Replacements never contain quotes or backslashes.
 """
 
 from __future__ import annotations
@@ -22,86 +27,279 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 PLACEHOLDER = "[REDACTED]"
 
-# (triggers, pattern): a pattern runs only when one of its lower-case trigger strings
-# occurs in the lower-cased text, so clean text costs a few substring checks, not a
-# scan per pattern. Named groups h/b/u/q keep a prefix verbatim.
-_SPECS: list[tuple[tuple[str, ...], str]] = [
-    # Header or field names followed by a value: Authorization: Bearer x, "api_key": "x".
-    (
-        (
-            "authorization",
-            "api-key",
-            "api_key",
-            "apikey",
-            "access_token",
-            "access-token",
-            "accesstoken",
-            "refresh_token",
-            "refresh-token",
-            "refreshtoken",
-            "client_secret",
-            "client-secret",
-            "clientsecret",
-            "secret_key",
-            "secret-key",
-            "secretkey",
-            "passw",
-        ),
-        r"(?P<h>(?i:\b(?:authorization|proxy-authorization|x-api-key|api[_-]?key|apikey|"
-        r"access[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|password|passwd)"
-        r"\b\"?\s*[:=]\s*\"?(?:bearer\s+|basic\s+|token\s+)?+))"
-        r"(?!\[REDACTED\]|null\b|true\b|false\b)[^\s\"',;}&\\]+",
-    ),
-    # Bearer tokens anywhere.
-    (("bearer",), r"(?P<b>(?i:\bbearer\s+))(?!\[REDACTED\])[A-Za-z0-9._~+/=-]{8,}"),
-    # Anthropic, OpenAI (sk-, sk-proj-, sk-svcacct-), OpenRouter (sk-or-v1-) keys.
-    (("sk-",), r"\bsk-(?:ant-|or-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}"),
-    # JSON Web Tokens.
-    (("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    # AWS access key ids.
-    (("akia", "asia"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    # GitHub tokens.
-    (
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})",
-    ),
-    # Google API keys.
-    (("aiza",), r"\bAIza[0-9A-Za-z_-]{35}"),
-    # Slack tokens.
-    (("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    # Hugging Face, Groq, Replicate, Stripe secret keys.
-    (
-        ("hf_", "gsk_", "r8_", "k_live_", "k_test_"),
-        r"\b(?:hf_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|"
-        r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,})",
-    ),
-    # PEM private key blocks.
-    (
-        ("-----begin",),
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
-    ),
-    # Passwords in URLs / connection strings: scheme://user:password@host.
-    (("://",), r"(?P<u>\b[a-z][a-z0-9+.-]*://[^\s:/@\"]+:)(?!\[REDACTED\])[^\s@/\"\\]+(?=@)"),
-    # Credentials in query strings.
-    (
-        ("key=", "token=", "sig=", "signature="),
-        r"(?P<q>[?&](?i:api[_-]?key|key|token|access_token|sig|signature)=)"
-        r"(?!\[REDACTED\])[^&\s\"\\]+",
-    ),
-]
+# A secret never contains these: whitespace, control characters and anything beyond ASCII.
+# Text between them is a "run"; every pattern but the multi-word ones lies inside one run,
+# which is what lets a stream be released run by run (loom.llm.redact_stream).
+RUN_CHARS = "".join(chr(c) for c in range(0x21, 0x7F))
+_NOT_RUN = r"\x00-\x20\x7f-\U0010ffff"
+# A token starts where no letter or digit precedes it (an escaped \n in logged JSON counts
+# as a separator, so "…\nsk-…" in a log line is still found).
+_B = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))"
+_NOT_REDACTED = r"(?!\[REDACTED\])"
 
-_KEEP_GROUPS = ("h", "b", "u", "q")
-_ALL_TRIGGERS = tuple(sorted({t for triggers, _ in _SPECS for t in triggers}))
+
+@dataclass(frozen=True)
+class SecretPattern:
+    """One credential shape.
+
+    ``triggers``: lower-case literals, one of which occurs in every match (the regex runs
+    only when one is present). ``secret`` is the named group that is replaced (the whole
+    match when the pattern has none). ``tail`` recognises the shape cut off at the very
+    end of a text (a reply that stopped at max_tokens mid-key). ``spans_words``: a match
+    may cross whitespace (``Authorization: Bearer x``), so a stream holds back the words
+    before its last one (private key blocks are held until they close: see release_point).
+    ``bounded``: a match must start a token (no letter or digit before it). The check is
+    made on each match rather than by a leading lookbehind, so the regex starts with its
+    literal prefix and the engine can skip ahead to it (hundreds of times faster on
+    long text).
+    """
+
+    name: str
+    triggers: tuple[str, ...]
+    regex: re.Pattern[str]
+    tail: re.Pattern[str] | None = None
+    spans_words: bool = False
+    bounded: bool = False
+
+
+def _prefixed(
+    name: str, prefix: str, body: str, *triggers: str, tail_body: str = r"[A-Za-z0-9_./+=-]{4,}"
+) -> SecretPattern:
+    """A key that starts with a fixed ``prefix`` (a regex) followed by ``body``."""
+    return SecretPattern(
+        name,
+        triggers,
+        re.compile(prefix + body),
+        tail=re.compile(_B + prefix + tail_body + r"\Z"),
+        bounded=True,
+    )
+
+
+def _variants(words: tuple[str, ...], spaced: bool) -> tuple[list[str], str]:
+    """Trigger spellings and a regex for a compound field name: api_key, api-key, apikey
+    (any case), and "api key" when ``spaced`` (prose says "API key: …", not "private key:")."""
+    seps = ("_", "-", " ", "") if spaced else ("_", "-", "")
+    joined = {sep.join(words) for sep in seps}
+    return sorted(joined), (r"[_\- ]?" if spaced else r"[_-]?").join(words)
+
+
+def _field_names() -> tuple[tuple[str, ...], str]:
+    singles = ["authorization", "password", "passwd", "passphrase"]
+    spaced = [("api", "key"), ("api", "token"), ("access", "token"), ("auth", "token"),
+              ("client", "secret"), ("secret", "access", "key")]
+    joined_only = [
+        ("api", "secret"), ("access", "key"), ("refresh", "token"), ("id", "token"),
+        ("bot", "token"), ("session", "token"), ("bearer", "token"), ("private", "token"),
+        ("app", "secret"), ("secret", "key"), ("private", "key"), ("signing", "key"),
+        ("encryption", "key"), ("webhook", "secret"),
+    ]
+    triggers = list(singles)
+    alternatives = list(singles)
+    for words, is_spaced in [(w, True) for w in spaced] + [(w, False) for w in joined_only]:
+        spellings, regex = _variants(words, is_spaced)
+        triggers += spellings
+        alternatives.append(regex)
+    # Longest first so "secret access key" wins over "secret key".
+    alternatives.sort(key=len, reverse=True)
+    return tuple(sorted(set(triggers))), "|".join(alternatives)
+
+
+_FIELD_TRIGGERS, _FIELD_NAMES = _field_names()
+# Quotes may come escaped (a JSON body inside a log line or an error message).
+_SEP = r"(?:\\?[\"'])?[ \t]{0,4}(?::=|=>|[:=])[ \t]{0,4}(?:\\?[\"'])?"
+_VALUE_CHAR = rf"[^{_NOT_RUN}\"',;}}&\\<>]"
+_VALUE = _VALUE_CHAR + "+"
+_NULLS = r"(?i:null|true|false|none|undefined|nil)(?![A-Za-z0-9])"
+_BASE64_40 = r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+_KEY = r"[A-Za-z0-9_-]"
+_PEM_OPEN = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+_PEM_CLOSE = r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+
+# The one table. Order does not matter: spans from every pattern are merged.
+PATTERNS: tuple[SecretPattern, ...] = (
+    # -- model providers
+    _prefixed("anthropic_api_key", r"sk-ant-api\d\d-", _KEY + "{20,}", "sk-ant-api"),
+    _prefixed("anthropic_admin_key", r"sk-ant-admin\d\d-", _KEY + "{20,}", "sk-ant-admin"),
+    _prefixed("openai_project_key", r"sk-proj-", _KEY + "{20,}", "sk-proj-"),
+    _prefixed("openai_service_account_key", r"sk-svcacct-", _KEY + "{20,}", "sk-svcacct-"),
+    _prefixed("openai_admin_key", r"sk-admin-", _KEY + "{20,}", "sk-admin-"),
+    _prefixed("openrouter_key", r"sk-or-v1-", "[A-Za-z0-9]{32,}", "sk-or-v1-"),
+    # Legacy OpenAI keys and other sk- keys (DeepSeek, Anthropic OAuth…): a digit is
+    # required so hyphenated words never match.
+    _prefixed("sk_key", r"sk-", rf"(?={_KEY}*[0-9]){_KEY}{{20,}}", "sk-"),
+    _prefixed("groq_key", r"gsk_", "[A-Za-z0-9]{40,}", "gsk_"),
+    _prefixed("replicate_token", r"r8_", "[A-Za-z0-9]{30,}", "r8_"),
+    _prefixed("huggingface_token", r"hf_", "[A-Za-z0-9]{30,}", "hf_"),
+    # -- code hosting and package registries
+    _prefixed("github_token", r"gh[pousr]_", "[A-Za-z0-9]{30,}", "ghp_", "gho_", "ghu_",
+              "ghs_", "ghr_"),
+    _prefixed("github_fine_grained_pat", r"github_pat_", "[A-Za-z0-9_]{40,}", "github_pat_"),
+    _prefixed("gitlab_pat", r"glpat-", _KEY + "{20,}", "glpat-"),
+    _prefixed("gitlab_token", r"gl(?:ptt|dt|rt|soat|cbt|imt|agent|oas|ft|ffct)-",
+              _KEY + "{20,}", "glptt-", "gldt-", "glrt-", "glsoat-", "glcbt-", "glimt-",
+              "glagent-", "gloas-", "glft-", "glffct-"),
+    _prefixed("npm_token", r"npm_", "[A-Za-z0-9]{36,}", "npm_"),
+    # Every PyPI token is a macaroon whose base64 starts "AgE".
+    _prefixed("pypi_token", r"pypi-AgE", _KEY + "{40,}", "pypi-age"),
+    # -- chat, payments, mail, messaging
+    _prefixed("slack_token", r"xox[abprse]-", "[A-Za-z0-9-]{10,}", "xoxa-", "xoxb-", "xoxp-",
+              "xoxr-", "xoxs-", "xoxe-"),
+    SecretPattern(
+        "slack_webhook",
+        ("hooks.slack.com/",),
+        re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/"
+                   r"(?P<secret>[A-Za-z0-9/_-]{20,})"),
+    ),
+    _prefixed("stripe_secret_key", r"sk_(?:live|test)_", "[A-Za-z0-9]{16,}", "sk_live_",
+              "sk_test_"),
+    _prefixed("stripe_restricted_key", r"rk_(?:live|test)_", "[A-Za-z0-9]{16,}", "rk_live_",
+              "rk_test_"),
+    _prefixed("stripe_webhook_secret", r"whsec_", "[A-Za-z0-9+/=]{24,}", "whsec_"),
+    SecretPattern(
+        "twilio_api_key",
+        ("sk",),
+        re.compile(r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
+        bounded=True,
+    ),
+    _prefixed("sendgrid_api_key", r"SG\.", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sg."),
+    SecretPattern(
+        "telegram_bot_token",
+        (":aa",),
+        re.compile(r"[0-9]{8,10}:AA[A-Za-z0-9_-]{30,}"),
+        bounded=True,
+    ),
+    # -- clouds
+    _prefixed("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA)", "[A-Z0-9]{16}(?![A-Za-z0-9])",
+              "akia", "asia", "abia", "acca", tail_body="[A-Z0-9]{8,}"),
+    SecretPattern(
+        "aws_secret_access_key",
+        ("aws",),
+        re.compile(r"(?i:aws[_. -]?(?:secret[_. -]?(?:access[_. -]?)?key|secret))"
+                   rf"(?![A-Za-z0-9]){_SEP}(?P<secret>{_BASE64_40})"),
+        spans_words=True,
+        bounded=True,
+    ),
+    SecretPattern(
+        # A credentials CSV or config dump: the secret right after its key id.
+        "aws_secret_after_key_id",
+        ("akia", "asia"),
+        re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{16}[\s,;:|\"'=]{1,6}"
+                   rf"(?P<secret>{_BASE64_40})"),
+        spans_words=True,
+        bounded=True,
+    ),
+    _prefixed("google_api_key", r"AIza", "[0-9A-Za-z_-]{35,}", "aiza"),
+    _prefixed("google_oauth_client_secret", r"GOCSPX-", _KEY + "{20,}", "gocspx-"),
+    _prefixed("google_oauth_access_token", r"ya29\.", _KEY + "{20,}", "ya29."),
+    SecretPattern(
+        "azure_connection_string_key",
+        ("accountkey=", "sharedaccesskey=", "sharedaccesssignature="),
+        re.compile(r"(?i:AccountKey|SharedAccessKey|SharedAccessSignature)="
+                   r"(?P<secret>[A-Za-z0-9+/=%&:._-]{16,})"),
+        bounded=True,
+    ),
+    _prefixed("digitalocean_token", r"do[por]_v1_", "[a-f0-9]{64}", "dop_v1_", "doo_v1_",
+              "dor_v1_"),
+    _prefixed("databricks_token", r"dapi", "[a-f0-9]{32}(?![A-Za-z0-9])", "dapi",
+              tail_body="[a-f0-9]{8,}"),
+    # -- developer tools
+    _prefixed("atlassian_api_token", r"ATATT3", "[A-Za-z0-9_=-]{50,}", "atatt3"),
+    _prefixed("linear_api_key", r"lin_api_", "[A-Za-z0-9]{40,}", "lin_api_"),
+    _prefixed("notion_token", r"ntn_", "[A-Za-z0-9]{40,}", "ntn_"),
+    SecretPattern(
+        "notion_integration_secret",
+        ("secret_",),
+        re.compile(r"secret_[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
+        bounded=True,
+    ),
+    _prefixed("shopify_token", r"shp(?:at|ca|pa|ss)_", "[a-fA-F0-9]{32,}", "shpat_",
+              "shpca_", "shppa_", "shpss_"),
+    _prefixed("age_secret_key", r"AGE-SECRET-KEY-1", "[0-9A-Z]{50,}", "age-secret-key-1"),
+    # -- generic forms
+    _prefixed("jwt", r"eyJ", r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?",
+              "eyj", tail_body=r"[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_.-]*"),
+    SecretPattern(
+        "private_key_block",
+        ("-----begin",),
+        # A whole block, or one cut off (the rest of the text that still looks like a key).
+        re.compile(_PEM_OPEN + r"(?:[\s\S]*?" + _PEM_CLOSE +
+                   r"|(?:\s|\\[nr]|[A-Za-z0-9+/=:,.-])*)"),
+        spans_words=True,
+    ),
+    SecretPattern(
+        # A bare bearer token; a digit (or a length no word has) tells it from prose.
+        "bearer_token",
+        ("bearer",),
+        re.compile(r"(?i:bearer)[ \t]{1,4}" + _NOT_REDACTED +
+                   r"(?P<secret>(?=[A-Za-z0-9._~+/=-]*[0-9]|[A-Za-z0-9._~+/=-]{24})"
+                   r"[A-Za-z0-9._~+/=-]{8,})"),
+        tail=re.compile(r"(?<![A-Za-z0-9])(?i:bearer)[ \t]{1,4}"
+                        r"(?P<secret>[A-Za-z0-9._~+/=-]{1,})\Z"),
+        spans_words=True,
+        bounded=True,
+    ),
+    SecretPattern(
+        # Header or field names followed by a value: Authorization: Bearer x,
+        # "api_key": "x", OPENAI_API_KEY=x, password = x, client_secret: x.
+        "credential_field",
+        _FIELD_TRIGGERS,
+        re.compile(rf"(?i:{_FIELD_NAMES})(?![A-Za-z0-9]){_SEP}"
+                   r"(?i:(?:bearer|basic|token|digest)[ \t]{1,4})?+"
+                   rf"{_NOT_REDACTED}(?!{_NULLS})(?={_VALUE_CHAR}*[A-Za-z0-9])"
+                   rf"(?P<secret>{_VALUE})"),
+        spans_words=True,
+        bounded=True,
+    ),
+    SecretPattern(
+        "url_password",
+        ("://",),
+        # scheme://user:password@host (the scheme is not needed to find it).
+        re.compile(rf"://[^{_NOT_RUN}:/@\"'<>]*:"
+                   rf"{_NOT_REDACTED}(?P<secret>[^{_NOT_RUN}@/\"'\\<>]+)@"),
+    ),
+    SecretPattern(
+        "url_query_credential",
+        ("key=", "token=", "sig=", "signature=", "password=", "secret="),
+        re.compile(r"[?&](?i:api[_-]?key|key|token|access[_-]?token|sig|signature|password|"
+                   rf"client[_-]?secret|secret)={_NOT_REDACTED}"
+                   rf"(?P<secret>[^{_NOT_RUN}&\"'\\#<>]+)"),
+    ),
+)
+
+_HOLD_TRIGGERS = re.compile(
+    "|".join(
+        re.escape(t)
+        for p in PATTERNS
+        if p.spans_words and p.name != "private_key_block"
+        for t in sorted(p.triggers, key=len, reverse=True)
+    ),
+    re.IGNORECASE,
+)
+# Triggers with a space in them can be cut between two runs ("… API" | "key: …").
+_SPACED_TRIGGERS = tuple(
+    sorted({t for p in PATTERNS if p.spans_words for t in p.triggers if " " in t})
+)
+# Private key blocks span lines: a stream holds one from its BEGIN line to its END line.
+_BLOCK_START = re.compile("-----begin", re.IGNORECASE)
+_BLOCK_HEADER = re.compile(r"-----BEGIN[^\r\n]*?-----", re.IGNORECASE)
+_KEY_HEADER = re.compile(_PEM_OPEN)
+_KEY_FOOTER = re.compile(_PEM_CLOSE)
+_BY_TRIGGER: dict[str, list[SecretPattern]] = {}
+for _p in PATTERNS:
+    for _t in _p.triggers:
+        _BY_TRIGGER.setdefault(_t, []).append(_p)
+_ALL_TRIGGERS = tuple(sorted(_BY_TRIGGER))
+_SPACED_FIRST_WORDS = tuple(sorted({t.split(" ", 1)[0] for t in _SPACED_TRIGGERS}))
+
 _lock = threading.Lock()
 _secrets: set[str] = set()
 _exact: tuple[tuple[str, ...], re.Pattern[str]] | None = None
-_compiled: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
-    (triggers, re.compile(pattern)) for triggers, pattern in _SPECS
-]
 
 
 def register_secret(value: str | None) -> None:
@@ -129,26 +327,159 @@ def forget_secrets() -> None:
         _exact = None
 
 
-def _replace(match: re.Match[str]) -> str:
-    groups = match.groupdict()
-    for group in _KEEP_GROUPS:
-        kept = groups.get(group)
-        if kept is not None:
-            return kept + PLACEHOLDER
-    return PLACEHOLDER
-
-
-def redact(text: str) -> str:
-    """``text`` with every secret replaced by ``[REDACTED]``."""
-    exact = _exact
-    if exact is not None and any(form in text for form in exact[0]):
-        text = exact[1].sub(PLACEHOLDER, text)
+def _candidates(text: str) -> list[SecretPattern]:
+    """The patterns one of whose triggers occurs in ``text`` (usually none)."""
     lowered = text.lower()
-    for triggers, pattern in _compiled:
-        if any(t in lowered for t in triggers):
-            text = pattern.sub(_replace, text)
-            lowered = text.lower()
-    return text
+    present = [t for t in _ALL_TRIGGERS if t in lowered]
+    if not present:
+        return []
+    return list({id(p): p for t in present for p in _BY_TRIGGER[t]}.values())
+
+
+def _has_exact(text: str) -> bool:
+    exact = _exact
+    return exact is not None and any(form in text for form in exact[0])
+
+
+def may_hold_secret(text: str) -> bool:
+    """False when ``text`` certainly holds no secret (no trigger, no registered key)."""
+    return _has_exact(text) or bool(_candidates(text))
+
+
+def matches(
+    text: str, candidates: list[SecretPattern] | None = None
+) -> Iterator[tuple[int, int, int, int]]:
+    """Every secret in ``text`` as (match start, match end, secret start, secret end)."""
+    exact = _exact
+    if exact is not None and _has_exact(text):
+        for m in exact[1].finditer(text):
+            yield m.start(), m.end(), m.start(), m.end()
+    for pattern in _candidates(text) if candidates is None else candidates:
+        has_group = "secret" in pattern.regex.groupindex
+        for m in _finditer(pattern, text):
+            start, end = m.span("secret") if has_group else m.span()
+            if end > start:
+                yield m.start(), m.end(), start, end
+
+
+def _finditer(pattern: SecretPattern, text: str) -> Iterator[re.Match[str]]:
+    """``pattern.regex.finditer(text)``, keeping only matches that start a token when the
+    pattern is ``bounded`` (a rejected match is retried one character further on)."""
+    if not pattern.bounded:
+        yield from pattern.regex.finditer(text)
+        return
+    search, pos = pattern.regex.search, 0
+    while (m := search(text, pos)) is not None:
+        start = m.start()
+        if _starts_token(text, start):
+            yield m
+            pos = m.end() if m.end() > start else start + 1
+        else:
+            pos = start + 1
+
+
+def _starts_token(text: str, at: int) -> bool:
+    """No letter or digit right before ``at`` (an escaped \\n, \\r or \\t counts as a
+    separator: logged JSON)."""
+    if at == 0 or not text[at - 1].isascii() or not text[at - 1].isalnum():
+        return True
+    return at >= 2 and text[at - 2] == "\\" and text[at - 1] in "nrt"
+
+
+def _tail_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Secrets cut off at the very end of ``text``: a known prefix, or the start of a
+    registered key, in its last run."""
+    run_start = len(text.rstrip(RUN_CHARS))
+    run = text[run_start:]
+    if not run:
+        return
+    start = max(0, run_start - 16)  # room for "Bearer " before the run
+    for pattern in _candidates(text[start:]):
+        if pattern.tail is None:
+            continue
+        m = pattern.tail.search(text, start)
+        if m is not None:
+            yield m.span("secret") if "secret" in pattern.tail.groupindex else m.span()
+    for secret in tuple(_secrets):
+        at = run.find(secret[:6])
+        while at >= 0:
+            if secret.startswith(run[at:]):
+                yield run_start + at, len(text)
+                break
+            at = run.find(secret[:6], at + 1)
+
+
+def find_spans(text: str, *, final: bool = False) -> list[tuple[int, int]]:
+    """Sorted, merged (start, end) spans of the secrets in ``text``. ``final``: the text
+    is a whole reply that may have been cut off, so a key's beginning at its end counts."""
+    spans = [(s, e) for _ms, _me, s, e in matches(text)]
+    if final and text:
+        spans.extend(_tail_spans(text))
+    if not spans:
+        return []
+    spans.sort()
+    merged = [spans[0]]
+    for start, end in spans[1:]:
+        last_start, last_end = merged[-1]
+        if start <= last_end:
+            merged[-1] = (last_start, max(last_end, end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def apply_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span replaced by the placeholder."""
+    if not spans:
+        return text
+    out, at = [], 0
+    for start, end in spans:
+        out.append(text[at:start])
+        out.append(PLACEHOLDER)
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def redact(text: str, *, final: bool = False) -> str:
+    """``text`` with every secret replaced by ``[REDACTED]`` (``final``: see find_spans)."""
+    if not text:
+        return text
+    return apply_spans(text, find_spans(text, final=final))
+
+
+def redact_pieces(pieces: list[str], *, final: bool = True) -> tuple[list[str], list[bool]]:
+    """Redact text that arrived split into ``pieces`` (stream chunks, tokens).
+
+    The joined text is scanned, so a key split over several pieces is found; each piece
+    loses the part of a secret it held (the first one gets the placeholder). Returns the
+    new pieces and, for each, whether it held part of a secret.
+    """
+    joined = "".join(pieces)
+    spans = find_spans(joined, final=final)
+    if not spans:
+        return list(pieces), [False] * len(pieces)
+    out: list[str] = []
+    touched: list[bool] = []
+    offset = 0
+    for piece in pieces:
+        lo, hi = offset, offset + len(piece)
+        offset = hi
+        local = [(max(s, lo), min(e, hi), s >= lo) for s, e in spans if s < hi and e > lo]
+        if not local:
+            out.append(piece)
+            touched.append(False)
+            continue
+        parts, at = [], lo
+        for start, end, begins_here in local:
+            parts.append(joined[at:start])
+            if begins_here:
+                parts.append(PLACEHOLDER)
+            at = end
+        parts.append(joined[at:hi])
+        out.append("".join(parts))
+        touched.append(True)
+    return out, touched
 
 
 def redact_obj(obj: Any) -> Any:
@@ -163,11 +494,10 @@ def redact_obj(obj: Any) -> Any:
 
 
 def redact_json_list(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Redact many JSON-able dicts in one pass over their serialised text.
+    """Redact many JSON-able dicts; returns ``items`` itself when nothing can be secret.
 
-    Used for streamed raw chunks: one scan of the joined JSON is far cheaper than
-    walking every string of every chunk. Falls back to :func:`redact_obj` for values
-    that are not JSON-serialisable.
+    Used for streamed raw chunks: one cheap check of the serialised text rules out the
+    usual case; otherwise every decoded string is redacted (exact, whatever the escapes).
     """
     if not items:
         return []
@@ -175,21 +505,25 @@ def redact_json_list(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         text = json.dumps(items, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         return [redact_obj(item) for item in items]
-    cleaned = redact_json_text(text)
-    if cleaned is text:
+    if not _may_hold_secrets(text):
         return items
-    try:
-        return json.loads(cleaned)
-    except ValueError:
-        return [redact_obj(item) for item in items]
+    cleaned = [redact_obj(item) for item in items]
+    return items if cleaned == items else cleaned
 
 
 def redact_json_text(text: str) -> str:
     """Redact serialised JSON; returns ``text`` itself (same object) when it is clean."""
     if not _may_hold_secrets(text):
         return text
-    cleaned = redact(text)
-    return text if cleaned == text else cleaned
+    try:
+        value = json.loads(text)
+    except ValueError:
+        cleaned = redact(text)
+        return text if cleaned == text else cleaned
+    cleaned_value = redact_obj(value)
+    if cleaned_value == value:
+        return text
+    return json.dumps(cleaned_value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _may_hold_secrets(json_text: str) -> bool:
@@ -203,6 +537,75 @@ def _may_hold_secrets(json_text: str) -> bool:
         return True
     pieces = "\x00".join(set(json_text.split('"'))).lower()
     return any(t in pieces for t in _ALL_TRIGGERS)
+
+
+def release_point(text: str) -> tuple[int, bool]:
+    """How much of ``text`` (a stream's unreleased text) can be redacted and released now
+    (later text cannot change the redaction of ``text[:cut]``), and whether ``text`` may
+    hold a secret at all (when not, the released part needs no redaction).
+
+    Held back: the last run (a key may still be arriving), a few words before it when a
+    multi-word shape might be starting (``Authorization: Bearer``, ``… API`` | ``key:``),
+    an open private key block, and any match that would be cut in two.
+    """
+    cut = len(text.rstrip(RUN_CHARS))
+    partial = _partial_trigger(text)
+    if partial is not None:
+        cut = min(cut, _run_start(text, partial))
+    candidates = _candidates(text)
+    if not candidates and not _has_exact(text):
+        return cut, False
+    block = _open_block(text)
+    if block is not None:
+        cut = min(cut, _run_start(text, block))
+    first = _HOLD_TRIGGERS.search(text, max(0, cut - 96))
+    if first is not None and first.start() < cut:
+        cut = _run_start(text, first.start())
+    moved = True
+    while moved and cut > 0:
+        moved = False
+        for start, end, _s, _e in matches(text, candidates):
+            if start < cut < end:
+                cut = _run_start(text, start)
+                moved = True
+    return cut, True
+
+
+def _open_block(text: str) -> int | None:
+    """Where a private key block that has not closed yet begins (or a BEGIN line that may
+    still turn out to open one)."""
+    if "-----" not in text:
+        return None
+    at = -1
+    for found in _BLOCK_START.finditer(text):
+        at = found.start()
+    if at < 0:
+        return None
+    header = _KEY_HEADER.match(text, at)
+    if header is None:
+        # A complete header of another kind (a certificate, a public key) holds nothing.
+        return None if _BLOCK_HEADER.match(text, at) else at
+    return at if _KEY_FOOTER.search(text, header.end()) is None else None
+
+
+def _partial_trigger(text: str) -> int | None:
+    """Where a spaced trigger ("api key") that the end of ``text`` has only begun starts."""
+    tail = text[-32:].lower()
+    if not any(word in tail for word in _SPACED_FIRST_WORDS):
+        return None
+    found = None
+    for trigger in _SPACED_TRIGGERS:
+        for k in range(trigger.index(" ") + 1, len(trigger)):
+            if tail.endswith(trigger[:k]):
+                at = len(text) - k
+                found = at if found is None else min(found, at)
+                break
+    return found
+
+
+def _run_start(text: str, pos: int) -> int:
+    """Where the run holding ``pos`` begins."""
+    return len(text[:pos].rstrip(RUN_CHARS))
 
 
 class RedactingFilter(logging.Filter):

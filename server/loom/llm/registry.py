@@ -1,15 +1,22 @@
-"""From a profile to a provider. SDKs are imported only when their provider is made."""
+"""From a profile to a provider. SDKs are imported only when their provider is made; every
+provider is returned behind the redaction door (loom.llm.redacting)."""
 
 from __future__ import annotations
 
 from loom.llm.base import ModelError, Provider
 from loom.llm.config import ModelProfile, resolve_profile
+from loom.llm.redacting import redacting
 
 __all__ = ["make_provider", "resolve_profile"]
 
 
 def make_provider(profile: ModelProfile) -> Provider:
-    """A provider for ``profile``; a missing optional dependency is ``unavailable``."""
+    """A provider for ``profile`` whose requests and replies are redacted of secrets; a
+    missing optional dependency is ``unavailable``."""
+    return redacting(_make(profile))
+
+
+def _make(profile: ModelProfile) -> Provider:
     try:
         if profile.provider == "anthropic":
             from loom.llm.providers.anthropic import AnthropicProvider

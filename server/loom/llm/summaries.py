@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from loom.llm.base import ChatMessage, ModelError, Provider
 from loom.llm.config import ModelProfile, resolve_profile
+from loom.llm.redacting import redacting
 from loom.llm.registry import make_provider
 from loom.memory.tokens import count_tokens
 from loom.protocol import loads_lenient
@@ -239,7 +240,8 @@ class SummaryWorker:
         return Prompt("doc", doc.id, DOC_PROMPT.format(name=doc.name, content=doc.content[:6000]))
 
     async def _ask(self, text: str) -> str:
-        provider = self.provider_factory(self.profile)
+        # Whatever the factory makes, the prompt and the answer pass the redactor.
+        provider = redacting(self.provider_factory(self.profile))
         try:
             result = await provider.chat([ChatMessage(role="user", content=text)],
                                          max_tokens=MAX_TOKENS, temperature=0.2)
