@@ -1,0 +1,118 @@
+"""Each language-server feature module called directly (no client), as VS Code (utf-16)
+and Neovim (utf-8) would see it: hover, definition, references, links, lenses, semantic
+tokens, inlay hints, completion, and what a commit would do."""
+
+from __future__ import annotations
+
+import pytest
+
+from loom.demo import create_demo
+from loom.lsp.features import completion, decorations, lookup
+from loom.lsp.features.editing import commit_command
+from loom.lsp.session import Documents, OpenDoc
+from loom.lsp.text import TextDoc, units
+from loom.uris import node_uri
+
+
+@pytest.fixture(params=["utf-16", "utf-8"])
+def opened(app, request):  # type: ignore[no-untyped-def]
+    create_demo(app.ws)
+    ws = app.ws
+    human = ws.human()
+    tree = ws.trees()[0][0]
+    node, tip = ws.position(human, tree)
+    docs = Documents(ws, human, request.param, "test-session")
+    uri = node_uri(tree, tip)
+    text, _ = docs.text_for(uri)
+    # a command line typed at the end, with a multi-byte arrow before the reference
+    line = f"\n→ view {node.local_id}"
+    doc = docs.did_open(uri, text + line)
+    return docs, doc, tree, node
+
+
+def test_hover_on_a_reference_and_on_prose(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, doc, _tree, node = opened
+    at = doc.text.rindex(node.local_id)
+    text, span = lookup.hover(docs, doc, at + 1)
+    assert f"[{node.label}]" in text and (span.start, span.end) == (
+        at, at + len(node.local_id))
+    text, span = lookup.hover(docs, doc, 3)  # inside the root's prose
+    assert text.startswith("**[") and span.start == 0
+
+
+def test_hover_on_a_verb_shows_its_help(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, doc, _tree, _node = opened
+    at = doc.text.rindex("view")
+    text, _ = lookup.hover(docs, doc, at + 1)
+    assert "→ view" in text
+
+
+def test_definition_and_references_point_into_the_path(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, doc, _tree, node = opened
+    at = doc.text.rindex(node.local_id)
+    loc = lookup.definition(docs, doc, at)
+    assert loc is not None and loc.uri == doc.uri
+    seg = next(s for s in doc.session.segments if s.node == node.id)
+    assert loc.start == seg.start
+    refs = lookup.references(docs, doc, at)
+    assert refs and refs[0].start == seg.start
+
+
+def test_document_links_cover_each_reference(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, doc, _tree, node = opened
+    links = lookup.document_links(docs, doc)
+    start = doc.text.rindex(node.local_id)
+    assert (start, start + len(node.local_id)) in [(s, e) for s, e, _ in links]
+
+
+def test_semantic_tokens_are_in_the_client_encoding(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, doc, _tree, _node = opened
+    data = decorations.semantic_tokens(docs, doc)
+    assert data and len(data) % 5 == 0
+    text_doc = TextDoc(doc.text, docs.encoding)
+    line, char = 0, 0
+    for i in range(0, len(data), 5):
+        d_line, d_char, length = data[i], data[i + 1], data[i + 2]
+        line += d_line
+        char = d_char if d_line else char + d_char
+        line_text = text_doc.line(line)
+        assert units(line_text, docs.encoding) >= char + length  # never past the line
+    last_line = text_doc.line(text_doc.line_count - 1)
+    assert last_line.startswith("→ view")
+
+
+def test_inlay_hints_sit_at_node_boundaries(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, doc, _tree, _node = opened
+    hints = decorations.inlay_hints(doc, 0, len(doc.text))
+    starts = {s.start for s in doc.session.segments if s.node}
+    assert hints and {off for off, _label, _tip in hints} <= starts
+
+
+def test_lenses_offer_siblings_and_actions(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, doc, _tree, _node = opened
+    titles = [lens.title for lens in decorations.lenses(docs, doc, 3)]
+    assert any("/" in t for t in titles)  # ◀ k/n ▶ on a node with siblings
+    assert any("Continue" in t for t in titles)
+
+
+def test_completion_after_every_arrow(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, doc, tree, _node = opened
+    for arrow in ("→", "->", "➜", "⇒", "-->"):
+        line = f"{arrow} vi"
+        labels = [i.label for i in completion.complete(docs, doc, tree, line, len(line))]
+        assert "view" in labels, arrow
+    line = "→ memory "
+    labels = [i.label for i in completion.complete(docs, doc, tree, line, len(line))]
+    assert "state" in labels and "stashed" in labels
+
+
+def test_a_commit_takes_prose_and_leaves_command_lines(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, doc, _tree, _node = opened
+    end = len(doc.text)
+    docs.did_change(doc, end, end, "\nMore prose.")
+    cmd = commit_command(doc)
+    assert cmd is not None and cmd.text is None  # prose after a command line waits
+    start = doc.session.committed_end
+    docs.did_change(doc, start, start, " New words.")
+    cmd = commit_command(doc)
+    assert cmd is not None and cmd.text == " New words."
