@@ -9,7 +9,7 @@ import pytest
 from loom.demo import create_demo
 from loom.lsp.features import completion, decorations, lookup
 from loom.lsp.features.editing import commit_command
-from loom.lsp.session import Documents, OpenDoc
+from loom.lsp.session import Documents
 from loom.lsp.text import TextDoc, units
 from loom.uris import node_uri
 
@@ -82,7 +82,7 @@ def test_semantic_tokens_are_in_the_client_encoding(opened) -> None:  # type: ig
 
 
 def test_inlay_hints_sit_at_node_boundaries(opened) -> None:  # type: ignore[no-untyped-def]
-    docs, doc, _tree, _node = opened
+    _docs, doc, _tree, _node = opened
     hints = decorations.inlay_hints(doc, 0, len(doc.text))
     starts = {s.start for s in doc.session.segments if s.node}
     assert hints and {off for off, _label, _tip in hints} <= starts
