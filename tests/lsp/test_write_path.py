@@ -109,6 +109,8 @@ async def test_every_write_is_refused_without_the_permission(reader: LanguageCli
                                              {"uri": uri, "line": 0, "character": 60})
     checks["loom.annotate"] = await _cmd(editor, "loom.annotate",
                                          {"uri": uri, "node": root, "text": "a note"})
+    checks["loom.askCollaborator"] = await _cmd(editor, "loom.askCollaborator",
+                                                {"uri": uri, "message": "annotate the root"})
     checks["loom/save (doc)"] = await editor.request(
         "loom/save", {"uri": "loom://doc/character%20notes", "text": "Overwritten."})
     checks["loom/newTree"] = await editor.request("loom/newTree", {"title": "Mine"})

@@ -14,6 +14,7 @@ from loom.commands.results import Result
 from loom.lsp.features.editing import Editing
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc
+from loom.model import permissions as perms
 from loom.store.schema import Tree
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,9 @@ class Collaborator:
                                   f'"{tree.title}"', "wait for it, or stop it "
                                   "(loom.stopCollaborator)")
             return {"ok": False, "message": busy.text}
+        refused = self._beyond_the_asker(doc, tree)
+        if refused is not None:
+            return {"ok": False, "message": refused.text, "error": refused.text}
         self._asking.add(tree.id)
         try:
             from loom.agent import ask
@@ -120,6 +124,22 @@ class Collaborator:
             return await self._run_turn(doc, tree, ask(message))
         finally:
             self._asking.discard(tree.id)
+
+    def _beyond_the_asker(self, doc: OpenDoc, tree: Tree) -> Result | None:
+        """No escalation through delegation: a participant may ask the collaborator only
+        for a turn it could take itself (the collaborator's permissions ⊆ the asker's)."""
+        asker = self.host.actor(doc)
+        try:
+            agent = self.agent(tree)
+        except Exception:  # no collaborator model: the turn reports it
+            return None
+        theirs = perms.effective(agent.participant.permissions or [])
+        missing = perms.ordered(theirs - asker.permissions)
+        if not missing:
+            return None
+        return Result.failure(
+            "PERMISSION_DENIED", f"the collaborator may {', '.join(missing)} and "
+            f"{asker.participant.name} may not", "ask the human to run the collaborator")
 
     async def _run_turn(self, doc: OpenDoc, tree: Tree, turn_input: Any) -> dict[str, Any]:
         from loom.llm.base import ModelError
