@@ -42,12 +42,18 @@ class Navigation:
         self.host.status(doc)
         self.host.refresh_decorations()
 
+    async def _path_committed(self, uri: str, what: str) -> tuple[OpenDoc, Result]:
+        """The path document, its typed text committed first (a move must not leave it
+        behind); the result is a failure when either cannot be."""
+        doc = self.host.docs.ensure(uri)
+        if doc.kind != "path" or doc.tree is None:
+            return doc, Result.failure("INVALID_SYNTAX", f"{what} in a path document",
+                                       "open loom://path/TREE/NODE")
+        return doc, await self.editing.commit_and_show(doc)
+
     async def cycle(self, uri: str, ref: str, delta: int) -> Result:
         host = self.host
-        doc = host.docs.ensure(uri)
-        if doc.kind != "path" or doc.tree is None:
-            return Result.failure("INVALID_SYNTAX", "siblings are cycled in a path document")
-        committed = await self.editing.commit_and_show(doc)
+        doc, committed = await self._path_committed(uri, "siblings are cycled")
         if not committed.ok:
             return committed
         ws = host.app.ws
@@ -71,10 +77,7 @@ class Navigation:
 
     async def branch(self, uri: str, ref: str) -> Result:
         host = self.host
-        doc = host.docs.ensure(uri)
-        if doc.kind != "path" or doc.tree is None:
-            return Result.failure("INVALID_SYNTAX", "branch in a path document")
-        committed = await self.editing.commit_and_show(doc)
+        doc, committed = await self._path_committed(uri, "branch")
         if not committed.ok:
             return committed
         node = self.node(doc, ref)
