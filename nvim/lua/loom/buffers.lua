@@ -6,6 +6,8 @@ local B = {}
 local api = vim.api
 
 B.group = api.nvim_create_augroup("loom_buffers", { clear = true })
+-- buffer-local autocommands, kept when setup() runs again
+B.buffer_group = api.nvim_create_augroup("loom_buffer_local", { clear = false })
 
 --- The text of a buffer exactly as the LSP client sends it (lines, plus a final newline
 --- when 'eol' is set).
@@ -339,9 +341,67 @@ function B.convert_item(item)
   return {}
 end
 
+--- The buffer's 'completeopt': the user's, plus `noinsert` and `noselect`. Completion
+--- triggers on every `→`, space and `:` in a command line; without these Neovim's default
+--- (menu,popup) inserts the first item while the user types on.
+function B.completeopt(global)
+  local opts = vim.split(global or vim.go.completeopt, ",", { trimempty = true })
+  local have = {}
+  for _, o in ipairs(opts) do
+    have[o] = true
+  end
+  for _, o in ipairs({ "menuone", "noinsert", "noselect" }) do
+    if not have[o] then
+      opts[#opts + 1] = o
+    end
+  end
+  return table.concat(opts, ",")
+end
+
+--- `->` (or `=>`) then a space at the start of a line becomes `→ `: the ASCII arrow works
+--- as typed, and the buffer shows the one arrow the docs use. Prose is left alone.
+function B.arrow_on_space(buf)
+  api.nvim_create_autocmd("InsertCharPre", {
+    group = B.buffer_group,
+    buffer = buf,
+    desc = "Loom: -> at the start of a line becomes →",
+    callback = function()
+      if vim.v.char ~= " " then
+        return
+      end
+      local row, col = unpack(api.nvim_win_get_cursor(0))
+      local line = api.nvim_get_current_line()
+      local before = line:sub(1, col)
+      local indent, arrow = before:match("^(%s*)([-=]>)$")
+      if not arrow then
+        return
+      end
+      vim.schedule(function()
+        if not api.nvim_buf_is_valid(buf) then
+          return
+        end
+        local now = api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
+        local s = #indent
+        if now:sub(s + 1, s + 3) == arrow .. " " then
+          api.nvim_buf_set_text(buf, row - 1, s, row - 1, s + 2, { "→" })
+          local cur = api.nvim_win_get_cursor(0)
+          if cur[1] == row and cur[2] >= s + 2 then
+            api.nvim_win_set_cursor(0, { row, cur[2] + #"→" - 2 })
+          end
+        end
+      end)
+    end,
+  })
+end
+
 --- Buffer-local setup when the loom client attaches: completion, inlay hints, keymaps.
 local function on_attach(buf, client)
   local cfg = loom.config
+  vim.bo[buf].completeopt = B.completeopt()
+  if not vim.b[buf].loom_arrow then -- once per buffer (a renamed buffer attaches again)
+    vim.b[buf].loom_arrow = true
+    B.arrow_on_space(buf)
+  end
   if cfg.completion and client:supports_method("textDocument/completion") then
     vim.lsp.completion.enable(true, client.id, buf, { autotrigger = true, convert = B.convert_item })
   end
