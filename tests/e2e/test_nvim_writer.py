@@ -6,18 +6,19 @@ from ``nvim/``, the real server)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_nvim_plugin import (  # noqa: F401 - fixtures used by name
-    Demo,
-    Editor,
-    demo,
-    editor,
-    loom_cli,
-    template,
-    wait_for,
-)
+from tests.e2e import test_nvim_plugin as harness
+from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider, openai_completion_stream
+from tests.e2e.test_nvim_plugin import Demo, Editor, loom_cli, wait_for
+
+# the harness's fixtures, used here by name
+template = harness.template
+demo = harness.demo
+editor = harness.editor
 
 pytestmark = pytest.mark.nvim
 
@@ -58,3 +59,91 @@ def test_arrow_typed_as_ascii_becomes_the_arrow(editor: Editor, demo: Demo) -> N
     type_slowly(editor, "she went -> there", 0.02)
     editor.nvim.input("<Esc>")
     wait_for(lambda: editor.lines[-1] == "she went -> there", 5, "prose untouched")
+
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
+    """A local OpenAI-compatible server as the subject model (set up before the editor,
+    whose server inherits the environment)."""
+    with FakeProvider() as server:
+        config = tmp_path / "config.toml"
+        config.write_text('[profiles.fake]\nprovider = "openai-compatible"\n'
+                          f'model = "fake-base"\nbase_url = "{server.openai_base_url}"\n'
+                          '[defaults]\nsubject = "fake"\n', encoding="utf-8")
+        monkeypatch.setenv("LOOM_CONFIG", str(config))
+        monkeypatch.setenv("LOOM_API_KEY", "sk-test-not-a-secret")
+        monkeypatch.setenv("LOOM_NO_KEYRING", "1")
+        yield server
+
+
+def vim_messages(editor: Editor) -> str:
+    return str(editor.lua("return vim.fn.execute('messages')"))
+
+
+def modified(editor: Editor) -> bool:
+    return bool(editor.lua("return vim.bo.modified"))
+
+
+def test_a_command_run_from_the_buffer_leaves_it_clean(editor: Editor, demo: Demo) -> None:
+    """Finding 5 (Neovim): `[+]` after <leader>lr ran a command that changed the path;
+    finding 7: "Workspace edit Loom" in the messages for every edit the server made."""
+    editor.open(demo.uri(demo.tip))
+    walnut = demo.local_id("walnut trees had dropped")
+    line = editor.append_line(f"→ switch to {walnut}")
+    editor.nvim.current.window.cursor = (line, 0)
+    assert modified(editor)
+    editor.nvim.input("\\lr")
+    wait_for(lambda: "walnut trees had dropped" in editor.text, 10, "the switched path")
+    wait_for(lambda: not modified(editor), 5, "a clean buffer after the server's edits")
+    assert "Workspace edit" not in vim_messages(editor)
+    # typing afterwards is the user's: modified again, and no server edit clears it
+    editor.nvim.input("GA She went in.<Esc>")
+    time.sleep(1.0)
+    assert modified(editor)
+
+
+def test_read_only_views_refresh_and_write_quietly(editor: Editor, demo: Demo) -> None:
+    """Finding 7: `:w` warned W10 / failed with E45 in a read-only view."""
+    editor.open(f"loom://tree/{demo.tree}")
+    loom_cli(demo.db, "do", demo.tree, f'→ respond {demo.tip} " The phone rang."')
+    wait_for(lambda: "The phone rang" in "".join(editor.lines) or
+             editor.lua("return vim.b.changedtick") > 3, 10, "the overview refreshed")
+    time.sleep(0.5)
+    editor.cmd("write")
+    assert "W10" not in vim_messages(editor) and "E45" not in vim_messages(editor)
+    assert any("read-only" in m for m in editor.messages()), editor.messages()
+    assert editor.lua("return vim.bo.modifiable") is False
+
+
+def test_continue_says_when_it_has_finished(fake: FakeProvider, editor: Editor,
+                                            demo: Demo) -> None:
+    """Finding 7: Neovim never said `✓ 3 continuations`; finding 5: the buffer stayed
+    modified after the generation landed."""
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(
+        [" The door was open.", " Nobody answered.", " A dog barked."], event_delay_s=0.02))
+    editor.open(demo.uri(demo.tip))
+    editor.cmd("Loom continue 3")
+    wait_for(lambda: any(m.startswith("✓ 3 continuations") for m in editor.messages()), 20,
+             "✓ 3 continuations")
+    wait_for(lambda: editor.text.endswith(" The door was open."), 5, "the first continuation")
+    wait_for(lambda: not modified(editor), 5, "a clean buffer")
+    status = editor.lua("return vim.b.loom_status")
+    assert status and not status["generating"], status
+    assert "Workspace edit" not in vim_messages(editor)
+
+
+def test_cancel_is_not_an_error(fake: FakeProvider, editor: Editor, demo: Demo) -> None:
+    words = "".join(f" word{i}" for i in range(80))
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([words], event_delay_s=0.1))
+    editor.open(demo.uri(demo.tip))
+    before = editor.text
+    editor.cmd("Loom continue 1")
+    wait_for(lambda: "word" in editor.text, 20, "streaming")
+    editor.cmd("Loom cancel")
+    wait_for(lambda: any("generation cancelled" in m for m in editor.messages()), 20,
+             "the cancellation message")
+    errors = [m for m in editor.lua("return _G.loom_messages") if m["level"] == 4]
+    assert not errors, errors
+    wait_for(lambda: editor.text == before, 10, "the streamed text gone")
+    wait_for(lambda: not modified(editor), 5, "a clean buffer")

@@ -206,6 +206,10 @@ async def start_session(request: Any, lsp_client: LanguageClient, db: Path,  # t
     def status(params: Any) -> None:
         ed.notifications.append(("loom/status", params))
 
+    @lsp_client.feature("loom/clean")
+    def clean(params: Any) -> None:
+        ed.notifications.append(("loom/clean", params))
+
     options: dict[str, Any] = {"database": str(db), "documentProvider": "textDocumentContent",
                                "watchInterval": 0.2}
     if participant is not None:

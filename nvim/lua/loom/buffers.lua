@@ -147,8 +147,10 @@ function B.read(buf, uri)
   end
   B.set_text(buf, res.text or "")
   vim.bo[buf].undolevels = undolevels
+  -- 'modifiable' alone keeps a view read-only: with 'readonly' set, every refresh from the
+  -- server warned "W10: Changing a readonly file" and :w failed with E45
   vim.bo[buf].modifiable = not res.readOnly
-  vim.bo[buf].readonly = res.readOnly and true or false
+  vim.bo[buf].readonly = false
   local ft = res.languageId == "markdown" and "markdown" or "loom"
   if vim.bo[buf].filetype ~= ft then
     vim.bo[buf].filetype = ft
@@ -269,6 +271,19 @@ function B.handlers()
     end
     return vim.NIL
   end
+  h["loom/clean"] = function(_, params)
+    if type(params) ~= "table" or not params.uri then
+      return
+    end
+    vim.schedule(function()
+      local buf = B.find(params.uri)
+      -- only when the buffer is exactly the version the server checked: a keystroke since
+      -- then is the user's and keeps the buffer modified
+      if buf and api.nvim_buf_is_loaded(buf) and vim.lsp.util.buf_versions[buf] == params.version then
+        mark_clean(buf)
+      end
+    end)
+  end
   h["loom/status"] = function(_, params)
     if type(params) ~= "table" then
       return
@@ -301,6 +316,11 @@ function B.handlers()
         -- a read-only view can still be brought up to date by its server
         vim.bo[buf].modifiable = true
       end
+    end
+    -- the default handler prints "Workspace edit Loom" for a labelled edit: one line per
+    -- streamed chunk. The edits are Loom's own; they need no announcement.
+    if params then
+      params.label = nil
     end
     local result = vim.lsp.handlers["workspace/applyEdit"](err, params, ctx)
     for buf in pairs(before) do
@@ -433,6 +453,12 @@ function B.setup_autocmds()
       if ev.match ~= name and ev.file ~= name then
         -- `:w loom://other`: not supported, a loom: name maps to one document
         loom.notify("✗ write a loom: buffer with :w (no other name)", vim.log.levels.ERROR)
+        return
+      end
+      local info = vim.b[buf].loom
+      if info and info.readOnly then
+        vim.bo[buf].modified = false
+        loom.notify("this view is read-only: nothing to save")
         return
       end
       B.write(buf, name)

@@ -146,7 +146,9 @@ S.continue = function(args)
     return
   end
   local n = tonumber(args[1]) or loom.config.default_n
-  C.exec("loom.continue", { uri = uri, n = n, tokens = tonumber(args[2]) }, { commits = true })
+  loom.notify(("Loom: generating %d… (:Loom cancel to stop)"):format(n))
+  -- the answer comes when it has finished: "✓ 3 continuations from [a7x2]"
+  C.exec("loom.continue", { uri = uri, n = n, tokens = tonumber(args[2]) }, { commits = true, echo = true })
 end
 
 S.branch = function()

@@ -260,7 +260,20 @@ class LoomServer(LanguageServer):
             "uri": doc.uri, "label": tip.label if tip else None,
             "node": tip.local_id if tip else None, "depth": tip.depth if tip else None,
             "generating": self.generation.busy, "message": message,
-            "collaborator": self.collaborator.status(doc.tree)})
+            "collaborator": self.collaborator.status(doc.tree),
+            "title": doc.tree.title if doc.tree is not None else None})
+        self.notify_clean(doc)
+
+    def notify_clean(self, doc: OpenDoc) -> None:
+        """``loom/clean {uri, version}``: at this client version the document holds nothing
+        uncommitted, so the editor may show it as saved (what it shows came from the tree,
+        not from typing). Sent once the client has applied every edit of ours."""
+        if doc.kind != "path" or doc.targets or doc.generating or doc.uri not in self.docs.open:
+            return
+        session = doc.session
+        if session.pending() or session.working_text.strip():
+            return
+        self.protocol.notify("loom/clean", {"uri": doc.uri, "version": doc.client_version})
 
     async def show_document(self, uri: str, selection: lsp.Range | None = None) -> bool:
         try:
@@ -434,6 +447,7 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
     if doc is None:
         return
     doc.client_version = params.text_document.version
+    had_targets = bool(doc.targets)
     touched: list[int] = []
     for change in params.content_changes:
         if isinstance(change, lsp.TextDocumentContentChangePartial):
@@ -447,6 +461,8 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
         # started editing another node: commit the one edited before (SPEC-NOTES)
         ls.spawn(ls.editing.commit_and_show(doc), "commit on editing another node")
     ls.editing.touched(doc)
+    if had_targets and not doc.targets:  # the client now shows what the tree holds
+        ls.notify_clean(doc)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)

@@ -19,6 +19,7 @@ from loom.lsp.features.editing import Editing, base_segments
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc, copy_segments
 from loom.lsp.text import TextDoc
+from loom.render.text import plural, preview, quote
 
 STREAM_FLUSH_S = 0.08
 PROVISIONAL = "…"
@@ -87,20 +88,36 @@ class Generation:
             doc.generating = False
             self.running = None
             await self._progress_end(token)
+        still_open = host.docs.open.get(uri) is doc
         if not result.ok:
-            await host.send_edit(doc, base_text, base)
-            last = TextDoc(base_text)
-            self.diagnostics.add(doc, last.line(last.line_count - 1), result)
-            host.status(doc, result.text)
+            if run.cancel.is_set() and result.code == "MODEL_ERROR":
+                # the user asked for it: not an error, and nothing was written
+                result = Result.success("✓ generation cancelled: nothing was added",
+                                        cancelled=True, created=[])
+            if still_open:
+                await host.send_edit(doc, base_text, base)
+                if not result.ok:
+                    last = TextDoc(base_text)
+                    self.diagnostics.add(doc, last.line(last.line_count - 1), result)
+                host.status(doc, result.text)
+            elif not result.ok:
+                host.show(result)
             return result
+        result = finished(host, result)
         first = host.app.ws.node(result.data["created"][0])
+        if not still_open:
+            # the tab closed while it ran: the continuations are in the tree; say where
+            host.show(Result.success(f"{result.text.splitlines()[0]} in "
+                                     f"\"{doc.tree.title}\" (its tab was closed; they are "
+                                     "in the tree)"))
+            return result
         seg = Segment(first.id, first.label, True, start, start + len(first.content),
                       first.content)
         await host.send_edit(doc, base_text[:start] + first.content + base_text[start:],
                              [*copy_segments(base), seg])
         doc.view.tip = first
         self.editing.persist(doc)
-        host.status(doc)
+        host.status(doc, result.text.splitlines()[0])
         host.refresh_decorations()
         return result
 
@@ -116,8 +133,8 @@ class Generation:
             if token and self._progress_cancelled(token):
                 run.cancel.set()
             text = "".join(run.streamed)
-            if text == shown:
-                continue
+            if text == shown or self.host.docs.open.get(doc.uri) is not doc:
+                continue  # nothing new, or its tab was closed: the nodes still land
             shown = text
             segs = [*copy_segments(base),
                     Segment(None, PROVISIONAL, True, start, start + len(text), "", False)]
@@ -152,3 +169,18 @@ class Generation:
             return False
         self.running.cancel.set()
         return True
+
+
+def finished(host: Host, result: Result) -> Result:
+    """The editor's answer once a generation has ended: ``✓ 3 continuations from [a7x2]``
+    and one line per continuation (the seed's ``✓ generating …`` reads as still running
+    when it arrives afterwards)."""
+    ws = host.app.ws
+    created = [ws.node(i) for i in result.data.get("created", [])]
+    source = ws.find_node(result.data.get("source") or "")
+    head = f"✓ {plural(len(created), 'continuation')}" + (
+        f" from [{source.label}]" if source is not None else "")
+    lines = [f"  [{c.label}] {quote(preview(c.content) or '(empty)')}" for c in created]
+    out = Result.success("\n".join([head, *lines]), **result.data)
+    out.command = result.command
+    return out

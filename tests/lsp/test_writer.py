@@ -1,0 +1,116 @@
+"""The writer's loom through the protocol (issue 14): edits Loom makes leave the document
+clean, generations end with a finished message and survive their tab closing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from tests.e2e.fake_provider import (
+    OPENAI_COMPLETIONS,
+    FakeProvider,
+    openai_completion_stream,
+)
+from tests.lsp.conftest import (
+    SERVER,
+    Editor,
+    open_demo,
+    plain,
+    sql,
+    start_session,
+    write_fake_profile,
+)
+
+CONFIG = Path(tempfile.gettempdir()) / f"loom-lsp-writer-{os.getpid()}.toml"
+ENV = {**os.environ, "LOOM_CONFIG": str(CONFIG), "LOOM_API_KEY": "sk-test-not-a-secret",
+       "LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off"}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    with FakeProvider() as server:
+        write_fake_profile(CONFIG, server.openai_base_url, "fake-base", "subject")
+        yield server
+    CONFIG.unlink(missing_ok=True)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV),
+                    params=["visual_studio_code", "neovim"])
+async def client(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
+                 fake: FakeProvider):
+    async for _ in start_session(request, lsp_client, db):
+        yield
+
+
+async def run(editor: Editor, command: str, args: dict[str, Any]) -> Any:
+    return await editor.client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command=command, arguments=[args]))
+
+
+def cleans(editor: Editor, uri: str) -> list[int]:
+    found = [plain(p) for kind, p in editor.notifications if kind == "loom/clean"]
+    return [p["version"] for p in found if p["uri"] == uri]
+
+
+async def test_a_sibling_switch_leaves_the_document_clean(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    lenses = await editor.client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    cycle = next(lens for lens in lenses if lens.command.title.startswith("◀"))
+    res = await run(editor, "loom.cycleSibling", cycle.command.arguments[0])
+    assert res["ok"], res
+    # once the client has the new text, the server says it holds nothing uncommitted
+    await editor.wait_for(lambda: editor.versions[uri] in cleans(editor, uri))
+
+
+async def test_typed_text_is_never_declared_clean(editor: Editor) -> None:
+    uri = await open_demo(editor)
+    editor.append(uri, " She went in.")
+    await asyncio.sleep(0.3)
+    await run(editor, "loom.annotate", {"uri": uri, "node": "root", "text": "a note"})
+    await asyncio.sleep(0.3)
+    assert editor.versions[uri] not in cleans(editor, uri)
+    # committing it makes the shown text the tree's
+    res = await run(editor, "loom.commit", {"uri": uri})
+    assert res["ok"], res
+    await editor.wait_for(lambda: editor.versions[uri] in cleans(editor, uri))
+
+
+async def test_continue_answers_when_it_has_finished(editor: Editor,
+                                                     fake: FakeProvider) -> None:
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(
+        [" The door was open.", " Nobody answered.", " A dog barked."]))
+    uri = await open_demo(editor)
+    res = await run(editor, "loom.continue", {"uri": uri, "n": 3})
+    assert res["ok"], res
+    head = res["message"].splitlines()[0]
+    assert head.startswith("✓ 3 continuations from ["), res["message"]
+    assert "generating" not in res["message"]
+    await editor.wait_for(lambda: editor.versions[uri] in cleans(editor, uri))
+    status = plain([p for kind, p in editor.notifications if kind == "loom/status"][-1])
+    assert not status["generating"] and status["message"] == head
+
+
+async def test_a_generation_survives_its_tab_closing(editor: Editor,
+                                                     fake: FakeProvider) -> None:
+    words = "".join(f" word{i}" for i in range(30))
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([words], event_delay_s=0.05))
+    uri = await open_demo(editor)
+    task = asyncio.ensure_future(run(editor, "loom.continue", {"uri": uri, "n": 1}))
+    await editor.wait_for(lambda: "word" in editor.texts[uri])
+    editor.client.text_document_did_close(lsp.DidCloseTextDocumentParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    res = await task
+    assert res["ok"], res
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ?", words) == [(1,)]
+    await editor.wait_for(lambda: any("its tab was closed" in m.message
+                                      for m in editor.client.messages))
