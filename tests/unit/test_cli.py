@@ -91,7 +91,7 @@ def test_demo_uri_and_shell(capsys: pytest.CaptureFixture[str],
     assert code == 0 and '✓ demo tree "The House at the End of the Lane" ready (14 nodes)' in out
     assert "├→" in out
     code, out, _ = run(capsys, "uri", "The House at the End of the Lane")
-    assert code == 0 and re.fullmatch(r"loom://tree/\w{26}\n", out)
+    assert code == 0 and re.fullmatch(r"loom://tree/\w{26}/[^/\s]+\n", out)
     monkeypatch.setattr("sys.stdin", io.StringIO("help view\n→ list continuations\n"
                                                  "→ think\nthe gate matters\n←\n"
                                                  "memory trace\nquit\n"))

@@ -286,8 +286,11 @@ try {
       const mode = await page.locator("#status\\.editor\\.mode").textContent().catch(() => "");
       return /Loom/.test(mode ?? "");
     }, "the language mode Loom in the status bar", 20_000);
-    const tabTitle = await page.locator(".tabs-container .tab.active").textContent();
-    log(`active tab: ${tabTitle?.trim()}`);
+    // the tab is named after the tree, not after ids (finding 7)
+    const tabTitle = (await page.locator(".tabs-container .tab.active").textContent())?.trim() ?? "";
+    log(`active tab: ${tabTitle}`);
+    if (!tabTitle.includes("The House at the End of the Lane")) throw new Error(`the tab does not name the tree: "${tabTitle}"`);
+    if (/[0-9A-Z]{26}/.test(tabTitle)) throw new Error(`the tab shows a ULID: "${tabTitle}"`);
     await shot("1-path-document");
   });
 
@@ -371,6 +374,9 @@ try {
       const titles = await page.locator(".editor-group-container.active .codelens-decoration a").allTextContents();
       return titles.some((t) => next.test(t));
     }, `the lens to show ◀ ${(k % n) + 1}/${n} ▶ after the switch`, 15_000);
+    // Loom's own edit leaves the document saved: VS Code must not ask to save it (finding 5)
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0,
+      "the tab to be clean after the sibling switch", 10_000);
     await shot("4-cycled");
   });
 
@@ -413,6 +419,39 @@ try {
       return squash(md).includes(squash(typed));
     }, "the saved text in `loom export --format md`", 10_000);
     await shot("5-saved");
+  });
+
+  await check("Loom: Continue streams, ends with ✓ 3 continuations and leaves the tab clean", async () => {
+    const statusBar = page.locator(".statusbar");
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    const before = await editorText();
+    await runCommand("Loom: Continue");
+    await waitFor(async () => (await statusBar.textContent())?.includes("✓ 3 continuations"),
+      "✓ 3 continuations in the status bar", 40_000);
+    await waitFor(async () => (await editorText()) !== before, "the continuation in the text", 10_000);
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0,
+      "the tab to be clean after the generation", 10_000);
+    const bar = (await statusBar.textContent()) ?? "";
+    if (/generating/.test(bar)) throw new Error(`the status bar still says generating: ${bar.slice(0, 200)}`);
+    await shot("8-continued");
+  });
+
+  await check("cancelling a generation is not an error and leaves the text as it was", async () => {
+    const statusBar = page.locator(".statusbar");
+    const before = await editorText();
+    await runCommand("Loom: Continue");
+    await waitFor(async () => (await editorText()) !== before, "the generation streaming in", 30_000);
+    await runCommand("Loom: Cancel Generation");
+    await waitFor(async () => (await statusBar.textContent())?.includes("generation cancelled"),
+      "“generation cancelled” in the status bar", 30_000);
+    await waitFor(async () => (await editorText()) === before, "the streamed text gone", 15_000);
+    const toasts = await page.locator(".notifications-toasts .notification-toast").allTextContents();
+    if (toasts.some((t) => /MODEL_ERROR|✗/.test(t))) throw new Error(`an error toast after cancelling: ${toasts.join(" | ")}`);
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0,
+      "the tab to be clean after cancelling", 10_000);
+    await waitFor(async () => !/generating/.test((await statusBar.textContent()) ?? ""),
+      "the status bar to stop saying generating", 10_000);
   });
 
   await check("Loom: Open Tree Overview shows the read-only tree drawing", async () => {

@@ -15,6 +15,7 @@ import {
 import {
   errorOf,
   Methods,
+  type CleanNotification,
   type DocumentChangedNotification,
   type ServerSettings,
   type StatusNotification,
@@ -108,16 +109,19 @@ export class LoomClient implements vscode.Disposable {
   private readonly clientDisposables: vscode.Disposable[] = [];
   private readonly documentChangedEmitter = new vscode.EventEmitter<DocumentChangedNotification>();
   private readonly statusEmitter = new vscode.EventEmitter<StatusNotification>();
+  private readonly cleanEmitter = new vscode.EventEmitter<CleanNotification>();
   private readonly stateEmitter = new vscode.EventEmitter<"running" | "stopped">();
   readonly onDocumentChanged = this.documentChangedEmitter.event;
   readonly onStatus = this.statusEmitter.event;
+  /** The server's `loom/clean`: a document shows only what the tree holds. */
+  readonly onClean = this.cleanEmitter.event;
   readonly onState = this.stateEmitter.event;
   lastError: string | undefined;
   /** Set when the server could not start: no retries until the settings change or a restart. */
   private failed = false;
 
   constructor(readonly log: vscode.LogOutputChannel) {
-    this.disposables.push(this.documentChangedEmitter, this.statusEmitter, this.stateEmitter);
+    this.disposables.push(this.documentChangedEmitter, this.statusEmitter, this.cleanEmitter, this.stateEmitter);
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration("loom")) return;
@@ -192,6 +196,9 @@ export class LoomClient implements vscode.Disposable {
       }),
       client.onNotification(Methods.status, (p: StatusNotification) => {
         this.statusEmitter.fire(p);
+      }),
+      client.onNotification(Methods.clean, (p: CleanNotification) => {
+        this.cleanEmitter.fire(p);
       }),
       client.onDidChangeState((e) => {
         this.stateEmitter.fire(e.newState === State.Running ? "running" : "stopped");

@@ -7,6 +7,7 @@ import { LoomFileSystem } from "./fsProvider";
 import { LoomStatusBar } from "./statusBar";
 import { LoomTreeProvider } from "./treeView";
 import { SCHEME } from "./uris";
+import { Writing } from "./writing";
 
 let client: LoomClient | undefined;
 
@@ -32,6 +33,7 @@ export function activate(context: vscode.ExtensionContext): LoomApi {
     vscode.workspace.registerFileSystemProvider(SCHEME, fs, { isCaseSensitive: true }),
     vscode.window.createTreeView("loom.trees", { treeDataProvider: view, showCollapseAll: true }),
     new LoomStatusBar(c),
+    new Writing(c, fs),
   );
   commands.register(context);
 

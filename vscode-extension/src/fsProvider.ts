@@ -58,6 +58,17 @@ export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposa
     return this.clock;
   }
 
+  /** Documents about to be saved because the server said they hold nothing uncommitted. */
+  private readonly synced = new Set<string>();
+
+  /**
+   * The next save of `uri` only records it as saved: the server has just said the text
+   * is exactly what the tree holds (`loom/clean`), so there is nothing to send.
+   */
+  markSynced(uri: vscode.Uri): void {
+    this.synced.add(uri.toString());
+  }
+
   /** Remember why a document is about to be saved: the server runs command lines on a manual save only. */
   noteSaveReason(uri: vscode.Uri, reason: vscode.TextDocumentSaveReason): void {
     this.saveReasons.set(uri.toString(), saveReasonName(reason));
@@ -164,6 +175,18 @@ export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposa
     const existing = this.entries.get(key);
     if (existing?.readOnly) throw vscode.FileSystemError.NoPermissions(`${key} is read-only`);
     const text = new TextDecoder().decode(content);
+    if (this.synced.delete(key)) {
+      this.saveReasons.delete(key);
+      this.entries.set(key, {
+        mtime: this.now(),
+        ctime: existing?.ctime ?? this.now(),
+        size: encoder.encode(text).byteLength,
+        readOnly: false,
+        languageId: existing?.languageId ?? languageIdFor(key) ?? "loom",
+        text,
+      });
+      return;
+    }
     let r: SaveResult;
     try {
       const reason = this.saveReasons.get(key);

@@ -10,6 +10,7 @@ export const Methods = {
   export: "loom/export",
   status: "loom/status",
   documentChanged: "loom/documentChanged",
+  clean: "loom/clean",
 } as const;
 
 /** Server-side commands (workspace/executeCommand, one object argument). */
@@ -133,9 +134,14 @@ export interface StatusNotification {
   message?: string;
   /** The tree's collaborator, when one has been asked or triggered. */
   collaborator?: CollaboratorStatus | null;
+  /** The tree's title. */
+  title?: string | null;
 }
 
 export interface DocumentChangedNotification { uri: string }
+
+/** At `version` the document holds nothing uncommitted: what it shows is the tree's. */
+export interface CleanNotification { uri: string; version: number }
 
 /** The settings the server reads (initializationOptions, didChangeConfiguration "loom"). */
 export interface ServerSettings {

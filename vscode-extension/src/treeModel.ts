@@ -54,7 +54,7 @@ export function treeItem(t: TreeSummary): ItemData {
 
 function nodeTooltip(n: LoomNode, extra: string): string {
   const lines = [nodeLabel(n), summaryOf(n, 400), `depth ${n.depth}`];
-  if (n.siblingCount > 1) lines.push(`sibling ${n.siblingIndex + 1}/${n.siblingCount}`);
+  if (n.siblingCount > 1) lines.push(`sibling ${n.siblingIndex}/${n.siblingCount}`);
   if (extra) lines.push(extra);
   return lines.filter((l) => l.length > 0).join("\n");
 }
@@ -64,7 +64,8 @@ export function pathItems(info: NodeInfo): ItemData[] {
   const tree = treeIdOf(info.tree);
   return info.path.map((n) => {
     const current = n.id === info.node.id;
-    const branches = n.siblingCount > 1 ? ` ◀ ${n.siblingIndex + 1}/${n.siblingCount} ▶` : "";
+    // siblingIndex is 1-based (the server's k of "◀ k/n ▶")
+    const branches = n.siblingCount > 1 ? ` ◀ ${n.siblingIndex}/${n.siblingCount} ▶` : "";
     return {
       id: `path:${tree}:${n.id}`,
       role: "path" as const,

@@ -20,7 +20,8 @@ export class LoomTreeProvider implements vscode.TreeDataProvider<ItemData>, vsco
         this.refreshSoon();
       }),
       client.onStatus((s) => {
-        if (!s.generating) this.refreshSoon();
+        // a move or a finished generation: name the new node at once, not seconds later
+        if (!s.generating) this.refreshSoon(50);
       }),
       client.onState(() => {
         this.refreshSoon();

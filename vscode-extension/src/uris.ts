@@ -8,7 +8,7 @@ export type LoomTarget =
   | { kind: "doc"; name: string }
   | { kind: "trace"; participant: string };
 
-/** Parse `loom://path/TREE/NODE`, `loom://tree/TREE`, `loom://doc/NAME`, `loom://trace/WHO`. */
+/** Parse `loom://path/TREE/NODE[/TITLE]`, `loom://tree/TREE[/TITLE]`, `loom://doc/NAME`, `loom://trace/WHO`. */
 export function parseLoomUri(uri: string): LoomTarget | undefined {
   const m = /^loom:(?:\/\/)?([^/?#]*)\/?([^?#]*)/.exec(uri);
   if (!m) return undefined;
@@ -22,8 +22,9 @@ export function parseLoomUri(uri: string): LoomTarget | undefined {
       return s;
     }
   };
-  if (kind === "path" && parts.length === 2) return { kind, tree: dec(parts[0]), node: dec(parts[1]) };
-  if (kind === "tree" && parts.length === 1) return { kind, tree: dec(parts[0]) };
+  // A last segment after the ids is the tree's title (it names the tab): ignored here.
+  if (kind === "path" && (parts.length === 2 || parts.length === 3)) return { kind, tree: dec(parts[0]), node: dec(parts[1]) };
+  if (kind === "tree" && (parts.length === 1 || parts.length === 2)) return { kind, tree: dec(parts[0]) };
   if (kind === "doc" && tail.length > 0) return { kind, name: dec(tail) };
   if (kind === "trace" && parts.length === 1) return { kind, participant: dec(parts[0]) };
   return undefined;

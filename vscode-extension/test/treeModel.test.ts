@@ -9,15 +9,16 @@ function node(localId: string, author: string, summary: string, extra: Partial<L
   n += 1;
   return {
     id: `ID${n}`, localId, label: localId, author, authorType: author === "model" ? "model" : "human",
-    summary, depth: 0, created: 0, uri: `loom://path/${T}/${localId}`, siblingIndex: 0, siblingCount: 1, ...extra,
+    summary, depth: 0, created: 0, uri: `loom://path/${T}/${localId}`, siblingIndex: 1, siblingCount: 1, ...extra,
   };
 }
 
 const root = node("4h1pw4", "human", "The house stood empty at the end of the lane.");
+// siblingIndex is 1-based, as the server sends it (loom/nodeInfo)
 const n1 = node("dkbqjh", "human", "She hadn't visited since her mother's death,", { depth: 1 });
-const m1 = node("dkbqjhx", "model", "and the windows seemed to watch her", { depth: 2, siblingIndex: 0, siblingCount: 3 });
-const m2 = node("9099jy", "model", "and the walnut trees had dropped their leaves", { depth: 2, siblingIndex: 1, siblingCount: 3 });
-const m3 = node("n8j51n", "model", "though the key still hung on the nail", { depth: 2, siblingIndex: 2, siblingCount: 3 });
+const m1 = node("dkbqjhx", "model", "and the windows seemed to watch her", { depth: 2, siblingIndex: 1, siblingCount: 3 });
+const m2 = node("9099jy", "model", "and the walnut trees had dropped their leaves", { depth: 2, siblingIndex: 2, siblingCount: 3 });
+const m3 = node("n8j51n", "model", "though the key still hung on the nail", { depth: 2, siblingIndex: 3, siblingCount: 3 });
 const h2 = node("w9140s", "human", "She stopped at the gate.", { depth: 3 });
 
 test("a node is labelled [localId] author, described by its summary", () => {

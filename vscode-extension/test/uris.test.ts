@@ -7,6 +7,9 @@ const TREE = "01M80YE1MW4H1PW48GY8VFFT97";
 test("parses the four kinds of loom: URI", () => {
   assert.deepEqual(parseLoomUri(`loom://path/${TREE}/gcq22b`), { kind: "path", tree: TREE, node: "gcq22b" });
   assert.deepEqual(parseLoomUri(`loom://tree/${TREE}`), { kind: "tree", tree: TREE });
+  // the server ends tree and path URIs with the tree's title (the tab's name)
+  assert.deepEqual(parseLoomUri(`loom://path/${TREE}/gcq22b/The%20House`), { kind: "path", tree: TREE, node: "gcq22b" });
+  assert.deepEqual(parseLoomUri(`loom://tree/${TREE}/The%20House%20(tree)`), { kind: "tree", tree: TREE });
   assert.deepEqual(parseLoomUri("loom://doc/character%20notes"), { kind: "doc", name: "character notes" });
   assert.deepEqual(parseLoomUri("loom://trace/collaborator"), { kind: "trace", participant: "collaborator" });
 });

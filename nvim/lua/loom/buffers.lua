@@ -92,7 +92,7 @@ function B.uri(buf)
   return nil
 end
 
---- TREE and NODE of a loom://path/TREE/NODE or loom://tree/TREE URI.
+--- TREE and NODE of a loom://path/TREE/NODE[/TITLE] or loom://tree/TREE[/TITLE] URI.
 function B.parse(uri)
   if not uri then
     return {}
@@ -102,7 +102,8 @@ function B.parse(uri)
     return {}
   end
   if kind == "path" then
-    local tree, node = rest:match("^([^/]+)/([^/]+)$")
+    -- loom://path/TREE/NODE[/Title]: the title is for people
+    local tree, node = rest:match("^([^/]+)/([^/]+)")
     return { kind = kind, tree = tree, node = node }
   elseif kind == "tree" then
     return { kind = kind, tree = rest:match("^([^/]+)") }

@@ -132,11 +132,19 @@ end
 S.tree = function()
   local info = buffers.parse(buffers.uri(0))
   if info.tree then
+    -- the server's URI for it (it ends with the tree's title)
+    local trees = loom.request_sync("loom/trees", {}) or {}
+    for _, t in ipairs(trees) do
+      if t.id == info.tree then
+        edit(t.uri)
+        return
+      end
+    end
     edit("loom://tree/" .. info.tree)
     return
   end
   select_tree("Loom tree", function(t)
-    edit("loom://tree/" .. t.id)
+    edit(t.uri)
   end)
 end
 

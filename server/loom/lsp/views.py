@@ -45,9 +45,10 @@ def parse_uri(uri: str) -> Target:
     rest = uri[len("loom:"):].lstrip("/")
     kind, _, tail = rest.partition("/")
     parts = [p for p in tail.split("/") if p]
-    if kind == "path" and len(parts) == 2:
+    # a third (second) segment is the tree's title, for people: ignored
+    if kind == "path" and len(parts) in (2, 3):
         return Target("path", tree=parts[0], node=parts[1])
-    if kind == "tree" and len(parts) == 1:
+    if kind == "tree" and len(parts) in (1, 2):
         return Target("tree", tree=parts[0])
     if kind == "doc" and tail:
         return Target("doc", name=unquote(tail))

@@ -1,0 +1,64 @@
+/**
+ * What keeps writing in a `loom:` document smooth: Loom's own edits (a sibling switch, a
+ * generation, a command that ran) leave the document saved, not dirty; `->` typed at the
+ * start of a line becomes `→`.
+ */
+
+import * as vscode from "vscode";
+import { asciiArrowAt } from "./arrow";
+import type { LoomClient } from "./client";
+import type { LoomFileSystem } from "./fsProvider";
+import type { CleanNotification } from "./protocol";
+import { SCHEME } from "./uris";
+
+export class Writing implements vscode.Disposable {
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly client: LoomClient,
+    private readonly fs: LoomFileSystem,
+  ) {
+    this.disposables.push(
+      client.onClean((p) => {
+        void this.clean(p);
+      }),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        this.arrow(e);
+      }),
+    );
+  }
+
+  /**
+   * The server says the document, at this version, shows only what the tree holds: save
+   * it without a round trip (the file-system provider just records it), so VS Code never
+   * asks to save changes the user did not make. A keystroke since then changes the
+   * version, and the user's text stays unsaved.
+   */
+  private async clean(p: CleanNotification): Promise<void> {
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === p.uri);
+    if (!doc || !doc.isDirty || doc.version !== p.version) return;
+    this.fs.markSynced(doc.uri);
+    try {
+      await doc.save();
+    } catch (err) {
+      this.client.log.appendLine(`marking ${p.uri} saved: ${String(err)}`);
+    }
+  }
+
+  private arrow(e: vscode.TextDocumentChangeEvent): void {
+    if (e.document.uri.scheme !== SCHEME || e.contentChanges.length !== 1) return;
+    const change = e.contentChanges[0];
+    if (change.text !== " " || change.rangeLength !== 0) return;
+    const line = change.range.start.line;
+    const upTo = e.document.lineAt(line).text.slice(0, change.range.start.character + 1);
+    const found = asciiArrowAt(upTo);
+    if (!found) return;
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(e.document.uri, new vscode.Range(line, found.start, line, found.end), "→");
+    void vscode.workspace.applyEdit(edit);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
