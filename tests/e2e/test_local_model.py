@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from loom.app import open_app
+from loom.llm.config import BUILTIN_PROFILES
 from loom.llm.subject import configured_subject
 from loom.llm.summaries import SummaryWorker
 from loom.store.schema import Generation, Node, RawResponse
@@ -52,7 +53,8 @@ def test_continue_and_summarize_with_the_local_model(tmp_path: Path) -> None:
         assert g.params.get("max_tokens") == 20 and g.latency_ms and g.latency_ms > 0
         assert node.content_hash and node.parent == tree.root
     assert RawResponse.get_by_id(gens[created[0].id].raw).body
-    worker = SummaryWorker(ws)
+    # named explicitly: as the unconfigured fallback it writes no summaries (issue 14)
+    worker = SummaryWorker(ws, BUILTIN_PROFILES["local"])
     written = worker.run_once(limit=3)
     summarized = list(Node.select().where(Node.summary_source == "model"))
     assert written == len(summarized) >= 1, [n.content for n in created]

@@ -140,7 +140,7 @@ class Editor:
             return false"""))
 
     def open(self, uri: str) -> None:
-        self.cmd(f"edit {uri}")
+        self.cmd("edit " + self.nvim.funcs.fnameescape(uri))  # a title may hold "%"
         wait_for(self.attached, 10, "the loom client to attach")
 
     def set_cursor_on(self, needle: str, line: int | None = None) -> tuple[int, int]:
@@ -379,7 +379,7 @@ def test_tree_changed_elsewhere(editor: Editor, demo: Demo) -> None:
     """A clean view follows changes made elsewhere (here the CLI); unsaved text stays."""
     editor.open(f"loom://tree/{demo.tree}")
     overview = editor.nvim.current.buffer
-    editor.cmd(f"split {demo.uri(demo.tip)}")
+    editor.cmd("split " + editor.nvim.funcs.fnameescape(demo.uri(demo.tip)))
     wait_for(editor.attached, 10, "the client on the path")
     editor.append_line("She went in.")
     out = loom_cli(demo.db, "do", demo.tree, f'→ respond {demo.tip} " The phone rang."')
@@ -393,7 +393,7 @@ def test_tree_changed_elsewhere(editor: Editor, demo: Demo) -> None:
 
 
 def test_document_buffer_edits_and_saves(editor: Editor, demo: Demo) -> None:
-    editor.open("loom://doc/character\\%20notes")
+    editor.open("loom://doc/character%20notes")
     assert editor.bufname() == "loom://doc/character%20notes"
     assert editor.lines[0] == "# Character notes"
     assert editor.lua("return { vim.bo.filetype, vim.bo.buftype }") == ["markdown", "acwrite"]

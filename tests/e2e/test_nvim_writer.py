@@ -147,3 +147,24 @@ def test_cancel_is_not_an_error(fake: FakeProvider, editor: Editor, demo: Demo) 
     assert not errors, errors
     wait_for(lambda: editor.text == before, 10, "the streamed text gone")
     wait_for(lambda: not modified(editor), 5, "a clean buffer")
+
+
+def test_hover_shows_the_nodes_own_text_then_a_labelled_summary(editor: Editor,
+                                                                demo: Demo) -> None:
+    """Finding 2: a small model's wrong summary was shown as the node's text."""
+    import sqlite3
+
+    node = demo.local_id("windows seemed to watch")
+    with sqlite3.connect(demo.db) as con:  # what the bundled 135M model wrote
+        con.execute("UPDATE node SET summary = ?, summary_source = 'model' WHERE local_id = ?",
+                    ("She had been watching her mother's car, a crucial detail to remember.",
+                     node))
+    editor.open(demo.uri(demo.tip))
+    editor.set_cursor_on("windows seemed to watch")
+    value = editor.request("textDocument/hover")["contents"]["value"]
+    own = value.index("and the windows seemed to watch her approach")
+    summary = value.index("She had been watching")
+    assert own < summary, value
+    label = value[:summary].rsplit("\n", 1)[-1]
+    assert "summary (written by a model)" in label.lower(), value
+    assert value.splitlines()[0].startswith(f"**[{node}] model")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from loom.llm.base import ChatMessage, Completion, GenerationResult, ModelError
 from loom.llm.config import ModelProfile
 from loom.llm.summaries import SummaryWorker, clean, parse_tree_answer
@@ -130,3 +132,32 @@ def test_clean_and_parse() -> None:
     assert clean("Be specific, not generic.") == ""
     assert parse_tree_answer("Just prose about the tree.") == ("Just prose about the tree.",
                                                                None)
+
+
+def test_the_bundled_model_alone_writes_no_summaries(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14: the bundled 135M model's summaries were wrong and shown as the node's text.
+    Unconfigured, it is not asked: summaries stay extractive (first sentence)."""
+    monkeypatch.setenv("LOOM_CONFIG", str(tmp_path / "none.toml"))
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LOOM_SUMMARY_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LOOM_NO_KEYRING", "1")
+    ws = Workspace(open_database(tmp_path / "loom.db"))
+    tree = ws.create_tree("T", root_content="Root.")
+    node = ws.add_node(tree, ws.node(tree.root), "The windows watched her. Then rain.",
+                       ws.human())
+    asked: list[str] = []
+
+    def factory(profile):  # type: ignore[no-untyped-def]
+        asked.append(profile.model)
+        raise AssertionError("the bundled model must not be asked")
+
+    worker = SummaryWorker(ws, provider_factory=factory)
+    assert worker.run_once(limit=5) == 0 and asked == []
+    assert worker.unavailable and "extractive" in worker.unavailable
+    stored = ws.node(node.id)
+    assert (stored.summary, stored.summary_source) == ("The windows watched her.", "extractive")
+    # configured by name, it is the user's choice and is used
+    (tmp_path / "cfg.toml").write_text('[defaults]\nsummary = "local"\n', encoding="utf-8")
+    monkeypatch.setenv("LOOM_CONFIG", str(tmp_path / "cfg.toml"))
+    assert SummaryWorker(ws, provider_factory=factory).unavailable is None

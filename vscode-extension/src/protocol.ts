@@ -77,6 +77,14 @@ export interface LoomNode {
   uri: string;
   siblingIndex: number;
   siblingCount: number;
+  /** The start of the node's own text (what the view shows first). */
+  excerpt?: string;
+  /** Where the summary came from, in words: "summary (its first sentence)". */
+  summarySource?: string;
+  bookmarked?: boolean;
+  bookmarkLabel?: string | null;
+  tags?: string[];
+  rating?: number | null;
 }
 
 export interface NodeInfoParams {

@@ -28,9 +28,27 @@ export function nodeLabel(n: LoomNode): string {
   return `[${id}] ${n.author}`;
 }
 
-export function summaryOf(n: LoomNode, max = 80): string {
-  const s = (n.summary ?? "").replace(/\s+/g, " ").trim();
+function cut(text: string, max: number): string {
+  const s = text.replace(/\s+/g, " ").trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** What a row shows of a node: its own text (the excerpt), else its summary. */
+export function summaryOf(n: LoomNode, max = 80): string {
+  return cut(n.excerpt && n.excerpt.trim() ? n.excerpt : (n.summary ?? ""), max);
+}
+
+/** `★ "label"`, tags and rating: the reader's marks on a node. */
+export function marksOf(n: LoomNode): string {
+  const parts: string[] = [];
+  if (n.bookmarked) parts.push(n.bookmarkLabel ? `★ "${n.bookmarkLabel}"` : "★");
+  for (const t of n.tags ?? []) parts.push(`#${t}`);
+  if (n.rating !== undefined && n.rating !== null) parts.push(n.rating > 0 ? `+${n.rating}` : String(n.rating));
+  return parts.join(" ");
+}
+
+function withMarks(n: LoomNode): string {
+  return [marksOf(n), summaryOf(n)].filter((x) => x.length > 0).join(" ");
 }
 
 function iconFor(n: LoomNode): string {
@@ -53,7 +71,10 @@ export function treeItem(t: TreeSummary): ItemData {
 }
 
 function nodeTooltip(n: LoomNode, extra: string): string {
-  const lines = [nodeLabel(n), summaryOf(n, 400), `depth ${n.depth}`];
+  // the node's own text first; the summary second, labelled with where it came from
+  const summary = (n.summary ?? "").trim();
+  const labelled = summary && summary !== (n.excerpt ?? "").trim() ? `${n.summarySource ?? "summary"}: ${cut(summary, 300)}` : "";
+  const lines = [nodeLabel(n), summaryOf(n, 400), labelled, marksOf(n), `depth ${n.depth}`];
   if (n.siblingCount > 1) lines.push(`sibling ${n.siblingIndex}/${n.siblingCount}`);
   if (extra) lines.push(extra);
   return lines.filter((l) => l.length > 0).join("\n");
@@ -70,7 +91,7 @@ export function pathItems(info: NodeInfo): ItemData[] {
       id: `path:${tree}:${n.id}`,
       role: "path" as const,
       label: nodeLabel(n),
-      description: summaryOf(n) + branches,
+      description: withMarks(n) + branches,
       tooltip: nodeTooltip(n, current ? "your position" : ""),
       uri: n.uri,
       tree,
@@ -93,7 +114,7 @@ export function branchItems(info: NodeInfo, parentKey: string): ItemData[] {
       id: `${parentKey}/sib:${s.id}`,
       role: "sibling",
       label: nodeLabel(s),
-      description: summaryOf(s),
+      description: withMarks(s),
       tooltip: nodeTooltip(s, "an alternative to " + nodeLabel(info.node)),
       uri: s.uri,
       tree,
@@ -108,7 +129,7 @@ export function branchItems(info: NodeInfo, parentKey: string): ItemData[] {
       id: `${parentKey}/child:${c.id}`,
       role: "child",
       label: nodeLabel(c),
-      description: summaryOf(c),
+      description: withMarks(c),
       tooltip: nodeTooltip(c, "continues " + nodeLabel(info.node)),
       uri: c.uri,
       tree,

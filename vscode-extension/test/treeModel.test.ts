@@ -82,3 +82,15 @@ test("a custom request's {error} answer", () => {
   assert.equal(errorOf(null), undefined);
   assert.equal(errorOf([]), undefined);
 });
+
+test("a row shows the node's own text first, with its marks; the summary is labelled", () => {
+  const wrong = node("5rvhsv", "model", "She had been watching her mother's car", {
+    excerpt: "and the windows seemed to watch her approach with something like reproach.",
+    summarySource: "summary (written by a model)", bookmarked: true, bookmarkLabel: "tone shift", tags: ["dream"], rating: 1,
+  });
+  const info: NodeInfo = { tree: T, node: wrong, path: [wrong], siblings: [wrong], children: [] };
+  const item = pathItems(info)[0];
+  assert.equal(item.description, '★ "tone shift" #dream +1 and the windows seemed to watch her approach with something like reproach.');
+  assert.match(item.tooltip, /^\[5rvhsv\] model\nand the windows seemed/);
+  assert.match(item.tooltip, /summary \(written by a model\): She had been watching/);
+});

@@ -139,7 +139,7 @@ function B.read(buf, uri)
   vim.bo[buf].fixendofline = false
   vim.bo[buf].modifiable = true
   if not res then
-    api.nvim_buf_set_lines(buf, 0, -1, false, { "✗ " .. tostring(err) })
+    api.nvim_buf_set_lines(buf, 0, -1, false, vim.split("✗ " .. tostring(err), "\n", { plain = true }))
     vim.bo[buf].modifiable = false
     vim.bo[buf].modified = false
     vim.bo[buf].undolevels = undolevels

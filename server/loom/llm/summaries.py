@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from loom.llm.base import ChatMessage, ModelError, Provider
-from loom.llm.config import ModelProfile, resolve_profile
+from loom.llm.config import LOCAL_MODEL, ModelProfile, load_config, resolve_profile
 from loom.llm.redacting import redacting
 from loom.llm.registry import make_provider
 from loom.memory.tokens import count_tokens
@@ -150,6 +150,13 @@ class SummaryWorker:
         self.profile = profile or resolve_profile("summary")
         self.provider_factory = provider_factory
         self.unavailable: str | None = None
+        if profile is None and bundled_fallback(self.profile):
+            # The bundled 135M model invents what a passage says ("She had been watching
+            # her mother's car…"): a wrong summary shown for a node is worse than its
+            # first sentence. Model summaries come from a capable configured model.
+            self.unavailable = ("only the bundled 135M model is available: summaries stay "
+                                "extractive (first sentence) until a summary model is "
+                                "configured")
 
     def pending(self) -> int:
         return SummaryJob.select().count()
@@ -272,6 +279,19 @@ class SummaryWorker:
             if doc is None or not summary:
                 return False
             self.ws.set_document_summary(doc, summary, "model")
+        return True
+
+
+def bundled_fallback(profile: ModelProfile) -> bool:
+    """Whether ``profile`` is the bundled local model chosen only because nothing else is
+    configured (no key, no ``[defaults] summary``, no ``LOOM_SUMMARY_PROFILE``)."""
+    if profile.provider != "local" or profile.model != LOCAL_MODEL:
+        return False
+    if os.environ.get("LOOM_SUMMARY_PROFILE"):
+        return False
+    try:
+        return not load_config().defaults.summary
+    except ModelError:
         return True
 
 

@@ -626,6 +626,20 @@ class Workspace:
         return list(Generation.select().where(Generation.node.in_(list(node_ids)))
                     .order_by(Generation.created, Generation.id))
 
+    def request_batch(self, node: Node) -> tuple[Generation | None, list[str]]:
+        """A model node's provenance record and the ids of every node made by the same
+        request (``continue n:3`` makes three), in completion order; ``(None, [])`` for a
+        node no model generated."""
+        gen = Generation.get_or_none(Generation.node == node.id)
+        if gen is None:
+            return None, []
+        rows = self.db.execute_sql(
+            "SELECT g.node FROM generation g JOIN node n ON n.id = g.node "
+            "WHERE n.parent IS ? AND g.created = ? AND g.model = ? "
+            "AND (g.raw IS ? OR g.raw = ?) ORDER BY g.completion_index, g.id",
+            (node.parent, gen.created, gen.model, gen.raw, gen.raw)).fetchall()
+        return gen, [r[0] for r in rows] or [node.id]
+
     # ── the summary queue (SPEC-NOTES decision 11) ─────────────────────────────
     SUMMARY_QUEUE_LIMIT = 5_000
     TREE_SUMMARY_EVERY = 10

@@ -5,15 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from loom.commands import ast
-from loom.commands.context import Actor, Ctx
-from loom.commands.handlers import navigation
 from loom.commands.help import render_help_tool
 from loom.errors import LoomError
+from loom.lsp.features import cards
 from loom.lsp.features.decorations import sibling_position
 from loom.lsp.features.refs import Ref, ref_at, refs_in_line, verb_at
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.views import render
+from loom.model import marks
 from loom.store.schema import Node, Tree
 from loom.uris import node_uri
 
@@ -32,10 +31,6 @@ class Location:
     text: str  # the target document's text (for position conversion)
 
 
-def _ctx(docs: Documents, tree: Tree) -> Ctx:
-    return Ctx(docs.ws, Actor(docs.participant, tree), now=docs.ws.clock())
-
-
 def resolve_ref(docs: Documents, tree: Tree, ref: Ref) -> Node | None:
     try:
         return docs.ws.resolve(tree, ref.text)
@@ -52,11 +47,9 @@ def _line_ref(doc: OpenDoc, offset: int) -> tuple[Ref, int] | None:
 
 
 def node_card(docs: Documents, tree: Tree, node: Node) -> str:
-    """The hover text of a node: the `view` result, as Markdown."""
-    result = navigation.view(_ctx(docs, tree), ast.View(node=node.local_id))
-    lines = result.text.split("\n")
-    head, rest = lines[0], lines[1:]
-    return "\n".join([f"**{head}**", *[f"> {x}" if x.startswith('"') else x for x in rest]])
+    """The hover text of a node: its own text first, the summary second and labelled
+    with where it came from, then how a model made it (``cards.node_card``)."""
+    return cards.node_card(docs, node)
 
 
 def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, Span] | None:
@@ -170,7 +163,13 @@ def _node_json(docs: Documents, tree: Tree, node: Node) -> dict[str, Any]:
             "author": docs.ws.participant_name(node.author_id),
             "authorType": node.author_type, "summary": node.summary or "",
             "depth": node.depth, "created": node.created, "uri": node_uri(tree, node),
-            "siblingIndex": k, "siblingCount": n}
+            "siblingIndex": k, "siblingCount": n,
+            # what people read first: the node's own text; the summary second, labelled
+            "excerpt": cards.excerpt(node.content, 200),
+            "summarySource": cards.summary_label(node.summary_source),
+            "bookmarked": bool(node.bookmarked),
+            "bookmarkLabel": marks.bookmark_label(node.extra),
+            "tags": marks.tags_of(node.extra), "rating": marks.rating_of(node.extra)}
 
 
 def node_info(docs: Documents, tree_ref: str | None, ref: str | None, doc: OpenDoc | None,

@@ -1,0 +1,120 @@
+"""What a person sees of a node where they read (hover, pickers, the Loom view): its own
+text first, then its summary labelled with where it came from, then how a model made it
+(model, parameters, tokens, latency, when, and the request's other continuations), then
+bookmarks, tags, rating and connections."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loom.lsp.session import Documents
+from loom.model import marks
+from loom.render.formats import node_header
+from loom.render.text import one_line, plural, relative_time
+from loom.store.schema import Node
+
+EXCERPT_CHARS = 400
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """The start of a node's own text on one line, cut at a word with ``…``."""
+    flat = one_line(text)
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0] if " " in flat[:limit] else flat[:limit]
+    return cut.rstrip(",;:—-– ") + "…"
+
+
+def summary_label(source: str | None) -> str:
+    """Where a summary came from, in words."""
+    if not source:
+        return "summary"
+    if source == "extractive":
+        return "summary (its first sentence)"
+    if source == "import":
+        return "summary (from the imported file)"
+    if source.startswith("model:"):
+        return f"summary (written by {source.split(':', 1)[1]})"
+    if source == "model":
+        return "summary (written by a model)"
+    return f"summary ({source})"
+
+
+def generation_lines(docs: Documents, node: Node) -> list[str]:
+    """How a model made the node: model, parameters, tokens, latency, when; and the other
+    continuations its request made."""
+    ws = docs.ws
+    gen, batch = ws.request_batch(node)
+    if gen is None:
+        return []
+    params = dict(gen.params or {})
+    usage = dict(gen.usage or {})
+    parts = [f"`{gen.model}`" + (f" via {gen.provider}" if gen.provider else "")]
+    for key, shown in (("temperature", "temperature"), ("max_tokens", "max tokens"),
+                       ("top_p", "top_p")):
+        if params.get(key) is not None:
+            parts.append(f"{shown} {params[key]}")
+    tokens = usage.get("completion_tokens") or usage.get("output_tokens")
+    prompt = usage.get("prompt_tokens") or usage.get("input_tokens")
+    if tokens is not None or prompt is not None:
+        parts.append(" + ".join(x for x in (
+            f"{prompt} prompt" if prompt is not None else "",
+            f"{tokens} completion" if tokens is not None else "") if x) + " tokens")
+    if gen.latency_ms is not None:
+        parts.append(f"{gen.latency_ms / 1000:.1f} s" if gen.latency_ms >= 1000
+                     else f"{gen.latency_ms:.0f} ms")
+    parts.append(relative_time(gen.created, ws.clock()))
+    lines = ["Generated: " + " · ".join(parts)]
+    if len(batch) > 1:
+        k = batch.index(node.id) + 1 if node.id in batch else gen.completion_index + 1
+        others = [ws.find_node(i) for i in batch if i != node.id]
+        labels = " ".join(f"[{o.label}]" for o in others if o is not None)
+        lines.append(f"Continuation {k} of {len(batch)} from one request (with {labels})")
+    return lines
+
+
+def mark_line(node: Any) -> str:
+    """``★ bookmarked "tone shift" · #dream #draft · rated +1``, or empty."""
+    extra = getattr(node, "extra", None)
+    parts = []
+    if node.bookmarked:
+        label = marks.bookmark_label(extra)
+        parts.append("★ bookmarked" + (f' "{label}"' if label else ""))
+    tags = marks.tags_of(extra)
+    if tags:
+        parts.append(" ".join(f"#{t}" for t in tags))
+    rating = marks.rating_of(extra)
+    if rating is not None:
+        parts.append(f"rated {rating:+d}")
+    if node.pruned:
+        parts.append("pruned (hidden)")
+    return " · ".join(parts)
+
+
+def node_card(docs: Documents, node: Node) -> str:
+    """The hover card of a node, as Markdown."""
+    ws = docs.ws
+    header = node_header(node.label, ws.participant_name(node.author_id),
+                         relative_time(node.created, ws.clock()), node.depth)
+    lines = [f"**{header}**", ""]
+    text = excerpt(node.content)
+    lines.append(f"> {text}" if text else "> *(no text)*")
+    summary = (node.summary or "").strip()
+    if summary and one_line(summary) != one_line(node.content):
+        lines += ["", f"*{summary_label(node.summary_source).capitalize()}:* {summary}"]
+    gen = generation_lines(docs, node)
+    if gen:
+        lines += ["", *gen]
+    marked = mark_line(node)
+    if marked:
+        lines += ["", marked]
+    conts = ws.count_children(node.id)
+    anns = ws.count_children(node.id, "annotation")
+    links = ws.count_links(node.id)
+    counts = [plural(conts, "continuation")]
+    if anns:
+        counts.append(plural(anns, "annotation"))
+    if links:
+        counts.append(plural(links, "link"))
+    lines += ["", " · ".join(counts)]
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""What a reader puts on a node besides text: a bookmark (with an optional label), tags and
+a rating, kept in the node's ``bookmarked`` column and its ``extra`` JSON (``tags``,
+``rating``, ``bookmarkLabel``: the names Open Loom's ``meta`` uses), plus the soft-delete
+mark. Pure helpers over that JSON: no storage here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+TAGS = "tags"
+RATING = "rating"
+BOOKMARK_LABEL = "bookmarkLabel"
+DELETED = "deleted"  # {"at": unix seconds, "by": participant id, "root": the subtree's root}
+#: How long a deleted subtree (or tree) can be restored before it may be purged.
+UNDO_WINDOW_S = 30 * 24 * 3600
+
+
+def extra_of(raw: Any) -> dict[str, Any]:
+    """A node's ``extra`` as a dict, whether it came as a dict (a model) or JSON text (a
+    row read for display)."""
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str) and raw:
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+    return {}
+
+
+def tags_of(extra: Any) -> list[str]:
+    """The node's tags (importers keep socketteer's and loomsidian's here too)."""
+    tags = extra_of(extra).get(TAGS)
+    if not isinstance(tags, list):
+        return []
+    return [str(t) for t in tags if str(t).strip()]
+
+
+def rating_of(extra: Any) -> int | None:
+    value = extra_of(extra).get(RATING)
+    if isinstance(value, bool):
+        return 1 if value else -1
+    return value if isinstance(value, int) else None
+
+
+def bookmark_label(extra: Any) -> str | None:
+    label = extra_of(extra).get(BOOKMARK_LABEL)
+    return label if isinstance(label, str) and label.strip() else None
+
+
+def deleted_of(extra: Any) -> dict[str, Any] | None:
+    mark = extra_of(extra).get(DELETED)
+    return mark if isinstance(mark, dict) else None
+
+
+def normal_tag(tag: str) -> str:
+    """Tags as typed (``#Dream``, ``dream``) are one tag: lower case, no ``#``."""
+    return tag.strip().lstrip("#").strip().lower()
