@@ -168,3 +168,61 @@ def test_hover_shows_the_nodes_own_text_then_a_labelled_summary(editor: Editor,
     label = value[:summary].rsplit("\n", 1)[-1]
     assert "summary (written by a model)" in label.lower(), value
     assert value.splitlines()[0].startswith(f"**[{node}] model")
+
+
+def test_siblings_are_marked_where_they_are_and_picked_side_by_side(editor: Editor,
+                                                                   demo: Demo) -> None:
+    """Finding 6: Neovim showed no sibling indicator; a picker shows every sibling's text."""
+    editor.open(demo.uri(demo.tip))
+    windows = demo.local_id("windows seemed to watch")
+
+    def hint_labels() -> list[str]:
+        out = []
+        for h in editor.lua("return vim.lsp.inlay_hint.get({ bufnr = 0 })") or []:
+            label = h["inlay_hint"]["label"]
+            out.append(label if isinstance(label, str) else "".join(p["value"] for p in label))
+        return out
+
+    labels = wait_for(hint_labels, 10, "inlay hints")
+    assert f"¦›{windows} ◀ 1/3 ▶" in labels, labels
+    assert not any("︱" in label for label in labels)  # the glyph that drew as a box
+    editor.set_cursor_on("windows seemed to watch")
+    editor.cmd("Loom siblings")
+    float_lines = wait_for(lambda: editor.lua("""
+        for _, w in ipairs(vim.api.nvim_list_wins()) do
+          if vim.api.nvim_win_get_config(w).relative ~= '' then
+            return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)
+          end
+        end
+        return nil"""), 10, "the siblings float")
+    shown = "\n".join(float_lines)
+    for text in ("windows seemed to watch", "walnut trees had dropped", "key still hung"):
+        assert text in shown, shown
+    assert shown.startswith(f"● 1/3 [{windows}] model"), shown
+    # pick the walnut sibling
+    row = next(i for i, line in enumerate(float_lines, 1) if "walnut trees" in line)
+    editor.nvim.current.window.cursor = (row, 0)
+    editor.nvim.input("<CR>")
+    wait_for(lambda: "walnut trees had dropped" in editor.text, 10, "the picked sibling")
+    assert "windows seemed to watch" not in editor.text
+    wait_for(lambda: not modified(editor), 5, "a clean buffer")
+    wait_for(lambda: any("switched to" in m and "(2/3)" in m for m in editor.messages()), 5,
+             "✓ switched to … (2/3)")
+
+
+def test_compare_two_siblings_in_diff_mode(editor: Editor, demo: Demo) -> None:
+    editor.open(demo.uri(demo.tip))
+    editor.set_cursor_on("windows seemed to watch")
+    editor.cmd("Loom diff")
+    wait_for(lambda: editor.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 2, 10,
+             "two windows")
+    wait_for(lambda: editor.lua("""
+        local texts = {}
+        for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+          if not vim.wo[w].diff then return false end
+          texts[#texts + 1] = table.concat(vim.api.nvim_buf_get_lines(
+            vim.api.nvim_win_get_buf(w), 0, -1, false), "\\n")
+        end
+        return texts[1]:find("windows seemed", 1, true) ~= nil
+           and texts[2]:find("walnut trees", 1, true) ~= nil"""), 10,
+             "the two siblings' paths in diff mode")

@@ -100,5 +100,7 @@ def test_extension_in_code_server(tmp_path: Path, request: pytest.FixtureRequest
     if proc.returncode == 2:
         last = report.strip().splitlines()[-1] if report.strip() else "?"
         _missing(f"e2e setup problem: {last}")
-    assert proc.returncode == 0, report[-12000:]
+    # the checks' lines first (stdout), then the tail of the logs
+    assert proc.returncode == 0, (f"{proc.stdout[-5000:]}\n…\n{proc.stderr[:3000]}\n…\n"
+                                  f"{proc.stderr[-4000:]}")
     print(proc.stdout)

@@ -203,6 +203,10 @@ async function editorText() {
   });
 }
 const squash = (s) => s.replace(/\s+/g, "");
+/** The editor's text without the inlay hints at node boundaries (VS Code may elide them). */
+async function proseText() {
+  return (await editorText()).replace(/¦›?[0-9a-z']*…?(\(notext\))?(◀\d*(\/\d*)?(▶|…)?)?/g, "");
+}
 
 async function waitFor(fn, what, timeout = 20_000, interval = 250) {
   const deadline = Date.now() + timeout;
@@ -351,6 +355,49 @@ try {
     await page.keyboard.press("Escape");
   });
 
+  await check("node boundaries show ◀ k/n ▶ in a glyph that renders, and the view numbers siblings like the lens", async () => {
+    const lines = page.locator(".editor-group-container.active .view-lines");
+    await waitFor(async () => /◀\s*1\/3\s*▶/.test((await lines.textContent()) ?? ""), "◀ 1/3 ▶ at the boundary of the first branch point", 20_000);
+    const text = (await lines.textContent()) ?? "";
+    if (text.includes("︱")) throw new Error("the editor still shows ︱ (drawn as a box in common fonts)");
+    if (!text.includes("¦")) throw new Error("no ¦ node boundary in the editor");
+    // the Loom view: the same node is "◀ 1/3 ▶" there (it said 2/3: one too high)
+    const row = page.locator(".monaco-list-row", { hasText: /\[[0-9a-z]{3,}\] model\s*and the windows/ }).first();
+    const desc = (await row.textContent()) ?? "";
+    if (!/◀ 1\/3 ▶/.test(desc)) throw new Error(`the Loom view numbers the sibling as: ${desc}`);
+  });
+
+  await check("Loom: Siblings Side by Side shows every sibling's text and switches to the one picked", async () => {
+    const span = page.locator(".editor-group-container.active .view-lines span", { hasText: "windows seemed to watch" }).last();
+    const box = await span.boundingBox();
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await runCommand("Loom: Siblings Side by Side");
+    const rows = page.locator(".quick-input-widget .monaco-list-row");
+    await waitFor(async () => (await rows.count()) === 3, "three siblings in the picker", 15_000);
+    const all = squash((await rows.allTextContents()).join(" "));
+    for (const t of ["windows seemed to watch", "walnut trees had dropped", "key still hung"]) {
+      if (!all.includes(squash(t))) throw new Error(`the picker does not show "${t}": ${all.slice(0, 300)}`);
+    }
+    await shot("sibling-picker");
+    const before = await editorText();
+    await rows.filter({ hasText: "walnut trees" }).first().click();
+    await waitFor(async () => (await editorText()).includes(squash("the walnut trees had dropped")), "the picked sibling in the text", 20_000);
+    if ((await editorText()) === before) throw new Error("the text did not change");
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "a clean tab", 10_000);
+  });
+
+  await check("Loom: Compare with Next Sibling opens the two paths in a diff editor", async () => {
+    const span = page.locator(".editor-group-container.active .view-lines span", { hasText: "walnut trees had dropped" }).last();
+    const box = await span.boundingBox();
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await runCommand("Loom: Compare with Next Sibling");
+    await page.locator(".editor-group-container.active .monaco-diff-editor").first().waitFor({ timeout: 20_000 });
+    await waitFor(async () => /↔/.test((await page.locator(".tabs-container .tab.active").textContent()) ?? ""), "the diff tab", 10_000);
+    await shot("compare-siblings");
+    await page.keyboard.press("Control+w");
+    await page.locator(".editor-group-container.active .monaco-diff-editor").waitFor({ state: "detached", timeout: 10_000 }).catch(() => {});
+  });
+
   await check("the ◀ k/n ▶ code lens cycles siblings (the text changes)", async () => {
     const lens = page.locator(".editor-group-container.active .codelens-decoration a", { hasText: /◀\s*\d+\/\d+\s*▶/ }).first();
     try {
@@ -439,13 +486,13 @@ try {
 
   await check("cancelling a generation is not an error and leaves the text as it was", async () => {
     const statusBar = page.locator(".statusbar");
-    const before = await editorText();
+    const before = await proseText();
     await runCommand("Loom: Continue");
-    await waitFor(async () => (await editorText()) !== before, "the generation streaming in", 30_000);
+    await waitFor(async () => (await proseText()) !== before, "the generation streaming in", 30_000);
     await runCommand("Loom: Cancel Generation");
     await waitFor(async () => (await statusBar.textContent())?.includes("generation cancelled"),
       "“generation cancelled” in the status bar", 30_000);
-    await waitFor(async () => (await editorText()) === before, "the streamed text gone", 15_000);
+    await waitFor(async () => (await proseText()) === before, "the streamed text gone", 15_000);
     const toasts = await page.locator(".notifications-toasts .notification-toast").allTextContents();
     if (toasts.some((t) => /MODEL_ERROR|✗/.test(t))) throw new Error(`an error toast after cancelling: ${toasts.join(" | ")}`);
     await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0,

@@ -117,6 +117,8 @@ export class LoomClient implements vscode.Disposable {
   readonly onClean = this.cleanEmitter.event;
   readonly onState = this.stateEmitter.event;
   lastError: string | undefined;
+  /** Server commands answered here instead (the sibling picker). */
+  readonly localCommands = new Map<string, (args: unknown[]) => Promise<unknown>>();
   /** Set when the server could not start: no retries until the settings change or a restart. */
   private failed = false;
 
@@ -187,6 +189,13 @@ export class LoomClient implements vscode.Disposable {
       initializationOptions: serverSettings(),
       outputChannel: this.log,
       progressOnInitialization: true,
+      middleware: {
+        // Commands the server puts on inlay hints and lenses that need a picker here.
+        executeCommand: (command: string, args: unknown[], next: (command: string, args: unknown[]) => unknown): unknown => {
+          const local = this.localCommands.get(command);
+          return local ? local(args) : next(command, args);
+        },
+      },
     };
     const client = new LanguageClient(CLIENT_ID, "Loom", serverOptions, clientOptions);
     client.registerFeature(new NoTextDocumentContent(this.log));

@@ -28,6 +28,7 @@ import {
   type NodeInfo,
   type TreeSummary,
 } from "./protocol";
+import { siblingItems, type Sibling } from "./siblingModel";
 import type { LoomTreeProvider } from "./treeView";
 import { OPEN_NODE_COMMAND } from "./treeView";
 import { parseLoomUri, SCHEME, treeOf, treeUri } from "./uris";
@@ -124,6 +125,14 @@ export class Commands {
       return Promise.resolve();
     });
     reg("loom.ui.restartServer", () => this.client.restart());
+    reg("loom.ui.siblings", () => this.siblingsAtCursor());
+    reg("loom.ui.compareSiblings", () => this.compareAtCursor());
+    // the inlay hint's "k/n" and the lenses ask the server for loom.siblings: pick here
+    this.client.localCommands.set(ServerCommands.siblings, async (args) => {
+      const a = (args[0] ?? {}) as { uri?: string; node?: string };
+      if (a.uri && a.node) await this.pickSibling(a.uri, a.node);
+      return undefined;
+    });
     reg(OPEN_NODE_COMMAND, (uri) => this.openUri(String(uri)));
   }
 
@@ -299,6 +308,68 @@ export class Commands {
     const cursor = { line: ed.selection.active.line, character: ed.selection.active.character };
     const node = nodeAt(anchors, cursor) ?? anchors[0].node;
     await this.execute(ServerCommands.cycleSibling, cycleArgs(ed.document.uri.toString(), node, delta));
+  }
+
+  private async siblingsOf(uri: string, node: string): Promise<Sibling[]> {
+    const r = await this.client.execute<{ ok?: boolean; message?: string; data?: { siblings?: Sibling[] } }>(ServerCommands.siblings, { uri, node });
+    const f = failure(r);
+    if (f) throw new Error(f);
+    return r.data?.siblings ?? [];
+  }
+
+  /** Every sibling of a node side by side (its own text under each), to show one instead. */
+  async pickSibling(uri: string, node: string): Promise<void> {
+    const siblings = await this.siblingsOf(uri, node);
+    const compare: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon("diff"), tooltip: "Compare with the one shown" };
+    const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { sibling: Sibling }>();
+    qp.title = `Siblings of [${siblings.find((s) => s.current)?.label ?? node}]`;
+    qp.placeholder = "Pick one to show it in place of the current one";
+    qp.matchOnDetail = true;
+    qp.items = siblingItems(siblings).map((i) => ({ ...i, buttons: i.sibling.current ? [] : [compare] }));
+    const current = qp.items.find((i) => i.sibling.current);
+    if (current) qp.activeItems = [current];
+    const done = new Promise<void>((resolve) => {
+      qp.onDidTriggerItemButton((e) => {
+        const here = siblings.find((s) => s.current);
+        qp.hide();
+        if (here) void this.compare(here, e.item.sibling);
+      });
+      qp.onDidAccept(() => {
+        const pick = qp.selectedItems[0];
+        qp.hide();
+        if (pick && !pick.sibling.current) {
+          void this.execute(ServerCommands.switchTo, { uri, node: pick.sibling.id }).then(() => {
+            this.view.refreshSoon(50);
+          });
+        }
+      });
+      qp.onDidHide(() => {
+        qp.dispose();
+        resolve();
+      });
+    });
+    qp.show();
+    await done;
+  }
+
+  async siblingsAtCursor(): Promise<void> {
+    const ed = pathEditor();
+    await this.pickSibling(ed.document.uri.toString(), await this.nodeUnderCursor(ed));
+  }
+
+  /** Two siblings' paths in VS Code's diff editor. */
+  async compare(left: Sibling, right: Sibling): Promise<void> {
+    await vscode.commands.executeCommand("vscode.diff", vscode.Uri.parse(left.uri, true), vscode.Uri.parse(right.uri, true),
+      `[${left.label}] ↔ [${right.label}]`, { preview: true });
+  }
+
+  /** The node under the cursor against its next sibling. */
+  async compareAtCursor(): Promise<void> {
+    const ed = pathEditor();
+    const siblings = await this.siblingsOf(ed.document.uri.toString(), await this.nodeUnderCursor(ed));
+    const i = siblings.findIndex((s) => s.current);
+    if (i < 0 || siblings.length < 2) throw new Error("this node has no siblings to compare with");
+    await this.compare(siblings[i], siblings[(i + 1) % siblings.length]);
   }
 
   async annotate(arg?: unknown): Promise<void> {

@@ -23,6 +23,8 @@ export const ServerCommands = {
   commit: "loom.commit",
   open: "loom.open",
   cancel: "loom.cancel",
+  siblings: "loom.siblings",
+  switchTo: "loom.switchTo",
 } as const;
 
 export interface ReadParams { uri: string }

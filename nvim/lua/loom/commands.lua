@@ -183,6 +183,65 @@ S.prev = function()
   cycle(-1)
 end
 
+--- :Loom siblings — every sibling of the node under the cursor, side by side, to pick one.
+S.siblings = function()
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  require("loom.siblings").open(vim.tbl_extend("force", { uri = uri }, C.node_at_cursor()), C.exec)
+end
+
+--- Two paths side by side in diff mode (two siblings' paths: where they part).
+function C.compare(left, right)
+  vim.cmd("tabnew " .. vim.fn.fnameescape(left))
+  vim.cmd("diffthis")
+  vim.cmd("rightbelow vsplit " .. vim.fn.fnameescape(right))
+  vim.cmd("diffthis")
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    vim.wo[win].wrap = true -- a paragraph is one line: wrap to see where they part
+  end
+end
+
+--- :Loom diff [NODE] — the path through the node under the cursor beside the path
+--- through NODE (default: its next sibling), in diff mode.
+S.diff = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local target = C.node_at_cursor()
+  C.exec("loom.siblings", vim.tbl_extend("force", { uri = uri }, target), {
+    on_done = function(result, ok)
+      if not ok or type(result) ~= "table" or not result.data then
+        return
+      end
+      local sibs = result.data.siblings or {}
+      local current, other
+      for i, s in ipairs(sibs) do
+        if s.current then
+          current = s
+          other = sibs[(i % #sibs) + 1]
+        end
+      end
+      if args[1] then
+        for _, s in ipairs(sibs) do
+          if s.localId:sub(1, #args[1]) == args[1] or s.label == args[1] then
+            other = s
+          end
+        end
+      end
+      if current and other and other.id ~= current.id then
+        vim.schedule(function()
+          C.compare(current.uri, other.uri)
+        end)
+      else
+        loom.notify("✗ NOT_FOUND: no other sibling to compare with", vim.log.levels.ERROR)
+      end
+    end,
+  })
+end
+
 S.annotate = function(args, line)
   local uri = current_uri()
   if not uri then
@@ -386,11 +445,16 @@ function C.complete(arglead, cmdline)
 end
 
 function C.setup()
+  -- commands the server puts on inlay hints and lenses that open a picker here
+  vim.lsp.commands["loom.siblings"] = function(command)
+    local args = (command.arguments or {})[1] or {}
+    require("loom.siblings").open(args, C.exec)
+  end
   pcall(api.nvim_del_user_command, "Loom")
   api.nvim_create_user_command("Loom", C.dispatch, {
     nargs = "*",
     complete = C.complete,
-    desc = "Loom: open | new | tree | continue | branch | next | prev | annotate | run | commit | import | export | cancel | status | ask | stop",
+    desc = "Loom: open | new | tree | continue | branch | next | prev | siblings | diff | annotate | run | commit | import | export | cancel | status | ask | stop",
   })
 end
 
@@ -404,6 +468,10 @@ function C.keymaps(buf)
   map("<leader>lc", function()
     S.continue({})
   end, "continue")
+  map("<leader>ls", S.siblings, "siblings side by side")
+  map("<leader>ld", function()
+    S.diff({})
+  end, "compare with the next sibling")
   map("]s", S.next, "next sibling")
   map("[s", S.prev, "previous sibling")
   map("<leader>lr", function()

@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 SCHEME = "loom"
 COMMANDS = ("loom.continue", "loom.branch", "loom.cycleSibling", "loom.annotate", "loom.run",
             "loom.commit", "loom.open", "loom.cancel", "loom.askCollaborator",
-            "loom.stopCollaborator")
+            "loom.stopCollaborator", "loom.siblings", "loom.switchTo")
 
 
 class LoomProtocol(LanguageServerProtocol):
@@ -705,9 +705,36 @@ def inlay_hint(ls: LoomServer, params: lsp.InlayHintParams) -> list[lsp.InlayHin
     text_doc = doc.session.doc
     start = _offset(doc, params.range.start)
     end = _offset(doc, params.range.end)
-    return [lsp.InlayHint(position=lsp.Position(*text_doc.position_at(off)), label=label,
-                          kind=lsp.InlayHintKind.Type, tooltip=tip, padding_right=True)
-            for off, label, tip in decorations.inlay_hints(doc, start, end)]
+    positions = decorations.positions_for(ls.docs, doc)
+    dirty = {s.node for s in doc.session.segments if s.dirty}
+    out = []
+    for h in decorations.hints(doc, start, end, positions):
+        tip = (f"[{h.label}] {'model' if h.by_model else 'human'}"
+               f"{' (edited)' if h.node in dirty else ''}")
+        label: str | list[lsp.InlayHintLabelPart] = h.text
+        if h.n > 1:
+            # ◀ and ▶ cycle this node's siblings, k/n opens the picker beside each other
+            args = {"uri": doc.uri, "node": h.node}
+            label = [
+                lsp.InlayHintLabelPart(value=h.mark + (" (no text)" if h.empty else ""),
+                                       tooltip=tip),
+                lsp.InlayHintLabelPart(value=" ◀", tooltip="previous sibling",
+                                       command=lsp.Command(title="previous sibling",
+                                                           command="loom.cycleSibling",
+                                                           arguments=[{**args, "delta": -1}])),
+                lsp.InlayHintLabelPart(value=f" {h.k}/{h.n} ", tooltip="all siblings, side by side",
+                                       command=lsp.Command(title="siblings",
+                                                           command="loom.siblings",
+                                                           arguments=[args])),
+                lsp.InlayHintLabelPart(value="▶", tooltip="next sibling",
+                                       command=lsp.Command(title="next sibling",
+                                                           command="loom.cycleSibling",
+                                                           arguments=[{**args, "delta": 1}])),
+            ]
+        out.append(lsp.InlayHint(position=lsp.Position(*text_doc.position_at(h.offset)),
+                                 label=label, kind=lsp.InlayHintKind.Type, tooltip=tip,
+                                 padding_right=True))
+    return out
 
 
 # ── commands ────────────────────────────────────────────────────────────────
@@ -738,6 +765,16 @@ async def cmd_branch(ls: LoomServer, a: A.NodeArgs) -> Result:
 @_command("loom.cycleSibling", A.CycleArgs)
 async def cmd_cycle(ls: LoomServer, a: A.CycleArgs) -> Result:
     return await ls.navigation.cycle(a.uri, _node_arg(ls, a), a.delta)
+
+
+@_command("loom.siblings", A.NodeArgs)
+def cmd_siblings(ls: LoomServer, a: A.NodeArgs) -> Result:
+    return ls.navigation.siblings(a.uri, _node_arg(ls, a))
+
+
+@_command("loom.switchTo", A.NodeArgs)
+async def cmd_switch_to(ls: LoomServer, a: A.NodeArgs) -> Result:
+    return await ls.navigation.switch_to(a.uri, _node_arg(ls, a))
 
 
 @_command("loom.annotate", A.AnnotateArgs)

@@ -166,6 +166,12 @@ class Documents:
     def _adopt_target(self, doc: OpenDoc) -> None:
         for i, target in enumerate(doc.targets):
             if target.text == doc.session.text:
+                # Targets right after it with the same text (a final edit that changes no
+                # text: a streamed continuation confirmed as a node) arrive as no change:
+                # take the last of them, or it waits forever and its ranges are lost.
+                while i + 1 < len(doc.targets) and doc.targets[i + 1].text == target.text:
+                    i += 1
+                    target = doc.targets[i]
                 doc.session.segments = copy_segments(target.segments)
                 del doc.targets[: i + 1]
                 return

@@ -147,6 +147,7 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -
     if target.kind == "tree":
         position, _ = ws.position(who, tree)
         return View(uri, "tree", tree_overview(ws, tree, position), True, "loom", tree=tree)
+    opening = tip is None  # (an open buffer's own end is never moved)
     if tip is None:
         anchor = ws.resolve(tree, target.node or "")
         if anchor.kind == "annotation":
@@ -156,5 +157,12 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -
         on_path = any(n.id == anchor.id for n in ws.path(current_tip, prefer=(node.id,)))
         tip = current_tip if on_path else ws.descend(anchor)
     path = ws.path(tip, prefer=(tip.id,))
+    if opening and not any(n.content for n in path):
+        # An imported tree whose current node has no text (socketteer's demo opens on the
+        # root's empty first child): show the path on below it, and say so (a lens).
+        below = ws.descend(tip)
+        if below.id != tip.id:
+            tip = below
+            path = ws.path(tip, prefer=(tip.id,))
     text, segments = path_text(ws, tree, path, ws.clock())
     return View(uri, "path", text, False, "loom", tree=tree, tip=tip, segments=segments)

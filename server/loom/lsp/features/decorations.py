@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.text import TextDoc, units
+from loom.render.text import plural
 from loom.store.schema import Node
 
 TOKEN_TYPES = ["loomModel", "loomHuman", "loomArrow", "loomVerb", "loomNodeRef", "loomFlag",
@@ -16,7 +17,7 @@ TOKEN_TYPES = ["loomModel", "loomHuman", "loomArrow", "loomVerb", "loomNodeRef",
 TOKEN_MODIFIERS = ["nodeStart", "edited"]
 T = {name: i for i, name in enumerate(TOKEN_TYPES)}
 NODE_START, EDITED = 1, 2
-MAX_SIBLING_LENSES = 4
+MAX_SIBLING_LENSES = 3
 # uri → ((change-log position, node ids), sibling positions): lenses are asked for often
 _POSITIONS: dict[str, tuple[tuple[int, tuple[str, ...]], dict[str, tuple[int, int]]]] = {}
 
@@ -34,20 +35,14 @@ def lenses(docs: Documents, doc: OpenDoc, default_n: int) -> list[Lens]:
     session = doc.session
     text_doc = session.doc
     if doc.kind == "path" and doc.tree is not None:
-        ws = docs.ws
         starts: dict[int, int] = {}  # line → node segments starting on it
         for seg in session.segments:
             if seg.node is not None:
                 line, _ = text_doc.position_at(seg.start)
                 starts[line] = starts.get(line, 0) + 1
         tip = doc.view.tip.id if doc.view.tip is not None else None
-        ids = tuple(seg.node for seg in session.segments if seg.node)
-        key = (ws.last_change(), ids)
-        cached = _POSITIONS.get(doc.uri)
-        if cached is None or cached[0] != key:
-            cached = _POSITIONS[doc.uri] = (key, sibling_positions(ws, list(ids)))
-        positions = cached[1]
-        lensed_lines: set[int] = set()
+        positions = positions_for(docs, doc)
+        out += _empty_path_lenses(docs, doc)
         # A line holding many node starts (prose paragraphs) gets sibling lenses for the last
         # few with alternatives; the rest are a keystroke away (cycle at the cursor).
         per_line: dict[int, list[str]] = {}
@@ -65,8 +60,10 @@ def lenses(docs: Documents, doc: OpenDoc, default_n: int) -> list[Lens]:
             if n > 1 and seg.node in shown:
                 title = f"◀ {k}/{n} ▶" + (f" [{seg.label}]" if shared else "")
                 out.append(Lens(seg.start, title, "loom.cycleSibling", {**args, "delta": 1}))
-            if line not in lensed_lines or seg.node == tip:
-                lensed_lines.add(line)
+            # One row of lenses per paragraph must fit: the node actions sit at the end of
+            # the path only (elsewhere they are commands at the cursor, and the boundary's
+            # inlay hint shows ◀ k/n ▶ where it belongs).
+            if seg.node == tip:
                 suffix = f" [{seg.label}]" if shared else ""
                 out.append(Lens(seg.start, "Branch" + suffix, "loom.branch", args))
                 out.append(Lens(seg.start, "Annotate" + suffix, "loom.annotate", args))
@@ -83,6 +80,36 @@ def lenses(docs: Documents, doc: OpenDoc, default_n: int) -> list[Lens]:
             out.append(Lens(text_doc.line_start(line_no), "▶ Run", "loom.run",
                             {"uri": doc.uri, "line": line_no}))
     return out
+
+
+def _empty_path_lenses(docs: Documents, doc: OpenDoc) -> list[Lens]:
+    """Never an empty path without saying why: a lens at the top when the document has no
+    text, or when the node it was opened at has none."""
+    session = doc.session
+    if session.committed_end > 0 and doc.text.strip():
+        anchor = _anchor_segment(doc)
+        if anchor is None or anchor.end > anchor.start:
+            return []
+        kids = docs.ws.count_children(anchor.node or "")
+        return [Lens(0, f"[{anchor.label}], where this was opened, has no text: "
+                        f"showing the path below it ({plural(kids, 'continuation')})",
+                     "loom.siblings", {"uri": doc.uri, "node": anchor.node})]
+    if doc.view.tip is not None and docs.ws.count_children(doc.view.tip.id):
+        return [Lens(0, "This path has no text yet; its continuations do: Siblings…",
+                     "loom.siblings", {"uri": doc.uri, "node": doc.view.tip.id})]
+    return [Lens(0, "This tree has no text yet: type to write its first node",
+                 "loom.commit", {"uri": doc.uri})]
+
+
+def _anchor_segment(doc: OpenDoc):  # type: ignore[no-untyped-def]
+    """The segment of the node named in the document's URI, if it is on the path."""
+    from loom.lsp.views import parse_uri
+
+    ref = parse_uri(doc.uri).node or ""
+    for seg in doc.session.segments:
+        if seg.node and (seg.label == ref or (len(ref) >= 3 and seg.label.startswith(ref))):
+            return seg
+    return None
 
 
 def sibling_position(ws, node: Node) -> tuple[int, int]:  # type: ignore[no-untyped-def]
@@ -250,18 +277,81 @@ def _encode(text_doc: TextDoc, spans: list[tuple[int, int, int, int]]) -> list[i
     return data
 
 
-def inlay_hints(doc: OpenDoc, start: int, end: int) -> list[tuple[int, str, str]]:
-    """``︱a7x2`` at each node boundary inside [start, end): (offset, label, tooltip)."""
-    out = []
+#: The node-boundary mark in the editor. The seeds' ``︱`` (U+FE31) stays in text rendered
+#: for models; common editor fonts draw it as a box, so editors get the broken bar.
+EDITOR_BOUNDARY = "¦"
+
+
+@dataclass
+class Hint:
+    """What sits at a node boundary: ``¦›a7x2 ◀ 2/3 ▶``."""
+
+    offset: int
+    node: str  # node id
+    label: str  # the node's label (a7x2, a7x2')
+    by_model: bool
+    empty: bool
+    k: int = 1  # its place among its siblings, 1-based
+    n: int = 1
+
+    @property
+    def mark(self) -> str:
+        return f"{EDITOR_BOUNDARY}{'›' if self.by_model else ''}{self.label}"
+
+    @property
+    def siblings(self) -> str:
+        return f"◀ {self.k}/{self.n} ▶" if self.n > 1 else ""
+
+    @property
+    def text(self) -> str:
+        parts = [self.mark]
+        if self.empty:
+            parts.append("(no text)")
+        if self.siblings:
+            parts.append(self.siblings)
+        return " ".join(parts)
+
+
+def hints(doc: OpenDoc, start: int, end: int,
+          positions: dict[str, tuple[int, int]] | None = None) -> list[Hint]:
+    """A hint at each node boundary inside [start, end]: the node's id (``›`` for model
+    text), ``◀ k/n ▶`` where it has siblings, ``(no text)`` for a node with none. The very
+    first node has no boundary to mark unless it is empty or has siblings."""
+    out: list[Hint] = []
     if doc.kind != "path":
         return out
+    positions = positions or {}
     for i, seg in enumerate(doc.session.segments):
-        if seg.node is None or (i == 0 and seg.start == 0):
+        if seg.node is None or not start <= seg.start <= end:
             continue
-        if start <= seg.start <= end:
-            mark = "︱›" if seg.by_model else "︱"
-            pending = " (edited)" if seg.dirty else ""
-            out.append((seg.start, f"{mark}{seg.label}",
-                        f"[{seg.label}] {'model' if seg.by_model else 'human'}{pending}"))
+        k, n = positions.get(seg.node, (1, 1))
+        empty = seg.end <= seg.start
+        if i == 0 and seg.start == 0 and not empty and n <= 1:
+            continue
+        out.append(Hint(seg.start, seg.node, seg.label, seg.by_model, empty, k, n))
     return out
+
+
+def inlay_hints(doc: OpenDoc, start: int, end: int,
+                positions: dict[str, tuple[int, int]] | None = None
+                ) -> list[tuple[int, str, str]]:
+    """``¦a7x2 ◀ 2/3 ▶`` at each node boundary inside [start, end): (offset, label,
+    tooltip)."""
+    out = []
+    dirty = {s.node for s in doc.session.segments if s.dirty}
+    for h in hints(doc, start, end, positions):
+        pending = " (edited)" if h.node in dirty else ""
+        out.append((h.offset, h.text,
+                    f"[{h.label}] {'model' if h.by_model else 'human'}{pending}"))
+    return out
+
+
+def positions_for(docs: Documents, doc: OpenDoc) -> dict[str, tuple[int, int]]:
+    """(k, n) of every node on the document's path, cached until the tree changes."""
+    ids = tuple(seg.node for seg in doc.session.segments if seg.node)
+    key = (docs.ws.last_change(), ids)
+    cached = _POSITIONS.get(doc.uri)
+    if cached is None or cached[0] != key:
+        cached = _POSITIONS[doc.uri] = (key, sibling_positions(docs.ws, list(ids)))
+    return cached[1]
 

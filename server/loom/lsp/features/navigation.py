@@ -11,6 +11,7 @@ from lsprotocol import types as lsp
 from loom.commands import ast
 from loom.commands.results import Result
 from loom.errors import LoomError
+from loom.lsp.features import cards
 from loom.lsp.features.editing import Editing, base_segments
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc
@@ -73,6 +74,51 @@ class Navigation:
         await self._follow(doc)
         k = ids.index(target.id) + 1
         return Result.success(f"✓ switched to [{target.label}] ({k}/{len(ids)})",
+                              node=target.id)
+
+    def siblings(self, uri: str, ref: str) -> Result:
+        """The node's siblings side by side: each one's own text, author, marks and
+        whether one request made them, for a picker (``loom.siblings``)."""
+        host = self.host
+        doc = host.docs.ensure(uri)
+        ws = host.app.ws
+        node = self.node(doc, ref)
+        if node.parent is None:
+            return Result.failure("NOT_FOUND", "the root has no siblings")
+        siblings = ws.children(ws.node(node.parent))
+        here = node.id if node.id in {s.id for s in siblings} else node.version_of
+        out = []
+        for i, sib in enumerate(siblings, 1):
+            gen, batch = ws.request_batch(sib)
+            out.append({
+                "id": sib.id, "localId": sib.local_id, "label": sib.label,
+                "author": ws.participant_name(sib.author_id), "authorType": sib.author_type,
+                "index": i, "count": len(siblings), "current": sib.id == here,
+                "text": sib.content, "excerpt": cards.excerpt(sib.content, 300),
+                "marks": cards.mark_line(sib),
+                "model": gen.model if gen is not None else None,
+                "request": len(batch) if len(batch) > 1 else None,
+                "children": ws.count_children(sib.id),
+                "uri": node_uri(doc.tree or ws.tree(sib.tree_id), sib)})
+        return Result.success(f"✓ {len(out)} siblings of [{node.label}]", node=node.id,
+                              siblings=out)
+
+    async def switch_to(self, uri: str, ref: str) -> Result:
+        """Show ``ref`` in place of whichever of its siblings the path holds (the sibling
+        picker's choice): commit, switch, follow."""
+        host = self.host
+        doc, committed = await self._path_committed(uri, "siblings are switched")
+        if not committed.ok:
+            return committed
+        target = self.node(doc, ref)
+        result = host.execute_now(ast.Switch(node=target.id), host.actor(doc))
+        if not result.ok:
+            return result
+        await self._follow(doc)
+        ws = host.app.ws
+        siblings = ws.children(ws.node(target.parent)) if target.parent else [target]
+        k = next((i for i, s in enumerate(siblings, 1) if s.id == target.id), 1)
+        return Result.success(f"✓ switched to [{target.label}] ({k}/{len(siblings)})",
                               node=target.id)
 
     async def branch(self, uri: str, ref: str) -> Result:
