@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -215,8 +217,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(db=args.db, tcp=args.tcp)
 
 
+DESCRIPTION = """Loom: branching trees of human and model writing, from the terminal.
+The same arrow commands as the editor and the collaborator, through the same executor."""
+
+EPILOG = """examples:
+  loom demo                                  the demo tree, opened in Neovim
+  loom trees                                 every tree: id, nodes, mode, title
+  loom do "the house" '→ view root'          run command lines in a tree (a title,
+                                             a unique start of one, or an id)
+  loom tree "the house"                      the tree for people: text beside each id
+  loom search "walnut"                       full-text search over every tree
+  loom shell "The House at the End of the Lane"
+
+TREE is a tree's id, a unique start of its id, its title, or a unique start of its title.
+Errors print "✗ CODE: message" and a hint, and exit 1."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="loom", description=__doc__)
+    p = argparse.ArgumentParser(prog="loom", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--db", help="SQLite file (default: $LOOM_DB or the user data dir)")
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -297,6 +316,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(err)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `loom do … | head -1`: the reader has what it wanted. Python would complain
+        # again when it flushes stdout at exit: point stdout at /dev/null first.
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports a process the pipe closed
     except Exception as err:  # never a traceback for bad input
         logging.getLogger("loom").debug("unhandled", exc_info=True)
         return _fail(f"✗ {type(err).__name__}: {err}")

@@ -231,6 +231,13 @@ async function check(name, fn) {
   log(`✓ ${name}`);
 }
 
+/** Click on the editor's text where it shows `text` (Monaco re-renders lines: retry). */
+async function clickOnText(text) {
+  const span = page.locator(".editor-group-container.active .view-lines span", { hasText: text }).last();
+  const box = await waitFor(async () => span.boundingBox({ timeout: 2_000 }).catch(() => null), `"${text}" on screen`, 15_000, 300);
+  await page.mouse.click(box.x + Math.min(20, box.width / 2), box.y + box.height / 2);
+}
+
 async function runCommand(title) {
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input");
@@ -368,9 +375,7 @@ try {
   });
 
   await check("Loom: Siblings Side by Side shows every sibling's text and switches to the one picked", async () => {
-    const span = page.locator(".editor-group-container.active .view-lines span", { hasText: "windows seemed to watch" }).last();
-    const box = await span.boundingBox();
-    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await clickOnText("windows seemed to watch");
     await runCommand("Loom: Siblings Side by Side");
     const rows = page.locator(".quick-input-widget .monaco-list-row");
     await waitFor(async () => (await rows.count()) === 3, "three siblings in the picker", 15_000);
@@ -387,9 +392,7 @@ try {
   });
 
   await check("Loom: Compare with Next Sibling opens the two paths in a diff editor", async () => {
-    const span = page.locator(".editor-group-container.active .view-lines span", { hasText: "walnut trees had dropped" }).last();
-    const box = await span.boundingBox();
-    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await clickOnText("walnut trees had dropped");
     await runCommand("Loom: Compare with Next Sibling");
     await page.locator(".editor-group-container.active .monaco-diff-editor").first().waitFor({ timeout: 20_000 });
     await waitFor(async () => /↔/.test((await page.locator(".tabs-container .tab.active").textContent()) ?? ""), "the diff tab", 10_000);
@@ -499,6 +502,33 @@ try {
       "the tab to be clean after cancelling", 10_000);
     await waitFor(async () => !/generating/.test((await statusBar.textContent()) ?? ""),
       "the status bar to stop saying generating", 10_000);
+  });
+
+  await check("model text is readable on a light theme (contrast ≥ 4.5:1)", async () => {
+    // the user's settings file, as a user switching themes changes it (VS Code watches it)
+    writeFileSync(join(USER_DATA, "User", "settings.json"), JSON.stringify({ ...settings, "workbench.colorTheme": "Default Light Modern" }, null, 2));
+    await waitFor(async () => {
+      const bg = await page.locator(".monaco-workbench").evaluate((el) => getComputedStyle(el).backgroundColor).catch(() => "");
+      return /255, 255, 255|248, 248, 248|247, 247, 247|rgb\(2[3-5]\d, 2[3-5]\d, 2[3-5]\d\)/.test(bg);
+    }, "the light theme", 15_000).catch(() => undefined);
+    await page.waitForTimeout(1000);
+    const span = page.locator(".editor-group-container.active .view-lines span span", { hasText: "door was open" }).last();
+    await span.waitFor({ timeout: 10_000 });
+    const ratio = await span.evaluate((el) => {
+      /* global getComputedStyle -- runs in the page */
+      const rgb = (c) => (c.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map(Number);
+      const lum = ([r, g, b]) => {
+        const f = (v) => { const s = v / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; };
+        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+      };
+      const bg = getComputedStyle(document.querySelector(".editor-group-container.active .monaco-editor-background") ?? document.body).backgroundColor;
+      const a = lum(rgb(getComputedStyle(el).color));
+      const b = lum(rgb(bg));
+      return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    });
+    log(`model text contrast on Light Modern: ${ratio.toFixed(2)}:1`);
+    await shot("prose-light-theme");
+    if (ratio < 4.5) throw new Error(`model text contrast ${ratio.toFixed(2)}:1 on a light theme`);
   });
 
   await check("Loom: Open Tree Overview shows the read-only tree drawing", async () => {

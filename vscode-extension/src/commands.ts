@@ -251,7 +251,8 @@ export class Commands {
     this.view.refresh();
     const names = r.trees.map((t) => t.title).join(", ");
     void vscode.window.showInformationMessage(`Loom: imported ${r.trees.length} tree${r.trees.length === 1 ? "" : "s"}: ${names}`);
-    if (r.trees.length > 0) await this.openUri(r.trees[0].uri);
+    // at the file's current (selected) node, not on the overview
+    if (r.trees.length > 0) await this.openUri(r.trees[0].pathUri ?? r.trees[0].uri);
   }
 
   async exportTree(arg?: unknown): Promise<void> {

@@ -113,7 +113,7 @@ export interface NewTreeResult { tree: string; uri: string }
 export interface ImportParams { path: string }
 /** Every write request answers Loom's one shape: ok, the ✓/✗ message, and its data. */
 export interface Answer { ok?: boolean; message?: string; error?: string }
-export interface ImportResult extends Answer { trees: { id: string; title: string; uri: string }[] }
+export interface ImportResult extends Answer { trees: { id: string; title: string; uri: string; pathUri?: string }[] }
 
 export type ExportFormat = "openloom" | "md" | "loom";
 export interface ExportParams { tree: string; format: ExportFormat; path?: string }

@@ -36,7 +36,10 @@ export class Writing implements vscode.Disposable {
    */
   private async clean(p: CleanNotification): Promise<void> {
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === p.uri);
-    if (!doc || !doc.isDirty || doc.version !== p.version) return;
+    if (!doc || !doc.isDirty || doc.version !== p.version) {
+      this.client.log.appendLine(`loom/clean v${p.version} not applied: ${doc ? `v${doc.version}, ${doc.isDirty ? "dirty" : "clean"}` : "not open"}`);
+      return;
+    }
     this.fs.markSynced(doc.uri);
     try {
       await doc.save();

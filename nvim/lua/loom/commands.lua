@@ -112,7 +112,9 @@ S.open = function(args)
     end)
     return
   end
-  C.exec("loom.open", { tree = args[1], node = args[2] })
+  -- "The House at the End of the Lane", "the house" (a unique start), an id, each with
+  -- an optional node after it: the server sorts out which words are the title
+  C.exec("loom.open", { tree = table.concat(args, " ") })
 end
 
 S.new = function(args, line)
@@ -328,7 +330,7 @@ S.import = function(args)
   end
   loom.notify(("✓ imported %d tree%s %s"):format(#trees, #trees == 1 and "" or "s", table.concat(names, ", ")))
   if trees[1] then
-    edit(trees[1].uri)
+    edit(trees[1].pathUri or trees[1].uri) -- at the file's current node
   end
 end
 
@@ -413,6 +415,28 @@ function C.names()
   return names
 end
 
+--- Titles (and ids) for `:Loom open`: the whole typed text after `open` is matched
+--- against each title, and each item is the rest of the title from the word being typed
+--- (what Neovim replaces), so "The Ho<Tab>" becomes "The House at the End of the Lane".
+function C.complete_titles(arglead, cmdline)
+  local client = loom.client(false)
+  if not client then
+    return {}
+  end
+  local res = client:request_sync("loom/trees", {}, 2000, 0)
+  local typed = cmdline:match("^%s*%S+%s+open%s+(.*)$") or ""
+  local before = typed:sub(1, #typed - #arglead)
+  local out = {}
+  for _, t in ipairs(res and res.result or {}) do
+    for _, name in ipairs({ t.title, t.id }) do
+      if name and name:lower():sub(1, #typed) == typed:lower() then
+        out[#out + 1] = name:sub(#before + 1)
+      end
+    end
+  end
+  return out
+end
+
 function C.complete(arglead, cmdline)
   local words = vim.split(cmdline, "%s+", { trimempty = true })
   local n = #words + (cmdline:match("%s$") and 1 or 0)
@@ -429,17 +453,8 @@ function C.complete(arglead, cmdline)
     return filter({ "openloom", "md", "loom" })
   elseif sub == "import" then
     return vim.fn.getcompletion(arglead, "file")
-  elseif sub == "open" and n == 3 then
-    local client = loom.client(false)
-    if not client then
-      return {}
-    end
-    local res = client:request_sync("loom/trees", {}, 2000, 0)
-    local ids = {}
-    for _, t in ipairs(res and res.result or {}) do
-      ids[#ids + 1] = t.id
-    end
-    return filter(ids)
+  elseif sub == "open" then
+    return C.complete_titles(arglead, cmdline)
   end
   return {}
 end

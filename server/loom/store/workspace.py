@@ -236,6 +236,15 @@ class Workspace:
             if len(by_title) == 1:
                 return by_title[0]
         candidates = by_title
+        if not candidates and ref:
+            # a unique start of a title ("the house" for "The House at the End of the Lane")
+            pattern = ref.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            by_prefix = list(Tree.select().where(
+                pw.SQL("lower(title) LIKE ? ESCAPE '\\'", (pattern + "%",))
+                & (Tree.archived == False)).limit(10))  # noqa: E712
+            if len(by_prefix) == 1:
+                return by_prefix[0]
+            candidates = by_prefix
         if not candidates and len(ref) >= 4:
             up = ref.upper()
             candidates = list(Tree.select().where((Tree.id >= up) & (Tree.id < up + "~"))
@@ -245,7 +254,7 @@ class Workspace:
         if candidates:
             listed = ", ".join(f'{t.id[:10]}… "{t.title}"' for t in candidates[:5])
             raise not_found(f'tree "{ref}" is ambiguous: {listed}',
-                            "use more characters of the id")
+                            "type more of the title, or use more characters of the id")
         raise not_found(f'tree "{ref}" does not exist', "list trees with: loom trees")
 
     def trees(self, include_archived: bool = False) -> list[tuple[Tree, int]]:

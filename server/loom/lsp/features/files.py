@@ -66,7 +66,11 @@ class Files:
         trees = []
         for tree_id in result.data.get("trees", []) if result.ok else []:
             tree = host.app.ws.tree(tree_id)
-            trees.append({"id": tree.id, "title": tree.title, "uri": tree_uri(tree)})
+            # pathUri: the path through the file's current/selected node, where the
+            # importer placed the participant (open it there, not on the overview)
+            _node, tip = host.app.ws.position(host.docs.participant, tree)
+            trees.append({"id": tree.id, "title": tree.title, "uri": tree_uri(tree),
+                          "pathUri": node_uri(tree, tip)})
         return result, trees
 
     async def export(self, tree: str, fmt: str, path: str | None,

@@ -156,9 +156,26 @@ class Navigation:
         return Result.success("✓ type the annotation between the quotes, then run the line")
 
     async def open(self, tree_ref: str, node_ref: str | None) -> Result:
+        """Open a tree (its path at the participant's position, or its overview with
+        ``node_ref`` ``"tree"``) or the path through a node. ``tree_ref`` may be a title
+        with spaces, a unique start of one, or an id; without ``node_ref``, a last word
+        that is not part of the title is taken as the node (``The House a7x2``)."""
         ws = self.host.app.ws
-        tree = ws.find_tree(tree_ref)
-        uri = node_uri(tree, ws.resolve(tree, node_ref)) if node_ref else tree_uri(tree)
+        try:
+            tree = ws.find_tree(tree_ref)
+        except LoomError:
+            head, _, last = tree_ref.strip().rpartition(" ")
+            if node_ref or not head:
+                raise
+            tree = ws.find_tree(head)
+            node_ref = last
+        if node_ref == "tree":
+            uri = tree_uri(tree)
+        elif node_ref:
+            uri = node_uri(tree, ws.resolve(tree, node_ref))
+        else:
+            _node, tip = ws.position(self.host.docs.participant, tree)
+            uri = node_uri(tree, tip)
         with contextlib.suppress(Exception):
             await self.host.show_document(uri)
         return Result.success(f"✓ {uri}", uri=uri)
