@@ -161,6 +161,80 @@ class Think(_Command):
     content: str = ""
 
 
+# ── the reader's verbs ────────────────────────────────────────────────────────
+# What loom readers expect beside the seeds' tools (socketteer/loom, loomsidian):
+# bookmarks, tags, ratings, pruning, soft deletion, renaming, search. Arrow commands in the
+# seeds' style, parsed like the seeds' tools (``catalogue.READER_TOOLS``).
+
+
+class Bookmark(_Command):
+    verb: Literal["bookmark"] = "bookmark"
+    node: str | None = None  # None: the current position
+    label: str | None = None
+
+
+class Unbookmark(_Command):
+    verb: Literal["unbookmark"] = "unbookmark"
+    node: str | None = None
+
+
+class Tag(_Command):
+    verb: Literal["tag"] = "tag"
+    node: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+class Untag(_Command):
+    verb: Literal["untag"] = "untag"
+    node: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+class Rate(_Command):
+    verb: Literal["rate"] = "rate"
+    node: str | None = None
+    rating: int = 1  # +1 good, -1 bad, 0 clears
+
+
+class Prune(_Command):
+    """Hide a node and its subtree from views, pickers, search and model context."""
+
+    verb: Literal["prune"] = "prune"
+    node: str
+
+
+class Unprune(_Command):
+    verb: Literal["unprune"] = "unprune"
+    node: str
+
+
+class Delete(_Command):
+    """Soft-delete a subtree (``node``) or a tree (``tree``); ``undelete`` brings it back
+    within the undo window."""
+
+    verb: Literal["delete"] = "delete"
+    node: str | None = None
+    tree: str | None = None
+
+
+class Undelete(_Command):
+    verb: Literal["undelete"] = "undelete"
+    node: str | None = None
+    tree: str | None = None
+
+
+class Rename(_Command):
+    verb: Literal["rename"] = "rename"
+    title: str
+    tree: str | None = None  # None: the actor's tree
+
+
+class Search(_Command):
+    verb: Literal["search"] = "search"
+    query: str
+    tree: str | None = None  # None: every tree
+
+
 # ── editor verbs ──────────────────────────────────────────────────────────────
 # What an editor does to the workspace besides the seeds' tools: committing typed text,
 # making trees, saving documents, importing and exporting. The shells build these directly
@@ -234,13 +308,19 @@ class Grant(_Command):
 Command = Annotated[
     View | List | Tree | Switch | Continue | Respond | Annotate | Link | Edit | Read | Write
     | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
-    | Import | Grant,
+    | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate | Prune | Unprune | Delete
+    | Undelete | Rename | Search,
     Field(discriminator="verb"),
 ]
 
 VERBS: tuple[str, ...] = (
     "view", "list", "tree", "switch", "continue", "respond", "annotate", "link", "edit",
     "read", "write", "pin", "stash", "recall", "drop", "memory", "help", "think",
+)
+#: The reader's verbs (not the seeds'): parsed like the seeds' tools.
+READER_VERBS: tuple[str, ...] = (
+    "bookmark", "unbookmark", "tag", "untag", "rate", "prune", "unprune", "delete",
+    "undelete", "rename", "search",
 )
 #: Editor verbs: run through the executor like the seeds' tools, never parsed from text.
 EDITOR_VERBS: tuple[str, ...] = ("commit", "new", "save", "export", "import", "grant")

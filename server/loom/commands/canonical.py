@@ -12,9 +12,11 @@ import re
 
 from loom.commands.ast import (
     Annotate,
+    Bookmark,
     Command,
     Commit,
     Continue,
+    Delete,
     Drop,
     Edit,
     Export,
@@ -27,14 +29,23 @@ from loom.commands.ast import (
     Memory,
     NewTree,
     Pin,
+    Prune,
+    Rate,
     Read,
     Recall,
+    Rename,
     Respond,
     Save,
+    Search,
     Stash,
     Switch,
+    Tag,
     Think,
     Tree,
+    Unbookmark,
+    Undelete,
+    Unprune,
+    Untag,
     View,
     Write,
 )
@@ -198,6 +209,37 @@ def _parts(cmd: Command) -> list[str]:
 _PREVIEW = 60
 
 
+def _node_part(node: str | None) -> list[str]:
+    return [ref_text(node)] if node is not None else []
+
+
+def _reader_parts(cmd: Command) -> list[str] | None:
+    """The reader's verbs (``→ bookmark a7x2 "tone shift"``), or None for another."""
+    match cmd:
+        case Bookmark():
+            return ["bookmark", *_node_part(cmd.node),
+                    *([quote(cmd.label)] if cmd.label is not None else [])]
+        case Unbookmark():
+            return ["unbookmark", *_node_part(cmd.node)]
+        case Tag() | Untag():
+            return [cmd.verb, *_node_part(cmd.node), *(quote(t) for t in cmd.tags)]
+        case Rate():
+            return ["rate", *_node_part(cmd.node), f"{cmd.rating:+d}" if cmd.rating else "0"]
+        case Prune() | Unprune():
+            return [cmd.verb, ref_text(cmd.node)]
+        case Delete() | Undelete():
+            if cmd.tree is not None:
+                return [cmd.verb, f"tree:{quote(cmd.tree)}"]
+            return [cmd.verb, *_node_part(cmd.node)]
+        case Rename():
+            return ["rename", *([f"tree:{quote(cmd.tree)}"] if cmd.tree else []),
+                    quote(cmd.title)]
+        case Search():
+            return ["search", quote(cmd.query),
+                    *(["in", f"tree:{quote(cmd.tree)}"] if cmd.tree else [])]
+    return None
+
+
 def _preview(text: str) -> str:
     flat = " ".join(text.split())
     return quote(flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…")
@@ -236,4 +278,5 @@ def to_text(cmd: Command) -> str:
     """``cmd`` in canonical arrow form, e.g. ``→ annotate a7x2 "text"``."""
     if isinstance(cmd, Think):
         return _think(cmd.content)
-    return f"{ARROW} " + " ".join(_parts(cmd))
+    reader = _reader_parts(cmd)
+    return f"{ARROW} " + " ".join(reader if reader is not None else _parts(cmd))

@@ -356,7 +356,97 @@ TOOLS: tuple[Tool, ...] = (
     ),
 )
 
-TOOLS_BY_NAME: Mapping[str, Tool] = MappingProxyType({t.name: t for t in TOOLS})
+#: The reader's tools: what people coming from socketteer/loom or loomsidian expect
+#: beside the seeds' tools, in the seeds' style. ``→ help`` keeps the seed's overview
+#: (it lists ``TOOLS``); each has its page (``→ help bookmark``).
+READER_TOOLS: tuple[Tool, ...] = (
+    Tool(
+        name="bookmark", category="Reader", permission="loom_write",
+        description="Bookmark a node, optionally with a label",
+        syntax=("→ bookmark [localId]", '→ bookmark [localId] "[label]"'),
+        note="Bookmarks show in the tree overview, the tree picture and search.",
+        synonyms=("star", "favorite", "favourite", "add bookmark"),
+    ),
+    Tool(
+        name="unbookmark", category="Reader", permission="loom_write",
+        description="Remove a node's bookmark",
+        syntax=("→ unbookmark [localId]",),
+        note="The node stays as it is; only the bookmark goes.",
+        synonyms=("unstar", "remove bookmark"),
+    ),
+    Tool(
+        name="tag", category="Reader", permission="loom_write",
+        description="Tag a node",
+        syntax=('→ tag [localId] "[tag]"', '→ tag [localId] "[tag]" "[tag]"'),
+        note="Tags are lower case; #dream and Dream are the tag dream.",
+        synonyms=("add tag",),
+    ),
+    Tool(
+        name="untag", category="Reader", permission="loom_write",
+        description="Remove tags from a node",
+        syntax=('→ untag [localId] "[tag]"',),
+        note="Without a tag, every tag of the node goes.",
+        synonyms=("remove tag",),
+    ),
+    Tool(
+        name="rate", category="Reader", permission="loom_write",
+        description="Rate a node: +1 good, -1 bad, 0 clears",
+        syntax=("→ rate [localId] +1", "→ rate [localId] -1", "→ rate [localId] 0"),
+        note="good/bad and up/down work too.",
+        synonyms=("rating", "vote"),
+    ),
+    Tool(
+        name="prune", category="Reader", permission="loom_write",
+        description="Hide a node and everything below it",
+        syntax=("→ prune [localId]",),
+        note="Pruned nodes leave views, pickers, search and model context; nothing is lost.",
+        synonyms=("hide", "collapse branch"),
+    ),
+    Tool(
+        name="unprune", category="Reader", permission="loom_write",
+        description="Show a pruned node again",
+        syntax=("→ unprune [localId]",),
+        note="Brings back the node and everything below it.",
+        synonyms=("unhide",),
+    ),
+    Tool(
+        name="delete", category="Reader", permission="loom_write",
+        description="Delete a subtree or a tree (undo with undelete for 30 days)",
+        syntax=("→ delete [localId]", '→ delete tree:"[name]"'),
+        note="A soft delete: → undelete brings it back within 30 days.",
+        synonyms=("trash",),
+        options=_ro({"tree": "tree", "node": "node"}),
+    ),
+    Tool(
+        name="undelete", category="Reader", permission="loom_write",
+        description="Bring back a deleted subtree or tree",
+        syntax=("→ undelete [localId]", '→ undelete tree:"[name]"'),
+        note="Within 30 days of the delete.",
+        synonyms=("untrash", "undo delete"),
+        options=_ro({"tree": "tree", "node": "node"}),
+    ),
+    Tool(
+        name="rename", category="Reader", permission="loom_write",
+        description="Rename a tree",
+        syntax=('→ rename "[title]"', '→ rename tree:"[name]" "[title]"'),
+        note="Renames the tree you are in unless tree: names another.",
+        synonyms=("retitle",),
+        options=_ro({"tree": "tree"}),
+    ),
+    Tool(
+        name="search", category="Reader", permission="loom_aware",
+        description="Full-text search over every tree",
+        syntax=('→ search "[words]"', '→ search "[words]" in tree:"[name]"'),
+        note="Every word must occur; the last may be the start of a word. "
+        'Quotes in the words keep a phrase: → search "\"the key\" door".',
+        synonyms=("find", "look for", "grep"),
+        options=_ro({"tree": "tree"}),
+    ),
+)
+
+ALL_TOOLS: tuple[Tool, ...] = TOOLS + READER_TOOLS
+
+TOOLS_BY_NAME: Mapping[str, Tool] = MappingProxyType({t.name: t for t in ALL_TOOLS})
 
 
 def tool(name: str) -> Tool | None:
@@ -371,7 +461,7 @@ def synonym_table() -> dict[str, str]:
     mistake in it.
     """
     table: dict[str, str] = {}
-    for t in TOOLS:
+    for t in ALL_TOOLS:
         for phrase in (t.name, *t.synonyms):
             seen = table.setdefault(phrase, t.name)
             if seen != t.name:
@@ -472,7 +562,7 @@ def _reserved() -> frozenset[str]:
     words |= set(NUMBER_WORDS) | set(EDGE_TYPES) | set(VIEW_SHAPES) | HELP_ALL | {"ahead"}
     for extra in VERB_FILLER.values():
         words |= extra
-    for t in TOOLS:
+    for t in ALL_TOOLS:
         words |= set(t.flags) | set(t.options)
         for phrase in (t.name, *t.synonyms):
             words |= set(phrase.split())

@@ -18,7 +18,7 @@ from loom.commands.canonical import to_text
 from loom.commands.catalogue import EDITOR_VERBS, permission_of
 from loom.commands.context import Actor, Ctx, SubjectModel
 from loom.commands.grammar import Classifier, parse
-from loom.commands.handlers import content, documents, editor, memory, meta, navigation
+from loom.commands.handlers import content, documents, editor, memory, meta, navigation, reader
 from loom.commands.lexicon import CLOSERS
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -54,12 +54,27 @@ HANDLERS: dict[str, Handler] = {
     "export": editor.export,
     "import": editor.import_,
     "grant": editor.grant,
+    "bookmark": reader.bookmark,
+    "unbookmark": reader.unbookmark,
+    "tag": reader.tag,
+    "untag": reader.untag,
+    "rate": reader.rate,
+    "prune": reader.prune,
+    "unprune": reader.unprune,
+    "delete": reader.delete,
+    "undelete": reader.undelete,
+    "rename": reader.rename,
+    "search": reader.search,
 }  # type: ignore[dict-item]
 
 # What a participant without the permission is told to ask the human to do.
 ACTIONS = {
     "continue": "generate", "respond": "add the node", "annotate": "annotate",
     "link": "link", "edit": "edit", "read": "read the document", "write": "write it",
+    "bookmark": "bookmark it", "unbookmark": "remove the bookmark", "tag": "tag it",
+    "untag": "remove the tag", "rate": "rate it", "prune": "prune it",
+    "unprune": "unprune it", "delete": "delete it", "undelete": "undelete it",
+    "rename": "rename the tree",
     **{v.name: v.action for v in EDITOR_VERBS.values()},
 }
 

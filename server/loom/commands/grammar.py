@@ -40,8 +40,10 @@ from rapidfuzz.distance import OSA
 from loom.commands.ast import (
     VERBS,
     Annotate,
+    Bookmark,
     Command,
     Continue,
+    Delete,
     Drop,
     Edit,
     Help,
@@ -51,18 +53,28 @@ from loom.commands.ast import (
     Memory,
     ParseError,
     Pin,
+    Prune,
+    Rate,
     Read,
     Recall,
+    Rename,
     Respond,
+    Search,
     Stash,
     Switch,
+    Tag,
     Think,
     Tree,
+    Unbookmark,
+    Undelete,
+    Unprune,
+    Untag,
     View,
     Write,
 )
 from loom.commands.canonical import doc_ref_text, quote, to_text
 from loom.commands.catalogue import (
+    ALL_TOOLS,
     COUNT_NOUNS,
     EDGE_TYPES,
     FILLER,
@@ -72,7 +84,6 @@ from loom.commands.catalogue import (
     POLITE,
     RESERVED,
     TOKEN_NOUNS,
-    TOOLS,
     TOOLS_BY_NAME,
     VERB_FILLER,
     VIEW_SHAPES,
@@ -97,7 +108,8 @@ Classifier = Callable[[str, list[str]], "Command | None"]
 
 COMMAND_TYPES: tuple[type, ...] = (
     View, List, Tree, Switch, Continue, Respond, Annotate, Link, Edit, Read, Write,
-    Pin, Stash, Recall, Drop, Memory, Help, Think,
+    Pin, Stash, Recall, Drop, Memory, Help, Think, Bookmark, Unbookmark, Tag, Untag, Rate,
+    Prune, Unprune, Delete, Undelete, Rename, Search,
 )
 
 # ---------------------------------------------------------------------------- lexing
@@ -200,6 +212,8 @@ def _unterminated(body: str, pos: int) -> _Fail:
 # ----------------------------------------------------------------------- vocabulary
 
 _CONTENT_VERBS = frozenset({"respond", "annotate", "edit"})
+#: Reader verbs whose builder reads the words no rule took (tags, ratings, search words).
+_FREE_WORDS = frozenset({"tag", "untag", "rate", "search"})
 _REF_TOKEN = "#ref"  # the key of a ``[id]`` token: a node reference, whatever it spells
 
 
@@ -230,7 +244,7 @@ class _Spec:
 
 _SPECS: dict[str, _Spec] = {
     t.name: _Spec(t, FILLER | VERB_FILLER.get(t.name, frozenset()), t.name == "continue")
-    for t in TOOLS
+    for t in ALL_TOOLS
 }
 
 
@@ -945,7 +959,139 @@ def _build_memory(a: _Args, spec: _Spec) -> Command | _Fail:
     return Memory(what=what or "state")  # type: ignore[arg-type]
 
 
+# ------------------------------------------------------------ the reader's verbs
+
+
+def _one_node(a: _Args, spec: _Spec) -> str | _Fail | None:
+    _strings_as_refs(a)
+    if a.strings:
+        return _Fail(f"{spec.tool.name} takes no text, got {_show(a.strings[0])}",
+                     hint=_usage(spec.tool))
+    return _node(a, spec)
+
+
+def _build_bookmark(a: _Args, spec: _Spec) -> Command | _Fail:
+    if len(a.strings) > 1:
+        return _Fail("bookmark takes one quoted label", hint=_usage(spec.tool))
+    label = a.strings.pop() if a.strings else None
+    node = _node(a, spec)
+    return node if isinstance(node, _Fail) else Bookmark(node=node, label=label)
+
+
+def _build_unbookmark(a: _Args, spec: _Spec) -> Command | _Fail:
+    node = _one_node(a, spec)
+    return node if isinstance(node, _Fail) else Unbookmark(node=node)
+
+
+def _tags_and_node(a: _Args, spec: _Spec) -> tuple[str | None, tuple[str, ...]] | _Fail:
+    """``tag a7x2 "dream" draft #mood``: the node first, then tags (quoted or bare)."""
+    if "node" in a.opts:
+        node: str | None = _norm_ref(a.opts["node"])
+        words = list(a.refs)
+    else:
+        node = a.refs[0] if a.refs else None
+        words = a.refs[1:]
+    tags = [t for t in (*a.strings, *words, *(w.lstrip("#") for w in a.unknown)) if t.strip()]
+    if spec.tool.name == "tag" and not tags:
+        return _Fail("tag needs a tag", hint=_usage(spec.tool))
+    return node, tuple(tags)
+
+
+def _build_tag(a: _Args, spec: _Spec) -> Command | _Fail:
+    got = _tags_and_node(a, spec)
+    return got if isinstance(got, _Fail) else Tag(node=got[0], tags=got[1])
+
+
+def _build_untag(a: _Args, spec: _Spec) -> Command | _Fail:
+    got = _tags_and_node(a, spec)
+    return got if isinstance(got, _Fail) else Untag(node=got[0], tags=got[1])
+
+
+_RATINGS = {"good": 1, "up": 1, "+": 1, "like": 1, "bad": -1, "down": -1, "-": -1,
+            "dislike": -1, "clear": 0, "none": 0}
+
+
+def _build_rate(a: _Args, spec: _Spec) -> Command | _Fail:
+    rating: int | None = None
+    node: str | None = None
+    for word in (*a.refs, *a.unknown, *a.strings):
+        w = word.lower()
+        if rating is None and _INT.fullmatch(w) and (node is not None or w[0] in "+-"
+                                                     or len(a.refs) + len(a.unknown) > 1):
+            rating = max(-1, min(1, int(w)))
+        elif rating is None and w in _RATINGS:
+            rating = _RATINGS[w]
+        elif node is None and _norm_ref(w) is not None:
+            node = _norm_ref(w)
+        else:
+            return _Fail(f'unexpected "{word}" for rate', hint=_usage(spec.tool))
+    if rating is None:
+        return _Fail("rate needs +1, -1 or 0", hint=_usage(spec.tool))
+    return Rate(node=node, rating=rating)
+
+
+def _needs_node(a: _Args, spec: _Spec) -> str | _Fail:
+    node = _one_node(a, spec)
+    if node is None:
+        return _Fail(f"{spec.tool.name} needs a node", hint=_usage(spec.tool))
+    return node
+
+
+def _build_prune(a: _Args, spec: _Spec) -> Command | _Fail:
+    node = _needs_node(a, spec)
+    return node if isinstance(node, _Fail) else Prune(node=node)
+
+
+def _build_unprune(a: _Args, spec: _Spec) -> Command | _Fail:
+    node = _needs_node(a, spec)
+    return node if isinstance(node, _Fail) else Unprune(node=node)
+
+
+def _node_or_tree(a: _Args, spec: _Spec) -> tuple[str | None, str | None] | _Fail:
+    tree = a.opts.get("tree")
+    if tree is not None:
+        if a.refs or a.strings:
+            return _Fail(f"{spec.tool.name} takes a node or a tree, not both",
+                         hint=_usage(spec.tool))
+        return None, tree
+    node = _needs_node(a, spec)
+    return node if isinstance(node, _Fail) else (node, None)
+
+
+def _build_delete(a: _Args, spec: _Spec) -> Command | _Fail:
+    got = _node_or_tree(a, spec)
+    return got if isinstance(got, _Fail) else Delete(node=got[0], tree=got[1])
+
+
+def _build_undelete(a: _Args, spec: _Spec) -> Command | _Fail:
+    got = _node_or_tree(a, spec)
+    return got if isinstance(got, _Fail) else Undelete(node=got[0], tree=got[1])
+
+
+def _build_rename(a: _Args, spec: _Spec) -> Command | _Fail:
+    if len(a.strings) != 1:
+        return _Fail("rename takes the new title in quotes", hint=_usage(spec.tool))
+    if a.refs or a.unknown:
+        return _Fail(f'unexpected "{(a.refs or a.unknown)[0]}" for rename',
+                     hint=_usage(spec.tool))
+    return Rename(title=a.strings[0], tree=a.opts.get("tree"))
+
+
+def _build_search(a: _Args, spec: _Spec) -> Command | _Fail:
+    words = [*a.strings, *a.refs, *a.unknown]
+    if not words:
+        return _Fail("search needs words to look for", hint=_usage(spec.tool))
+    query = " ".join(a.strings) if a.strings else " ".join(words)
+    if a.strings and (a.refs or a.unknown):  # quoted words and bare ones: all of them
+        query = " ".join(f'"{w}"' if " " in w else w for w in words)
+    return Search(query=query, tree=a.opts.get("tree"))
+
+
 _BUILDERS: dict[str, Callable[[_Args, _Spec], Command | _Fail]] = {
+    "bookmark": _build_bookmark, "unbookmark": _build_unbookmark, "tag": _build_tag,
+    "untag": _build_untag, "rate": _build_rate, "prune": _build_prune,
+    "unprune": _build_unprune, "delete": _build_delete, "undelete": _build_undelete,
+    "rename": _build_rename, "search": _build_search,
     "view": _build_view, "list": _build_list, "tree": _build_tree, "switch": _build_switch,
     "continue": _build_continue, "respond": _build_respond, "annotate": _build_annotate,
     "link": _build_link, "edit": _build_edit, "read": _build_read, "write": _build_write,
@@ -999,7 +1145,7 @@ def _build(verb: str, toks: list[_Tok], start: int, body: str) -> Command | _Fai
     args = _scan(toks, start, spec, rest)
     if isinstance(args, _Fail):
         return args
-    if args.unknown and verb not in _CONTENT_VERBS:
+    if args.unknown and verb not in _CONTENT_VERBS and verb not in _FREE_WORDS:
         return _Fail(f'unexpected "{args.unknown[0]}" for {verb}',
                      hint=_usage(spec.tool), unsure=True)
     return _BUILDERS[verb](args, spec)
@@ -1161,6 +1307,7 @@ _QUOTED: Mapping[str, ValueKind] = {
     "view": "node", "list": "node", "tree": "node", "switch": "node", "continue": "node",
     "pin": "node", "respond": "text", "annotate": "text", "edit": "text", "link": "text",
     "write": "text", "stash": "text", "read": "text", "recall": "stash", "drop": "stash",
+    "bookmark": "text", "tag": "text", "untag": "text", "rename": "text", "search": "text",
 }
 
 

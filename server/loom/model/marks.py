@@ -56,5 +56,6 @@ def deleted_of(extra: Any) -> dict[str, Any] | None:
 
 
 def normal_tag(tag: str) -> str:
-    """Tags as typed (``#Dream``, ``dream``) are one tag: lower case, no ``#``."""
-    return tag.strip().lstrip("#").strip().lower()
+    """Tags as typed (``#Dream``, ``dream``) are one tag: lower case, no ``#``, words
+    joined by ``-`` (``"late night"`` is ``late-night``)."""
+    return "-".join(tag.strip().lstrip("#").lower().split())

@@ -11,7 +11,7 @@ import platformdirs
 
 from loom.store import schema
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_S = 15.0
 
 # Each migration takes the database from version i to i+1; index 0 creates version 1.
@@ -21,6 +21,7 @@ MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
     lambda db: _v3(db),  # v3: the summary queue, tree summary counters and themes
     lambda db: db.create_tables(schema.V4_MODELS),  # v4: collaborator turns
     lambda db: _v5(db),  # v5: buffer states per editor session
+    lambda db: _v6_search(db),  # v6: full-text search over node text (FTS5)
 ]
 
 
@@ -45,6 +46,30 @@ def _v5(db: pw.SqliteDatabase) -> None:
                    'working, updated) SELECT uri, participant, \'\', tree, tip, pending, '
                    'working, updated FROM "buffer_state_v4"')
     db.execute_sql('DROP TABLE "buffer_state_v4"')
+
+
+#: The full-text index of node text (SQLite FTS5, an external-content table over
+#: ``node``): kept by triggers, so every writer (bulk imports included) updates it.
+FTS_SQL = (
+    'CREATE VIRTUAL TABLE IF NOT EXISTS "node_fts" USING fts5(content, content="node", '
+    "content_rowid=\"rowid\", tokenize='unicode61 remove_diacritics 2')",
+    'CREATE TRIGGER IF NOT EXISTS "node_fts_ai" AFTER INSERT ON "node" BEGIN '
+    "INSERT INTO node_fts(rowid, content) VALUES (new.rowid, new.content); END",
+    'CREATE TRIGGER IF NOT EXISTS "node_fts_ad" AFTER DELETE ON "node" BEGIN '
+    "INSERT INTO node_fts(node_fts, rowid, content) VALUES ('delete', old.rowid, "
+    "old.content); END",
+    'CREATE TRIGGER IF NOT EXISTS "node_fts_au" AFTER UPDATE OF content ON "node" BEGIN '
+    "INSERT INTO node_fts(node_fts, rowid, content) VALUES ('delete', old.rowid, "
+    "old.content); INSERT INTO node_fts(rowid, content) VALUES (new.rowid, new.content); "
+    "END",
+)
+
+
+def _v6_search(db: pw.SqliteDatabase) -> None:
+    """v6: the FTS5 index of node text, filled from the nodes already there."""
+    for statement in FTS_SQL:
+        db.execute_sql(statement)
+    db.execute_sql("INSERT INTO node_fts(node_fts) VALUES ('rebuild')")
 
 
 def default_db_path() -> Path:

@@ -1,0 +1,355 @@
+"""The reader's side of a tree, in the store: bookmarks, tags and ratings on nodes, pruning
+(hiding a subtree from views and model context), soft deletion of subtrees and trees (undone
+with undelete for ``marks.UNDO_WINDOW_S``, purged after), renaming trees, and full-text
+search over every tree (FTS5, schema v6).
+
+Each write is one IMMEDIATE transaction with its change-log row, as in ``Workspace``.
+Callers are the executor's handlers (permissions, branch locks and traces are theirs) and,
+for reading, the shells."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from loom.errors import LoomError, not_found
+from loom.model import marks
+from loom.store.schema import Node, Participant, Tree
+from loom.store.workspace import Workspace
+
+SEARCH_LIMIT = 50
+_WORD = re.compile(r"[\w'’]+", re.UNICODE)
+
+
+# ── marks ─────────────────────────────────────────────────────────────────────
+def _write_extra(ws: Workspace, node: Node, extra: dict[str, Any], actor: Participant,
+                 what: str, **columns: Any) -> None:
+    with ws.db.atomic():
+        Node.update(extra=extra or None, **columns).where(Node.id == node.id).execute()
+        ws.log_change(node.tree_id, "node.marks", node.id, actor.id,
+                      {"what": what, **{k: v for k, v in columns.items()}})
+    node.extra = extra or None
+    for k, v in columns.items():
+        setattr(node, k, v)
+
+
+def set_bookmark(ws: Workspace, node: Node, actor: Participant, on: bool,
+                 label: str | None = None) -> None:
+    extra = dict(marks.extra_of(node.extra))
+    if on and label:
+        extra[marks.BOOKMARK_LABEL] = label
+    else:
+        extra.pop(marks.BOOKMARK_LABEL, None)
+    _write_extra(ws, node, extra, actor, "bookmark" if on else "unbookmark", bookmarked=on)
+
+
+def set_tags(ws: Workspace, node: Node, actor: Participant, add: list[str],
+             remove: list[str]) -> list[str]:
+    """Add and remove tags (normalised: ``#Dream`` is ``dream``); the node's tags after."""
+    extra = dict(marks.extra_of(node.extra))
+    tags = [t for t in marks.tags_of(extra)]
+    gone = {marks.normal_tag(t) for t in remove}
+    tags = [t for t in tags if marks.normal_tag(t) not in gone]
+    for t in add:
+        tag = marks.normal_tag(t)
+        if tag and tag not in {marks.normal_tag(x) for x in tags}:
+            tags.append(tag)
+    if tags:
+        extra[marks.TAGS] = tags
+    else:
+        extra.pop(marks.TAGS, None)
+    _write_extra(ws, node, extra, actor, "tag")
+    return tags
+
+
+def set_rating(ws: Workspace, node: Node, actor: Participant, rating: int | None) -> None:
+    extra = dict(marks.extra_of(node.extra))
+    if rating is None or rating == 0:
+        extra.pop(marks.RATING, None)
+    else:
+        extra[marks.RATING] = rating
+    _write_extra(ws, node, extra, actor, "rate")
+
+
+def bookmarks(ws: Workspace, tree: Tree | None = None,
+              include_hidden: bool = False) -> list[Node]:
+    """Bookmarked nodes (of one tree, or every tree), oldest first."""
+    q = Node.select().where(Node.bookmarked == True)  # noqa: E712
+    if tree is not None:
+        q = q.where(Node.tree == tree.id)
+    if not include_hidden:
+        q = q.where(Node.pruned == False)  # noqa: E712
+    return list(q.order_by(Node.created, Node.id))
+
+
+def tagged(ws: Workspace, tree: Tree, tag: str) -> list[Node]:
+    """Nodes of a tree carrying ``tag``."""
+    want = marks.normal_tag(tag)
+    rows = ws.db.execute_sql(
+        "SELECT n.id FROM node n, json_each(CASE WHEN json_valid(n.extra) THEN "
+        "json_extract(n.extra, '$.tags') END) t WHERE n.tree_id = ? AND lower(t.value) = ?",
+        (tree.id, want)).fetchall()
+    return [Node.get_by_id(r[0]) for r in rows]
+
+
+# ── pruning and soft deletion ────────────────────────────────────────────────
+def subtree_ids(ws: Workspace, node: Node) -> list[str]:
+    """The node and everything below it (continuations, versions, annotations)."""
+    rows = ws.db.execute_sql(
+        """
+        WITH RECURSIVE down(id) AS (
+          SELECT ?
+          UNION
+          SELECT s.target FROM edge_source s JOIN down ON s.node = down.id
+        )
+        SELECT id FROM down""", (node.id,)).fetchall()
+    return [r[0] for r in rows]
+
+
+def set_pruned(ws: Workspace, node: Node, actor: Participant, on: bool) -> None:
+    """Hide (or show again) a node and, through it, its subtree: views, pickers, search
+    and model context leave pruned nodes out; they stay in the store."""
+    if node.parent is None and node.kind == "root":
+        raise LoomError("INVALID_SYNTAX", "the root cannot be pruned",
+                        "prune the branches under it")
+    if not on and marks.deleted_of(node.extra):
+        raise LoomError("CONFLICT", f"[{node.label}] was deleted, not pruned",
+                        f"→ undelete {node.local_id}")
+    with ws.db.atomic():
+        Node.update(pruned=on).where(Node.id == node.id).execute()
+        ws.log_change(node.tree_id, "node.flags", node.id, actor.id, {"pruned": on})
+    node.pruned = on
+
+
+def delete_subtree(ws: Workspace, node: Node, actor: Participant) -> int:
+    """Soft delete: the node is hidden (pruned) and marked deleted with the time, so
+    ``undelete`` brings it back within the undo window; returns the nodes it hides."""
+    if node.parent is None and node.kind == "root":
+        raise LoomError("INVALID_SYNTAX", "the root cannot be deleted",
+                        "delete the branches under it, or the tree")
+    count = len(subtree_ids(ws, node))
+    extra = dict(marks.extra_of(node.extra))
+    extra[marks.DELETED] = {"at": ws.clock(), "by": actor.id, "pruned": bool(node.pruned),
+                            "nodes": count}
+    with ws.db.atomic():
+        Node.update(pruned=True, extra=extra).where(Node.id == node.id).execute()
+        ws.log_change(node.tree_id, "node.delete", node.id, actor.id, {"nodes": count})
+    node.pruned, node.extra = True, extra
+    return count
+
+
+def restore_subtree(ws: Workspace, node: Node, actor: Participant) -> int:
+    mark = marks.deleted_of(node.extra)
+    if mark is None:
+        raise LoomError("NOT_FOUND", f"[{node.label}] is not deleted",
+                        f"→ unprune {node.local_id} shows a pruned node again")
+    extra = dict(marks.extra_of(node.extra))
+    extra.pop(marks.DELETED, None)
+    was_pruned = bool(mark.get("pruned"))
+    with ws.db.atomic():
+        Node.update(pruned=was_pruned, extra=extra or None).where(Node.id == node.id).execute()
+        ws.log_change(node.tree_id, "node.restore", node.id, actor.id, {})
+    node.pruned, node.extra = was_pruned, extra or None
+    return int(mark.get("nodes") or 1)
+
+
+def deleted(ws: Workspace, tree: Tree) -> list[Node]:
+    """The subtrees deleted in a tree that can still be restored, newest first."""
+    rows = ws.db.execute_sql(
+        "SELECT id FROM node WHERE tree_id = ? AND pruned = 1 AND json_valid(extra) AND "
+        "json_extract(extra, '$.deleted.at') IS NOT NULL "
+        "ORDER BY json_extract(extra, '$.deleted.at') DESC", (tree.id,)).fetchall()
+    return [Node.get_by_id(r[0]) for r in rows]
+
+
+# ── trees ─────────────────────────────────────────────────────────────────────
+def rename_tree(ws: Workspace, tree: Tree, title: str, actor: Participant) -> str:
+    title = title.strip()
+    if not title:
+        raise LoomError("INVALID_SYNTAX", "a tree needs a title", '→ rename "New title"')
+    old = tree.title
+    ws.update_tree(tree, actor, title=title)
+    return old
+
+
+def delete_tree(ws: Workspace, tree: Tree, actor: Participant) -> None:
+    """Soft delete: the tree is archived (``loom trees --all`` lists it) until restored
+    or purged after the undo window."""
+    ws.update_tree(tree, actor, archived=True)
+    ws.log_change(tree.id, "tree.delete", tree.id, actor.id, {"title": tree.title})
+
+
+def restore_tree(ws: Workspace, tree: Tree, actor: Participant) -> None:
+    if not tree.archived:
+        raise LoomError("NOT_FOUND", f'tree "{tree.title}" is not deleted')
+    ws.update_tree(tree, actor, archived=False)
+
+
+def find_any_tree(ws: Workspace, ref: str) -> Tree:
+    """A tree by id or title, deleted (archived) ones included (for ``undelete``)."""
+    try:
+        return ws.find_tree(ref)
+    except LoomError:
+        pass
+    ref = ref.strip().strip('"“”')
+    rows = list(Tree.select().where((Tree.archived == True) & (  # noqa: E712
+        (Tree.id == ref.upper()) | (Tree.title == ref))))
+    if len(rows) == 1:
+        return rows[0]
+    raise not_found(f'tree "{ref}" does not exist', "list trees with: loom trees --all")
+
+
+def purge_expired(ws: Workspace, window_s: float = marks.UNDO_WINDOW_S) -> tuple[int, int]:
+    """Delete for good what was soft-deleted longer ago than the undo window: subtrees
+    (their nodes, edges and provenance) and archived trees. Returns (nodes, trees)."""
+    cutoff = ws.clock() - window_s
+    nodes_gone = 0
+    roots = [r[0] for r in ws.db.execute_sql(
+        "SELECT id FROM node WHERE pruned = 1 AND json_valid(extra) AND "
+        "json_extract(extra, '$.deleted.at') < ?", (cutoff,)).fetchall()]
+    with ws.db.atomic():
+        for root_id in roots:
+            node = Node.get_or_none(Node.id == root_id)
+            if node is None:
+                continue
+            ids = subtree_ids(ws, node)
+            payload = json.dumps(ids)
+            for sql in (
+                "DELETE FROM edge_source WHERE target IN (SELECT value FROM json_each(?))",
+                "DELETE FROM edge_source WHERE node IN (SELECT value FROM json_each(?))",
+                "DELETE FROM edge WHERE target IN (SELECT value FROM json_each(?))",
+                "DELETE FROM generation WHERE node IN (SELECT value FROM json_each(?))",
+                "DELETE FROM link WHERE source IN (SELECT value FROM json_each(?)) "
+                "OR target_node IN (SELECT value FROM json_each(?))",
+                "DELETE FROM node WHERE id IN (SELECT value FROM json_each(?))",
+            ):
+                ws.db.execute_sql(sql, (payload,) * sql.count("?"))
+            nodes_gone += len(ids)
+            ws.log_change(node.tree_id, "node.purge", root_id, None, {"nodes": len(ids)})
+        trees = list(Tree.select().where((Tree.archived == True) &  # noqa: E712
+                                         (Tree.updated < cutoff)))
+        for tree in trees:
+            # nodes go with the tree (ON DELETE CASCADE); the rest by hand
+            ids = [r[0] for r in ws.db.execute_sql("SELECT id FROM node WHERE tree_id = ?",
+                                                   (tree.id,)).fetchall()]
+            payload = json.dumps(ids)
+            ws.db.execute_sql("DELETE FROM edge_source WHERE target IN "
+                              "(SELECT value FROM json_each(?))", (payload,))
+            ws.db.execute_sql("DELETE FROM generation WHERE node IN "
+                              "(SELECT value FROM json_each(?))", (payload,))
+            ws.db.execute_sql("DELETE FROM position WHERE tree = ?", (tree.id,))
+            Tree.delete().where(Tree.id == tree.id).execute()
+            ws.log_change(tree.id, "tree.purge", tree.id, None, {"title": tree.title})
+    return nodes_gone, len(trees)
+
+
+# ── search ────────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class Hit:
+    node: Node
+    tree_title: str
+    snippet: str  # the matching words in context, marked «…»
+    hidden: bool  # pruned (or under a deleted subtree root)
+
+
+def fts_query(text: str) -> str | None:
+    """What a person typed as an FTS5 query: every word must occur (the last may be
+    the start of a word); quotes keep a phrase. None when there is no word."""
+    phrases = re.findall(r'"([^"]+)"', text)
+    rest = re.sub(r'"[^"]*"', " ", text)
+    parts = []
+    for p in phrases:
+        words = _WORD.findall(p)
+        if words:
+            parts.append('"' + " ".join(w.replace('"', "") for w in words) + '"')
+    words = _WORD.findall(rest)
+    for i, w in enumerate(words):
+        w = w.replace('"', "")
+        parts.append(f'"{w}"' + ("*" if i == len(words) - 1 and len(w) >= 2 else ""))
+    return " AND ".join(parts) if parts else None
+
+
+def search(ws: Workspace, text: str, tree: Tree | None = None, limit: int = SEARCH_LIMIT,
+           include_hidden: bool = False) -> list[Hit]:
+    """Nodes whose text matches, best first (BM25), across every tree unless ``tree``;
+    deleted trees never, pruned nodes only with ``include_hidden``."""
+    query = fts_query(text)
+    if query is None:
+        raise LoomError("INVALID_SYNTAX", "search needs a word to look for",
+                        '→ search "walnut trees"')
+    where = ["node_fts MATCH ?", "t.archived = 0", "n.kind != 'annotation'"]
+    params: list[Any] = [query]
+    if tree is not None:
+        where.append("n.tree_id = ?")
+        params.append(tree.id)
+    if not include_hidden:
+        where.append("n.pruned = 0")
+    params.append(limit * 2 if not include_hidden else limit)  # room for hidden ones
+    rows = ws.db.execute_sql(
+        "SELECT n.id, t.title, snippet(node_fts, 0, '«', '»', '…', 12), n.pruned "
+        "FROM node_fts JOIN node n ON n.rowid = node_fts.rowid JOIN tree t ON "
+        f"t.id = n.tree_id WHERE {' AND '.join(where)} ORDER BY rank LIMIT ?",
+        params).fetchall()
+    under_hidden = hidden_below(ws, [r[0] for r in rows])
+    if not include_hidden:
+        rows = [r for r in rows if r[0] not in under_hidden][:limit]
+    by_id = {n.id: n for n in Node.select().where(Node.id.in_([r[0] for r in rows]))}
+    return [Hit(by_id[r[0]], r[1], " ".join(r[2].split()),
+                bool(r[3]) or r[0] in under_hidden) for r in rows if r[0] in by_id]
+
+
+def hidden_below(ws: Workspace, ids: list[str]) -> set[str]:
+    """Which of ``ids`` sit under a pruned (or deleted) node: hidden with it."""
+    if not ids:
+        return set()
+    rows = ws.db.execute_sql(
+        """
+        WITH RECURSIVE up(start, id) AS (
+          SELECT value, (SELECT parent FROM node WHERE id = value) FROM json_each(?)
+          UNION
+          SELECT up.start, n.parent FROM node n JOIN up ON n.id = up.id
+          WHERE n.parent IS NOT NULL
+        )
+        SELECT DISTINCT up.start FROM up JOIN node n ON n.id = up.id WHERE n.pruned = 1
+        """, (json.dumps(ids),)).fetchall()
+    return {r[0] for r in rows}
+
+
+def symbols(ws: Workspace, text: str, limit: int = 100) -> list[tuple[str, Tree, Node | None,
+                                                                      str]]:
+    """What ``workspace/symbol`` lists for ``text``: trees by title, bookmarks by label or
+    text, nodes by localId prefix, then text matches. ``(kind, tree, node, name)`` with
+    kind ``tree`` | ``bookmark`` | ``node`` | ``text``."""
+    out: list[tuple[str, Tree, Node | None, str]] = []
+    want = text.strip().lower()
+    trees = {t.id: t for t, _ in ws.trees()}
+    for t in trees.values():
+        if not want or want in t.title.lower():
+            out.append(("tree", t, None, t.title))
+    for n in bookmarks(ws):
+        t = trees.get(n.tree_id)
+        label = marks.bookmark_label(n.extra) or ""
+        if t is None:
+            continue
+        if not want or want in label.lower() or want in n.content.lower() or \
+                n.local_id.startswith(want):
+            out.append(("bookmark", t, n, f"★ {label or n.content.strip()[:60]}"))
+    if len(want) >= 3 and re.fullmatch(r"[0-9a-z']+", want):
+        for n in Node.select().where((Node.local_id >= want) & (Node.local_id < want + "~")
+                                     & (Node.pruned == False)).limit(20):  # noqa: E712
+            t = trees.get(n.tree_id)
+            if t is not None:
+                out.append(("node", t, n, f"[{n.label}]"))
+    if want and len(out) < limit:
+        try:
+            hits = search(ws, text, limit=limit - len(out))
+        except LoomError:
+            hits = []
+        seen = {n.id for _k, _t, n, _s in out if n is not None}
+        for h in hits:
+            t = trees.get(h.node.tree_id)
+            if t is not None and h.node.id not in seen:
+                out.append(("text", t, h.node, h.snippet))
+    return out[:limit]
