@@ -278,3 +278,44 @@ def test_an_imported_tree_opens_on_its_selected_node_with_text(editor: Editor,
     editor.cmd("edit")  # reopening it: the read of the path from the store
     wait_for(lambda: editor.text.strip(), 10, "the text again")
     print(f"reopening the imported path: {(time.monotonic() - started) * 1000:.0f} ms")
+
+
+def test_bookmark_tag_search_and_delete_from_neovim(editor: Editor, demo: Demo) -> None:
+    editor.open(demo.uri(demo.tip))
+    editor.lua("""
+        _G.loom_picks = {}
+        vim.ui.select = function(items, opts, on_choice)
+          local labels = {}
+          for _, it in ipairs(items) do
+            labels[#labels + 1] = opts.format_item and opts.format_item(it) or tostring(it)
+          end
+          table.insert(_G.loom_picks, { prompt = opts.prompt, items = labels })
+          on_choice(items[1])
+        end""")
+    editor.set_cursor_on("windows seemed")
+    node = demo.local_id("windows seemed to watch")
+    editor.cmd("Loom bookmark tone shift")
+    wait_for(lambda: demo.scalar("SELECT bookmarked FROM node WHERE local_id = ?", node) == 1,
+             10, "the bookmark")
+    editor.cmd("Loom tag dream late-night")
+    wait_for(lambda: any("#dream #late-night" in m for m in editor.messages()), 10, "tags")
+    editor.cmd("Loom bookmarks")
+    wait_for(lambda: any(p["prompt"] == "Bookmarks" for p in editor.lua("return _G.loom_picks")),
+             10, "the bookmarks picker")
+    picks = [p for p in editor.lua("return _G.loom_picks") if p["prompt"] == "Bookmarks"]
+    assert picks[0]["items"][0].startswith("★ tone shift"), picks
+    # search every tree: the first hit opens its path
+    editor.cmd("enew")
+    editor.cmd("Loom search walnut leaves")
+    wait_for(lambda: "walnut trees had dropped" in editor.text, 10, "the hit's path")
+    search = [p for p in editor.lua("return _G.loom_picks") if p["prompt"].startswith("Search")]
+    assert "«walnut»" in search[0]["items"][0], search
+    # delete asks first (the stub answers the first choice: Delete), then follows
+    wait_for(editor.attached, 10, "the client")
+    editor.set_cursor_on("walnut trees had dropped")
+    editor.cmd("Loom delete")
+    wait_for(lambda: "walnut trees had dropped" not in editor.text, 10, "the subtree gone")
+    asked = [p for p in editor.lua("return _G.loom_picks") if p["prompt"].startswith("Delete")]
+    assert asked and asked[0]["items"] == ["Delete", "Cancel"], asked
+    assert any("within 30 days" in m for m in editor.messages())
+    wait_for(lambda: not modified(editor), 5, "a clean buffer")

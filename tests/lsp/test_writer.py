@@ -114,3 +114,38 @@ async def test_a_generation_survives_its_tab_closing(editor: Editor,
     assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ?", words) == [(1,)]
     await editor.wait_for(lambda: any("its tab was closed" in m.message
                                       for m in editor.client.messages))
+
+
+async def test_bookmarks_prune_and_search_from_the_editor(editor: Editor) -> None:
+    """The reader's actions through loom.act (the arrow commands, as this participant),
+    search through loom.search, and workspace/symbol listing trees, bookmarks and text."""
+    uri = await open_demo(editor)
+    text = editor.texts[uri]
+    at = editor.pos(uri, text.index("windows seemed") + 3)
+    res = await run(editor, "loom.act", {"uri": uri, "line": at.line, "character": at.character,
+                                         "action": "bookmark", "value": "tone shift"})
+    assert res["ok"] and res["message"].startswith("✓ bookmarked ["), res
+    res = await run(editor, "loom.act", {"uri": uri, "line": at.line, "character": at.character,
+                                         "action": "tag", "value": "dream, draft"})
+    assert res["ok"] and "#dream #draft" in res["message"], res
+    symbols = await editor.client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=""))
+    names = [s.name for s in symbols]
+    assert "The House at the End of the Lane" in names and "★ tone shift" in names, names
+    found = await editor.client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="walnut"))
+    assert any("«walnut»" in s.name and s.location.uri.startswith("loom://path/")
+               for s in found), [s.name for s in found]
+    res = await run(editor, "loom.search", {"query": "kitchen ash"})
+    assert res["ok"] and res["data"]["hits"][0]["treeTitle"] == "The House at the End of the Lane"
+    assert "«kitchen»" in res["data"]["hits"][0]["snippet"]
+    # prune the node the path goes through: the document follows, and stays clean
+    gate = editor.pos(uri, text.index("She stopped at the gate") + 3)
+    res = await run(editor, "loom.act", {"uri": uri, "line": gate.line,
+                                         "character": gate.character, "action": "prune"})
+    assert res["ok"], res
+    await editor.wait_for(lambda: "She stopped at the gate" not in editor.texts[uri])
+    await editor.wait_for(lambda: editor.versions[uri] in cleans(editor, uri))
+    res = await run(editor, "loom.search", {"query": "gate"})
+    assert not any("stopped at the «gate»" in h["snippet"] for h in res["data"]["hits"])
+    # a rename without a title is refused, as the arrow command is
+    res = await run(editor, "loom.act", {"uri": uri, "action": "rename", "value": ""})
+    assert not res["ok"] and "INVALID_SYNTAX" in res["message"]

@@ -244,6 +244,171 @@ S.diff = function(args)
   })
 end
 
+-- ── the reader's actions: bookmarks, tags, ratings, pruning, deletion, search ──
+
+--- Run a reader's action on the node under the cursor (or a tree): `loom.act`.
+local function act(action, value, extra)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local args = vim.tbl_extend("force", { uri = uri, action = action, value = value }, extra or C.node_at_cursor())
+  C.exec("loom.act", args, { commits = true, echo = true })
+end
+
+--- Ask yes or no through vim.ui.select (Telescope/dressing users get their picker).
+local function confirm(prompt, yes, cb)
+  vim.ui.select({ yes, "Cancel" }, { prompt = prompt }, function(choice)
+    if choice == yes then
+      cb()
+    end
+  end)
+end
+
+S.bookmark = function(args, line)
+  local label = line:match("^%s*bookmark%s+(.-)%s*$")
+  act("bookmark", label ~= "" and label or nil)
+end
+S.unbookmark = function()
+  act("unbookmark")
+end
+S.tag = function(args)
+  if #args == 0 then
+    vim.ui.input({ prompt = "Tags: " }, function(input)
+      if input and input ~= "" then
+        act("tag", input)
+      end
+    end)
+    return
+  end
+  act("tag", table.concat(args, " "))
+end
+S.untag = function(args)
+  act("untag", table.concat(args, " "))
+end
+S.rate = function(args)
+  act("rate", args[1] or "1")
+end
+S.prune = function()
+  act("prune")
+end
+S.unprune = function(args)
+  if not args[1] then
+    loom.notify("usage: :Loom unprune NODE (a pruned node is hidden: its id is in the search with pruned, or the trace)", vim.log.levels.ERROR)
+    return
+  end
+  act("unprune", nil, { node = args[1] })
+end
+S.delete = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  if args[1] == "tree" then
+    local info = buffers.parse(uri)
+    confirm("Delete this whole tree? (:Loom undelete tree within 30 days)", "Delete the tree", function()
+      C.exec("loom.act", { uri = uri, action = "deleteTree", tree = info.tree }, { echo = true })
+    end)
+    return
+  end
+  local target = args[1] and { node = args[1] } or C.node_at_cursor()
+  confirm("Delete this node and everything below it? (:Loom undelete within 30 days)", "Delete", function()
+    act("delete", nil, target)
+  end)
+end
+S.undelete = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  if args[1] == "tree" then
+    C.exec("loom.act", { uri = uri, action = "undeleteTree", tree = args[2] or buffers.parse(uri).tree }, { echo = true })
+    return
+  end
+  if not args[1] then
+    loom.notify("usage: :Loom undelete NODE | :Loom undelete tree [TREE]", vim.log.levels.ERROR)
+    return
+  end
+  act("undelete", nil, { node = args[1] })
+end
+S.rename = function(args, line)
+  local title = line:match("^%s*rename%s+(.-)%s*$")
+  local uri = current_uri()
+  if not uri or not title or title == "" then
+    loom.notify("usage: :Loom rename NEW TITLE", vim.log.levels.ERROR)
+    return
+  end
+  C.exec("loom.act", { uri = uri, action = "rename", value = title, tree = buffers.parse(uri).tree }, { echo = true })
+end
+
+--- Pick one of `items` ({label, uri}) and open its path.
+local function pick_and_open(items, prompt)
+  if #items == 0 then
+    loom.notify("nothing found")
+    return
+  end
+  vim.ui.select(items, {
+    prompt = prompt,
+    format_item = function(it)
+      return it.label
+    end,
+  }, function(choice)
+    if choice then
+      edit(choice.uri)
+    end
+  end)
+end
+
+--- :Loom search WORDS — full-text search over every tree; pick a hit to open its path.
+S.search = function(args, line)
+  local query = line:match("^%s*search%s+(.-)%s*$")
+  local function go(q)
+    C.exec("loom.search", { query = q }, {
+      on_done = function(result, ok)
+        if not ok or type(result) ~= "table" or not result.data then
+          return
+        end
+        local items = {}
+        for _, h in ipairs(result.data.hits or {}) do
+          items[#items + 1] = {
+            label = ("%s  [%s] %s"):format(h.treeTitle, h.label, h.snippet),
+            uri = h.uri,
+          }
+        end
+        vim.schedule(function()
+          pick_and_open(items, ("Search: %s"):format(q))
+        end)
+      end,
+    })
+  end
+  if query and query ~= "" then
+    go(query)
+  else
+    vim.ui.input({ prompt = "Search every tree: " }, function(input)
+      if input and input ~= "" then
+        go(input)
+      end
+    end)
+  end
+end
+
+--- :Loom bookmarks — every bookmark (workspace/symbol), pick one to open its path.
+S.bookmarks = function()
+  loom.request("workspace/symbol", { query = "" }, function(symbols, err)
+    if err then
+      loom.notify("✗ " .. err, vim.log.levels.ERROR)
+      return
+    end
+    local items = {}
+    for _, s in ipairs(symbols or {}) do
+      if vim.startswith(s.name, "★") then
+        items[#items + 1] = { label = ("%s  (%s)"):format(s.name, s.containerName or ""), uri = s.location.uri }
+      end
+    end
+    pick_and_open(items, "Bookmarks")
+  end)
+end
+
 S.annotate = function(args, line)
   local uri = current_uri()
   if not uri then
@@ -469,7 +634,7 @@ function C.setup()
   api.nvim_create_user_command("Loom", C.dispatch, {
     nargs = "*",
     complete = C.complete,
-    desc = "Loom: open | new | tree | continue | branch | next | prev | siblings | diff | annotate | run | commit | import | export | cancel | status | ask | stop",
+    desc = "Loom: open | new | tree | picture | continue | branch | next | prev | siblings | diff | bookmark | tag | rate | prune | delete | search | annotate | run | commit | import | export | cancel | status | ask | stop",
   })
 end
 
@@ -484,6 +649,17 @@ function C.keymaps(buf)
     S.continue({})
   end, "continue")
   map("<leader>ls", S.siblings, "siblings side by side")
+  map("<leader>lm", function()
+    vim.ui.input({ prompt = "Bookmark label (optional): " }, function(input)
+      if input ~= nil then
+        act("bookmark", input ~= "" and input or nil)
+      end
+    end)
+  end, "bookmark the node")
+  map("<leader>lp", S.prune, "prune the node (hide its subtree)")
+  map("<leader>l/", function()
+    S.search({}, "search")
+  end, "search every tree")
   map("<leader>ld", function()
     S.diff({})
   end, "compare with the next sibling")

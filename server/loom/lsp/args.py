@@ -39,6 +39,24 @@ class CycleArgs(NodeArgs):
     delta: int = 1
 
 
+class ActArgs(NodeArgs):
+    """``loom.act``: one of the reader's actions on a node or a tree."""
+
+    action: str
+    value: str | None = None
+    tree: str | None = None
+
+
+class SearchArgs(Args):
+    query: str = ""
+    tree: str | None = None
+    limit: int = Field(default=50, ge=1, le=500)
+
+
+class SymbolParams(Args):
+    query: str = ""
+
+
 class ContinueArgs(UriArgs):
     n: int | None = None
     tokens: int | None = None

@@ -35,6 +35,10 @@ class Host(Protocol):
     @property
     def caps(self) -> lsp.ClientCapabilities: ...
 
+    def doc(self, uri: str) -> OpenDoc | None:
+        """The open (or a transient) document of a ``loom:`` URI, or None."""
+        ...
+
     def actor(self, doc: OpenDoc | None) -> Actor:
         """Who acts for this editor session: in the document's tree, or (no document) in
         the participant's current tree, if any."""

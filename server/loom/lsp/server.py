@@ -36,6 +36,7 @@ from loom.lsp.features.diagnostics import Diagnostics
 from loom.lsp.features.editing import Editing
 from loom.lsp.features.files import Files
 from loom.lsp.features.generation import Generation
+from loom.lsp.features.library import Library
 from loom.lsp.features.navigation import Navigation
 from loom.lsp.features.sync import ChangeSync
 from loom.lsp.session import Documents, OpenDoc
@@ -49,7 +50,8 @@ log = logging.getLogger(__name__)
 SCHEME = "loom"
 COMMANDS = ("loom.continue", "loom.branch", "loom.cycleSibling", "loom.annotate", "loom.run",
             "loom.commit", "loom.open", "loom.cancel", "loom.askCollaborator",
-            "loom.stopCollaborator", "loom.siblings", "loom.switchTo")
+            "loom.stopCollaborator", "loom.siblings", "loom.switchTo", "loom.act",
+            "loom.search")
 
 
 class LoomProtocol(LanguageServerProtocol):
@@ -110,6 +112,7 @@ class LoomServer(LanguageServer):
                                           self.generation)
         self.collaborator = Collaborator(self, self.editing)
         self.navigation = Navigation(self, self.editing)
+        self.library = Library(self, self.editing, self.navigation._follow)
         self.files = Files(self)
         self.sync = ChangeSync(self, self.editing, self.collaborator)
         self.collaborator.after_turn = self.sync.catch_up
@@ -775,6 +778,39 @@ def cmd_siblings(ls: LoomServer, a: A.NodeArgs) -> Result:
 @_command("loom.switchTo", A.NodeArgs)
 async def cmd_switch_to(ls: LoomServer, a: A.NodeArgs) -> Result:
     return await ls.navigation.switch_to(a.uri, _node_arg(ls, a))
+
+
+@_command("loom.act", A.ActArgs)
+async def cmd_act(ls: LoomServer, a: A.ActArgs) -> Result:
+    node = None
+    if a.node or a.line is not None:
+        node = _node_arg(ls, a)
+    elif a.action not in ("rename", "deleteTree", "undeleteTree") and a.uri:
+        node = _node_arg(ls, a)  # the path's end
+    return await ls.library.act(a.uri, node, a.action, a.value, a.tree)
+
+
+@_command("loom.search", A.SearchArgs)
+def cmd_search(ls: LoomServer, a: A.SearchArgs) -> Result:
+    return ls.library.search(a.query, a.tree, a.limit)
+
+
+_SYMBOL_KINDS = {"tree": lsp.SymbolKind.Namespace, "bookmark": lsp.SymbolKind.Key,
+                 "node": lsp.SymbolKind.Field, "text": lsp.SymbolKind.String}
+
+
+@server.feature(lsp.WORKSPACE_SYMBOL)
+@_guard([])
+def workspace_symbol(ls: LoomServer, params: lsp.WorkspaceSymbolParams
+                     ) -> list[lsp.WorkspaceSymbol]:
+    """Trees by title, bookmarks, node ids and text matches, each opening its path."""
+    out = []
+    for s in ls.library.symbols(params.query):
+        out.append(lsp.WorkspaceSymbol(
+            name=s["name"], kind=_SYMBOL_KINDS[s["kind"]], container_name=s["detail"],
+            location=lsp.Location(uri=s["uri"], range=lsp.Range(lsp.Position(0, 0),
+                                                                lsp.Position(0, 0)))))
+    return out
 
 
 @_command("loom.annotate", A.AnnotateArgs)

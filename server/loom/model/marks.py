@@ -30,11 +30,21 @@ def extra_of(raw: Any) -> dict[str, Any]:
     return {}
 
 
+#: socketteer tags that are flags in Loom (bookmarked, pruned), not tags.
+_FLAG_TAGS = frozenset({"bookmark", "archived"})
+
+
 def tags_of(extra: Any) -> list[str]:
-    """The node's tags (importers keep socketteer's and loomsidian's here too)."""
-    tags = extra_of(extra).get(TAGS)
+    """The node's tags: ``extra["tags"]``, or for a node imported from socketteer/loom
+    before importers wrote that, the tags its file gave it (kept under ``socketteer``)."""
+    data = extra_of(extra)
+    tags = data.get(TAGS)
     if not isinstance(tags, list):
-        return []
+        kept = data.get("socketteer")
+        tags = kept.get("tags") if isinstance(kept, dict) else None
+        if not isinstance(tags, list):
+            return []
+        tags = [t for t in tags if str(t) not in _FLAG_TAGS]
     return [str(t) for t in tags if str(t).strip()]
 
 

@@ -1,0 +1,135 @@
+"""The reader's actions from the editor: bookmark, tag, rate, prune and unprune, delete and
+undelete, rename and delete a tree (``loom.act``), search every tree (``loom.search``), and
+the workspace symbols (tree titles, bookmarks, node ids, text). Every change is the
+corresponding arrow command through the executor, as this session's participant; a change
+to the path a document shows is followed in that document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loom.commands import ast
+from loom.commands.results import Result
+from loom.errors import LoomError
+from loom.lsp.features import cards
+from loom.lsp.features.editing import Editing
+from loom.lsp.host import Host
+from loom.store import reader
+from loom.uris import node_uri, tree_uri
+
+#: ``loom.act`` actions: the node ones, then the tree ones.
+NODE_ACTIONS = ("bookmark", "unbookmark", "tag", "untag", "rate", "prune", "unprune",
+                "delete", "undelete")
+TREE_ACTIONS = ("rename", "deleteTree", "undeleteTree")
+
+
+def action_command(action: str, node: str | None, tree: str | None,
+                   value: str | None) -> ast.Command:
+    """The arrow command an editor action is."""
+    match action:
+        case "bookmark":
+            return ast.Bookmark(node=node, label=value or None)
+        case "unbookmark":
+            return ast.Unbookmark(node=node)
+        case "tag" | "untag":
+            tags = tuple(t for t in (value or "").replace(",", " ").split() if t)
+            if action == "tag" and not tags:
+                raise LoomError("INVALID_SYNTAX", "no tag given", "tag it with a word: dream")
+            return (ast.Tag if action == "tag" else ast.Untag)(node=node, tags=tags)
+        case "rate":
+            try:
+                rating = max(-1, min(1, int((value or "1").strip())))
+            except ValueError as err:
+                raise LoomError("INVALID_SYNTAX", f'a rating is +1, -1 or 0, not "{value}"',
+                                "rate with +1 (good), -1 (bad) or 0 (clear)") from err
+            return ast.Rate(node=node, rating=rating)
+        case "prune" | "unprune" | "delete" | "undelete":
+            if node is None:
+                raise LoomError("NOT_FOUND", f"{action}: no node given",
+                                "pass {uri, node} or {uri, line, character}")
+            cls = {"prune": ast.Prune, "unprune": ast.Unprune, "delete": ast.Delete,
+                   "undelete": ast.Undelete}[action]
+            return cls(node=node)
+        case "rename":
+            if not value or not value.strip():
+                raise LoomError("INVALID_SYNTAX", "rename: no title given",
+                                "pass {tree, value: the new title}")
+            return ast.Rename(title=value, tree=tree)
+        case "deleteTree":
+            return ast.Delete(tree=tree)
+        case "undeleteTree":
+            return ast.Undelete(tree=tree)
+    raise LoomError("INVALID_SYNTAX", f'unknown action "{action}"',
+                    "one of " + ", ".join((*NODE_ACTIONS, *TREE_ACTIONS)))
+
+
+class Library:
+    def __init__(self, host: Host, editing: Editing, follow: Any) -> None:
+        self.host = host
+        self.editing = editing
+        self.follow = follow  # Navigation._follow: show the participant's path again
+
+    async def act(self, uri: str, node_ref: str | None, action: str, value: str | None,
+                  tree_ref: str | None) -> Result:
+        """Run one of the reader's actions on a node of the document's tree (or on a
+        tree), then bring the open documents of that tree up to date."""
+        host = self.host
+        doc = host.doc(uri) if uri else None
+        tree = doc.tree if doc is not None else None
+        if tree_ref:
+            tree = reader.find_any_tree(host.app.ws, tree_ref)
+        if tree is None:
+            tree = host.actor(doc).tree
+        if tree is None:
+            raise LoomError("NOT_FOUND", "no tree given", "pass {uri} or {tree}")
+        node_id = None
+        if action in NODE_ACTIONS:
+            if doc is not None and doc.kind == "path":
+                committed = await self.editing.commit_and_show(doc)
+                if not committed.ok:
+                    return committed
+            node_id = host.app.ws.resolve(tree, node_ref).id if node_ref else None
+        cmd = action_command(action, node_id, tree.id if action in TREE_ACTIONS else None,
+                             value)
+        actor = host.actor(doc)
+        if actor.tree is None or actor.tree.id != tree.id:
+            actor = type(actor)(actor.participant, tree)
+        result = await host.execute(cmd, actor)
+        if result.ok and doc is not None and doc.kind == "path" and doc.tree is not None \
+                and action in ("prune", "delete", "unprune", "undelete"):
+            await self.follow(doc)
+        host.refresh_decorations()
+        return result
+
+    def search(self, query: str, tree_ref: str | None, limit: int) -> Result:
+        """``→ search`` with each hit's path URI, its own text and its marks."""
+        ws = self.host.app.ws
+        tree = ws.find_tree(tree_ref) if tree_ref else None
+        hits = reader.search(ws, query, tree, limit=limit)
+        trees = {t.id: t for t, _ in ws.trees()}
+        out = []
+        for h in hits:
+            t = trees.get(h.node.tree_id)
+            if t is None:
+                continue
+            out.append({"node": h.node.id, "localId": h.node.local_id, "label": h.node.label,
+                        "tree": t.id, "treeTitle": t.title, "snippet": h.snippet,
+                        "excerpt": cards.excerpt(h.node.content, 200),
+                        "marks": cards.mark_line(h.node),
+                        "author": ws.participant_name(h.node.author_id),
+                        "uri": node_uri(t, h.node)})
+        return Result.success(f"✓ {len(out)} match{'es' if len(out) != 1 else ''}",
+                              hits=out)
+
+    def symbols(self, query: str) -> list[dict[str, Any]]:
+        """``workspace/symbol``: trees, bookmarks, node ids and text matches."""
+        ws = self.host.app.ws
+        out = []
+        for kind, tree, node, name in reader.symbols(ws, query):
+            uri = node_uri(tree, node) if node is not None else node_uri(
+                tree, ws.position(self.host.docs.participant, tree)[1])
+            detail = tree.title if node is not None else f"tree · {tree.mode}"
+            out.append({"kind": kind, "name": name, "tree": tree.id, "treeTitle": tree.title,
+                        "node": node.id if node is not None else None, "uri": uri,
+                        "overview": tree_uri(tree), "detail": detail})
+        return out
