@@ -505,13 +505,20 @@ try {
   });
 
   await check("model text is readable on a light theme (contrast ≥ 4.5:1)", async () => {
-    // the user's settings file, as a user switching themes changes it (VS Code watches it)
-    writeFileSync(join(USER_DATA, "User", "settings.json"), JSON.stringify({ ...settings, "workbench.colorTheme": "Default Light Modern" }, null, 2));
-    await waitFor(async () => {
-      const bg = await page.locator(".monaco-workbench").evaluate((el) => getComputedStyle(el).backgroundColor).catch(() => "");
-      return /255, 255, 255|248, 248, 248|247, 247, 247|rgb\(2[3-5]\d, 2[3-5]\d, 2[3-5]\d\)/.test(bg);
-    }, "the light theme", 15_000).catch(() => undefined);
-    await page.waitForTimeout(1000);
+    // Preferences: Color Theme → Light Modern, as a user switches
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+k");
+    await page.keyboard.press("Control+t"); // workbench.action.selectTheme
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill("Light Modern");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: /Light Modern/ }).first().click();
+    const light = async () => page.locator(".editor-group-container.active .monaco-editor-background").first().evaluate((el) => {
+      const [r, g, b] = (getComputedStyle(el).backgroundColor.match(/\d+/g) ?? ["0", "0", "0"]).map(Number);
+      return (r + g + b) / 3 > 200;
+    });
+    await waitFor(light, "the light theme on the editor", 15_000);
+    await page.waitForTimeout(500);
     const span = page.locator(".editor-group-container.active .view-lines span span", { hasText: "door was open" }).last();
     await span.waitFor({ timeout: 10_000 });
     const ratio = await span.evaluate((el) => {
@@ -529,6 +536,41 @@ try {
     log(`model text contrast on Light Modern: ${ratio.toFixed(2)}:1`);
     await shot("prose-light-theme");
     if (ratio < 4.5) throw new Error(`model text contrast ${ratio.toFixed(2)}:1 on a light theme`);
+  });
+
+  await check("bookmark a node, find it with Go to Symbol, search every tree, delete a subtree after asking", async () => {
+    await clickOnText("door was open");
+    await runCommand("Loom: Bookmark Node");
+    const input = page.locator(".quick-input-widget input");
+    await page.locator(".quick-input-widget", { hasText: "Bookmark label" }).waitFor({ timeout: 10_000 });
+    await input.fill("the open door");
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await page.locator(".statusbar").textContent())?.includes("✓ bookmarked"), "✓ bookmarked", 15_000);
+    // Go to Symbol in Workspace (workspace/symbol): the bookmark, by its label
+    await page.keyboard.press("Control+t");
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill("#open door");
+    await waitFor(async () => (await page.locator(".quick-input-widget .monaco-list-row", { hasText: "★ the open door" }).count()) > 0,
+      "the bookmark among the workspace symbols", 15_000);
+    await page.keyboard.press("Escape");
+    // Loom: Search Every Tree, as you type; the hit opens its path
+    await runCommand("Loom: Search Every Tree");
+    await page.locator(".quick-input-widget", { hasText: "Search every tree" }).waitFor({ timeout: 10_000 });
+    await input.fill("walnut leaves");
+    const hit = page.locator(".quick-input-widget .monaco-list-row", { hasText: "walnut" }).first();
+    await hit.waitFor({ timeout: 15_000 });
+    await shot("search");
+    await hit.click();
+    await waitFor(async () => (await editorText()).includes(squash("the walnut trees had dropped")), "the hit's path", 20_000);
+    // delete the walnut subtree: a modal asks first
+    await clickOnText("walnut trees had dropped");
+    await runCommand("Loom: Delete Node and Its Subtree…");
+    const dialog = page.locator(".monaco-dialog-box");
+    await dialog.waitFor({ timeout: 10_000 });
+    if (!/30 days/.test((await dialog.textContent()) ?? "")) throw new Error("the dialog does not say how to undo");
+    await dialog.locator(".monaco-button", { hasText: /^Delete$/ }).click();
+    await waitFor(async () => !(await editorText()).includes(squash("the walnut trees had dropped")), "the subtree gone from the text", 20_000);
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "a clean tab", 10_000);
   });
 
   await check("Loom: Open Tree Overview shows the read-only tree drawing", async () => {

@@ -26,6 +26,7 @@ import {
   type ImportResult,
   type NewTreeResult,
   type NodeInfo,
+  type SearchHit,
   type TreeSummary,
 } from "./protocol";
 import { siblingItems, type Sibling } from "./siblingModel";
@@ -126,6 +127,15 @@ export class Commands {
     });
     reg("loom.ui.restartServer", () => this.client.restart());
     reg("loom.ui.siblings", () => this.siblingsAtCursor());
+    reg("loom.ui.bookmark", (arg) => this.bookmark(arg));
+    reg("loom.ui.unbookmark", (arg) => this.act("unbookmark", arg));
+    reg("loom.ui.tag", (arg) => this.tag(arg));
+    reg("loom.ui.rate", (arg) => this.rate(arg));
+    reg("loom.ui.prune", (arg) => this.act("prune", arg));
+    reg("loom.ui.deleteSubtree", (arg) => this.deleteSubtree(arg));
+    reg("loom.ui.renameTree", (arg) => this.renameTree(arg));
+    reg("loom.ui.deleteTree", (arg) => this.deleteTree(arg));
+    reg("loom.ui.search", () => this.search());
     reg("loom.ui.compareSiblings", () => this.compareAtCursor());
     // the inlay hint's "k/n" and the lenses ask the server for loom.siblings: pick here
     this.client.localCommands.set(ServerCommands.siblings, async (args) => {
@@ -371,6 +381,138 @@ export class Commands {
     const i = siblings.findIndex((s) => s.current);
     if (i < 0 || siblings.length < 2) throw new Error("this node has no siblings to compare with");
     await this.compare(siblings[i], siblings[(i + 1) % siblings.length]);
+  }
+
+  /** The node an action is about: a Loom view item's, else the one under the cursor. */
+  private async target(arg?: unknown): Promise<{ uri: string; node: string; tree?: string }> {
+    const item = arg as { node?: { localId?: string; uri?: string }; tree?: string } | undefined;
+    if (item?.node?.localId && item.node.uri) return { uri: item.node.uri, node: item.node.localId, tree: item.tree };
+    const ed = pathEditor();
+    return { uri: ed.document.uri.toString(), node: await this.nodeUnderCursor(ed) };
+  }
+
+  /** One of the reader's actions through the server (`loom.act`, the arrow command). */
+  async act(action: string, arg?: unknown, value?: string): Promise<void> {
+    const t = await this.target(arg);
+    await this.execute(ServerCommands.act, { uri: t.uri, node: t.node, action, value });
+    this.view.refreshSoon(50);
+  }
+
+  async bookmark(arg?: unknown): Promise<void> {
+    const label = await vscode.window.showInputBox({ prompt: "Bookmark label (optional)", placeHolder: "tone shift" });
+    if (label === undefined) return;
+    await this.act("bookmark", arg, label || undefined);
+  }
+
+  async tag(arg?: unknown): Promise<void> {
+    const tags = await vscode.window.showInputBox({ prompt: "Tags (space or comma separated)", placeHolder: "dream, draft" });
+    if (!tags) return;
+    await this.act("tag", arg, tags);
+  }
+
+  async rate(arg?: unknown): Promise<void> {
+    const pick = await vscode.window.showQuickPick(
+      [
+        { label: "$(thumbsup) +1", description: "good", value: "1" },
+        { label: "$(thumbsdown) -1", description: "bad", value: "-1" },
+        { label: "$(circle-slash) 0", description: "clear the rating", value: "0" },
+      ],
+      { placeHolder: "Rate the node" },
+    );
+    if (pick) await this.act("rate", arg, pick.value);
+  }
+
+  /** Asks first: the node and everything below it go (undelete within 30 days). */
+  async deleteSubtree(arg?: unknown): Promise<void> {
+    const t = await this.target(arg);
+    const yes = "Delete";
+    const answer = await vscode.window.showWarningMessage(
+      `Delete [${t.node}] and everything below it?`,
+      { modal: true, detail: `You can bring it back with → undelete ${t.node} for 30 days.` },
+      yes,
+    );
+    if (answer !== yes) return;
+    await this.execute(ServerCommands.act, { uri: t.uri, node: t.node, action: "delete" });
+    this.view.refreshSoon(50);
+  }
+
+  private async treeTarget(arg?: unknown): Promise<{ tree: string; title: string; uri: string }> {
+    const item = arg as { tree?: string; label?: string } | undefined;
+    const trees = await this.client.request<TreeSummary[]>(Methods.trees, {});
+    let id = item?.tree;
+    const active = vscode.window.activeTextEditor?.document.uri;
+    if (!id && active?.scheme === SCHEME) id = treeOf(active.toString());
+    id ??= (await this.pickTree("Which tree?"))?.id;
+    const t = trees.find((x) => x.id === id);
+    if (!t) throw new Error("no tree");
+    return { tree: t.id, title: t.title, uri: active?.scheme === SCHEME ? active.toString() : t.uri };
+  }
+
+  async renameTree(arg?: unknown): Promise<void> {
+    const t = await this.treeTarget(arg);
+    const title = await vscode.window.showInputBox({ prompt: `Rename "${t.title}"`, value: t.title });
+    if (!title || title === t.title) return;
+    await this.execute(ServerCommands.act, { uri: t.uri, tree: t.tree, action: "rename", value: title });
+    this.view.refresh();
+  }
+
+  async deleteTree(arg?: unknown): Promise<void> {
+    const t = await this.treeTarget(arg);
+    const yes = "Delete Tree";
+    const answer = await vscode.window.showWarningMessage(
+      `Delete the tree "${t.title}"?`,
+      { modal: true, detail: `You can bring it back with → undelete tree:"${t.title}" for 30 days.` },
+      yes,
+    );
+    if (answer !== yes) return;
+    await this.execute(ServerCommands.act, { uri: t.uri, tree: t.tree, action: "deleteTree" });
+    this.view.refresh();
+  }
+
+  /** Full-text search over every tree, as you type; a hit opens its path. */
+  async search(): Promise<void> {
+    const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { hit?: SearchHit }>();
+    qp.placeholder = "Search every tree (every word; the last may be the start of one)";
+    qp.matchOnDescription = true;
+    qp.matchOnDetail = true;
+    let asked = 0;
+    const run = async (query: string): Promise<void> => {
+      const mine = ++asked;
+      if (query.trim().length < 2) {
+        qp.items = [];
+        return;
+      }
+      qp.busy = true;
+      try {
+        const r = await this.client.execute<{ ok?: boolean; data?: { hits?: SearchHit[] } }>(ServerCommands.search, { query });
+        if (mine !== asked) return;
+        qp.items = (r.data?.hits ?? []).map((h) => ({
+          label: `[${h.label}] ${h.snippet.replace(/[«»]/g, "")}`,
+          description: `${h.treeTitle}${h.marks ? " · " + h.marks : ""}`,
+          detail: h.excerpt,
+          alwaysShow: true,
+          hit: h,
+        }));
+      } finally {
+        if (mine === asked) qp.busy = false;
+      }
+    };
+    qp.onDidChangeValue((v) => {
+      void run(v);
+    });
+    const done = new Promise<void>((resolve) => {
+      qp.onDidAccept(() => {
+        const hit = qp.selectedItems[0]?.hit;
+        qp.hide();
+        if (hit) void this.openUri(hit.uri);
+      });
+      qp.onDidHide(() => {
+        qp.dispose();
+        resolve();
+      });
+    });
+    qp.show();
+    await done;
   }
 
   async annotate(arg?: unknown): Promise<void> {

@@ -25,7 +25,23 @@ export const ServerCommands = {
   cancel: "loom.cancel",
   siblings: "loom.siblings",
   switchTo: "loom.switchTo",
+  act: "loom.act",
+  search: "loom.search",
 } as const;
+
+/** One hit of `loom.search`. */
+export interface SearchHit {
+  node: string;
+  localId: string;
+  label: string;
+  tree: string;
+  treeTitle: string;
+  snippet: string;
+  excerpt: string;
+  marks: string;
+  author: string;
+  uri: string;
+}
 
 export interface ReadParams { uri: string }
 export interface ReadResult {
