@@ -187,6 +187,30 @@ def cmd_uri(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tree(args: argparse.Namespace) -> int:
+    """The tree for people: each node's text beside its id, the path and bookmarks marked
+    (``→ tree`` keeps the seed's id-only drawing, for models)."""
+    from loom.lsp.views import tree_overview
+
+    app = _app(args, models=False)
+    tree = app.ws.find_tree(args.tree)
+    node, tip = app.ws.position(app.ws.human(), tree)
+    _print(tree_overview(app.ws, tree, node, tip).text.rstrip("\n"))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Full-text search over every tree (or one), as ``→ search`` through the executor."""
+    app = _app(args, models=False)
+    tree = app.ws.find_tree(args.tree) if args.tree else None
+    result = _run(app, ast.Search(query=" ".join(args.words),
+                                  tree=tree.id if tree is not None else None))
+    if not result.ok:
+        return _fail(result.text)
+    _print(result.text)
+    return 0
+
+
 def cmd_summarize(args: argparse.Namespace) -> int:
     from loom.llm.base import ModelError
     from loom.llm.summaries import drain
@@ -288,6 +312,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("tree")
     s.add_argument("node", nargs="?")
     s.set_defaults(fn=cmd_uri)
+
+    s = sub.add_parser("tree", help="the tree for people: text beside each id")
+    s.add_argument("tree")
+    s.set_defaults(fn=cmd_tree)
+
+    s = sub.add_parser("search", help="full-text search over every tree")
+    s.add_argument("words", nargs="+")
+    s.add_argument("--tree", help="only this tree")
+    s.set_defaults(fn=cmd_search)
 
     s = sub.add_parser("summarize", help="write queued summaries now (a tree's on demand)")
     s.add_argument("tree", nargs="?", help="also summarize this tree now")

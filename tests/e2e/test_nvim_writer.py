@@ -319,3 +319,67 @@ def test_bookmark_tag_search_and_delete_from_neovim(editor: Editor, demo: Demo) 
     assert asked and asked[0]["items"] == ["Delete", "Cancel"], asked
     assert any("within 30 days" in m for m in editor.messages())
     wait_for(lambda: not modified(editor), 5, "a clean buffer")
+
+
+def test_the_overview_shows_text_marks_the_path_and_folds(editor: Editor, demo: Demo) -> None:
+    """Finding 3: the overview was a wall of bare ids."""
+    loom_cli(demo.db, "do", demo.tree, '→ bookmark root "the opening"')
+    editor.open(demo.uri(demo.tip))
+    editor.cmd("Loom tree")
+    wait_for(lambda: editor.bufname().startswith(f"loom://tree/{demo.tree}/"), 10, ":Loom tree")
+    text = editor.text
+    windows = demo.local_id("windows seemed to watch")
+    walnut = demo.local_id("walnut trees had dropped")
+    assert f"● [{windows}] › and the windows seemed to watch her approach" in text, text
+    assert f"○ [{walnut}] › and the walnut trees" in text, text  # not on the path
+    assert f"[{demo.tip}]* › Inside, the kitchen" in text  # the position
+    assert '★[' in text and '★ "the opening"' in text  # the bookmark
+    # every branch folds (the server's folding ranges through vim.lsp.foldexpr)
+    line = next(i for i, t in enumerate(editor.lines, 1) if f"[{windows}]" in t)
+    wait_for(lambda: editor.lua("return vim.fn.foldlevel(...)", line) > 0, 10, "folds")
+    editor.nvim.current.window.cursor = (line, 0)
+    editor.cmd("normal! zc")
+    assert editor.lua("return vim.fn.foldclosed(...)", line) == line
+    # <CR> on a line opens that node's path
+    editor.cmd("normal! zR")
+    row = next(i for i, t in enumerate(editor.lines, 1) if f"[{walnut}]" in t)
+    editor.nvim.current.window.cursor = (row, 0)
+    editor.nvim.input("<CR>")
+    wait_for(lambda: editor.bufname().startswith(f"loom://path/{demo.tree}/{walnut}"), 10,
+             "the walnut path")
+
+
+def test_the_tree_as_a_picture(editor: Editor, demo: Demo) -> None:
+    """Finding 3: a picture of the tree where choosing a node opens its path."""
+    editor.open(demo.uri(demo.tip))
+    editor.cmd("Loom picture")
+    lines = wait_for(lambda: editor.lua("""
+        for _, w in ipairs(vim.api.nvim_list_wins()) do
+          if vim.api.nvim_win_get_config(w).relative ~= '' then
+            return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)
+          end
+        end"""), 10, "the picture float")
+    drawn = "\n".join(lines)
+    assert "◉" in drawn and "┬" in drawn and "○" in drawn, drawn
+    footer = editor.lua("return vim.api.nvim_win_get_config(0).footer")
+    assert "Inside, the kitchen" in str(footer), footer  # the node under the cursor
+    # walk to the walnut node (a ○ on a row below) and open it
+    walnut = demo.local_id("walnut trees had dropped")
+    for row in range(1, len(lines) + 1):
+        found = False
+        for col in range(len(lines[row - 1].encode())):
+            editor.nvim.current.window.cursor = (row, col)
+            if f"[{walnut}]" in str(editor.lua("return vim.api.nvim_win_get_config(0).footer")):
+                found = True
+                break
+        if found:
+            break
+    assert found, "no cell shows the walnut node"
+    editor.nvim.input("<CR>")
+    wait_for(lambda: "walnut trees had dropped" in editor.text, 10, "the walnut path")
+    # the SVG for the browser: every node is a clickable group
+    editor.lua("vim.ui.open = function(path) _G.opened = path; return nil end")
+    editor.cmd("Loom picture svg")
+    path = wait_for(lambda: editor.lua("return _G.opened"), 10, "the SVG file")
+    svg = Path(path).read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and svg.count('class="node"') == 11, svg[:200]

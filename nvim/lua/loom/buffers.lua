@@ -432,6 +432,23 @@ local function on_attach(buf, client)
   if cfg.keymaps then
     require("loom.commands").keymaps(buf)
   end
+  if B.parse(api.nvim_buf_get_name(buf)).kind == "tree" then
+    -- the overview: every branch folds (the server's folding ranges); <CR> opens the
+    -- node on the line
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      vim.wo[win].foldmethod = "expr"
+      vim.wo[win].foldexpr = "v:lua.vim.lsp.foldexpr()"
+      vim.wo[win].foldlevel = 99
+    end
+    vim.keymap.set("n", "<CR>", function()
+      local line = api.nvim_get_current_line()
+      local id = line:match("%[([%w']+)%]")
+      local info = B.parse(api.nvim_buf_get_name(buf))
+      if id and info.tree then
+        require("loom.commands").exec("loom.open", { tree = info.tree, node = id })
+      end
+    end, { buffer = buf, desc = "Loom: open the node on this line", silent = true })
+  end
 end
 
 function B.setup_autocmds()

@@ -150,6 +150,28 @@ S.tree = function()
   end)
 end
 
+--- :Loom picture — the tree as a picture in a float (<CR> opens a node's path);
+--- :Loom picture svg — as an SVG in the browser.
+S.picture = function(args)
+  local info = buffers.parse(buffers.uri(0))
+  local function go(tree)
+    local buf, _ = require("loom.picture").open(tree, buffers.uri(0))
+    if buf and args[1] == "svg" then
+      local res = loom.request_sync("loom/picture", { tree = tree })
+      if res then
+        require("loom.picture").browse(res)
+      end
+    end
+  end
+  if info.tree then
+    go(info.tree)
+  else
+    select_tree("Picture of which tree", function(t)
+      go(t.id)
+    end)
+  end
+end
+
 S.continue = function(args)
   local uri = current_uri()
   if not uri then
@@ -674,6 +696,9 @@ function C.keymaps(buf)
   map("<leader>lb", S.branch, "branch here")
   map("<leader>lw", S.commit, "commit")
   map("<leader>lt", S.tree, "tree overview")
+  map("<leader>lg", function()
+    S.picture({})
+  end, "the tree as a picture")
   map("<leader>lx", S.cancel, "cancel generation")
   map("<leader>lq", function()
     S.ask({})

@@ -32,6 +32,7 @@ function H.apply()
   -- human edits inside model text, and the first character of each node
   set(0, "LoomEdited", { italic = true, default = true })
   set(0, "LoomNodeStart", { default = true })
+  set(0, "LoomPosition", { link = "Search", default = true }) -- the position in the picture
   for token, group in pairs(H.tokens) do
     set(0, "@lsp.type." .. token, { link = group, default = true })
   end

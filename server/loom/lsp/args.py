@@ -53,6 +53,11 @@ class SearchArgs(Args):
     limit: int = Field(default=50, ge=1, le=500)
 
 
+class PictureParams(Args):
+    tree: str = ""
+    uri: str | None = None  # or the document's tree
+
+
 class SymbolParams(Args):
     query: str = ""
 

@@ -42,6 +42,7 @@ from loom.lsp.features.sync import ChangeSync
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.settings import Settings, parse_settings
 from loom.lsp.text import TextDoc
+from loom.lsp.views import render as render_view
 from loom.model import permissions as perms
 from loom.render.formats import error as error_text
 from loom.uris import node_uri, tree_uri
@@ -572,6 +573,11 @@ async def loom_export(ls: LoomServer, a: A.ExportParams) -> dict[str, Any]:
     return answer(result, **extra)
 
 
+@_request("loom/picture", A.PictureParams)
+def loom_picture(ls: LoomServer, a: A.PictureParams) -> dict[str, Any]:
+    return ls.library.picture(a.tree, a.uri)
+
+
 @_request("loom/status", A.StopArgs)
 def loom_status(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
     doc = ls.doc(a.uri or "")
@@ -684,6 +690,18 @@ def code_lens(ls: LoomServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
         out.append(lsp.CodeLens(range=rng, command=lsp.Command(
             title=lens.title, command=lens.command, arguments=[lens.args])))
     return out
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+@_guard([])
+def folding_range(ls: LoomServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
+    """Every branch of a tree overview folds."""
+    doc = ls.doc(params.text_document.uri)
+    if doc is None or doc.kind != "tree":
+        return []
+    folds = render_view(ls.app.ws, doc.uri, ls.docs.participant).folds
+    return [lsp.FoldingRange(start_line=a, end_line=b, kind=lsp.FoldingRangeKind.Region)
+            for a, b in folds]
 
 
 LEGEND = lsp.SemanticTokensLegend(token_types=decorations.TOKEN_TYPES,

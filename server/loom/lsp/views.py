@@ -9,13 +9,13 @@ from urllib.parse import unquote
 from loom.errors import LoomError, not_found
 from loom.lsp.buffer import Segment
 from loom.memory import operational as mem
+from loom.render import overview
 from loom.render.text import relative_time
-from loom.render.tree_drawing import MAX_CHILDREN, Item, draw
+from loom.store import reader
 from loom.store.schema import Document, Node, Participant, Tree
 from loom.store.workspace import Workspace
 
 Kind = Literal["path", "tree", "doc", "trace", "conversation"]
-OVERVIEW_DEPTH = 40
 
 
 @dataclass
@@ -37,6 +37,7 @@ class View:
     tip: Node | None = None
     segments: list[Segment] = field(default_factory=list)
     doc: Document | None = None
+    folds: list[tuple[int, int]] = field(default_factory=list)  # tree overviews
 
 
 def parse_uri(uri: str) -> Target:
@@ -99,15 +100,22 @@ def path_text(ws: Workspace, tree: Tree, path: list[Node],
     return "".join(parts), segments
 
 
-def tree_overview(ws: Workspace, tree: Tree, position: Node) -> str:
-    root = ws.node(tree.root)
-    children = {parent: [Item(*kid) for kid in kids] for parent, kids in
-                ws.continuation_map(root.id, OVERVIEW_DEPTH, MAX_CHILDREN).items()}
-    head = [f'Tree: "{tree.title}" ({tree.mode})']
+def tree_overview(ws: Workspace, tree: Tree, position: Node,
+                  tip: Node | None = None) -> overview.Overview:
+    """The overview for people (``render.overview``): each node's text beside its id, the
+    current path and bookmarks marked, branches foldable. Models get the seed's id-only
+    drawing from ``→ tree``."""
+    root, rows, children = reader.outline(ws, tree)
+    path: list[str] = []
+    for n in ws.path(tip or position, prefer=(position.id,)):
+        path += [n.id, *([n.version_of] if n.version_of else [])]
+    shown = position.version_of if position.version_of in rows else position.id
+    drawn = overview.draw(tree.title, tree.mode, root, rows, children, path, shown)
     if tree.description:
-        head.append(tree.description)
-    lines = draw("Root ", Item(root.id, root.label), children, OVERVIEW_DEPTH, position.id)
-    return "\n".join([*head, "", *lines, "", "* = your position"]) + "\n"
+        drawn.lines.insert(1, tree.description)
+        drawn.folds = [(a + 1, b + 1) for a, b in drawn.folds]
+        drawn.nodes = {k + 1: v for k, v in drawn.nodes.items()}
+    return drawn
 
 
 def trace_text(ws: Workspace, who: Participant) -> str:
@@ -145,8 +153,9 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -
         name = ws.participant(target.name or "").name
         return View(uri, "conversation", conversation_text(ws, name, tree), True, "loom")
     if target.kind == "tree":
-        position, _ = ws.position(who, tree)
-        return View(uri, "tree", tree_overview(ws, tree, position), True, "loom", tree=tree)
+        position, tip = ws.position(who, tree)
+        drawn = tree_overview(ws, tree, position, tip)
+        return View(uri, "tree", drawn.text, True, "loom", tree=tree, folds=drawn.folds)
     opening = tip is None  # (an open buffer's own end is never moved)
     if tip is None:
         anchor = ws.resolve(tree, target.node or "")

@@ -353,3 +353,40 @@ def symbols(ws: Workspace, text: str, limit: int = 100) -> list[tuple[str, Tree,
             if t is not None and h.node.id not in seen:
                 out.append(("text", t, h.node, h.snippet))
     return out[:limit]
+
+
+# ── the whole tree, for people ───────────────────────────────────────────────
+@dataclass(frozen=True)
+class OutlineRow:
+    id: str
+    parent: str | None  # the node it continues (None: the root)
+    label: str
+    text: str  # the start of its text (at most 160 characters)
+    by_model: bool
+    bookmarked: bool
+    extra: str | None  # JSON text (bookmark label, tags)
+
+
+def outline(ws: Workspace, tree: Tree) -> tuple[str, dict[str, OutlineRow],
+                                                 dict[str, list[str]]]:
+    """Every shown node of a tree in two queries: (root id, rows by id, children in
+    sibling order). Pruned nodes and what is below them are left out, as are annotations
+    and buffer-mode versions (the path shows those)."""
+    rows: dict[str, OutlineRow] = {}
+    for nid, label, text, author_type, bookmarked, extra in ws.db.execute_sql(
+            "SELECT id, label, substr(content, 1, 160), author_type, bookmarked, extra "
+            "FROM node WHERE tree_id = ? AND kind != 'annotation' AND pruned = 0",
+            (tree.id,)).fetchall():
+        rows[nid] = OutlineRow(nid, None, label, text, author_type == "model", bool(bookmarked),
+                               extra)
+    children: dict[str, list[str]] = {}
+    for parent, child in ws.db.execute_sql(
+            "SELECT s.node, s.target FROM edge_source s JOIN edge e ON e.target = s.target "
+            "WHERE e.tree_id = ? AND e.kind = 'continuation' AND s.role = 'primary' "
+            "ORDER BY s.node, e.sibling_order, s.target", (tree.id,)).fetchall():
+        if parent in rows and child in rows:
+            children.setdefault(parent, []).append(child)
+            row = rows[child]
+            rows[child] = OutlineRow(row.id, parent, row.label, row.text, row.by_model,
+                                     row.bookmarked, row.extra)
+    return tree.root or "", rows, children

@@ -14,8 +14,9 @@ from loom.errors import LoomError
 from loom.lsp.features import cards
 from loom.lsp.features.editing import Editing
 from loom.lsp.host import Host
+from loom.render import picture
 from loom.store import reader
-from loom.uris import node_uri, tree_uri
+from loom.uris import node_uri, title_segment, tree_uri
 
 #: ``loom.act`` actions: the node ones, then the tree ones.
 NODE_ACTIONS = ("bookmark", "unbookmark", "tag", "untag", "rate", "prune", "unprune",
@@ -120,6 +121,34 @@ class Library:
                         "uri": node_uri(t, h.node)})
         return Result.success(f"✓ {len(out)} match{'es' if len(out) != 1 else ''}",
                               hits=out)
+
+    def picture(self, tree_ref: str, uri: str | None) -> dict[str, Any]:
+        """``loom/picture``: the tree as an SVG and as a text map, with every node's path
+        URI (a click opens it)."""
+        ws = self.host.app.ws
+        doc = self.host.doc(uri) if uri else None
+        tree = ws.find_tree(tree_ref) if tree_ref else (doc.tree if doc is not None else None)
+        if tree is None:
+            raise LoomError("NOT_FOUND", "no tree given", "pass {tree} or {uri}")
+        root, rows, children = reader.outline(ws, tree)
+        position, tip = ws.position(self.host.docs.participant, tree)
+        if doc is not None and doc.kind == "path" and doc.view.tip is not None:
+            tip = doc.view.tip
+        path: list[str] = []
+        for n in ws.path(tip, prefer=(position.id,)):
+            path += [n.id, *([n.version_of] if n.version_of else [])]
+        here = position.version_of if position.version_of in rows else position.id
+        drawn = picture.text_map(root, rows, children, path, here)
+        nodes = {nid: {"label": r.label, "text": cards.excerpt(r.text, 160),
+                       "uri": f"loom://path/{tree.id}/{r.label}/"
+                              f"{title_segment(tree.title)}", "model": r.by_model,
+                       "bookmarked": r.bookmarked}
+                 for nid, r in rows.items()}
+        return {"ok": True, "tree": {"id": tree.id, "title": tree.title},
+                "svg": picture.svg(tree.title, root, rows, children, path, here),
+                "map": {"lines": drawn.lines,
+                        "cells": [[line, col, nid] for line, col, nid in drawn.cells]},
+                "nodes": nodes, "position": here}
 
     def symbols(self, query: str) -> list[dict[str, Any]]:
         """``workspace/symbol``: trees, bookmarks, node ids and text matches."""
