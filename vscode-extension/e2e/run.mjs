@@ -231,11 +231,28 @@ async function check(name, fn) {
   log(`✓ ${name}`);
 }
 
-/** Click on the editor's text where it shows `text` (Monaco re-renders lines: retry). */
+/** Click in the middle of the first word of `text` where the editor shows it (found in
+ * the DOM's text nodes, so the click lands on that text and nowhere near a boundary). */
 async function clickOnText(text) {
-  const span = page.locator(".editor-group-container.active .view-lines span", { hasText: text }).last();
-  const box = await waitFor(async () => span.boundingBox({ timeout: 2_000 }).catch(() => null), `"${text}" on screen`, 15_000, 300);
-  await page.mouse.click(box.x + Math.min(20, box.width / 2), box.y + box.height / 2);
+  const box = await waitFor(async () => page.evaluate((needle) => {
+    /* global NodeFilter -- runs in the page */
+    const root = document.querySelector(".editor-group-container.active .view-lines");
+    if (!root) return null;
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const word = needle.split(" ")[0];
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const flat = n.textContent.replace(/\u00a0/g, " ");
+      const at = flat.indexOf(needle);
+      if (at < 0) continue;
+      const range = document.createRange();
+      range.setStart(n, at);
+      range.setEnd(n, at + word.length);
+      const r = range.getBoundingClientRect();
+      if (r.width > 0) return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+    }
+    return null;
+  }, text), `"${text}" on screen`, 15_000, 300);
+  await page.mouse.click(box.x, box.y);
 }
 
 async function runCommand(title) {
@@ -581,11 +598,43 @@ try {
     await waitFor(async () => (await editorText()).includes(squash('Tree: "The House at the End of the Lane"')), "the overview in the editor", 20_000);
     const before = await editorText();
     if (!/\[[0-9a-z]{3,}\]\*/.test(before)) throw new Error("the overview does not mark the position with *");
+    // for people: each node's text beside its id, the path marked, branches foldable
+    if (!/●\[[0-9a-z]{3,}\]›andthewindowsseemed/.test(before)) throw new Error(`the overview shows no text beside the ids: ${before.slice(0, 300)}`);
+    const tab = (await page.locator(".tabs-container .tab.active").textContent()) ?? "";
+    if (!tab.includes("The House at the End of the Lane (tree)")) throw new Error(`the overview's tab: "${tab}"`);
+    await waitFor(async () => (await page.locator(".editor-group-container.active .margin-view-overlays .codicon-folding-expanded, .editor-group-container.active .margin-view-overlays .codicon-chevron-down").count()) > 0,
+      "fold controls on the overview's branches", 10_000);
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await page.keyboard.type("xyz");
     await page.waitForTimeout(500);
     if ((await editorText()) !== before) throw new Error("the overview is not read-only: typing changed it");
     await shot("6-overview");
+  });
+
+  await check("Loom: Tree Picture draws the tree; clicking a node opens its path", async () => {
+    await runCommand("View: Close All Editors");
+    await runCommand("Loom: Tree Picture");
+    // no Loom editor is active: it asks which tree
+    const pick = page.locator(".quick-input-widget .monaco-list-row", { hasText: "The House at the End of the Lane" });
+    await pick.first().waitFor({ timeout: 15_000 });
+    await pick.first().click();
+    // the webview's page is a frame inside frames: find the one holding the picture
+    const frame = await waitFor(async () => {
+      for (const f of page.frames()) {
+        const n = await f.locator("g.node").count().catch(() => 0);
+        if (n >= 10) return f;
+      }
+      return undefined;
+    }, "the picture's nodes", 30_000, 500);
+    await page.waitForTimeout(500);
+    await shot("tree-picture");
+    // a node off the current path: its <title> holds its text
+    const key = frame.locator("g.node", { has: frame.locator("title", { hasText: "key still hung" }) }).first();
+    await key.locator("circle").click();
+    await waitFor(async () => (await editorText()).includes(squash("though the key still hung")), "the clicked node's path", 20_000);
+    // close the picture and give the workbench the keyboard back (a webview keeps it)
+    await page.locator(".editor-group-container .monaco-editor .view-lines").first().click();
+    await runCommand("View: Close All Editors");
   });
 
   await check("Loom: New Tree creates a tree and opens its path document", async () => {

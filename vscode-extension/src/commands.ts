@@ -29,6 +29,7 @@ import {
   type SearchHit,
   type TreeSummary,
 } from "./protocol";
+import { TreePicture } from "./picture";
 import { siblingItems, type Sibling } from "./siblingModel";
 import type { LoomTreeProvider } from "./treeView";
 import { OPEN_NODE_COMMAND } from "./treeView";
@@ -136,6 +137,7 @@ export class Commands {
     reg("loom.ui.renameTree", (arg) => this.renameTree(arg));
     reg("loom.ui.deleteTree", (arg) => this.deleteTree(arg));
     reg("loom.ui.search", () => this.search());
+    reg("loom.ui.treePicture", (arg) => this.treePicture(arg));
     reg("loom.ui.compareSiblings", () => this.compareAtCursor());
     // the inlay hint's "k/n" and the lenses ask the server for loom.siblings: pick here
     this.client.localCommands.set(ServerCommands.siblings, async (args) => {
@@ -146,9 +148,9 @@ export class Commands {
     reg(OPEN_NODE_COMMAND, (uri) => this.openUri(String(uri)));
   }
 
-  async openUri(uri: string): Promise<vscode.TextEditor> {
+  async openUri(uri: string, column?: vscode.ViewColumn): Promise<vscode.TextEditor> {
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri, true));
-    return vscode.window.showTextDocument(doc, { preview: false });
+    return vscode.window.showTextDocument(doc, { preview: false, viewColumn: column });
   }
 
   /**
@@ -240,7 +242,9 @@ export class Commands {
     if (!tree && active?.scheme === SCHEME) tree = treeOf(active.toString());
     tree ??= (await this.pickTree("Overview of which tree?"))?.id;
     if (!tree) return;
-    await this.openUri(treeUri(tree));
+    // the server's URI for it ends with the title: the tab is named after the tree
+    const known = (await this.client.request<TreeSummary[]>(Methods.trees, {})).find((t) => t.id === tree);
+    await this.openUri(known?.uri ?? treeUri(tree));
   }
 
   async importFile(): Promise<void> {
@@ -467,6 +471,20 @@ export class Commands {
     if (answer !== yes) return;
     await this.execute(ServerCommands.act, { uri: t.uri, tree: t.tree, action: "deleteTree" });
     this.view.refresh();
+  }
+
+  private pictureView: TreePicture | undefined;
+
+  /** The tree as a picture (a webview): clicking a node opens its path. */
+  async treePicture(arg?: unknown): Promise<void> {
+    const item = arg as { tree?: string } | undefined;
+    const active = vscode.window.activeTextEditor?.document.uri;
+    let tree = item?.tree;
+    if (!tree && active?.scheme === SCHEME) tree = treeOf(active.toString());
+    tree ??= (await this.pickTree("Picture of which tree?"))?.id;
+    if (!tree) return;
+    this.pictureView ??= new TreePicture(this.client, (uri) => this.openUri(uri, vscode.ViewColumn.One));
+    await this.pictureView.show(tree, active?.scheme === SCHEME ? active.toString() : undefined);
   }
 
   /** Full-text search over every tree, as you type; a hit opens its path. */

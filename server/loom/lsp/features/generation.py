@@ -85,9 +85,21 @@ class Generation:
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await flusher
-            doc.generating = False
             self.running = None
             await self._progress_end(token)
+        # The document stays "generating" until its final edit is out and its tip moved:
+        # the change-log loop skips it meanwhile (else it re-renders from the old tip and
+        # sends an edit that races ours, and the continuation reads as typed text).
+        try:
+            return await self._land(doc, uri, run, result, base_text, base, start)
+        finally:
+            doc.generating = False
+
+    async def _land(self, doc: OpenDoc, uri: str, run: Running, result: Result,
+                    base_text: str, base: list[Segment], start: int) -> Result:
+        """The generation's result into the document: the first continuation as a node,
+        or the text as it was (a failure, a cancel)."""
+        host = self.host
         still_open = host.docs.open.get(uri) is doc
         if not result.ok:
             if run.cancel.is_set() and result.code == "MODEL_ERROR":
@@ -99,6 +111,7 @@ class Generation:
                 if not result.ok:
                     last = TextDoc(base_text)
                     self.diagnostics.add(doc, last.line(last.line_count - 1), result)
+                doc.generating = False
                 host.status(doc, result.text)
             elif not result.ok:
                 host.show(result)
@@ -117,6 +130,7 @@ class Generation:
                              [*copy_segments(base), seg])
         doc.view.tip = first
         self.editing.persist(doc)
+        doc.generating = False
         host.status(doc, result.text.splitlines()[0])
         host.refresh_decorations()
         return result
