@@ -116,6 +116,17 @@ def test_read_only_views_refresh_and_write_quietly(editor: Editor, demo: Demo) -
     assert editor.lua("return vim.bo.modifiable") is False
 
 
+def test_a_failed_save_says_so_once(editor: Editor, demo: Demo) -> None:
+    """A save whose command fails: the message reads `✗ NOT_FOUND: …`, not `✗ ✗ NOT_FOUND`
+    (the server's answer already carries the mark)."""
+    editor.open(demo.uri(demo.tip))
+    editor.append_line("→ view zzzzzz")
+    editor.cmd("write")
+    wait_for(lambda: any("NOT_FOUND" in m for m in editor.messages()), 10, "the failure")
+    failures = [m for m in editor.messages() if "NOT_FOUND" in m]
+    assert all(m.startswith("✗ NOT_FOUND") for m in failures), failures
+
+
 def test_continue_says_when_it_has_finished(fake: FakeProvider, editor: Editor,
                                             demo: Demo) -> None:
     """Finding 7: Neovim never said `✓ 3 continuations`; finding 5: the buffer stayed

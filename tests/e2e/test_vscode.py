@@ -78,7 +78,8 @@ def test_extension_in_code_server(tmp_path: Path, request: pytest.FixtureRequest
         assert build.returncode == 0, (
             f"build-vsix.sh failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}")
     # The subject model: a local server speaking the OpenAI wire format (the first
-    # continue answers at once, the second streams slowly enough to be cancelled).
+    # continue answers at once, the second streams slowly enough to be cancelled, the
+    # third runs on while its tab is closed).
     fake = FakeProvider().start()
     request.addfinalizer(fake.stop)
     config = tmp_path / "loom-config.toml"
@@ -89,7 +90,9 @@ def test_extension_in_code_server(tmp_path: Path, request: pytest.FixtureRequest
                 openai_completion_stream([" The door was open.", " Nobody answered.",
                                           " A dog barked somewhere."], event_delay_s=0.05),
                 openai_completion_stream(["".join(f" word{i}" for i in range(200))],
-                                         event_delay_s=0.15))
+                                         event_delay_s=0.15),
+                openai_completion_stream(["".join(f" word{i}" for i in range(300))],
+                                         event_delay_s=0.02))
     env = {**os.environ, "PATH": f"{Path(node).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "LOOM_E2E_CACHE": str(CACHE), "LOOM_CONFIG": str(config),
            "LOOM_API_KEY": "sk-test-not-a-secret", "LOOM_NO_KEYRING": "1"}

@@ -116,6 +116,23 @@ async def test_a_generation_survives_its_tab_closing(editor: Editor,
                                       for m in editor.client.messages))
 
 
+async def test_a_generation_whose_last_tab_closed_says_where_it_went(
+        editor: Editor, fake: FakeProvider) -> None:
+    """VS Code keeps a document open after its last tab closes ("Don't Save"): the client
+    says so with loom/tabClosed, the continuation lands and a message says where it is."""
+    words = "".join(f" word{i}" for i in range(30))
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([words], event_delay_s=0.05))
+    uri = await open_demo(editor)
+    task = asyncio.ensure_future(run(editor, "loom.continue", {"uri": uri, "n": 1}))
+    await editor.wait_for(lambda: "word" in editor.texts[uri])
+    editor.client.protocol.notify("loom/tabClosed", {"uri": uri})
+    res = await task
+    assert res["ok"], res
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ?", words) == [(1,)]
+    await editor.wait_for(lambda: any("its tab was closed" in m.message
+                                      for m in editor.client.messages))
+
+
 async def test_bookmarks_prune_and_search_from_the_editor(editor: Editor) -> None:
     """The reader's actions through loom.act (the arrow commands, as this participant),
     search through loom.search, and workspace/symbol listing trees, bookmarks and text."""

@@ -555,6 +555,33 @@ try {
     if (ratio < 4.5) throw new Error(`model text contrast ${ratio.toFixed(2)}:1 on a light theme`);
   });
 
+  await check("closing the tab during a generation (Don't Save): the continuation lands and a message says so", async () => {
+    const before = await proseText();
+    await runCommand("Loom: Continue");
+    await waitFor(async () => (await proseText()) !== before, "the generation streaming in", 30_000);
+    await page.locator(".tabs-container .tab.active .tab-actions .action-label").first().click();
+    // the tab is dirty while text streams in: VS Code asks; the user does not save
+    const dialog = page.locator(".monaco-dialog-box");
+    await dialog.waitFor({ timeout: 10_000 });
+    await dialog.locator(".monaco-button", { hasText: /Don.t Save/ }).click();
+    await waitFor(async () => (await page.locator(".tabs-container .tab").count()) === 0, "the tab closed", 10_000);
+    log(`closed at: ${(await proseText()).slice(-40)}`);
+    await waitFor(async () => (await page.locator(".notifications-toasts .notification-toast", { hasText: "its tab was closed" }).count()) > 0,
+      "the message that the continuation landed", 40_000);
+    const tree = /^(\S+)\s/m.exec(spawnSync(LOOM, ["--db", DB, "trees"], { encoding: "utf8" }).stdout)?.[1];
+    const found = spawnSync(LOOM, ["--db", DB, "search", "word150", "--tree", tree], { encoding: "utf8" }).stdout;
+    if (!/1 match/.test(found)) throw new Error(`the generation is not in the tree: ${found}`);
+    // open the path again (the Loom view's current node)
+    await page.locator(".notifications-toasts .notification-toast .codicon-notifications-clear, .notifications-toasts .notification-toast .codicon-close").first().click().catch(() => {});
+    const current = page.locator(".monaco-list-row:has(.codicon-circle-filled)").first();
+    await current.waitFor({ timeout: 20_000 });
+    await current.click();
+    await waitFor(async () => (await editorText()).includes(squash("The house stood empty")), "the path again", 20_000);
+    // back to the start of the text (the generation left the view at its end)
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Home");
+  });
+
   await check("bookmark a node, find it with Go to Symbol, search every tree, delete a subtree after asking", async () => {
     await clickOnText("door was open");
     await runCommand("Loom: Bookmark Node");

@@ -254,6 +254,11 @@ export class LoomClient implements vscode.Disposable {
     return result;
   }
 
+  /** A notification to the server, if it runs. */
+  notify(method: string, params: unknown): void {
+    if (this.client?.state === State.Running) void this.client.sendNotification(method, params);
+  }
+
   /** workspace/executeCommand with the server's one-object argument. */
   async execute<R = unknown>(command: string, args: object): Promise<R> {
     const c = await this.require();

@@ -25,7 +25,28 @@ export class Writing implements vscode.Disposable {
       vscode.workspace.onDidChangeTextDocument((e) => {
         this.arrow(e);
       }),
+      vscode.window.tabGroups.onDidChangeTabs((e) => {
+        this.tabsClosed(e.closed);
+      }),
     );
+  }
+
+  /**
+   * VS Code keeps a document open for a while after its last tab closes (and a generation's
+   * edits keep it so): tell the server, so a generation landing there says where it went.
+   */
+  private tabsClosed(closed: readonly vscode.Tab[]): void {
+    const open = new Set<string>();
+    for (const group of vscode.window.tabGroups.all) {
+      for (const tab of group.tabs) {
+        if (tab.input instanceof vscode.TabInputText) open.add(tab.input.uri.toString());
+      }
+    }
+    for (const tab of closed) {
+      if (!(tab.input instanceof vscode.TabInputText)) continue;
+      const uri = tab.input.uri;
+      if (uri.scheme === SCHEME && !open.has(uri.toString())) this.client.notify("loom/tabClosed", { uri: uri.toString() });
+    }
   }
 
   /**

@@ -139,11 +139,11 @@ function B.read(buf, uri)
   vim.bo[buf].fixendofline = false
   vim.bo[buf].modifiable = true
   if not res then
-    api.nvim_buf_set_lines(buf, 0, -1, false, vim.split("✗ " .. tostring(err), "\n", { plain = true }))
+    api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(loom.failure(err), "\n", { plain = true }))
     vim.bo[buf].modifiable = false
     vim.bo[buf].modified = false
     vim.bo[buf].undolevels = undolevels
-    loom.notify("✗ " .. tostring(err), vim.log.levels.ERROR)
+    loom.notify(loom.failure(err), vim.log.levels.ERROR)
     return false
   end
   B.set_text(buf, res.text or "")
@@ -174,7 +174,7 @@ function B.write(buf, uri)
   local text = B.get_text(buf)
   local res, err = loom.request_sync("loom/save", { uri = uri, text = text }, buf)
   if not res then
-    loom.notify("✗ " .. tostring(err), vim.log.levels.ERROR)
+    loom.notify(loom.failure(err), vim.log.levels.ERROR)
     return false
   end
   local msg = res.message or (res.ok and "✓ saved" or "✗ not saved")

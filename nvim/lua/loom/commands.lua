@@ -25,7 +25,7 @@ function C.exec(command, args, opts)
   local start_tick = api.nvim_buf_is_valid(buf) and api.nvim_buf_get_changedtick(buf) or -1
   client:request("workspace/executeCommand", { command = command, arguments = { args } }, function(err, result)
     if err then
-      loom.notify("✗ " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      loom.notify(loom.failure(err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
     end
     local ok = not (type(result) == "table" and result.ok == false)
@@ -82,7 +82,7 @@ end
 local function select_tree(prompt, cb)
   loom.request("loom/trees", {}, function(trees, err)
     if err then
-      loom.notify("✗ " .. err, vim.log.levels.ERROR)
+      loom.notify(loom.failure(err), vim.log.levels.ERROR)
       return
     end
     if not trees or #trees == 0 then
@@ -125,7 +125,7 @@ S.new = function(args, line)
   end
   local res, err = loom.request_sync("loom/newTree", { title = title })
   if not res then
-    loom.notify("✗ " .. err, vim.log.levels.ERROR)
+    loom.notify(loom.failure(err), vim.log.levels.ERROR)
     return
   end
   edit(res.uri)
@@ -418,7 +418,7 @@ end
 S.bookmarks = function()
   loom.request("workspace/symbol", { query = "" }, function(symbols, err)
     if err then
-      loom.notify("✗ " .. err, vim.log.levels.ERROR)
+      loom.notify(loom.failure(err), vim.log.levels.ERROR)
       return
     end
     local items = {}
@@ -507,7 +507,7 @@ S.import = function(args)
   f:close()
   local res, err = loom.request_sync("loom/import", { content = content, name = vim.fn.fnamemodify(path, ":t") })
   if not res or res.ok == false then
-    loom.notify(res and res.message or ("✗ " .. err), vim.log.levels.ERROR)
+    loom.notify(res and res.message or loom.failure(err), vim.log.levels.ERROR)
     return
   end
   local trees = res.trees or {}
@@ -538,7 +538,7 @@ S.export = function(args)
     -- writes files only inside the workspace folder).
     local res, err = loom.request_sync("loom/export", { tree = tree_id, format = format })
     if not res or res.ok == false then
-      loom.notify(res and res.message or ("✗ " .. err), vim.log.levels.ERROR)
+      loom.notify(res and res.message or loom.failure(err), vim.log.levels.ERROR)
       return
     end
     if file then
@@ -574,7 +574,7 @@ S.status = function()
   end
   local res, err = loom.request_sync("loom/status", { uri = uri })
   if not res then
-    loom.notify("✗ " .. err, vim.log.levels.ERROR)
+    loom.notify(loom.failure(err), vim.log.levels.ERROR)
     return
   end
   loom.notify(("[%s] depth %s%s · %s"):format(res.label or "?", tostring(res.depth or "?"),

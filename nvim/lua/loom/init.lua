@@ -191,6 +191,16 @@ function M.statusline()
   return ("loom [%s] d%s%s"):format(st.label, tostring(st.depth or "?"), st.generating and " …" or "")
 end
 
+--- A failure as the user reads it: `✗ CODE: message` once (the server's answers already
+--- carry the `✗`; a client-side error gets one).
+function M.failure(err)
+  local text = tostring(err)
+  if text:find("^✗") then
+    return text
+  end
+  return "✗ " .. text
+end
+
 function M.notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = "Loom" })
 end

@@ -21,7 +21,7 @@ end
 function P.open(tree, uri)
   local res, err = loom.request_sync("loom/picture", { tree = tree or "", uri = uri })
   if not res then
-    loom.notify("✗ " .. tostring(err), vim.log.levels.ERROR)
+    loom.notify(loom.failure(err), vim.log.levels.ERROR)
     return
   end
   return P.show(res)

@@ -573,6 +573,14 @@ async def loom_export(ls: LoomServer, a: A.ExportParams) -> dict[str, Any]:
     return answer(result, **extra)
 
 
+@server.feature("loom/tabClosed")
+def tab_closed(ls: LoomServer, params: Any) -> None:
+    """The editor's last tab showing a document closed (its document may stay open)."""
+    uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
+    if isinstance(uri, str):
+        ls.generation.tab_closed(uri)
+
+
 @_request("loom/picture", A.PictureParams)
 def loom_picture(ls: LoomServer, a: A.PictureParams) -> dict[str, Any]:
     return ls.library.picture(a.tree, a.uri)

@@ -40,6 +40,9 @@ class Generation:
         self.diagnostics = diagnostics
         self.progress = progress  # pygls' work-done progress helper
         self.running: Running | None = None
+        #: documents whose last editor tab closed while they generated (``loom/tabClosed``;
+        #: VS Code keeps the document open for a while, so no didClose says so)
+        self.closed_tabs: set[str] = set()
 
     @property
     def busy(self) -> bool:
@@ -101,6 +104,8 @@ class Generation:
         or the text as it was (a failure, a cancel)."""
         host = self.host
         still_open = host.docs.open.get(uri) is doc
+        tab_gone = uri in self.closed_tabs
+        self.closed_tabs.discard(uri)
         if not result.ok:
             if run.cancel.is_set() and result.code == "MODEL_ERROR":
                 # the user asked for it: not an error, and nothing was written
@@ -113,16 +118,19 @@ class Generation:
                     self.diagnostics.add(doc, last.line(last.line_count - 1), result)
                 doc.generating = False
                 host.status(doc, result.text)
+                if tab_gone and not result.ok:
+                    host.show(result)
             elif not result.ok:
                 host.show(result)
             return result
         result = finished(host, result)
         first = host.app.ws.node(result.data["created"][0])
-        if not still_open:
+        if not still_open or tab_gone:
             # the tab closed while it ran: the continuations are in the tree; say where
             host.show(Result.success(f"{result.text.splitlines()[0]} in "
-                                     f"\"{doc.tree.title}\" (its tab was closed; they are "
-                                     "in the tree)"))
+                                     f"\"{doc.tree.title if doc.tree else uri}\" (its tab "
+                                     "was closed; they are in the tree)"))
+        if not still_open:
             return result
         seg = Segment(first.id, first.label, True, start, start + len(first.content),
                       first.content)
@@ -177,6 +185,12 @@ class Generation:
             return
         with contextlib.suppress(Exception):
             self.progress.end(token, lsp.WorkDoneProgressEnd())  # type: ignore[attr-defined]
+
+    def tab_closed(self, uri: str) -> None:
+        """The editor closed the last tab of ``uri``: if it is generating, the result will
+        say where the continuations went."""
+        if self.running is not None and self.running.uri == uri:
+            self.closed_tabs.add(uri)
 
     def cancel(self) -> bool:
         if self.running is None:
