@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from loom.errors import LoomError
-from loom.render.formats import error
+from loom.render.formats import error, ok
 
 
 def _print(text: str, *, err: bool = False) -> None:
@@ -122,42 +122,58 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from loom.interchange import import_file
+    from loom.interchange import ImportLimits, import_file
 
     app = _app(args, models=False)
-    trees = import_file(app.ws, Path(args.file))
-    for tree in trees:
-        _print(f'✓ imported "{tree.title}" ({app.ws.node_count(tree)} nodes) {tree.id}')
+    limits = ImportLimits.from_env()
+    if args.max_mb is not None:
+        if args.max_mb <= 0:
+            raise LoomError("INVALID_SYNTAX", "--max-mb must be positive")
+        limits.max_file_bytes = limits.max_document_bytes = int(args.max_mb * 1024 * 1024)
+    report = import_file(app.ws, Path(args.file), trust_permissions=args.trust,
+                         limits=limits)
+    _print(report.text())
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from loom.interchange import ExportOptions, export_tree
+    from loom.interchange.files import size_text
+
     app = _app(args, models=False)
     tree = app.ws.find_tree(args.tree)
-    if args.format == "md":
-        from loom.interchange.markdown import export_markdown
-
-        _, tip = app.ws.position(app.ws.human(), tree)
-        if args.node:
-            tip = app.ws.descend(app.ws.resolve(tree, args.node))
-        text = export_markdown(app.ws, tree, tip)
-    else:
-        from loom.interchange.openloom import export_openloom
-
-        data = export_openloom(app.ws, tree)
-        if args.format == "loom":
-            from loom.protocol import dumps
-
-            text = dumps(data)
-        else:
-            text = json.dumps(data, ensure_ascii=False, indent=2)
-    if args.out:
-        tmp = Path(args.out).with_suffix(Path(args.out).suffix + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, args.out)  # atomic: a half-written export never replaces a good one
-        _print(f"✓ exported \"{tree.title}\" to {args.out}")
-    else:
-        _print(text)
+    options = ExportOptions(system_context=not args.no_system_context,
+                            raw_responses=not args.no_raw,
+                            agent_prompts=not args.no_agent_prompts, media=args.media)
+    node = app.ws.descend(app.ws.resolve(tree, args.node)) if args.node else None
+    out = export_tree(app.ws, tree, args.format, options, node=node)
+    left_out = [what for what, flag in (("the system context", args.no_system_context),
+                                        ("raw responses", args.no_raw),
+                                        ("agents' system prompts", args.no_agent_prompts))
+                if flag and args.format != "md"]
+    if not args.out:
+        if isinstance(out, bytes):
+            raise LoomError("INVALID_SYNTAX",
+                            f'"{tree.title}" holds media files, so it exports as an Open Loom '
+                            "bundle (a ZIP)", "give a file to write it to: -o FILE.zip")
+        _print(out)
+        return 0
+    target = Path(args.out).expanduser()
+    data = out if isinstance(out, bytes) else out.encode("utf-8")
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, target)  # atomic: a half-written export never replaces a good one
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise LoomError("NOT_FOUND", f"cannot write {target}: {err.strerror or err}",
+                        "choose a folder that exists and that you can write to") from None
+    kind = "an Open Loom bundle" if isinstance(out, bytes) else {
+        "openloom": "Open Loom", "md": "Markdown", "loom": "the Loom Protocol",
+        "bundle": "an Open Loom bundle"}[args.format]
+    lines = [f"left out: {', '.join(left_out)}"] if left_out else []
+    _print(ok(f'exported "{tree.title}" ({app.ws.node_count(tree)} nodes) to {target} as '
+              f"{kind} ({size_text(len(data))})", *lines))
     return 0
 
 
@@ -253,15 +269,30 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("json", "loom"), default="json")
     s.set_defaults(fn=cmd_parse)
 
-    s = sub.add_parser("import", help="import Open Loom, socketteer/loom or loomsidian JSON")
+    s = sub.add_parser("import", help="import a loom file (Open Loom 2.x or v1, bundles, "
+                       "socketteer/loom, loomsidian, MiniLoom, exoloom)")
     s.add_argument("file")
+    s.add_argument("--trust", action="store_true",
+                   help="give new participants the permissions the file lists")
+    s.add_argument("--max-mb", type=float, help="refuse files larger than this (default 512, "
+                   "or $LOOM_IMPORT_MAX_MB)")
     s.set_defaults(fn=cmd_import)
 
     s = sub.add_parser("export", help="export a tree")
     s.add_argument("tree")
-    s.add_argument("--format", choices=("openloom", "md", "loom"), default="openloom")
+    s.add_argument("--format", choices=("openloom", "bundle", "md", "loom"),
+                   default="openloom")
     s.add_argument("--node", help="md: export the path through this node")
     s.add_argument("-o", "--out")
+    s.add_argument("--no-system-context", action="store_true",
+                   help="leave out the tree's system context (often private)")
+    s.add_argument("--no-raw", action="store_true",
+                   help="leave out raw provider responses (they can hold the whole prompt)")
+    s.add_argument("--no-agent-prompts", action="store_true",
+                   help="leave out agents' configured system prompts")
+    s.add_argument("--media", choices=("auto", "inline", "bundle"), default="auto",
+                   help="media as data: URIs (inline), files in a ZIP (bundle), or as "
+                   "imported (auto)")
     s.set_defaults(fn=cmd_export)
 
     s = sub.add_parser("demo", help="create the demo tree and open it in the editor")

@@ -79,8 +79,9 @@ def new_tree(ctx: Ctx, cmd: ast.NewTree) -> Result:
     root = ctx.ws.node(tree.root)
     ctx.ws.set_position(ctx.me, tree, root, root)
     ctx.actor.tree = tree
-    return Result.success(f.ok(f'created tree "{title}" ({tree.mode})', f"root {f.ref(root.label)}"),
-                          tree=tree.id, node=root.id)
+    return Result.success(
+        f.ok(f'created tree "{title}" ({tree.mode})', f"root {f.ref(root.label)}"),
+        tree=tree.id, node=root.id)
 
 
 def save(ctx: Ctx, cmd: ast.Save) -> Result:
@@ -135,19 +136,14 @@ def export(ctx: Ctx, cmd: ast.Export) -> Result:
 
 
 def import_(ctx: Ctx, cmd: ast.Import) -> Result:
-    from loom.interchange import import_data, import_file
+    from loom.interchange import import_bytes, import_file
 
     if cmd.content is not None:
-        try:
-            data = json.loads(cmd.content)
-        except ValueError as err:
-            raise LoomError("INVALID_SYNTAX", f"{cmd.name or 'the file'} is not JSON: {err}",
-                            "import an Open Loom, socketteer or loomsidian file") from err
-        trees = import_data(ctx.ws, data, name=cmd.name)
+        report = import_bytes(ctx.ws, cmd.content.encode("utf-8"), cmd.name or "the file",
+                              author=ctx.me)
     elif cmd.path:
-        trees = import_file(ctx.ws, Path(cmd.path).expanduser())
+        report = import_file(ctx.ws, Path(cmd.path).expanduser(), author=ctx.me)
     else:
         raise LoomError("INVALID_SYNTAX", "import needs a file", "loom import FILE")
-    lines = [f'imported "{t.title}" ({plural(ctx.ws.node_count(t), "node")})' for t in trees]
-    return Result.success(f.ok(*lines) if lines else f.ok("imported nothing"),
-                          trees=[t.id for t in trees])
+    return Result.success(report.text(), trees=[t.tree.id for t in report.trees],
+                          repairs=report.repairs)

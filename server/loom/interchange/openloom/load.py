@@ -239,8 +239,22 @@ class Importer:
                     report.repairs.extend(tree.repairs)
                 self.plan_links(plans, doc_ids)
                 shared = self.shared(plans, doc_rows)
+                people: set[str] = set()
+                docs: set[str] = set()
+                agent_ids: dict[str, str] = {}
                 for plan in plans:
-                    self.keep_differences(plan, shared)
+                    used = self.keep_differences(plan, shared)
+                    people |= used
+                    docs |= {link["target_doc"] for link in plan.snap.links
+                             if link["target_doc"]}
+                    agent_ids.update(plan.snap.tree_ic.get("agentIds") or {})
+                # The document's own fields, as Loom renders them for all its trees at once.
+                rendered_file = container_fields(shared, people, agent_ids, docs)
+                file_own = {k: v for k, v in self.doc.raw.items() if k not in CONTAINER_OWN}
+                file_keep = keep.diff(rendered_file, file_own)
+                for plan in plans:
+                    if file_keep:
+                        _tic(plan.snap.tree)["fileKeep"] = file_keep
                 self.write(doc_rows, plans)
         except (pw.IntegrityError, sqlite3.IntegrityError) as err:
             raise LoomError("CONFLICT", f"the file clashes with what is stored: {err}",
@@ -341,8 +355,9 @@ class Importer:
     def plan_tree(self, tree: TreeIn, used: set[str], titles: set[str]) -> TreePlan:
         return TreePlan(self, tree, used, titles)
 
-    def keep_differences(self, plan: TreePlan, shared: Shared) -> None:
-        """Render the planned rows as an export would and keep where the file differs."""
+    def keep_differences(self, plan: TreePlan, shared: Shared) -> set[str]:
+        """Render the planned rows as an export would and keep where the file differs;
+        the participants the rendering names."""
         snap = plan.snap
         tic = _tic(snap.tree)
         agent_ids = {pid: aid for pid, aid in plan.agent_ids.items() if pid != aid}
@@ -352,7 +367,7 @@ class Importer:
         file_nodes = plan.tree.nodes
         for nid, row in snap.nodes.items():
             key = plan.keys.get(nid)
-            if key is None:
+            if key is None or key == SYNTHETIC:
                 continue  # Loom's own root of a multi-root tree
             rendered = r.node(nid, kept=False)
             entries = keep.diff(rendered, file_nodes[key].raw)
@@ -378,19 +393,13 @@ class Importer:
         tree_keep = keep.diff(r.tree_fields(kept=False), original)
         if tree_keep:
             tic["keep"] = tree_keep
-        people = r.used_people | {link["author"] for link in snap.links}
-        docs = {link["target_doc"] for link in snap.links if link["target_doc"]}
-        rendered_file = container_fields(shared, people, plan.agent_ids, docs)
-        file_own = {k: v for k, v in self.doc.raw.items() if k not in CONTAINER_OWN}
-        file_keep = keep.diff(rendered_file, file_own)
-        if file_keep:
-            tic["fileKeep"] = file_keep
         tic["person"] = self.person.id
         if self.doc.version != "2.0":
             tic["version"] = self.doc.version
         if plan.unverified:
             tic["unverified"] = plan.unverified[:50]
         tic["source"] = self.format
+        return r.used_people | {link["author"] for link in snap.links}
 
     # ── writing ───────────────────────────────────────────────────────────────
     def write(self, doc_rows: list[dict[str, Any]], plans: list[TreePlan]) -> None:

@@ -517,8 +517,13 @@ def render_document(snaps: list[Snap], shared: Shared, options: ExportOptions,
         if isinstance(wrote, str) and _version_key(wrote) > _version_key(version):
             version = wrote  # the minor version whose fields the file kept
     body = container_fields(shared, people, agent_ids, doc_ids)
-    for snap in snaps:
-        body = keep.apply(body, snap.tree_ic.get("fileKeep") or [])
+    applied: set[str] = set()
+    for snap in snaps:  # the trees of one file carry the same entries: applied once
+        entries = snap.tree_ic.get("fileKeep") or []
+        key = json.dumps(entries, sort_keys=True)
+        if key not in applied:
+            applied.add(key)
+            body = keep.apply(body, entries)
     if not options.agent_prompts:
         _drop_prompts(body.get("agents"))
     doc: dict[str, Any] = {"format": FORMAT, "version": version,
