@@ -15,8 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from loom.store.db import open_database
-from loom.store.schema import Document, Edge, EdgeSource, Generation, Link, Node, Participant
-from loom.store.schema import RawResponse, Tree
+from loom.store.schema import (
+    Document,
+    Edge,
+    EdgeSource,
+    Generation,
+    Link,
+    Node,
+    Participant,
+    RawResponse,
+    Tree,
+)
 from loom.store.workspace import Workspace
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
@@ -181,9 +190,13 @@ def rich() -> dict[str, Any]:
     }
 
 
+def _t(ts: float) -> float:
+    return round(ts, 6)  # times travel as ISO-8601 with microseconds
+
+
 def tree_rows(ws: Workspace, tree: Tree) -> dict[str, Any]:
     """Every row of a tree, with participants by name and documents by name, so that two
-    databases can be compared."""
+    databases can be compared (times to the microsecond, as Open Loom carries them)."""
     people = {p.id: p.name for p in Participant.select()}
     t = Tree.get_by_id(tree.id)
     nodes = list(Node.select().where(Node.tree == t.id).order_by(Node.id))
@@ -191,12 +204,14 @@ def tree_rows(ws: Workspace, tree: Tree) -> dict[str, Any]:
     out: dict[str, Any] = {
         "tree": {k: getattr(t, k) for k in ("id", "description", "summary", "summary_source",
                                              "mode", "system_context", "archived", "root",
-                                             "ann_counter", "themes", "created", "updated")},
+                                             "ann_counter", "themes")},
+        "times": (_t(t.created), _t(t.updated)),
         "nodes": [{**{f: getattr(n, f) for f in (
             "id", "local_id", "label", "content", "author_type", "kind", "parent", "depth",
-            "summary", "summary_source", "created", "edited_from", "version_of",
+            "summary", "summary_source", "edited_from", "version_of",
             "version_number", "ann_number", "bookmarked", "pruned", "excluded",
             "content_hash")}, "author": people[n.author_id],
+            "created": _t(n.created),
             "extra": {k: v for k, v in (n.extra or {}).items() if k != "interchange"}}
             for n in nodes],
         "edges": sorted((e.target, e.kind, e.sibling_order)
@@ -206,11 +221,11 @@ def tree_rows(ws: Workspace, tree: Tree) -> dict[str, Any]:
         "generations": sorted(
             (g.id, g.node, g.provider, g.model, json.dumps(g.params, sort_keys=True),
              json.dumps(g.usage, sort_keys=True), g.latency_ms, g.completion_index,
-             json.dumps(g.logprobs), g.raw, g.created)
+             json.dumps(g.logprobs), g.raw, _t(g.created))
             for g in Generation.select().where(Generation.node.in_(ids))),
         "links": sorted((k.id, k.source, k.target_kind, k.target_node, k.target_tree,
                          Document.get_by_id(k.target_doc).name if k.target_doc else None,
-                         k.target_section, k.note, people[k.author], k.created)
+                         k.target_section, k.note, people[k.author], _t(k.created))
                         for k in Link.select().where(Link.tree == t.id)),
     }
     raw_ids = {g[9] for g in out["generations"] if g[9]}
