@@ -30,10 +30,6 @@ def is_legacy(data: dict[str, Any]) -> bool:
         if isinstance(edges, list) and any(isinstance(e, dict) and "target" in e and
                                            "targetNodeId" not in e for e in edges):
             return True
-        nodes = tree.get("nodes")
-        if isinstance(nodes, dict) and any(isinstance(n, dict) and isinstance(
-                n.get("content"), str) for n in nodes.values()):
-            return True
     return False
 
 

@@ -200,7 +200,8 @@ def _read_node(key: str, raw: dict[str, Any], at: str, repairs: list[str]) -> No
         repairs.append(f"{at}.content is missing: the node is empty")
     author = raw.get("author")
     if not isinstance(author, dict):
-        repairs.append(f"{at}.author is missing: read as a human's")
+        repairs.append(f"{at}.author is {'not an object' if 'author' in raw else 'missing'}"
+                       ": read as a human's")
         author = {}
     role = author.get("role")
     if not isinstance(role, str) or not role:
