@@ -178,10 +178,8 @@ def test_media_that_is_not_what_it_says_is_refused(setup: tuple[Workspace, dict[
                                                        json.dumps(doc)).message
 
 
-def test_cli_prints_a_clear_error(setup: tuple[Workspace, dict[str, Any]], tmp_path: Path,
-                                  capsys: pytest.CaptureFixture[str],
+def test_cli_prints_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    ws, _ = setup
     monkeypatch.setenv("LOOM_DB", str(tmp_path / "cli.db"))
     fifo = tmp_path / "p.json"
     os.mkfifo(fifo)
