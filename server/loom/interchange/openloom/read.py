@@ -69,6 +69,7 @@ class TreeIn:
     bases: list[str] = field(default_factory=list)  # roots that are not versions of a root
     current: str | None = None
     repairs: list[str] = field(default_factory=list)
+    cut: set[str] = field(default_factory=set)  # made roots by breaking a cycle
     loom: dict[str, Any] = field(default_factory=dict)
 
 
@@ -346,6 +347,7 @@ def _break_cycles(tree: TreeIn) -> None:
             tree.repairs.append(f"{tree.where}.edges[{edge.index}] closes a cycle ({names}): "
                                 f'kept in the file only; "{cut}" became a root')
             tree.demoted.setdefault(cut, []).append((edge.index, edge.raw))
+            tree.cut.add(cut)
         for key in walk:
             state[key] = 2
     # Other sources may not be descendants of the edge's target either.
@@ -398,7 +400,7 @@ def _find_roots(tree: TreeIn) -> None:
             roots.append(key)
     for key in edgeless:
         if key not in roots:
-            if listed:
+            if listed and key not in tree.cut:
                 tree.repairs.append(f'{where}.nodes["{key}"] has no parent and is not in '
                                     "rootNodeIds: made a root")
             roots.append(key)
