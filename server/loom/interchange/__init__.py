@@ -132,7 +132,9 @@ def export_tree(ws: Workspace, tree: Tree, fmt: ExportFormat = "openloom",
         from loom.protocol import dumps
 
         return dumps(document)
-    text = json.dumps(document, ensure_ascii=False, indent=2)
+    size = sum(len(t.get("nodes") or ()) for t in document["trees"])
+    # Indented for people to read; a very large tree compact (indenting JSON is slow).
+    text = json.dumps(document, ensure_ascii=False, indent=2 if size <= 20_000 else None)
     if members or fmt == "bundle":
         from loom.interchange.bundle import write_bundle
 

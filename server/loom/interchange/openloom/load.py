@@ -155,7 +155,9 @@ class Importer:
             return self.participant(node.name.strip() or kind, kind,
                                     "subject" if kind == "model" else "human", {})
         if node.role == "model":
-            return self.ws.subject()
+            if "\x00model" not in self.people:  # the subject model, looked up once
+                self.people["\x00model"] = self.ws.subject()
+            return self.people["\x00model"]
         if node.role == "system":
             return self.participant("system", "human", "system", {})
         return self.person
