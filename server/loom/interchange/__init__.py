@@ -20,7 +20,7 @@ from loom.errors import LoomError
 from loom.interchange.files import ImportLimits, parse_json, read_source
 from loom.interchange.openloom.render import ExportOptions
 from loom.interchange.report import ImportedTree, ImportReport
-from loom.store.schema import Node, Participant, Position, Tree
+from loom.store.schema import Node, Participant, Tree
 from loom.store.workspace import Workspace
 
 __all__ = ["ExportOptions", "ImportLimits", "ImportReport", "ImportedTree", "detect_format",
@@ -32,13 +32,6 @@ OPEN_LOOM = "open-loom"
 def invalid(message: str, hint: str | None = None) -> LoomError:
     """A malformed file: the message says where (the path of the bad field) and what."""
     return LoomError("INVALID_SYNTAX", message, hint)
-
-
-def place(ws: Workspace, participant: Participant, tree: Tree, node_id: str) -> None:
-    """Put ``participant`` at ``node_id`` in ``tree`` without making it their current tree."""
-    Position.replace(participant=participant.id, tree=tree.id, node=node_id, tip=node_id,
-                     updated=ws.clock()).execute()
-    ws.log_change(tree.id, "position", node_id, participant.id, {"tip": node_id})
 
 
 def detect_format(data: Any) -> str:

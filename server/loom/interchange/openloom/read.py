@@ -12,7 +12,6 @@ tree at all (no trees, no nodes, another major version) is an error.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -415,10 +414,3 @@ def _find_roots(tree: TreeIn) -> None:
 
     tree.bases = [k for k in roots if family(k) == k]
 
-
-def derived_children(tree: TreeIn) -> dict[str, list[str]]:
-    """Children (targets) per parent in the file's edge order."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for target, edge in sorted(tree.edges.items(), key=lambda kv: kv[1].index):
-        out[edge.sources[0][0]].append(target)
-    return out

@@ -323,6 +323,8 @@ class Renderer:
             "sources": [{"nodeId": self.ids.get(s["node"], s["node"]), "role": s["role"]}
                         for s in srcs],
             "targetNodeId": self.ids[target],
+            # Loom makes a node's edge with the node: the edge is as old as its target.
+            "createdAt": format_time(snap.nodes[target]["created"]),
         }
         ext: dict[str, Any] = {}
         if e["kind"] == "version":
