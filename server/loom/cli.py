@@ -135,26 +135,22 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     app = _app(args, models=False)
-    result = _run(app, ast.Import(path=args.file))
+    result = _run(app, ast.Import(path=args.file, trust=args.trust, max_mb=args.max_mb))
     if not result.ok:
         return _fail(result.text)
-    for tree_id in result.data["trees"]:
-        tree = app.ws.tree(tree_id)
-        _print(f'✓ imported "{tree.title}" ({app.ws.node_count(tree)} nodes) {tree.id}')
+    _print(result.text)
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     app = _app(args, models=False)
-    result = _run(app, ast.Export(tree=args.tree, format=args.format, path=args.out,
-                                  node=args.node))
+    result = _run(app, ast.Export(
+        tree=args.tree, format=args.format, path=args.out, node=args.node,
+        system_context=not args.no_system_context, raw_responses=not args.no_raw,
+        agent_prompts=not args.no_agent_prompts, media=args.media))
     if not result.ok:
         return _fail(result.text)
-    if args.out:
-        tree = app.ws.tree(result.data["tree"])
-        _print(f"✓ exported \"{tree.title}\" to {args.out}")
-    else:
-        _print(result.data["output"])
+    _print(result.text if args.out else result.data["output"])
     return 0
 
 
@@ -250,15 +246,30 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("json", "loom"), default="json")
     s.set_defaults(fn=cmd_parse)
 
-    s = sub.add_parser("import", help="import Open Loom, socketteer/loom or loomsidian JSON")
+    s = sub.add_parser("import", help="import a loom file (Open Loom 2.x or v1, bundles, "
+                       "socketteer/loom, loomsidian, MiniLoom, exoloom)")
     s.add_argument("file")
+    s.add_argument("--trust", action="store_true",
+                   help="give new participants the permissions the file lists")
+    s.add_argument("--max-mb", type=float, help="refuse files larger than this (default 512, "
+                   "or $LOOM_IMPORT_MAX_MB)")
     s.set_defaults(fn=cmd_import)
 
     s = sub.add_parser("export", help="export a tree")
     s.add_argument("tree")
-    s.add_argument("--format", choices=("openloom", "md", "loom"), default="openloom")
+    s.add_argument("--format", choices=("openloom", "bundle", "md", "loom"),
+                   default="openloom")
     s.add_argument("--node", help="md: export the path through this node")
     s.add_argument("-o", "--out")
+    s.add_argument("--no-system-context", action="store_true",
+                   help="leave out the tree's system context (often private)")
+    s.add_argument("--no-raw", action="store_true",
+                   help="leave out raw provider responses (they can hold the whole prompt)")
+    s.add_argument("--no-agent-prompts", action="store_true",
+                   help="leave out agents' configured system prompts")
+    s.add_argument("--media", choices=("auto", "inline", "bundle"), default="auto",
+                   help="media as data: URIs (inline), files in a ZIP (bundle), or as "
+                   "imported (auto)")
     s.set_defaults(fn=cmd_export)
 
     s = sub.add_parser("demo", help="create the demo tree and open it in the editor")

@@ -72,13 +72,20 @@ def test_parse(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_import_export_roundtrip(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, "import", str(FIXTURES / "socketteer-loom-demo.json"))
-    assert code == 0 and "(764 nodes)" in out
-    tree_id = out.strip().rsplit(" ", 1)[1]
+    assert code == 0
+    assert out.startswith('✓ imported "socketteer-loom-demo" (764 nodes, 22 bookmarks)\n'
+                          "  from socketteer/loom; tree ")
+    tree_id = re.search(r"tree (\w{26})", out).group(1)  # type: ignore[union-attr]
     target = tmp_path / "out.openloom"
-    code, out, _ = run(capsys, "export", tree_id, "--format", "openloom", "-o", str(target))
+    code, out, _ = run(capsys, "export", tree_id, "--format", "openloom", "-o", str(target),
+                       "--no-raw")
     assert code == 0 and target.exists()
+    assert out.startswith('✓ exported "socketteer-loom-demo" (764 nodes) to ')
+    assert "as Open Loom (" in out and "left out: raw responses" in out
     data = json.loads(target.read_text(encoding="utf-8"))
     assert data["format"] == "open-loom" and len(data["trees"][0]["nodes"]) == 764
+    code, out, _ = run(capsys, "import", str(target))
+    assert code == 0 and '"socketteer-loom-demo (2)" (764 nodes, 22 bookmarks)' in out
     code, out, _ = run(capsys, "export", tree_id, "--format", "loom")
     assert code == 0 and out.startswith("format: open-loom")
     code, out, _ = run(capsys, "export", tree_id, "--format", "md")

@@ -28,6 +28,8 @@ def _make(path: Path) -> tuple[int, int]:
 
 def _downgrade_to_v2(path: Path) -> None:
     con = sqlite3.connect(path)
+    con.execute("DROP TABLE media")
+    con.execute("ALTER TABLE tree DROP COLUMN extra")
     con.execute("DROP TABLE agent_turn")
     con.execute("DROP TABLE summary_job")
     con.execute("ALTER TABLE tree DROP COLUMN summary_counter")

@@ -210,9 +210,13 @@ class Save(_Command):
 class Export(_Command):
     verb: Literal["export"] = "export"
     tree: str | None = None  # None: the actor's tree
-    format: Literal["openloom", "md", "loom"] = "openloom"
+    format: Literal["openloom", "md", "loom", "bundle"] = "openloom"
     path: str | None = None  # None: the text is returned in the result's data
     node: str | None = None  # Markdown: the path through this node (default: position)
+    system_context: bool = True  # what the Open Loom draft lets an export leave out
+    raw_responses: bool = True
+    agent_prompts: bool = True
+    media: Literal["auto", "inline", "bundle"] = "auto"
 
 
 class Import(_Command):
@@ -220,6 +224,8 @@ class Import(_Command):
     path: str | None = None
     content: str | None = None  # the file's text, when the editor read it (no path)
     name: str | None = None  # what the content is called (for messages and format sniffing)
+    trust: bool = False  # take the participants' permissions from the file
+    max_mb: float | None = None  # read at most this much (default: LOOM_IMPORT_MAX_MB, 512)
 
 
 class Grant(_Command):

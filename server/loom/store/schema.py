@@ -62,6 +62,7 @@ class Tree(Base):
     themes = JSONField(null=True)  # from a structured tree summary
     created = pw.FloatField()
     updated = pw.FloatField()
+    extra = JSONField(null=True)  # v6: what an imported file says that Loom does not model
 
 
 class Node(Base):
@@ -280,6 +281,17 @@ class AgentTurn(Base):
     record = JSONField()
 
 
+class Media(Base):
+    """An image or audio file an imported tree holds (v6), stored once per content: nodes'
+    content blocks refer to it by its SHA-256, so paths never load the bytes."""
+
+    sha256 = pw.CharField(primary_key=True)
+    mime = pw.CharField()
+    size = pw.IntegerField()
+    data = pw.BlobField()
+    created = pw.FloatField()
+
+
 MODELS: tuple[type[Base], ...] = (
     Meta, Participant, Tree, Node, Edge, EdgeSource, Document, Link, Position, Pin, Stash,
     TraceEntry, RawResponse, Generation, BranchLock, Change,
@@ -288,3 +300,4 @@ V2_MODELS: tuple[type[Base], ...] = (BufferState,)
 V3_MODELS: tuple[type[Base], ...] = (SummaryJob,)
 V4_MODELS: tuple[type[Base], ...] = (AgentTurn,)
 V5_MODELS: tuple[type[Base], ...] = (EditorSession,)
+V6_MODELS: tuple[type[Base], ...] = (Media,)
