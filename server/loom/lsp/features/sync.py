@@ -55,8 +55,9 @@ class ChangeSync:
         self.seen = last
         if self.editing.blocked and any(c.kind == "lock.release" for c in changes):
             await self.editing.retry_blocked()
+        me = self.host.docs.participant.id
+        trees = {c.tree for c in changes if c.tree and _changes_paths(c.kind, c.actor, me)}
         content = [c for c in changes if not c.kind.startswith("lock.")]
-        trees = {c.tree for c in content if c.tree}
         docs_changed = any(c.kind.startswith("document.") for c in content)
         turn_trees = {c.tree for c in content if c.kind == "agent.turn" and c.tree}
         for doc in list(self.host.docs.open.values()):
@@ -72,8 +73,8 @@ class ChangeSync:
             elif (doc.kind in ("tree", "trace") or (doc.kind == "doc" and docs_changed)
                   or (doc.kind == "conversation" and parse_uri(doc.uri).tree in turn_trees)):
                 await self.refresh_readonly(doc)
-        if trees:
-            self.host.refresh_decorations()
+        if trees or any(c.kind.startswith(("link.", "node.flags")) for c in content):
+            self.host.refresh_decorations()  # lenses count links; hints show bookmarks
 
     async def refresh_traces(self) -> None:
         """Open trace views of this participant show each command as it runs."""
@@ -99,3 +100,19 @@ class ChangeSync:
             doc.session.doc.replace(0, len(doc.text), text)
             doc.view.text = text
             self.host.notify_changed(doc.uri)
+
+
+#: Change kinds that never alter what a path document shows: summaries (a background
+#: worker writes them by the thousand), locks, memory and the collaborator's turns.
+_NOT_TEXT = ("node.summary", "tree.summary", "document.", "lock.", "memory.", "agent.turn",
+             "participant.", "link.")
+
+
+def _changes_paths(kind: str, actor: str | None, me: str) -> bool:
+    """Whether a change can alter the text of an open path view: node and tree changes do;
+    a position only when it is this participant's (moved from another process)."""
+    if kind.startswith(_NOT_TEXT):
+        return False
+    if kind == "position":
+        return actor == me
+    return True
