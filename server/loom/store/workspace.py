@@ -565,9 +565,10 @@ class Workspace:
         edge = Edge.get_or_none(Edge.target == node.id)
         return edge is not None and edge.kind == "version"
 
-    def path(self, tip: Node, prefer: Iterable[str] = ()) -> list[Node]:
-        """Root → tip in one recursive query. Where a node has several sources (an original
-        and its versions), the walk takes a preferred one, else the newest version."""
+    def path(self, tip: Node, prefer: Iterable[str] = (), limit: int = 100_000) -> list[Node]:
+        """Root → tip in one recursive query (only its last ``limit`` nodes when given). Where
+        a node has several sources (an original and its versions), the walk takes a
+        preferred one, else the newest version."""
         cursor = self.db.execute_sql(
             """
             WITH RECURSIVE up(id, d) AS (
@@ -578,10 +579,10 @@ class Workspace:
                                (s.role = 'primary') DESC,
                                (SELECT version_number FROM node WHERE id = s.node) DESC,
                                s.node DESC LIMIT 1), d + 1
-              FROM up WHERE up.id IS NOT NULL AND d < 100000
+              FROM up WHERE up.id IS NOT NULL AND d < ?
             )
             SELECT n.* FROM up JOIN node n ON n.id = up.id ORDER BY up.d DESC
-            """, (tip.id, json.dumps(list(prefer))))
+            """, (tip.id, json.dumps(list(prefer)), max(0, limit - 1)))
         return NodeRow.all(cursor)  # type: ignore[return-value]
 
     def continuation_map(self, node_id: str, depth: int,

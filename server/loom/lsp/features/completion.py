@@ -153,7 +153,7 @@ def _nodes(docs: Documents, tree: Tree | None, typed: str) -> list[Item]:
         rows = docs.ws.nodes_by_prefix(tree, typed, MAX_ITEMS)
     if len(rows) < 10:
         node, tip = docs.ws.position(docs.participant, tree)
-        near = docs.ws.path(tip, prefer=(node.id,))[-40:]
+        near = docs.ws.path(tip, prefer=(node.id,), limit=40)  # never the whole path
         near += docs.ws.children(node)[:20]
         seen = {n.id for n in rows}
         pool = [n for n in near if n.id not in seen]
