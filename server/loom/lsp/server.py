@@ -489,7 +489,7 @@ async def _save(ls: LoomServer, uri: str, text: str, run_commands: bool) -> dict
             messages.append(res.text)
             ok = ok and res.ok
     if doc.kind == "doc":
-        result = ls.editing.save_document(doc)
+        result = ls.editing.save(doc)
     else:
         result = await ls.editing.commit_and_show(doc)
     messages.append(result.text)

@@ -116,7 +116,7 @@ class Editing:
                 self.host.refresh_decorations()
 
     # ── saves ──
-    def save_document(self, doc: OpenDoc) -> Result:
+    def save(self, doc: OpenDoc) -> Result:
         d = doc.view.doc
         if d is None:
             return Result.success("✓ nothing to save")
