@@ -10,7 +10,7 @@ import atexit
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -328,43 +328,38 @@ def _guard(default: Any = None) -> Callable[[Callable[..., Any]], Callable[..., 
     return wrap
 
 
+async def _answer(name: str, model: type[A.Args], fn: Callable[..., Any], ls: LoomServer,
+                  raw: Any) -> Any:
+    """Run a request or command handler at the boundary: typed arguments in, and every
+    failure (bad arguments included) an ``{ok: false, message: "✗ …"}`` answer."""
+    try:
+        out = fn(ls, parse_args(model, raw, name))
+        out = await out if asyncio.iscoroutine(out) else out
+        return answer(out) if isinstance(out, Result) else out
+    except LoomError as err:
+        return failure(err)
+    except Exception as err:
+        log.exception("%s failed", name)
+        return answer(Result.failure("CONFLICT", f"{name} failed inside Loom: "
+                                     f"{type(err).__name__}",
+                                     "this is a bug in Loom; nothing was written"))
+
+
 def _request(method: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
-    """A custom request with typed params; every failure is an answer, never an error."""
+    """A custom ``loom/…`` request with typed params."""
     def wrap(fn: Callable[..., Any]) -> Any:
         async def run(ls: LoomServer, params: Any) -> Any:
-            try:
-                args = parse_args(model, params, method)
-                out = fn(ls, args)
-                return await out if asyncio.iscoroutine(out) else out
-            except LoomError as err:
-                return failure(err)
-            except Exception as err:
-                log.exception("%s failed", method)
-                return answer(Result.failure("CONFLICT", f"{method} failed inside Loom: "
-                                             f"{type(err).__name__}",
-                                             "this is a bug in Loom; nothing was written"))
+            return await _answer(method, model, fn, ls, params)
         run.__name__ = fn.__name__
         return server.feature(method)(run)
     return wrap
 
 
 def _command(name: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
-    """A ``workspace/executeCommand`` command with typed arguments (the first argument
-    object); its failures (bad arguments included) answer ``ok: false``."""
-    def wrap(fn: Callable[..., Awaitable[Any] | Any]) -> Any:
-        async def run(ls: LoomServer, *raw: Any) -> dict[str, Any]:
-            try:
-                args = parse_args(model, list(raw), name)
-                out = fn(ls, args)
-                out = await out if asyncio.iscoroutine(out) else out
-                return answer(out) if isinstance(out, Result) else out
-            except LoomError as err:
-                return failure(err)
-            except Exception as err:
-                log.exception("%s failed", name)
-                return answer(Result.failure("CONFLICT", f"{name} failed inside Loom: "
-                                             f"{type(err).__name__}",
-                                             "this is a bug in Loom; nothing was written"))
+    """A ``workspace/executeCommand`` command; its first argument object is typed."""
+    def wrap(fn: Callable[..., Any]) -> Any:
+        async def run(ls: LoomServer, *raw: Any) -> Any:
+            return await _answer(name, model, fn, ls, list(raw))
         run.__name__ = fn.__name__
         return server.command(name)(run)
     return wrap
