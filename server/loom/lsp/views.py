@@ -146,14 +146,19 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -
     if target.kind == "tree":
         position, _ = ws.position(who, tree)
         return View(uri, "tree", tree_overview(ws, tree, position), True, "loom", tree=tree)
+    path = None
     if tip is None:
         anchor = ws.resolve(tree, target.node or "")
         if anchor.kind == "annotation":
             raise LoomError("NOT_FOUND", f"[{anchor.label}] is an annotation",
                             "open the node it annotates")
         node, current_tip = ws.position(who, tree)
-        on_path = any(n.id == anchor.id for n in ws.path(current_tip, prefer=(node.id,)))
-        tip = current_tip if on_path else ws.descend(anchor)
-    path = ws.path(tip, prefer=(tip.id,))
+        current = ws.path(current_tip, prefer=(node.id, current_tip.id))
+        if any(n.id == anchor.id for n in current):
+            tip, path = current_tip, current  # the path shown is the one walked: once
+        else:
+            tip = ws.descend(anchor)
+    if path is None:
+        path = ws.path(tip, prefer=(tip.id,))
     text, segments = path_text(ws, tree, path, ws.clock())
     return View(uri, "path", text, False, "loom", tree=tree, tip=tip, segments=segments)
