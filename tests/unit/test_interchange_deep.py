@@ -243,3 +243,42 @@ def test_the_cli_says_what_is_wrong(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         assert (out.out + out.err).startswith(expected), out
         assert "Traceback" not in out.err and "INTERNAL" not in out.err
         assert code == (0 if expected.startswith("✓") else 1)
+
+
+# ── the Loom Protocol's bound ────────────────────────────────────────────────
+
+
+def _nested(levels: int, kind: str) -> Any:
+    value: Any = {"leaf": "x"} if kind == "object" else ["x", "y"]
+    for i in range(levels - 1):
+        value = {"k": value, "n": i} if kind == "object" else [value, i]
+    return value
+
+
+@pytest.mark.parametrize("kind", ["object", "array"])
+def test_the_loom_protocol_reads_and_writes_up_to_its_bound(kind: str) -> None:
+    """128 levels round-trip with little stack to spare; a deeper value, however deep, is
+    a clear error from the encoder and the decoder, never a RecursionError."""
+    from loom.protocol import LoomEncodeError, LoomProtocolError, dumps
+    from loom.protocol.lexical import MAX_DEPTH
+
+    value = _nested(MAX_DEPTH, kind)
+    with recursion_limit(700):
+        text = dumps(value)
+        assert protocol_loads(text) == value
+        for levels in (MAX_DEPTH + 1, 100_000):
+            with pytest.raises(LoomEncodeError) as err:
+                dumps(_nested(levels, kind))
+            assert f"nests more than {MAX_DEPTH} levels deep" in str(err.value)
+        # deeper, written by hand (the encoder refuses to); an inline array at the bottom
+        # opens no block, so two more levels are sure to pass the decoder's bound
+        too_deep = _wrap(_wrap(text, kind), kind)
+        with pytest.raises(LoomProtocolError) as perr:
+            protocol_loads(too_deep)
+        assert f"nests more than {MAX_DEPTH} levels deep" in perr.value.message
+
+
+def _wrap(text: str, kind: str) -> str:
+    """Loom Protocol text one level deeper: under a key, or as an array's only item."""
+    indented = text.replace("\n", "\n  ")
+    return f"k:\n  {indented}" if kind == "object" else f"- {indented}"
