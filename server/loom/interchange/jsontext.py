@@ -90,11 +90,13 @@ def loads(text: str) -> Any:
     Raises ``json.JSONDecodeError`` for text that is not JSON (with the position), and
     :class:`JsonProblem` for JSON holding a value Loom cannot keep (see the module)."""
     try:
-        value = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        value = json.loads(text, parse_float=_float, parse_constant=_constant)
     except RecursionError:
         value = _decode_flat(text)
-    except _BadNumber:
-        value = _decode_flat(text)  # again, to say where the number is
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # _BadNumber, or an integer too long for int(): say where it is
+        value = _decode_flat(text)
     if _SURROGATE_ESCAPE.search(text):
         _check_surrogates(value)
     return value
@@ -262,6 +264,8 @@ def deepest(value: Any, limit: int) -> tuple[int, Any] | None:
     """None when ``value`` nests at most ``limit`` levels (a scalar is 0, ``[]`` 1),
     else (a depth over the limit, the linked path to where it was passed). Iterative, and
     stops at the first container past the limit."""
+    if not _deeper_than(value, limit):
+        return None
     stack: list[tuple[Any, int, Any]] = [(value, 0, None)]
     while stack:
         item, depth, path = stack.pop()
@@ -277,3 +281,19 @@ def deepest(value: Any, limit: int) -> tuple[int, Any] | None:
         stack.extend((v, depth, (k, path)) for k, v in children
                      if isinstance(v, dict | list))
     return None
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """The quick answer, level by level with no paths (the usual case: not deeper)."""
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for item in level:
+            below += [v for v in (item.values() if isinstance(item, dict) else item)
+                      if isinstance(v, dict | list)]
+        level = below
+    return False
