@@ -282,3 +282,26 @@ def _wrap(text: str, kind: str) -> str:
     """Loom Protocol text one level deeper: under a key, or as an array's only item."""
     indented = text.replace("\n", "\n  ")
     return f"k:\n  {indented}" if kind == "object" else f"- {indented}"
+
+
+def test_running_out_of_memory_is_a_limit_not_a_crash(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MemoryError is named in words, by the JSON reader and by the executor's boundary."""
+    from loom.app import open_app
+    from loom.commands import ast
+
+    def no_memory(*_: Any, **__: Any) -> Any:
+        raise MemoryError
+
+    ws = fresh(tmp_path / "x.db")
+    monkeypatch.setattr(jsontext, "loads", no_memory)
+    err = _refused(ws, chain_text(1), "LIMIT_EXCEEDED", name="big.json")
+    size = len(chain_text(1))
+    assert err.message == f"there is not enough memory to read big.json ({size} bytes)"
+    ws.db.close()
+    app = open_app(tmp_path / "y.db", use_default_subject=False)
+    monkeypatch.setattr("loom.interchange.import_bytes", no_memory)
+    result = app.executor.execute(ast.Import(content="{}", name="x.json"),
+                                  app.actor(None))
+    assert not result.ok and result.code == "LIMIT_EXCEEDED"
+    assert result.text.startswith("✗ LIMIT_EXCEEDED: there is not enough memory to import")

@@ -291,11 +291,14 @@ def serve_tcp(server: JsonRPCServer, host: str, port: int, token: str,
         session["active"] = True
         log.info("editor connected from %s", peer)
         server.protocol.set_writer(writer)  # type: ignore[arg-type]
-        await run_async(stop_event=stop_event, reader=_Replay(frame(message), reader),  # type: ignore[arg-type]
-                        protocol=server.protocol, logger=log,
-                        error_handler=server.report_server_error)
-        log.info("editor disconnected: stopping")
-        server.shutdown()
+        try:
+            await run_async(stop_event=stop_event,
+                            reader=_Replay(frame(message), reader),  # type: ignore[arg-type]
+                            protocol=server.protocol, logger=log,
+                            error_handler=server.report_server_error)
+        finally:  # however the connection ended (a reset too), the server stops with it
+            log.info("editor disconnected: stopping")
+            server.shutdown()
 
     async def main() -> None:
         listener = await asyncio.start_server(connection, host, port)
