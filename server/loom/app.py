@@ -6,6 +6,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loom.commands.context import Actor, SubjectModel
 from loom.commands.executor import Executor
@@ -15,6 +16,9 @@ from loom.store.db import open_database
 from loom.store.schema import Participant, Tree
 from loom.store.workspace import Workspace
 
+if TYPE_CHECKING:
+    from loom.agent.hooks import Hooks
+
 log = logging.getLogger(__name__)
 
 
@@ -22,6 +26,18 @@ log = logging.getLogger(__name__)
 class App:
     ws: Workspace
     executor: Executor
+    hooks: Hooks | None = None  # the collaborators' hook points (seed 003); see agent_hooks
+
+    def agent_hooks(self) -> Hooks:
+        """The hook points every collaborator of this process shares: Loom's own steps
+        (pruning before each model call, redaction last) and whatever the embedding
+        program adds (``app.agent_hooks().add_before_turn(step)``). Made on first use, so
+        commands that run no agent do not import it."""
+        if self.hooks is None:
+            from loom.agent.hooks import loom_hooks
+
+            self.hooks = loom_hooks()
+        return self.hooks
 
     def actor(self, tree: Tree, participant: Participant | None = None) -> Actor:
         return Actor(participant or self.ws.human(), tree)

@@ -208,7 +208,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from loom.lsp.server import serve
 
-    return serve(db=args.db, tcp=args.tcp)
+    return serve(db=args.db, tcp=args.tcp, token_file=args.token_file)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -293,7 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_agent)
 
     s = sub.add_parser("serve", help="run the language server (stdio)")
-    s.add_argument("--tcp", help="HOST:PORT instead of stdio (debugging)")
+    s.add_argument("--tcp", metavar="[HOST:]PORT",
+                   help="listen on a socket instead of stdio (host 127.0.0.1 unless given; "
+                   "clients must send the token, see docs/lsp.md)")
+    s.add_argument("--token-file", metavar="FILE",
+                   help="--tcp: the token, from a file only you can read (default: a new "
+                   "token, printed on stderr)")
     s.set_defaults(fn=cmd_serve)
     return p
 

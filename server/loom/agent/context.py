@@ -463,73 +463,122 @@ def _exchange_messages(exchanges: Sequence[Exchange], drop: bool) -> list[ChatMe
     return out
 
 
-def assemble(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
-             turn_input: str = "", exchanges: Sequence[Exchange] = (),
-             history: Sequence[HistoryItem] = (), system_prompt: str | None = None,
-             approval: bool = False, count: Counter | None = None) -> Assembly:
-    """The chat messages for one model call of ``actor`` (a collaborator) in its tree.
+@dataclass
+class Draft:
+    """Everything one model call's messages are made of, gathered once; :meth:`build`
+    makes the messages at a pruning level (0: nothing pruned … 4: oldest nodes left out)
+    and :func:`fit` picks the first level that fits the budget. The collaborator's loop
+    builds level 0 and runs pruning as its first before-turn step (``agent/hooks.py``)."""
 
-    Pruning decisions use a fast estimate (characters per token, calibrated against the
-    tokenizer as it goes); the result is then counted with the real tokenizer once, and
-    pruned further if that count is over budget. ``count`` replaces both (tests)."""
-    fast = count or _estimate
+    ws: Workspace
+    actor: Actor
+    budget_tokens: int
+    system: str
+    node: Node
+    path: list[Node]
+    blocks: list[_Block]
+    turn_input: str
+    exchanges: Sequence[Exchange]
+    history: Sequence[HistoryItem]
+    approval: bool
+    fast: Counter
+    exact_count: bool  # False: a test's counter decides alone (no tokenizer pass)
+    memories: dict[bool, str] = field(default_factory=dict)
+    fitted: Assembly | None = None  # what fit() chose, whatever steps came after it
+
+    @property
+    def levels(self) -> list[int]:
+        """The pruning levels that can change something (3 drops ephemeral content)."""
+        return [lv for lv in (0, 1, 2, 3, 4) if lv != 3 or self.exchanges or self.history]
+
+    def build(self, level: int, slack: int = 0) -> Assembly:
+        ws, actor, fast, budget = self.ws, self.actor, self.fast, self.budget_tokens
+        notes = []
+        compress = level >= 2
+        if compress not in self.memories:
+            self.memories[compress] = memory_block(ws, actor, compress=compress)
+        memory = self.memories[compress]
+        drop = level >= 3
+        turn = input_text(self.turn_input, () if drop else self.history)
+        ex_msgs = _exchange_messages(self.exchanges, drop)
+        ephemeral = bool(self.exchanges or self.history)
+        # the note's final wording needs the fitted numbers; reserve its room first
+        placeholder = _prune_note(level, budget, 999, 999, ephemeral)
+        loom = loom_context(ws, actor, self.node, self.path, approval=self.approval,
+                            notes=[placeholder] if level else [])
+        fixed = (fast(self.system) + fast(memory) + fast(loom) + fast(turn) +
+                 sum(fast(m.content) for m in ex_msgs) + 8 * (len(ex_msgs) + 2) + 12 + slack)
+        fitted = fit_conversation(self.blocks, budget - fixed, fast, prune=level >= 1,
+                                  elide=level >= 4)
+        if level:
+            notes.append(_prune_note(level, budget, fitted.summarized, fitted.elided,
+                                     ephemeral))
+            loom = loom_context(ws, actor, self.node, self.path, approval=self.approval,
+                                notes=notes)
+        body = "\n\n".join(x for x in (memory, fitted.text, loom, turn) if x)
+        messages = [ChatMessage(role="system", content=self.system),
+                    ChatMessage(role="user", content=body), *ex_msgs]
+        tokens = sum(fast(m.content) for m in messages) + 8 * len(messages)
+        sections = {"system": self.system, "memory": memory, "conversation": fitted.text,
+                    "loom": loom, "input": turn}
+        return Assembly(messages, tokens, budget, False, level > 0, notes, sections,
+                        fitted.summarized, fitted.elided)
+
+
+def draft(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
+          turn_input: str = "", exchanges: Sequence[Exchange] = (),
+          history: Sequence[HistoryItem] = (), system_prompt: str | None = None,
+          approval: bool = False, count: Counter | None = None) -> Draft:
+    """What the messages for one model call of ``actor`` (a collaborator) are made of."""
     who = actor.participant
     system = system_text(who.name, sorted(actor.permissions), system_prompt,
                          bool(who.loom_aware))
     node, path = agent_path(ws, actor)
     blocks = conversation_blocks(ws, path, ws.clock())
-    memories: dict[bool, str] = {}
+    return Draft(ws, actor, budget_tokens, system, node, path, blocks, turn_input, exchanges,
+                 history, approval, count or _estimate, count is None)
 
-    def build(level: int, slack: int = 0) -> Assembly:
-        notes = []
-        compress = level >= 2
-        if compress not in memories:
-            memories[compress] = memory_block(ws, actor, compress=compress)
-        memory = memories[compress]
-        drop = level >= 3
-        turn = input_text(turn_input, () if drop else history)
-        ex_msgs = _exchange_messages(exchanges, drop)
-        # the note's final wording needs the fitted numbers; reserve its room first
-        placeholder = _prune_note(level, budget_tokens, 999, 999, bool(exchanges or history))
-        loom = loom_context(ws, actor, node, path, approval=approval,
-                            notes=[placeholder] if level else [])
-        fixed = (fast(system) + fast(memory) + fast(loom) + fast(turn) +
-                 sum(fast(m.content) for m in ex_msgs) + 8 * (len(ex_msgs) + 2) + 12 + slack)
-        fitted = fit_conversation(blocks, budget_tokens - fixed, fast, prune=level >= 1,
-                                  elide=level >= 4)
-        if level:
-            notes.append(_prune_note(level, budget_tokens, fitted.summarized, fitted.elided,
-                                     bool(exchanges or history)))
-            loom = loom_context(ws, actor, node, path, approval=approval, notes=notes)
-        body = "\n\n".join(x for x in (memory, fitted.text, loom, turn) if x)
-        messages = [ChatMessage(role="system", content=system),
-                    ChatMessage(role="user", content=body), *ex_msgs]
-        tokens = sum(fast(m.content) for m in messages) + 8 * len(messages)
-        sections = {"system": system, "memory": memory, "conversation": fitted.text,
-                    "loom": loom, "input": turn}
-        return Assembly(messages, tokens, budget_tokens, False, level > 0, notes, sections,
-                        fitted.summarized, fitted.elided)
 
-    levels = [lv for lv in (0, 1, 2, 3, 4) if lv != 3 or exchanges or history]
+def fit(d: Draft, first: Assembly | None = None) -> Assembly:
+    """The messages at the first pruning level that fits the budget (seed 000's order).
+
+    Pruning decisions use a fast estimate (characters per token, calibrated against the
+    tokenizer as it goes); the result is then counted with the real tokenizer once, and
+    pruned further if that count is over budget. ``first``: level 0, already built."""
+    levels = d.levels
     k = 0
-    result = build(levels[k])
-    while result.tokens > budget_tokens and k + 1 < len(levels):
+    result = first if first is not None else d.build(levels[k])
+    while result.tokens > d.budget_tokens and k + 1 < len(levels):
         k += 1
-        result = build(levels[k])
-    if count is not None:
+        result = d.build(levels[k])
+    if not d.exact_count:
+        d.fitted = result
         return result
     slack = 0
     for _ in range(6):  # the real tokenizer has the last word
         measured, exact = _measure(result.messages)
         result.tokens, result.exact = measured, exact
-        if measured <= budget_tokens:
+        if measured <= d.budget_tokens:
             break
         if k + 1 < len(levels):
             k += 1
         else:
-            slack += measured - budget_tokens + 16
-        result = build(levels[k], slack)
+            slack += measured - d.budget_tokens + 16
+        result = d.build(levels[k], slack)
+    d.fitted = result
     return result
+
+
+def assemble(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
+             turn_input: str = "", exchanges: Sequence[Exchange] = (),
+             history: Sequence[HistoryItem] = (), system_prompt: str | None = None,
+             approval: bool = False, count: Counter | None = None) -> Assembly:
+    """The chat messages for one model call of ``actor`` (a collaborator) in its tree,
+    pruned to ``budget_tokens``: :func:`fit` of :func:`draft`. ``count`` replaces the
+    estimate and the tokenizer (tests)."""
+    return fit(draft(ws, actor, budget_tokens, turn_input=turn_input, exchanges=exchanges,
+                     history=history, system_prompt=system_prompt, approval=approval,
+                     count=count))
 
 
 # Characters per token for the fast estimate: starts conservative (English runs near 4.3

@@ -123,6 +123,11 @@ class Executor:
             log.exception("storage error running %s", cmd.verb)
             return Result.failure("CONFLICT", f"storage error: {err}",
                                   "retry; nothing was written")
+        except MemoryError:  # a file or a request too large for this machine: not a bug
+            log.warning("out of memory running %s", cmd.verb)
+            return Result.failure("LIMIT_EXCEEDED", f"there is not enough memory to {cmd.verb} "
+                                  "that", "try something smaller, or free memory; nothing was "
+                                  "written")
         except Exception as err:  # the boundary: a bug must not take the front end down
             log.exception("internal error running %s", cmd.verb)
             return Result.failure("INTERNAL", f"{type(err).__name__}: {err}",

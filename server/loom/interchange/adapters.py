@@ -29,13 +29,27 @@ def invalid(message: str, hint: str | None = None) -> LoomError:
 
 def drop_secrets(value: Any) -> Any:
     """``value`` without entries whose key names a credential: imported settings are kept
-    for reference, API keys never."""
-    if isinstance(value, dict):
-        return {k: drop_secrets(v) for k, v in value.items()
-                if not (isinstance(k, str) and _SECRET_KEY.search(k))}
-    if isinstance(value, list):
-        return [drop_secrets(v) for v in value]
-    return value
+    for reference, API keys never. A copy, made with an explicit stack (a file's settings
+    can nest as deep as its author liked)."""
+    if not isinstance(value, dict | list):
+        return value
+    top: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, top)]  # (original container, its copy)
+    while stack:
+        original, copy = stack.pop()
+        items = original.items() if isinstance(original, dict) else enumerate(original)
+        for k, v in items:
+            if isinstance(original, dict) and isinstance(k, str) and _SECRET_KEY.search(k):
+                continue
+            if isinstance(v, dict | list):
+                child: Any = {} if isinstance(v, dict) else []
+                stack.append((v, child))
+                v = child
+            if isinstance(copy, dict):
+                copy[k] = v
+            else:
+                copy.append(v)
+    return top
 
 
 def document(trees: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+import loom.interchange.jsontext as jsontext
 from loom.errors import LoomError
 
 MB = 1024 * 1024
@@ -107,20 +108,33 @@ def _too_big(path: Path | str, size: int, limit: int) -> LoomError:
 
 
 def parse_json(raw: bytes, name: str) -> Any:
-    """Parsed JSON, or INVALID_SYNTAX saying what is wrong with the text."""
+    """Parsed JSON (nested to any depth), or a LoomError saying what is wrong with the
+    text: INVALID_SYNTAX for text that is not JSON or holds what is not a character,
+    LIMIT_EXCEEDED for a number too long to keep or a file too large for memory."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
+        if raw[err.start:err.start + 1] == b"\xed" and \
+                b"\xa0" <= raw[err.start + 1:err.start + 2] <= b"\xbf":
+            # A UTF-16 surrogate written as UTF-8 (or text handed over with one in it).
+            raise LoomError("INVALID_SYNTAX",
+                            f"{name} holds half of a UTF-16 surrogate pair without its other "
+                            f"half (not a character) at offset {err.start}",
+                            "the program that wrote the file split a character (an emoji?) in "
+                            "two: remove or retype it") from None
         raise LoomError("INVALID_SYNTAX",
                         f"{name} is not UTF-8 text (bad byte at offset {err.start})",
                         "export the file as JSON again") from None
     if not text.strip():
         raise LoomError("INVALID_SYNTAX", f"{name} is empty")
     try:
-        return json.loads(text)
-    except RecursionError:
-        raise LoomError("LIMIT_EXCEEDED", f"{name} nests JSON too deeply to read",
-                        "a loom file nests a few levels per node at most") from None
+        return jsontext.loads(text)
+    except MemoryError:
+        raise LoomError("LIMIT_EXCEEDED", f"there is not enough memory to read {name} "
+                        f"({size_text(len(raw))})",
+                        "close other programs, or import the file on a larger machine") from None
+    except jsontext.JsonProblem as err:
+        raise json_problem(err, text, name) from None
     except json.JSONDecodeError as err:
         if err.pos >= len(text.rstrip()) or err.msg.startswith("Unterminated string"):
             raise LoomError("INVALID_SYNTAX",
@@ -129,3 +143,21 @@ def parse_json(raw: bytes, name: str) -> Any:
                             "the file was cut short; export or copy it again") from None
         raise LoomError("INVALID_SYNTAX", f"{name} is not valid JSON: {err.msg} at line "
                         f"{err.lineno} column {err.colno}") from None
+
+
+def json_problem(err: jsontext.JsonProblem, text: str, name: str) -> LoomError:
+    """The LoomError for JSON holding what Loom cannot keep, saying where it is."""
+    where = ""
+    if err.pos >= 0:
+        line = text.count("\n", 0, err.pos) + 1
+        column = err.pos - (text.rfind("\n", 0, err.pos) + 1) + 1
+        where = f" at line {line} column {column}"
+    if err.kind == "number":
+        return LoomError("LIMIT_EXCEEDED", f"{name} holds {err.message}{where}",
+                         "a loom file holds no such number: check what wrote the file")
+    if err.kind == "constant":
+        return LoomError("INVALID_SYNTAX", f"{name} holds {err.message}{where}",
+                         "write the value as a string or null")
+    return LoomError("INVALID_SYNTAX", f"{name}: {err.message}{where}",
+                     "the program that wrote the file split a character (an emoji?) in two: "
+                     "remove or retype it")

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from loom.interchange.adapters import Ids, document, drop_secrets, edge, invalid, text_node
+from loom.interchange.jsontext import json_kind, render_path
 from loom.interchange.times import format_time, parse_epoch
 from loom.model.ids import new_ulid
 
@@ -99,13 +100,13 @@ def _tags(node: dict[str, Any]) -> list[str]:
     return [str(t) for t in tags] if isinstance(tags, list) else []
 
 
-def _check(node: Any, where: str) -> None:
+def _check(node: Any, at: Any) -> None:
     if not isinstance(node, dict):
-        raise invalid(f"{where}: a node is a JSON object, not {type(node).__name__}")
+        raise invalid(f"{render_path(at)}: a node is a JSON object, not {json_kind(node)}")
     if not isinstance(node.get("text", ""), str | None):
-        raise invalid(f"{where}.text: the text is not a string")
+        raise invalid(f"{render_path(('text', at))}: the text is not a string")
     if not isinstance(node.get("children", []), list | None):
-        raise invalid(f"{where}.children: children is not a list")
+        raise invalid(f"{render_path(('children', at))}: children is not a list")
 
 
 def _node(node: dict[str, Any], nid: str, ext: dict[str, Any], models: _Models
@@ -148,12 +149,14 @@ def _node(node: dict[str, Any], nid: str, ext: dict[str, Any], models: _Models
 
 def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
     """One buffer-mode tree, validated whole before anything is written."""
+    # Where each node is, as linked steps ((step, parent's steps)): a path is spelled out
+    # only for an error, so a deep tree costs no copying.
     if isinstance(data, list):
-        roots, file, wheres = data, {}, [f"[{i}]" for i in range(len(data))]
+        roots, file, wheres = data, {}, [(i, None) for i in range(len(data))]
     elif isinstance(data.get("root"), dict):
-        roots, file, wheres = [data["root"]], data, ["root"]
+        roots, file, wheres = [data["root"]], data, [("root", None)]
     else:
-        roots, file, wheres = [data], {}, ["(file)"]
+        roots, file, wheres = [data], {}, [None]
     models = _Models(file)
     ids = Ids()
     nodes: dict[str, dict[str, Any]] = {}
@@ -161,7 +164,7 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
     by_source: dict[str, str] = {}
     root_ids: list[str] = []
     media = 0
-    stack: list[tuple[Any, str | None, str]] = [
+    stack: list[tuple[Any, str | None, Any]] = [
         (n, None, wheres[i]) for i, n in reversed(list(enumerate(roots)))]
     while stack:  # iterative: socketteer trees can be deep
         node, parent, at = stack.pop()
@@ -176,7 +179,7 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
             root_ids.append(nid)
         else:
             edges.append(edge(parent, nid))
-        stack.extend((child, nid, f"{at}.children[{i}]") for i, child in
+        stack.extend((child, nid, (i, ("children", at))) for i, child in
                      reversed(list(enumerate(node.get("children") or []))))
     tree: dict[str, Any] = {"id": new_ulid(), "title": _title(file, roots, name),
                             "mode": "buffer", "rootNodeIds": root_ids, "nodes": nodes,

@@ -764,12 +764,21 @@ def cmd_stop_collaborator(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
             else "the collaborator is not taking a turn"}
 
 
-def serve(db: str | None = None, tcp: str | None = None) -> int:
+def serve(db: str | None = None, tcp: str | None = None,
+          token_file: str | None = None) -> int:
+    """Serve on stdio, or on ``tcp`` (``[HOST:]PORT``) to one editor holding the token
+    (``lsp/tcp.py``): generated and printed on stderr, or read from ``token_file``."""
     logging.basicConfig(level=logging.WARNING)
     server.db_arg = db
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
+    if not tcp:
         server.start_io()
+        return 0
+    from loom.lsp import tcp as tcp_server
+
+    host, port = tcp_server.parse_address(tcp)
+    token = tcp_server.read_token_file(token_file) if token_file else tcp_server.new_token()
+    def announce(bound_host: str, bound_port: int) -> None:
+        tcp_server.announce(bound_host, bound_port, None if token_file else token, token_file)
+
+    tcp_server.serve_tcp(server, host, port, token, on_listening=announce)
     return 0

@@ -6,7 +6,15 @@ from enum import Enum
 from typing import Any, NamedTuple, NoReturn
 
 from loom.protocol.errors import LoomProtocolError
-from loom.protocol.lexical import BLOCK_CLIP, BLOCK_STRIP, CELL_SEP, SEP, UNSAFE_RE, scan_quoted
+from loom.protocol.lexical import (
+    BLOCK_CLIP,
+    BLOCK_STRIP,
+    CELL_SEP,
+    MAX_DEPTH,
+    SEP,
+    UNSAFE_RE,
+    scan_quoted,
+)
 from loom.protocol.lines import Line, Notes, split_lines
 from loom.protocol.scalars import (
     Fail,
@@ -95,6 +103,7 @@ class _Parser:
         self.notes = notes
         self._widths_noted: set[int] = set()
         self._loose_table_lines: list[int] = []
+        self.depth = 0  # blocks open (MAX_DEPTH at most)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -164,6 +173,15 @@ class _Parser:
         """The value whose first line is the next line, at exactly ``indent``."""
         line = self.peek()
         assert line is not None and line.indent == indent
+        if self.depth >= MAX_DEPTH:
+            self.fail(f"the value nests more than {MAX_DEPTH} levels deep", line)
+        self.depth += 1
+        try:
+            return self._block(line, indent)
+        finally:
+            self.depth -= 1
+
+    def _block(self, line: Line, indent: int) -> Any:
         kind = classify(line.text)
         if kind is _Kind.ITEM:
             return self.array(indent)

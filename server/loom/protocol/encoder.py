@@ -10,6 +10,7 @@ from loom.protocol.lexical import (
     BLOCK_CLIP,
     BLOCK_STRIP,
     CELL_SEP,
+    MAX_DEPTH,
     SEP,
     UNSAFE_RE,
     Ctx,
@@ -29,12 +30,42 @@ def dumps(value: Any) -> str:
     """Encode a JSON value (dict, list, str, int, float, bool, None) as Loom Protocol text.
 
     The text has no trailing newline. Tuples are written as arrays. Raises
-    :class:`LoomEncodeError` (a ``ValueError``) for NaN, infinity and reference cycles, and
+    :class:`LoomEncodeError` (a ``ValueError``) for NaN, infinity, reference cycles and
+    values nested more than ``MAX_DEPTH`` levels, and
     :class:`LoomEncodeTypeError` (also a ``TypeError``) for values that are not JSON data.
     """
+    _check_depth(value)
     enc = _Encoder()
     enc.root(value)
     return "\n".join(enc.lines)
+
+
+def _check_depth(value: Any) -> None:
+    """Refuse a value nested more than MAX_DEPTH levels (``[]`` is one level), with the path
+    to where it passes the bound: checked first, with an explicit stack, so the recursive
+    writer below never goes deeper than the bound."""
+    # (value, depth, path to it, the containers above it as a linked list)
+    stack: list[tuple[Any, int, list[str | int], Any]] = [(value, 0, [], None)]
+    while stack:
+        item, depth, steps, above = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.items()
+        elif isinstance(item, list | tuple):
+            children = enumerate(item)
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            seen, link = {id(item)}, above
+            while link is not None and link[0] not in seen:
+                seen.add(link[0])
+                link = link[1]
+            err = LoomEncodeError("cannot encode a reference cycle" if link is not None else
+                                  f"the value nests more than {MAX_DEPTH} levels deep")
+            err.steps = steps
+            raise err
+        here = (id(item), above)
+        stack.extend((v, depth + 1, [*steps, k], here) for k, v in children
+                     if isinstance(v, dict | list | tuple))
 
 
 def scalar(v: Any, ctx: Ctx) -> str:

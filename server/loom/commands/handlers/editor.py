@@ -154,7 +154,9 @@ def import_(ctx: Ctx, cmd: ast.Import) -> Result:
             raise LoomError("INVALID_SYNTAX", "--max-mb must be positive")
         limits.max_file_bytes = limits.max_document_bytes = int(cmd.max_mb * 1024 * 1024)
     if cmd.content is not None:
-        report = import_bytes(ctx.ws, cmd.content.encode("utf-8"), cmd.name or "the file",
+        # surrogatepass: a lone surrogate in the sent text is named by the parser, not a crash
+        report = import_bytes(ctx.ws, cmd.content.encode("utf-8", "surrogatepass"),
+                              cmd.name or "the file",
                               author=ctx.me, trust_permissions=cmd.trust, limits=limits)
     elif cmd.path:
         report = import_file(ctx.ws, Path(cmd.path).expanduser(), author=ctx.me,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loom.errors import LoomError
+from loom.interchange.jsontext import deepest, render_path
 from loom.interchange.times import parse_iso
 
 FORMAT = "open-loom"
@@ -23,6 +24,7 @@ NS = "loom"  # Loom's namespace in ``extensions``
 MAJOR = 2
 _VERSION = re.compile(r"^\s*(\d+)(?:\.(\d+))?")
 _ROLES = ("primary", "context", "instruction")
+MAX_DEPTH = 128  # levels of JSON in a document (a node's own fields start at level 5)
 
 
 def invalid(message: str, hint: str | None = None) -> LoomError:
@@ -102,6 +104,7 @@ def version_of(data: dict[str, Any]) -> str:
 def read_document(data: Any) -> DocumentIn:
     if not isinstance(data, dict):
         raise invalid("an Open Loom document is a JSON object")
+    _check_depth(data)
     if data.get("format") != FORMAT:
         raise invalid(f'format: expected "{FORMAT}", found {data.get("format")!r}')
     version = version_of(data)
@@ -128,6 +131,20 @@ def read_document(data: Any) -> DocumentIn:
     if not trees:
         raise invalid("trees: no tree in the document has a node", "a tree needs nodes")
     return DocumentIn(data, version, trees, agents, loom, repairs)
+
+
+def _check_depth(data: dict[str, Any]) -> None:
+    """Trees nest by reference (a flat node map, an edge list), so only a value inside a
+    node or an extension can nest deeply, and nothing a loom writes does. Beyond
+    MAX_DEPTH it is refused: every walk over stored values (the JSON encoder, the Loom
+    Protocol, redaction, the kept differences) may then recurse safely."""
+    found = deepest(data, MAX_DEPTH)
+    if found is not None:
+        raise LoomError("LIMIT_EXCEEDED",
+                        f"{render_path(found[1])} nests values more than {MAX_DEPTH} levels "
+                        "deep (counted from the top of the document)",
+                        "a loom file nests values a few levels deep: this one was damaged or "
+                        "made to break readers; remove the deep value")
 
 
 def _dict(value: Any, where: str, repairs: list[str]) -> dict[str, Any]:
@@ -302,18 +319,23 @@ def _check_edited_from(tree: TreeIn) -> None:
             tree.repairs.append(f'{tree.where}.nodes["{key}"].editedFrom "{node.edited_from}" '
                                 "is not a node: left out")
             node.edited_from = None
-    for key in tree.nodes:  # an editedFrom chain that loops is cut where it closes
-        seen = [key]
-        at = tree.nodes[key].edited_from
-        while at is not None:
-            if at in seen:
-                last = seen[-1]
-                tree.repairs.append(f'{tree.where}.nodes["{last}"].editedFrom "{at}" makes '
-                                    "the edit lineage loop: left out")
-                tree.nodes[last].edited_from = None
-                break
-            seen.append(at)
+    # An editedFrom chain that loops is cut where it closes. Each node is walked once:
+    # a walk stops at a node an earlier walk finished (linear, however long the lineage).
+    state: dict[str, int] = {}  # 1: on the current walk, 2: finished
+    for key in tree.nodes:
+        walk: list[str] = []
+        at: str | None = key
+        while at is not None and at not in state:
+            state[at] = 1
+            walk.append(at)
             at = tree.nodes[at].edited_from
+        if at is not None and state[at] == 1:
+            last = walk[-1]
+            tree.repairs.append(f'{tree.where}.nodes["{last}"].editedFrom "{at}" makes '
+                                "the edit lineage loop: left out")
+            tree.nodes[last].edited_from = None
+        for done in walk:
+            state[done] = 2
 
 
 def _parent(tree: TreeIn, key: str) -> str | None:
@@ -342,7 +364,7 @@ def _break_cycles(tree: TreeIn) -> None:
             cycle = walk[walk.index(at):]
             cut = min(cycle, key=lambda k: rank[k])
             edge = tree.edges.pop(cut)
-            names = " → ".join(f'"{k}"' for k in [*reversed(cycle), cycle[-1]])
+            names = _cycle_names([*reversed(cycle), cycle[-1]])
             tree.repairs.append(f"{tree.where}.edges[{edge.index}] closes a cycle ({names}): "
                                 f'kept in the file only; "{cut}" became a root')
             tree.demoted.setdefault(cut, []).append((edge.index, edge.raw))
@@ -367,6 +389,16 @@ def _break_cycles(tree: TreeIn) -> None:
         edge.positions = positions
 
 
+def _cycle_names(keys: list[str], shown: int = 3) -> str:
+    """``"a" → "b" → "a"``; a long cycle shows its first and last few nodes and a count
+    (a cycle through 40,000 nodes is one line of a report, not 500 KB)."""
+    if len(keys) > 2 * shown + 1:
+        hidden = len(keys) - 2 * shown
+        keys = [*keys[:shown], f"… {hidden:,} more nodes …", *keys[-shown:]]
+        return " → ".join(k if k.startswith("… ") else f'"{k}"' for k in keys)
+    return " → ".join(f'"{k}"' for k in keys)
+
+
 def _descends(tree: TreeIn, node: str, ancestor: str) -> bool:
     at: str | None = node
     while at is not None:
@@ -388,6 +420,7 @@ def _find_roots(tree: TreeIn) -> None:
         listed = []
     edgeless = [k for k in nodes if k not in tree.edges]
     roots: list[str] = []
+    root_set: set[str] = set()
     for key in listed:
         if not isinstance(key, str) or key not in nodes:
             tree.repairs.append(f'{where}.rootNodeIds lists "{key}", which is not a node: '
@@ -395,22 +428,17 @@ def _find_roots(tree: TreeIn) -> None:
         elif key in tree.edges:
             tree.repairs.append(f'{where}.rootNodeIds lists "{key}", which has a parent: '
                                 "not a root")
-        elif key not in roots:
+        elif key not in root_set:
             roots.append(key)
+            root_set.add(key)
     for key in edgeless:
-        if key not in roots:
+        if key not in root_set:
             if listed and key not in tree.cut:
                 tree.repairs.append(f'{where}.nodes["{key}"] has no parent and is not in '
                                     "rootNodeIds: made a root")
             roots.append(key)
+            root_set.add(key)
     tree.roots = roots
-    root_set = set(roots)
-
-    def family(key: str) -> str:
-        at = key
-        while nodes[at].edited_from in root_set:
-            at = nodes[at].edited_from  # type: ignore[assignment]
-        return at
-
-    tree.bases = [k for k in roots if family(k) == k]
+    # A base is a root that is not an edit of another root (lineages do not loop by now).
+    tree.bases = [k for k in roots if nodes[k].edited_from not in root_set]
 

@@ -49,7 +49,8 @@ class Collaborator:
             settings = self.host.settings
             agent = Agent(self.host.app.ws, self.host.app.executor, tree, spec=AgentSpec(),
                           approve=self._approve, autonomous=settings.collaborator_autonomous,
-                          settle_s=settings.collaborator_settle_s)
+                          settle_s=settings.collaborator_settle_s,
+                          hooks=self.host.app.agent_hooks())
             self.agents[tree.id] = agent
         return agent
 
