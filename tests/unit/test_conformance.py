@@ -212,11 +212,15 @@ def test_continue_and_respond(marie: Marie) -> None:
         "Slowing down—let's sit in this moment and...",
     ])
     out = marie.run("→ continue from a7x2 n:3")
-    assert re.fullmatch(
+    # the seed's lines, then the move said as respond says it (a7x2 is on the human's path)
+    m = re.fullmatch(
         r"✓ generating 3 continuations from \[a7x2\]\.\.\.\n"
-        r'  \[[0-9a-z]{6}\] "Taking the trauma angle further, we see Marie\.\.\."\n'
+        r'  \[([0-9a-z]{6})\] "Taking the trauma angle further, we see Marie\.\.\."\n'
         r'  \[[0-9a-z]{6}\] "What if we introduce a foil character who\.\.\."\n'
-        r'  \[[0-9a-z]{6}\] "Slowing down—let\'s sit in this moment and\.\.\."', out), out
+        r'  \[[0-9a-z]{6}\] "Slowing down—let\'s sit in this moment and\.\.\."\n'
+        r"  switched to \[\1\]", out)
+    assert m, out
+    assert marie.ws.position(marie.actor.participant, marie.actor.tree)[0].label == m.group(1)
     assert marie.ws.count_children(marie.nodes["a7x2"].id) == 6
     out = marie.run('→ respond a7x2 "my own take"')
     m = re.fullmatch(r"✓ created \[([0-9a-z]{6})\] as continuation from \[a7x2\]\n"

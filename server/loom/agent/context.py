@@ -245,7 +245,7 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
     memory is no block at all."""
     who = actor.participant
     pinned: list[str] = []
-    for p, entity in mem.pinned(ws, who):
+    for p, entity in mem.pinned(ws, who, actor.tree):
         if isinstance(entity, Node):
             pinned.append(f"  {f.ref(entity.label)} {quote(_capped(entity.content))}")
             continue
@@ -258,7 +258,7 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
         pinned.append(f"  {f.doc_ref(doc.name, p.section)} "
                       f"({plural(word_count(text), 'word')})")
         pinned.append(f"    {quote(_capped(text))}")
-    items = mem.stashes(ws, who)
+    items = mem.stashes(ws, who, actor.tree)
     recalled = [f'  "{s.label}": {quote(_capped(s.content))}' for s in items if s.recalled]
     stashed = [f'"{s.label}"' for s in items if not s.recalled]
     limit = TRACE_RECENT
@@ -412,10 +412,10 @@ def loom_context(ws: Workspace, actor: Actor, node: Node, path: Sequence[Node], 
     lines = [LOOM_HEAD, f'Tree: "{tree.title}" ({tree.mode})']
     if tree.mode == "buffer":
         words = sum(word_count(n.content) for n in path if not n.excluded)
-        where = (f.ambient_buffer(node.local_id, tree.title, words)[:-1] +
+        where = (f.ambient_buffer(node.label, tree.title, words)[:-1] +
                  f" depth:{node.depth}⟩")
     else:
-        where = f.ambient(node.local_id, node.depth, ws.siblings(node),
+        where = f.ambient(node.label, node.depth, ws.siblings(node),
                           ws.count_children(node.id, "annotation"), ws.count_links(node.id))
     short = ",".join(perms.SHORT[p] for p in perms.ordered(actor.permissions)) or "none"
     lines.append(f"You are at {where} ⟨permissions:{short}⟩")
