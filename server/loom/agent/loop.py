@@ -329,6 +329,10 @@ class TurnLoop:
             record.stop_reason = "error"
             record.error = err.render()
             self._emit("error", record.error)
+        except LoomError as err:  # e.g. a context budget too small for what must survive
+            record.stop_reason = "error"
+            record.error = Result.from_error(err).text
+            self._emit("error", record.error)
         record.message = "\n\n".join(s.text for s in record.said if s.text.strip())
         return record
 

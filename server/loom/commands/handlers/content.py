@@ -217,9 +217,11 @@ def edit(ctx: Ctx, cmd: ast.Edit) -> Result:
     on_path = any(n.id == original.id for n in current)
     version = ctx.ws.add_version(ctx.tree, original, cmd.content, ctx.me)
     if ctx.tree.mode == "buffer":
-        if on_path:
-            ctx.ws.set_position(ctx.me, ctx.tree, version, current[-1]
-                                if current[-1].id != original.id else version)
+        if on_path:  # the version takes the original's place on your path; you stay put
+            node, tip = ctx.position()
+            ctx.ws.set_position(ctx.me, ctx.tree,
+                                version if node.id == original.id else node,
+                                version if tip.id == original.id else tip)
         return Result.success(
             f.ok(f"created version {f.ref(version.label)} from {f.ref(original.label)}",
                  "downstream nodes preserved via hyperedge"),
