@@ -12,6 +12,8 @@ from loom.commands import ast
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.render.formats import error
+from loom.render.text import plural
+from loom.store.workspace import TreeCounts
 
 
 def _print(text: str, *, err: bool = False) -> None:
@@ -59,10 +61,24 @@ def cmd_trees(args: argparse.Namespace) -> int:
     if not rows:
         _print("no trees yet: loom new TITLE, loom import FILE, or loom demo")
         return 0
-    for tree, count in rows:
+    for tree, _count in rows:
         archived = " (archived)" if tree.archived else ""
-        _print(f'{tree.id}  {count:>6} nodes  {tree.mode:<8}  "{tree.title}"{archived}')
+        _print(f'{tree.id}  {_counts_text(app.ws.tree_counts(tree))}  {tree.mode:<8}  '
+               f'"{tree.title}"{archived}')
     return 0
+
+
+def _apart(c: TreeCounts) -> str:
+    """What a tree holds besides its nodes: ``3 annotations, 1 version``, or ""."""
+    return ", ".join(plural(n, one, many) for n, one, many in (
+        (c.annotations, "annotation", "annotations"), (c.versions, "version", "versions"),
+        (c.archived, "archived", "archived")) if n)
+
+
+def _counts_text(c: TreeCounts) -> str:
+    """``11 nodes`` as ``→ tree`` counts them, and what is counted apart, said as such."""
+    text = f"{c.nodes:>6} {'node' if c.nodes == 1 else 'nodes'}"
+    return text + (f" (not counted: {_apart(c)})" if _apart(c) else "")
 
 
 def _stream_printer():
@@ -140,7 +156,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         return _fail(result.text)
     for tree_id in result.data["trees"]:
         tree = app.ws.tree(tree_id)
-        _print(f'✓ imported "{tree.title}" ({app.ws.node_count(tree)} nodes) {tree.id}')
+        counts = app.ws.tree_counts(tree)
+        apart = f"; not counted: {_apart(counts)}" if _apart(counts) else ""
+        _print(f'✓ imported "{tree.title}" ({plural(counts.nodes, "node")}{apart}) {tree.id}')
     return 0
 
 
@@ -163,7 +181,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     app = _app(args, models=False)
     tree = create_demo(app.ws)
-    _print(f'✓ demo tree "{tree.title}" ready ({app.ws.node_count(tree)} nodes) {tree.id}')
+    nodes = plural(app.ws.tree_counts(tree).nodes, "node")
+    _print(f'✓ demo tree "{tree.title}" ready ({nodes}) {tree.id}')
     if args.no_editor:
         from loom.commands.context import Actor
 

@@ -31,7 +31,7 @@ def test_new_trees_do(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "new", "Sea Story", "--text", "The sea was calm.")
     assert code == 0 and out.startswith('✓ created tree "Sea Story" (buffer) ')
     code, out, _ = run(capsys, "trees")
-    assert code == 0 and re.search(r"^\w{26}\s+1 nodes\s+buffer\s+\"Sea Story\"$", out, re.M)
+    assert code == 0 and re.search(r"^\w{26}\s+1 node\s+buffer\s+\"Sea Story\"$", out, re.M)
     code, out, _ = run(capsys, "do", "Sea Story", '→ respond root "A gull cried."', "→ tree")
     assert code == 0
     assert re.match(r"✓ created \[\w{6}\] as continuation from \[\w{6}\]\n  switched to", out)
@@ -72,7 +72,7 @@ def test_parse(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_import_export_roundtrip(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, "import", str(FIXTURES / "socketteer-loom-demo.json"))
-    assert code == 0 and "(764 nodes)" in out
+    assert code == 0 and "(658 nodes; not counted: 106 archived)" in out  # 764 in the file
     tree_id = out.strip().rsplit(" ", 1)[1]
     target = tmp_path / "out.openloom"
     code, out, _ = run(capsys, "export", tree_id, "--format", "openloom", "-o", str(target))
@@ -88,8 +88,14 @@ def test_import_export_roundtrip(capsys: pytest.CaptureFixture[str], tmp_path: P
 def test_demo_uri_and_shell(capsys: pytest.CaptureFixture[str],
                             monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = run(capsys, "demo", "--no-editor")
-    assert code == 0 and '✓ demo tree "The House at the End of the Lane" ready (14 nodes)' in out
+    assert code == 0 and '✓ demo tree "The House at the End of the Lane" ready (11 nodes)' in out
     assert "├→" in out
+    # loom trees counts as → tree does, and says what it does not count
+    code, out, _ = run(capsys, "trees")
+    assert re.search(r"^\w{26}\s+11 nodes \(not counted: 3 annotations\)\s+buffer\s+"
+                     r'"The House at the End of the Lane"$', out, re.M), out
+    code, out, _ = run(capsys, "do", "The House at the End of the Lane", "→ tree")
+    assert out.startswith('Tree: "The House at the End of the Lane" (11 nodes, 3 branches)')
     code, out, _ = run(capsys, "uri", "The House at the End of the Lane")
     assert code == 0 and re.fullmatch(r"loom://tree/\w{26}\n", out)
     monkeypatch.setattr("sys.stdin", io.StringIO("help view\n→ list continuations\n"

@@ -149,7 +149,8 @@ def import_(ctx: Ctx, cmd: ast.Import) -> Result:
         trees = import_file(ctx.ws, Path(cmd.path).expanduser())
     else:
         raise LoomError("INVALID_SYNTAX", "import needs a file", "loom import FILE")
-    lines = [f'imported "{t.title}" ({plural(ctx.ws.node_count(t), "node")})' for t in trees]
+    lines = [f'imported "{t.title}" ({plural(ctx.ws.tree_counts(t).nodes, "node")})'
+             for t in trees]
     return Result.success(f.ok(*lines) if lines else f.ok("imported nothing"),
                           trees=[t.id for t in trees])
 
