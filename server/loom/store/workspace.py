@@ -76,8 +76,6 @@ class NodeRow(_NodeTuple):
 _BUFFER_VERSION = "(n.version_of IS NOT NULL AND coalesce(e.kind, 'version') = 'version')"
 # What ``→ tree`` counts as a node: not an annotation, not a buffer version, not archived.
 _COUNTED = f"n.kind != 'annotation' AND NOT {_BUFFER_VERSION} AND n.pruned = 0"
-# The node a buffer version stands in for (itself for every other node).
-_FAMILY = f"(CASE WHEN {_BUFFER_VERSION} THEN n.version_of ELSE n.id END)"
 
 
 @dataclass(frozen=True)
@@ -297,21 +295,40 @@ class Workspace:
             (tree.id,)).fetchone()
         records, annotations, versions, archived = (int(x or 0) for x in row)
         nodes = records - annotations - versions - archived
-        branches = self.db.execute_sql(
-            f"SELECT count(*) FROM (SELECT {_FAMILY} AS fam FROM edge_source s "
-            "JOIN edge ce ON ce.target = s.target AND ce.kind = 'continuation' "
-            "JOIN node c ON c.id = s.target AND c.pruned = 0 "
-            "JOIN node n ON n.id = s.node LEFT JOIN edge e ON e.target = n.id "
-            "WHERE ce.tree_id = ? GROUP BY fam HAVING count(DISTINCT s.target) > 1)",
-            (tree.id,)).fetchone()[0]
-        with_children = self.db.execute_sql(
-            f"SELECT count(DISTINCT {_FAMILY}) FROM edge_source s "
-            "JOIN edge ce ON ce.target = s.target AND ce.kind = 'continuation' "
-            "JOIN node c ON c.id = s.target AND c.pruned = 0 "
-            "JOIN node n ON n.id = s.node LEFT JOIN edge e ON e.target = n.id "
-            "WHERE ce.tree_id = ? AND n.pruned = 0", (tree.id,)).fetchone()[0]
-        return TreeCounts(nodes, branches, max(0, nodes - with_children), annotations,
-                          versions, archived)
+        # Per source node: (branch points, nodes with continuations), unpruned children only.
+        # Looking each node up costs 3x the query, so only a tree with archived nodes does.
+        kids = ("FROM edge_source s JOIN edge ce ON ce.target = s.target "
+                "AND ce.kind = 'continuation'")
+        unpruned = ""
+        if archived:
+            kids += " JOIN node c ON c.id = s.target AND c.pruned = 0"
+            unpruned = " JOIN node n ON n.id = s.node AND n.pruned = 0"
+        branches, parents = self.db.execute_sql(
+            f"SELECT coalesce(sum(k > 1), 0), count(*) FROM (SELECT count(*) AS k {kids}"
+            f"{unpruned} WHERE ce.tree_id = ? GROUP BY s.node)", (tree.id,)).fetchone()
+        if versions:
+            # a version shares its original's continuations: count each family once
+            members: dict[str, str] = {}
+            for vid, fam in self.db.execute_sql(
+                    "SELECT n.id, n.version_of FROM node n LEFT JOIN edge e ON e.target = n.id "
+                    f"WHERE n.tree_id = ? AND n.kind != 'annotation' AND {_BUFFER_VERSION} "
+                    "AND n.pruned = 0", (tree.id,)).fetchall():
+                members[vid] = members[fam] = fam
+            own: dict[str, set[str]] = {}
+            for chunk in _chunks(list(members)):
+                marks = ",".join("?" * len(chunk))
+                for src, child in self.db.execute_sql(
+                        f"SELECT s.node, s.target {kids} WHERE s.node IN ({marks})", chunk):
+                    own.setdefault(src, set()).add(child)
+            union: dict[str, set[str]] = {}
+            for src, children in own.items():
+                branches -= len(children) > 1
+                parents -= 1
+                union.setdefault(members[src], set()).update(children)
+            branches += sum(len(children) > 1 for children in union.values())
+            parents += len(union)
+        return TreeCounts(nodes, branches, max(0, nodes - parents), annotations, versions,
+                          archived)
 
     def update_tree(self, tree: Tree, actor: Participant | None = None, **fields: Any) -> None:
         fields["updated"] = self.clock()

@@ -173,9 +173,27 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
     return Result.success("\n".join(lines))
 
 
+THEMES_TEXT_CHARS = 20_000  # the newest text of a long path (~3,500 words): quick to read
+
+
+def _recent_text(path: list[Node]) -> list[str]:
+    """The contents along a path, newest last, up to THEMES_TEXT_CHARS from its end."""
+    texts: list[str] = []
+    left = THEMES_TEXT_CHARS
+    for n in reversed(path):
+        if n.kind == "annotation" or n.excluded or not n.content:
+            continue
+        texts.append(n.content[-left:])
+        left -= len(texts[-1])
+        if left <= 0:
+            break
+    return texts[::-1]
+
+
 def _tree_summary(ctx: Ctx, t: Tree, counts: TreeCounts) -> Result:
     """Seed 000's condensed overview. The themes are the model's (from its structured tree
-    summary) when a model summarized the tree, else key phrases of your path's text; the
+    summary) when a model summarized the tree, else key phrases of your path's text (its
+    newest THEMES_TEXT_CHARS characters); the
     model's summary is shown only as whole sentences."""
     lines = [f'Tree: "{t.title}"',
              f"{plural(counts.nodes, 'node')} · {plural(counts.branches, 'branch', 'branches')}"
@@ -183,9 +201,7 @@ def _tree_summary(ctx: Ctx, t: Tree, counts: TreeCounts) -> Result:
     by_model = t.summary_source == "model"
     themes = list(t.themes or []) if by_model else []
     if not themes:
-        path = ctx.current_path()
-        themes = keyphrases([n.content for n in path if n.kind != "annotation"
-                             and not n.excluded])
+        themes = keyphrases(_recent_text(ctx.current_path()))
     if themes:
         lines.append(f"Main themes: {', '.join(themes)}")
     summary = whole_sentences(t.summary or "") if by_model else ""
