@@ -49,14 +49,14 @@ class App:
         buffer = tree.mode == "buffer"
         if buffer:
             path = ws.path(tip, prefer=(node.id, tip.id))
-            where = ambient_render.Where(node.local_id, node.depth, tree.title,
+            where = ambient_render.Where(node.label, node.depth, tree.title,
                                          path_texts=[n.content for n in path])
         else:
             others = ([(p.name, n.label) for p, n in ws.active_elsewhere(tree,
                                                                          actor.participant)]
                       if extended else [])
             where = ambient_render.Where(
-                node.local_id, node.depth, tree.title, siblings=ws.siblings(node),
+                node.label, node.depth, tree.title, siblings=ws.siblings(node),
                 annotations=ws.count_children(node.id, "annotation"),
                 links=ws.count_links(node.id), permissions=actor.permissions, others=others)
         return ambient_render.line(where, buffer, extended)

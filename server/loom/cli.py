@@ -12,6 +12,8 @@ from loom.commands import ast
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.render.formats import error
+from loom.render.text import plural
+from loom.store.workspace import TreeCounts
 
 
 def _print(text: str, *, err: bool = False) -> None:
@@ -59,10 +61,21 @@ def cmd_trees(args: argparse.Namespace) -> int:
     if not rows:
         _print("no trees yet: loom new TITLE, loom import FILE, or loom demo")
         return 0
-    for tree, count in rows:
+    for tree, _count in rows:
         archived = " (archived)" if tree.archived else ""
-        _print(f'{tree.id}  {count:>6} nodes  {tree.mode:<8}  "{tree.title}"{archived}')
+        _print(f'{tree.id}  {_counts_text(app.ws.tree_counts(tree))}  {tree.mode:<8}  '
+               f'"{tree.title}"{archived}')
     return 0
+
+
+def _apart(c: TreeCounts) -> str:
+    return c.apart()
+
+
+def _counts_text(c: TreeCounts) -> str:
+    """``11 nodes`` as ``→ tree`` counts them, and what is counted apart, said as such."""
+    text = f"{c.nodes:>6} {'node' if c.nodes == 1 else 'nodes'}"
+    return text + (f" (not counted: {_apart(c)})" if _apart(c) else "")
 
 
 def _stream_printer():
@@ -159,7 +172,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     app = _app(args, models=False)
     tree = create_demo(app.ws)
-    _print(f'✓ demo tree "{tree.title}" ready ({app.ws.node_count(tree)} nodes) {tree.id}')
+    nodes = plural(app.ws.tree_counts(tree).nodes, "node")
+    _print(f'✓ demo tree "{tree.title}" ready ({nodes}) {tree.id}')
     if args.no_editor:
         from loom.commands.context import Actor
 

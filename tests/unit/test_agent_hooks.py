@@ -18,6 +18,7 @@ from loom.agent.transcript import MemoryTurnLog, TurnRecord
 from loom.agent.triggers import ask
 from loom.commands.context import Actor
 from loom.commands.results import Result
+from loom.errors import LoomError
 from loom.llm.base import ChatMessage, Completion, GenerationResult, Usage
 from loom.llm.config import ModelProfile
 from loom.llm.redact import PLACEHOLDER
@@ -101,12 +102,20 @@ def test_pruning_as_a_step_is_what_assembly_was(story: dict[str, Any]) -> None:
     def count(text: str) -> int:
         return len(text) // 4 + 1
 
-    for budget in (400, 1_200, 16_000):
+    for budget in (600, 1_200, 16_000):
         d = cx.draft(story["ws"], story["actor"], budget, turn_input="Hi", count=count)
         full = d.build(0)
         stepped = loom_hooks().on_before_turn(Messages(full.messages, d, full))
         whole = cx.assemble(story["ws"], story["actor"], budget, turn_input="Hi", count=count)
         assert [m.content for m in stepped] == [m.content for m in whole.messages]
+    # a budget too small for what must survive is refused the same way by both
+    d = cx.draft(story["ws"], story["actor"], 400, turn_input="Hi", count=count)
+    full = d.build(0)
+    with pytest.raises(LoomError) as stepped_err:
+        loom_hooks().on_before_turn(Messages(full.messages, d, full))
+    with pytest.raises(LoomError) as whole_err:
+        cx.assemble(story["ws"], story["actor"], 400, turn_input="Hi", count=count)
+    assert stepped_err.value.code == whole_err.value.code == "LIMIT_EXCEEDED"
 
 
 def test_steps_without_a_draft_pass_through() -> None:

@@ -63,3 +63,43 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     con.close()
     with pytest.raises(SchemaTooNew):
         open_database(path)
+
+
+def test_v5_to_v6_places_stashes_and_pins_in_trees(tmp_path: Path) -> None:
+    """v6: pins and stashes are per participant and per tree. An old stash goes to the tree
+    its participant was last in; the label is unique per participant and tree."""
+    path = tmp_path / "v5.db"
+    ws = Workspace(open_database(path))
+    human = ws.human()
+    tree = ws.create_tree("kept", "dialogue", root_content="Root.")
+    other = ws.create_tree("other", "dialogue", root_content="Elsewhere.")
+    node = ws.add_node(tree, ws.node(tree.root), "a", human)
+    ws.set_position(human, tree, node)
+    ws.db.close()
+    con = sqlite3.connect(path)  # back to v6: stashes had no tree, one label per participant
+    con.execute("DROP INDEX stash_participant_tree_label")
+    con.execute("ALTER TABLE stash DROP COLUMN tree")
+    con.execute("CREATE UNIQUE INDEX stash_participant_label ON stash (participant, label)")
+    con.execute("INSERT INTO stash (participant, label, content, tokens, source, recalled, "
+                "created) VALUES (?, 'plan', 'first the gate', 4, 'literal', 0, 1.0)",
+                (human.id,))
+    con.execute("INSERT INTO pin (participant, tree, kind, ref, section, created) "
+                "VALUES (?, NULL, 'node', ?, NULL, 1.0)", (human.id, node.id))
+    con.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+
+    from loom.store import memory_repo
+
+    db = open_database(path)
+    assert dbmod.current_version(db) == SCHEMA_VERSION == 7
+    ws = Workspace(db)
+    human = ws.human()
+    tree, other = ws.find_tree("kept"), ws.find_tree("other")
+    assert [s.label for s in memory_repo.stashes(ws, human, tree)] == ["plan"]
+    assert memory_repo.stashes(ws, human, other) == []
+    assert [p.ref for p, _ in memory_repo.pinned(ws, human, tree)] == [node.id]
+    assert memory_repo.pinned(ws, human, other) == []
+    # the same label in another tree is another stash
+    assert not memory_repo.put_stash(ws, human, other, "plan", "elsewhere", 1, "literal")
+    assert memory_repo.find_stash(ws, human, tree, "plan").content == "first the gate"

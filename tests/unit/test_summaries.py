@@ -130,3 +130,16 @@ def test_clean_and_parse() -> None:
     assert clean("Be specific, not generic.") == ""
     assert parse_tree_answer("Just prose about the tree.") == ("Just prose about the tree.",
                                                                None)
+
+
+def test_tree_answers_keep_whole_sentences_and_list_themes() -> None:
+    """A model stopped by its 50-token limit mid-sentence leaves a fragment: it is not
+    stored. ``themes: grief`` is a one-theme list (seed 004's single-item inline list)."""
+    assert parse_tree_answer(
+        "summary: A story of return. It weighs grief against decision-making. The\n"
+        "themes: grief, return") == ("A story of return. It weighs grief against "
+                                     "decision-making.", ["grief", "return"])
+    assert parse_tree_answer("summary: One whole sentence.\nthemes: grief") == (
+        "One whole sentence.", ["grief"])
+    assert parse_tree_answer("This tree explores how Marie weighs her past and her") == (
+        "", None)  # no whole sentence: nothing usable

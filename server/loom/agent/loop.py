@@ -325,7 +325,7 @@ class TurnLoop:
             record.stop_reason = "error"
             record.error = err.render()
             self._emit("error", record.error)
-        except LoomError as err:  # a before-turn step refused or failed: nothing was sent
+        except LoomError as err:  # a before-turn step refused (a budget too small, say)
             record.stop_reason = "error"
             record.error = error_text(err.code, err.message, err.hint)
             self._emit("error", record.error)
@@ -461,7 +461,7 @@ class TurnLoop:
             result = await asyncio.to_thread(self.executor.execute, shown, self.actor)
         else:
             rec.canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
-            result = await self._guarded(cmd, rec, record)
+            result = await self._guarded(cmd, rec, record, typed=raw)
         rec.ok, rec.code = result.ok, result.code
         rec.canonical = rec.canonical or result.command
         rec.head = result.text.split("\n", 1)[0]
@@ -497,7 +497,7 @@ class TurnLoop:
         return result
 
     async def _guarded(self, cmd: ast.Command, rec: CommandRecord,
-                       record: TurnRecord) -> Result:
+                       record: TurnRecord, typed: str | None = None) -> Result:
         """Budgets, approval and the branch turn lock around one executor call."""
         allowed = perms.missing_for(CATALOGUE[cmd.verb].permission,
                                     self.actor.permissions) is None
@@ -536,7 +536,7 @@ class TurnLoop:
                     return failure
         try:
             result = await asyncio.to_thread(self.executor.execute, cmd, self.actor, None,
-                                             self.cancel)
+                                             self.cancel, typed)
         finally:
             if lock_node is not None:
                 with contextlib.suppress(Exception):

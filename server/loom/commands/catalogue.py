@@ -132,7 +132,9 @@ TOOLS: tuple[Tool, ...] = (
             "→ tree from:[localId] depth:[n]",
             "→ tree summary",
         ),
-        note="Shows 5 levels from the root by default. Use 'summary' for a condensed overview.",
+        note="Draws 5 levels from your current position (* marks it); from:root draws the "
+        "whole tree. Nodes are the root and its continuations (annotations and buffer "
+        "versions are not counted). Use 'summary' for a condensed overview.",
         synonyms=("overview", "show tree", "view tree", "tree view"),
         flags=_ro({
             "summary": "summary", "overview": "summary", "brief": "summary",

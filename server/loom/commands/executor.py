@@ -17,7 +17,7 @@ from loom.commands import ast
 from loom.commands.canonical import to_text
 from loom.commands.catalogue import EDITOR_VERBS, permission_of
 from loom.commands.context import Actor, Ctx, SubjectModel
-from loom.commands.grammar import Classifier, parse
+from loom.commands.grammar import Classifier, parse_noting
 from loom.commands.handlers import content, documents, editor, memory, meta, navigation
 from loom.commands.lexicon import CLOSERS
 from loom.commands.results import Result
@@ -67,20 +67,32 @@ ACTIONS = {
 def parse_line(text: str, classifier: Classifier | None = None
                ) -> ast.Command | ast.ParseError:
     """A command line, or a whole ``→ think`` … ``←`` block, into a command."""
+    return parse_line_noting(text, classifier)[0]
+
+
+def parse_line_noting(text: str, classifier: Classifier | None = None
+                      ) -> tuple[ast.Command | ast.ParseError, bool]:
+    """:func:`parse_line`, and whether a typo was corrected on the way (the grammar's
+    :func:`~loom.commands.grammar.parse_noting`)."""
     stripped = text.strip()
     first, _, rest = stripped.partition("\n")
     if rest:
-        head = parse(first)
+        head, corrected = parse_noting(first)
         if isinstance(head, ast.Think):
             body = rest.rstrip()
             closer = next((c for c in CLOSERS if body.endswith(c)), None)
             if closer is not None:
                 body = body[: -len(closer)].rstrip()
             content_text = "\n".join(x for x in (head.content, body) if x)
-            return ast.Think(content=content_text)
+            return ast.Think(content=content_text), corrected
         return ast.ParseError(message="one command per line",
-                              hint="put each → command on its own line")
-    return parse(stripped, classifier)
+                              hint="put each → command on its own line"), False
+    return parse_noting(stripped, classifier)
+
+
+def read_as_note(canonical: str) -> str:
+    """What a result says when the line was read as something it does not spell."""
+    return f"(read as {canonical})"
 
 
 class Executor:
@@ -94,8 +106,16 @@ class Executor:
 
     def execute(self, command: str | ast.Command, actor: Actor,
                 on_delta: Callable[[int, str], None] | None = None,
-                cancel: threading.Event | None = None) -> Result:
-        cmd = parse_line(command, self.classifier) if isinstance(command, str) else command
+                cancel: threading.Event | None = None, typed: str | None = None) -> Result:
+        """Run a command line (or a parsed command; ``typed`` is then the line it was
+        parsed from, so a corrected typo is said the same way)."""
+        if isinstance(command, str):
+            cmd, corrected = parse_line_noting(command, self.classifier)
+        else:
+            cmd, corrected = command, False
+            if typed is not None and not isinstance(command, ast.Think):
+                again, corrected = parse_noting(typed.strip())  # no classifier: no model call
+                corrected = corrected or isinstance(again, ast.ParseError)  # a guess read it
         shown = command.strip() if isinstance(command, str) else ""
         if isinstance(cmd, ast.ParseError):
             result = Result.failure("INVALID_SYNTAX", cmd.message, cmd.hint, shown)
@@ -104,7 +124,11 @@ class Executor:
         canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
         result = self._run(cmd, actor, on_delta, cancel)
         result.command = canonical
-        self._trace(actor, canonical, result)
+        if corrected:  # the trace keeps the canonical command; the reader learns it too
+            result.text += "\n" + read_as_note(canonical)
+            result.data["read_as"] = canonical
+        if not (isinstance(cmd, ast.Think) and result.ok):  # a thought is its own entry
+            self._trace(actor, canonical, result)
         return result
 
     def _run(self, cmd: ast.Command, actor: Actor,

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -63,6 +64,7 @@ from loom.commands.ast import (
 )
 from loom.commands.canonical import doc_ref_text, quote, to_text
 from loom.commands.catalogue import (
+    CATEGORIES,
     COUNT_NOUNS,
     EDGE_TYPES,
     FILLER,
@@ -216,9 +218,16 @@ _VERB_CHOICES: dict[str, str] = {
     p: v for p, v in synonym_table().items() if p in VERBS or (len(p) >= 6 and " " not in p)
 }
 
+#: The hint for a verb nothing is close to: what there is, rather than a far-fetched guess.
+TOOL_GROUPS = "the tools: " + " · ".join(
+    f"{category}: {', '.join(t.name for t in TOOLS if t.category == category)}"
+    for category in CATEGORIES
+)
+
 _CONFIDENT = 0.75  # one edit in four letters
 _MARGIN = 0.1  # the runner-up must be this much worse
-_NEAR = 0.5  # close enough to be named in a hint
+_NEAR = 0.5  # close enough to count as a candidate (an ambiguity needs two confident ones)
+_SUGGEST = 0.7  # close enough to be named in a hint: one edit in four letters, two in seven
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,18 +310,31 @@ def _rank(word: str, choices: Mapping[str, str]) -> list[tuple[str, float]]:
 
 
 def _fuzzy(word: str, choices: Mapping[str, str]) -> tuple[str | None, tuple[str, ...], bool]:
-    """The one choice ``word`` clearly means (or None), the near candidates, and whether
-    several candidates were confident (an ambiguity, not a miss)."""
+    """The one choice ``word`` clearly means (or None), the near candidates (only those
+    similar enough to be worth suggesting), and whether several candidates were confident
+    (an ambiguity, not a miss). An accepted correction is noted for :func:`parse_noting`."""
     ranked = _rank(word, choices) if choices else []
     if not ranked:
         return None, (), False
     top = ranked[0][1]
     if top < _CONFIDENT:
-        return None, tuple(v for v, _ in ranked[:2]), False
+        return None, tuple(v for v, score in ranked[:2] if score >= _SUGGEST), False
     close = tuple(v for v, score in ranked if score > top - _MARGIN)
     if len(close) == 1:
+        if word.lower() not in choices:
+            _note_correction()
         return close[0], close, False
     return None, close, True
+
+
+#: Set while :func:`parse_noting` runs: whether a typo was corrected on the way.
+_CORRECTED: ContextVar[list[bool] | None] = ContextVar("_CORRECTED", default=None)
+
+
+def _note_correction() -> None:
+    seen = _CORRECTED.get()
+    if seen is not None:
+        seen.append(True)
 
 
 # ------------------------------------------------------------------ verb finding
@@ -357,7 +379,7 @@ def _find_verb(toks: list[_Tok]) -> tuple[str, int] | _Fail:
     if not words:
         if i == n:
             return _Fail("no command, only politeness", hint="→ help lists the tools")
-        return _Fail(f"unknown command {_show(toks[i][1])}", hint="→ help lists the tools",
+        return _Fail(f"unknown command {_show(toks[i][1])}", hint=TOOL_GROUPS,
                      unsure=True)
     verb, near, ambiguous = _fuzzy(words[0], _VERB_CHOICES)
     if verb is not None:
@@ -378,7 +400,7 @@ def _find_verb(toks: list[_Tok]) -> tuple[str, int] | _Fail:
         )
     return _Fail(
         f"unknown command {_show(toks[idxs[0]][1])}",
-        hint=_did_you_mean(near, toks, idxs[0] + 1) if near else "→ help lists the tools",
+        hint=_did_you_mean(near, toks, idxs[0] + 1) if near else TOOL_GROUPS,
         candidates=near, unsure=True,
     )
 
@@ -968,7 +990,7 @@ def _build_help(toks: list[_Tok], start: int) -> Command | _Fail:
     if tool is None:
         tool, near, _ = _fuzzy(word, _VERB_CHOICES)
         if tool is None:
-            hint = f"did you mean → help {near[0]}?" if near else "→ help lists the tools"
+            hint = f"did you mean → help {near[0]}?" if near else TOOL_GROUPS
             return _Fail(f"no tool called {_show(word)}", hint=hint, candidates=near,
                          unsure=True)
     return Help(tool=tool)
@@ -1034,23 +1056,36 @@ def parse(line: str, classifier: Classifier | None = None) -> Command | ParseErr
     not confident (an unknown or ambiguous verb, an unknown option); a Command it returns
     is used, anything else (or an exception) leaves the ParseError.
     """
+    return parse_noting(line, classifier)[0]
+
+
+def parse_noting(line: str, classifier: Classifier | None = None
+                 ) -> tuple[Command | ParseError, bool]:
+    """:func:`parse`, and whether the command was *read as* something the line does not
+    spell: a typo corrected by fuzzy matching (``→ contineu n:3``) or the classifier's
+    guess. Whoever runs it says so (``(read as → continue n:3)``), so neither a human nor
+    a model learns a wrong spelling. Synonyms and filler words are not corrections."""
     if not isinstance(line, str):
-        return ParseError(message=f"expected text, got {type(line).__name__}")
+        return ParseError(message=f"expected text, got {type(line).__name__}"), False
+    seen: list[bool] = []
+    token = _CORRECTED.set(seen)
     try:
         result, body = _parse(line)
     except Exception as exc:  # the contract is "never raises"; tests assert this is unused
         return ParseError(message=f"internal parser error ({type(exc).__name__}) on {_show(line)}",
-                          hint="please report this line")
+                          hint="please report this line"), False
+    finally:
+        _CORRECTED.reset(token)
     if not isinstance(result, _Fail):
-        return result
+        return result, bool(seen)
     if result.unsure and classifier is not None:
         try:
             guess = classifier(body, list(result.candidates or VERBS))
         except Exception:  # a failing classifier must not break parsing
             guess = None
         if isinstance(guess, COMMAND_TYPES):
-            return guess  # type: ignore[return-value]
-    return result.error()
+            return guess, True  # type: ignore[return-value]
+    return result.error(), False
 
 
 # -------------------------------------------------------------- completion slots

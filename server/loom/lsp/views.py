@@ -100,13 +100,18 @@ def path_text(ws: Workspace, tree: Tree, path: list[Node],
 
 def tree_overview(ws: Workspace, tree: Tree, position: Node) -> str:
     root = ws.node(tree.root)
+    # versions are drawn in their original's place: the one on your path
+    on_path = [n.id for n in ws.path(position, prefer=(position.id,))]
+    start = Item(*ws.shown_members([root.id], set(on_path)).get(root.id, (root.id, root.label)))
     children = {parent: [Item(*kid) for kid in kids] for parent, kids in
-                ws.continuation_map(root.id, OVERVIEW_DEPTH, MAX_CHILDREN).items()}
+                ws.continuation_map(start.id, OVERVIEW_DEPTH, MAX_CHILDREN, on_path).items()}
     head = [f'Tree: "{tree.title}" ({tree.mode})']
     if tree.description:
         head.append(tree.description)
-    lines = draw("Root ", Item(root.id, root.label), children, OVERVIEW_DEPTH, position.id)
-    return "\n".join([*head, "", *lines, "", "* = your position"]) + "\n"
+    lines = draw("Root ", start, children, OVERVIEW_DEPTH, position.id)
+    legend = "* = your position" if any(f"[{position.label}]*" in ln for ln in lines) else \
+        f"your position: [{position.label}] (deeper than this overview)"
+    return "\n".join([*head, "", *lines, "", legend]) + "\n"
 
 
 def trace_text(ws: Workspace, who: Participant) -> str:

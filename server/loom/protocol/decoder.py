@@ -24,6 +24,7 @@ from loom.protocol.scalars import (
     parse_scalar,
     split_items,
 )
+from loom.protocol.schema import SchemaLike, Shape, conform
 
 STEP = 2  # strict indentation step
 
@@ -34,20 +35,25 @@ class LenientResult(NamedTuple):
     """Human-readable notes, ``line N: ...``, on everything lenient decoding repaired."""
 
 
-def loads(text: str | bytes, *, lenient: bool = False) -> Any:
+def loads(text: str | bytes, *, lenient: bool = False, schema: SchemaLike = None) -> Any:
     """Decode Loom Protocol text.
 
     Strict by default: malformed text raises :class:`LoomProtocolError` with ``line`` and
     ``column``. ``lenient=True`` also accepts what models often write (inline ``# comments``,
     other indent widths, trailing spaces, a ``` fence, CRLF, duplicate keys); use
-    :func:`loads_lenient` to see what was assumed.
+    :func:`loads_lenient` to see what was assumed. With a ``schema`` (JSON Schema or a
+    pydantic model), a bare scalar where the schema expects an array is that one-item
+    array (seed 004's ``actions: send`` is ``["send"]``; :mod:`loom.protocol.schema`).
     """
-    return _decode(text, lenient).value
+    return conform(_decode(text, lenient).value, Shape.of(schema))
 
 
-def loads_lenient(text: str | bytes) -> LenientResult:
+def loads_lenient(text: str | bytes, *, schema: SchemaLike = None) -> LenientResult:
     """Lenient decoding that also returns the list of assumptions it made."""
-    return _decode(text, True)
+    result = _decode(text, True)
+    shape = Shape.of(schema)
+    return result if shape is None else LenientResult(conform(result.value, shape),
+                                                      result.assumptions)
 
 
 def _decode(text: str | bytes, lenient: bool) -> LenientResult:

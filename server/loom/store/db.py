@@ -11,7 +11,7 @@ import platformdirs
 
 from loom.store import schema
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_S = 15.0
 
 # Each migration takes the database from version i to i+1; index 0 creates version 1.
@@ -22,6 +22,7 @@ MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
     lambda db: db.create_tables(schema.V4_MODELS),  # v4: collaborator turns
     lambda db: _v5(db),  # v5: buffer states per editor session
     lambda db: _v6(db),  # v6: media of imported trees, and what a file says per tree
+    lambda db: _v7(db),  # v7: pins and stashes per participant and per tree
 ]
 
 
@@ -52,6 +53,23 @@ def _v6(db: pw.SqliteDatabase) -> None:
     db.create_tables(schema.V6_MODELS)
     if "extra" not in {c.name for c in db.get_columns("tree")}:
         db.execute_sql('ALTER TABLE "tree" ADD COLUMN "extra" TEXT')
+
+
+def _v7(db: pw.SqliteDatabase) -> None:
+    # Stashes gain their tree (the label is unique per participant and tree); each old one
+    # goes to the tree its participant was last in. Pins always stored their tree; one
+    # without is placed by the node it pins, else by its participant's tree.
+    if "tree" not in {c.name for c in db.get_columns("stash")}:
+        db.execute_sql('ALTER TABLE "stash" ADD COLUMN "tree" VARCHAR(255)')
+    db.execute_sql('UPDATE "stash" SET tree = (SELECT current_tree FROM participant p '
+                   "WHERE p.id = stash.participant) WHERE tree IS NULL")
+    db.execute_sql('DROP INDEX IF EXISTS "stash_participant_label"')
+    db.execute_sql('CREATE UNIQUE INDEX IF NOT EXISTS "stash_participant_tree_label" ON '
+                   '"stash" (participant, tree, label)')
+    db.execute_sql('UPDATE "pin" SET tree = (SELECT tree_id FROM node n WHERE n.id = pin.ref) '
+                   "WHERE tree IS NULL AND kind = 'node'")
+    db.execute_sql('UPDATE "pin" SET tree = (SELECT current_tree FROM participant p '
+                   "WHERE p.id = pin.participant) WHERE tree IS NULL")
 
 
 def default_db_path() -> Path:

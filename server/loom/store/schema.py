@@ -148,6 +148,8 @@ class Position(Base):
 
 
 class Pin(Base):
+    """A participant's pin in a tree (v6: every pin has its tree)."""
+
     id = pw.AutoField()
     participant = pw.CharField(index=True)
     tree = pw.CharField(null=True)
@@ -158,8 +160,12 @@ class Pin(Base):
 
 
 class Stash(Base):
+    """A participant's stash in a tree (v6); ``tree`` is None only for a stash from before
+    v6 whose participant had no tree (it shows in every tree)."""
+
     id = pw.AutoField()
     participant = pw.CharField()
+    tree = pw.CharField(null=True)
     label = pw.CharField()
     content = pw.TextField()
     tokens = pw.IntegerField()
@@ -168,7 +174,7 @@ class Stash(Base):
     created = pw.FloatField()
 
     class Meta:
-        indexes = ((("participant", "label"), True),)
+        indexes = ((("participant", "tree", "label"), True),)
 
 
 class TraceEntry(Base):

@@ -20,10 +20,10 @@ from typing import Any
 
 import peewee as pw
 
-from loom.errors import LoomError, not_found
+from loom.errors import CrossTree, LoomError, not_found
 from loom.model import permissions as perms
 from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_local_id
-from loom.render.text import extractive_summary
+from loom.render.text import extractive_summary, plural
 from loom.store.schema import (
     BranchLock,
     BufferState,
@@ -73,6 +73,32 @@ class NodeRow(_NodeTuple):
             make = cls._make
             return [make(row) for row in cursor.fetchall()]
         return [cls(**dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
+
+
+# A buffer-mode version (SQL over ``node n LEFT JOIN edge e ON e.target = n.id``): it takes
+# its original's place on a path (edge kind ``version``; a version of the root has no edge).
+_BUFFER_VERSION = "(n.version_of IS NOT NULL AND coalesce(e.kind, 'version') = 'version')"
+# What ``→ tree`` counts as a node: not an annotation, not a buffer version, not archived.
+_COUNTED = f"n.kind != 'annotation' AND NOT {_BUFFER_VERSION} AND n.pruned = 0"
+
+
+@dataclass(frozen=True)
+class TreeCounts:
+    """A tree's counts as every output shows them (:meth:`Workspace.tree_counts`)."""
+
+    nodes: int
+    branches: int
+    leaves: int
+    annotations: int = 0
+    versions: int = 0
+    archived: int = 0
+
+    def apart(self) -> str:
+        """What the tree holds besides its nodes: ``3 annotations, 1 version``, or ""."""
+        return ", ".join(plural(n, one, many) for n, one, many in (
+            (self.annotations, "annotation", "annotations"),
+            (self.versions, "version", "versions"), (self.archived, "archived", "archived"))
+            if n)
 
 
 @dataclass(frozen=True)
@@ -255,12 +281,67 @@ class Workspace:
         raise not_found(f'tree "{ref}" does not exist', "list trees with: loom trees")
 
     def trees(self, include_archived: bool = False) -> list[tuple[Tree, int]]:
-        q = (Tree.select(Tree, pw.fn.COUNT(Node.id).alias("n"))
-             .join(Node, pw.JOIN.LEFT_OUTER, on=(Node.tree == Tree.id))
-             .group_by(Tree.id).order_by(Tree.created))
+        """Every tree with its node count (:meth:`tree_counts`' definition), oldest first."""
+        q = Tree.select().order_by(Tree.created)
         if not include_archived:
             q = q.where(Tree.archived == False)  # noqa: E712
-        return [(t, t.n) for t in q]
+        counts = dict(self.db.execute_sql(
+            "SELECT n.tree_id, count(*) FROM node n LEFT JOIN edge e ON e.target = n.id "
+            f"WHERE {_COUNTED} GROUP BY n.tree_id").fetchall())
+        return [(t, counts.get(t.id, 0)) for t in q]
+
+    def tree_counts(self, tree: Tree) -> TreeCounts:
+        """The one definition of a tree's counts, for every output that shows them.
+
+        *Nodes* are the root and its continuations: what ``→ tree`` draws. Annotations,
+        buffer-mode versions (a version takes its original's place, it is not another
+        node) and archived (pruned) nodes are counted apart. A *branch* is a branch point:
+        a node (with its versions, which share its continuations) that has more than one
+        continuation; a *leaf* is a node with none."""
+        row = self.db.execute_sql(
+            "SELECT count(*), "
+            "coalesce(sum(n.kind = 'annotation'), 0), "
+            f"coalesce(sum(n.kind != 'annotation' AND {_BUFFER_VERSION}), 0), "
+            f"coalesce(sum(n.kind != 'annotation' AND NOT {_BUFFER_VERSION} "
+            "AND n.pruned != 0), 0) "
+            "FROM node n LEFT JOIN edge e ON e.target = n.id WHERE n.tree_id = ?",
+            (tree.id,)).fetchone()
+        records, annotations, versions, archived = (int(x or 0) for x in row)
+        nodes = records - annotations - versions - archived
+        # Per source node: (branch points, nodes with continuations), unpruned children only.
+        # Looking each node up costs 3x the query, so only a tree with archived nodes does.
+        kids = ("FROM edge_source s JOIN edge ce ON ce.target = s.target "
+                "AND ce.kind = 'continuation'")
+        unpruned = ""
+        if archived:
+            kids += " JOIN node c ON c.id = s.target AND c.pruned = 0"
+            unpruned = " JOIN node n ON n.id = s.node AND n.pruned = 0"
+        branches, parents = self.db.execute_sql(
+            f"SELECT coalesce(sum(k > 1), 0), count(*) FROM (SELECT count(*) AS k {kids}"
+            f"{unpruned} WHERE ce.tree_id = ? GROUP BY s.node)", (tree.id,)).fetchone()
+        if versions:
+            # a version shares its original's continuations: count each family once
+            members: dict[str, str] = {}
+            for vid, fam in self.db.execute_sql(
+                    "SELECT n.id, n.version_of FROM node n LEFT JOIN edge e ON e.target = n.id "
+                    f"WHERE n.tree_id = ? AND n.kind != 'annotation' AND {_BUFFER_VERSION} "
+                    "AND n.pruned = 0", (tree.id,)).fetchall():
+                members[vid] = members[fam] = fam
+            own: dict[str, set[str]] = {}
+            for chunk in _chunks(list(members)):
+                marks = ",".join("?" * len(chunk))
+                for src, child in self.db.execute_sql(
+                        f"SELECT s.node, s.target {kids} WHERE s.node IN ({marks})", chunk):
+                    own.setdefault(src, set()).add(child)
+            union: dict[str, set[str]] = {}
+            for src, children in own.items():
+                branches -= len(children) > 1
+                parents -= 1
+                union.setdefault(members[src], set()).update(children)
+            branches += sum(len(children) > 1 for children in union.values())
+            parents += len(union)
+        return TreeCounts(nodes, branches, max(0, nodes - parents), annotations, versions,
+                          archived)
 
     def update_tree(self, tree: Tree, actor: Participant | None = None, **fields: Any) -> None:
         fields["updated"] = self.clock()
@@ -272,6 +353,8 @@ class Workspace:
             setattr(tree, k, v)
 
     def node_count(self, tree: Tree) -> int:
+        """Every stored node record of the tree, annotations and versions included (what an
+        importer wrote); what users are shown is :meth:`tree_counts`."""
         return Node.select().where(Node.tree == tree.id).count()
 
     # ── nodes ─────────────────────────────────────────────────────────────────
@@ -417,10 +500,7 @@ class Workspace:
             if n is not None and n.tree_id == tree.id:
                 return n
             if n is not None:
-                other = Tree.get_by_id(n.tree_id)
-                raise LoomError("CROSS_TREE", f'node [{n.label}] is in tree "{other.title}"',
-                                f'use → switch to {n.local_id} in tree:"{other.title}" '
-                                "(requires cross-tree permission)")
+                raise CrossTree(n.local_id, Tree.get_by_id(n.tree_id).title, n.label)
         m = _ANN_REF.match(raw)
         if m:
             n = Node.get_or_none((Node.tree == tree.id) & (Node.ann_number == int(m.group(1))))
@@ -446,12 +526,7 @@ class Workspace:
         if not rows:
             other = Node.get_or_none(Node.local_id == text)
             if other is not None:
-                t = Tree.get_by_id(other.tree_id)
-                raise LoomError(
-                    "CROSS_TREE", f'node [{text}] is in tree "{t.title}"',
-                    f'use → switch to {text} in tree:"{t.title}" (requires cross-tree '
-                    "permission)",
-                )
+                raise CrossTree(text, Tree.get_by_id(other.tree_id).title)
             raise not_found(f"node [{raw.strip('[]')}] does not exist in this tree")
         for r in rows:
             if r.local_id == text:
@@ -585,12 +660,17 @@ class Workspace:
             """, (tip.id, json.dumps(list(prefer)), max(0, limit - 1)))
         return NodeRow.all(cursor)  # type: ignore[return-value]
 
-    def continuation_map(self, node_id: str, depth: int,
-                         per_node: int | None = None) -> dict[str, list[tuple[str, str]]]:
+    def continuation_map(self, node_id: str, depth: int, per_node: int | None = None,
+                         prefer: Iterable[str] = ()) -> dict[str, list[tuple[str, str]]]:
         """``(id, label)`` of the unpruned continuations, in sibling order, of ``node_id`` and
         of every node down to ``depth`` levels below it (what a ``tree`` drawing of that
         depth shows), one query per level. With ``per_node`` only the first ``per_node``
-        children of a node are followed further down. Nodes without any are left out."""
+        children of a node are followed further down. Nodes without any are left out.
+
+        A continuation that has buffer-mode versions is shown as the member of its family
+        that is in ``prefer`` (the viewer's path), else as its newest version: a version
+        takes its original's place, it is not another branch."""
+        preferred = set(prefer)
         found: dict[str, list[tuple[str, str]]] = {}
         frontier = [node_id]
         for _level in range(depth + 1):
@@ -601,14 +681,38 @@ class Workspace:
                 "s.target JOIN node n ON n.id = s.target WHERE s.node IN (SELECT value FROM "
                 "json_each(?)) AND e.kind = 'continuation' AND n.pruned = 0 "
                 "ORDER BY s.node, e.sibling_order, n.id", (json.dumps(frontier),)).fetchall()
+            shown = self.shown_members([r[1] for r in rows], preferred)
             below: dict[str, None] = {}
             for parent, child, label in rows:
                 kids = found.setdefault(parent, [])
+                child, label = shown.get(child, (child, label))
                 kids.append((child, label))
                 if per_node is None or len(kids) <= per_node:
                     below[child] = None
             frontier = list(below)
         return found
+
+    def shown_members(self, ids: Sequence[str], prefer: set[str] | frozenset[str] = frozenset()
+                      ) -> dict[str, tuple[str, str]]:
+        """For those of ``ids`` that have buffer-mode versions: ``id → (id, label)`` of the
+        family member a drawing shows in its place (the one in ``prefer``, else the newest
+        version, else the node itself)."""
+        out: dict[str, tuple[str, str]] = {}
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            members: dict[str, list[tuple[int, str, str]]] = {}
+            for fam, vid, label, number in self.db.execute_sql(
+                    "SELECT n.version_of, n.id, n.label, n.version_number FROM node n "
+                    f"LEFT JOIN edge e ON e.target = n.id WHERE n.version_of IN ({marks}) "
+                    f"AND {_BUFFER_VERSION} AND n.pruned = 0", chunk):
+                members.setdefault(fam, []).append((number, vid, label))
+            for fam, versions in members.items():
+                if fam in prefer:
+                    continue
+                on_path = [v for v in versions if v[1] in prefer]
+                _, vid, label = on_path[0] if on_path else max(versions)
+                out[fam] = (vid, label)
+        return out
 
     def descend(self, node: Node, limit: int = 100_000) -> Node:
         """Follow first continuations (sibling order) down to a leaf, in one query."""

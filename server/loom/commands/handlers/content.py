@@ -7,7 +7,7 @@ import json
 from loom.commands import ast
 from loom.commands.context import ContinueRequest, Ctx
 from loom.commands.results import Result
-from loom.errors import LoomError
+from loom.errors import CrossTree, LoomError
 from loom.model import permissions as perms
 from loom.model.ids import new_ulid
 from loom.render import formats as f
@@ -76,14 +76,18 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
                         "retry, or check the model profile")
     created = _store_generation(ctx, source, outcome, completions)
     first = created[0]
-    current = ctx.current_path()
-    if any(x.id == source.id for x in current) or ctx.position()[0].id == source.id:
-        ctx.ws.set_position(ctx.me, ctx.tree, first, first)
     lines = [f"{f.ref(c.label)} {quote(preview(c.content) or '(empty)')}" for c in created]
+    # Continuing where you stand moves you to the first result (buffer mode shows the
+    # first), said as respond says it; continuing elsewhere leaves you where you are.
+    current = ctx.current_path()
+    moved = any(x.id == source.id for x in current) or ctx.position()[0].id == source.id
+    if moved:
+        ctx.ws.set_position(ctx.me, ctx.tree, first, first)
+        lines.append(f"switched to {f.ref(first.label)}")
     return Result.success(
         f.ok(f"generating {plural(len(created), 'continuation')} from {f.ref(source.label)}...",
              *lines),
-        created=[c.id for c in created], source=source.id,
+        created=[c.id for c in created], source=source.id, moved=moved,
     )
 
 
@@ -179,7 +183,12 @@ def link(ctx: Ctx, cmd: ast.Link) -> Result:
                         note=cmd.note)
             shown = f'tree:"{other.title}"'
     else:
-        target = ctx.resolve(t.node)
+        try:
+            target = ctx.resolve(t.node)
+        except CrossTree as err:  # link reaches other trees by naming them
+            raise LoomError("CROSS_TREE", err.message,
+                            f'use → link {source.label} to tree:"{err.tree_title}" '
+                            f"node:{err.node} (requires cross-tree permission)") from None
         if target.id == source.id:
             raise LoomError("INVALID_SYNTAX", "a node cannot link to itself")
         ws.add_link(ctx.tree, source, ctx.me, target_kind="node", target_node=target,
@@ -208,9 +217,11 @@ def edit(ctx: Ctx, cmd: ast.Edit) -> Result:
     on_path = any(n.id == original.id for n in current)
     version = ctx.ws.add_version(ctx.tree, original, cmd.content, ctx.me)
     if ctx.tree.mode == "buffer":
-        if on_path:
-            ctx.ws.set_position(ctx.me, ctx.tree, version, current[-1]
-                                if current[-1].id != original.id else version)
+        if on_path:  # the version takes the original's place on your path; you stay put
+            node, tip = ctx.position()
+            ctx.ws.set_position(ctx.me, ctx.tree,
+                                version if node.id == original.id else node,
+                                version if tip.id == original.id else tip)
         return Result.success(
             f.ok(f"created version {f.ref(version.label)} from {f.ref(original.label)}",
                  "downstream nodes preserved via hyperedge"),

@@ -136,7 +136,7 @@ def export(ctx: Ctx, cmd: ast.Export) -> Result:
         "openloom": "Open Loom", "md": "Markdown", "loom": "the Loom Protocol",
         "bundle": "an Open Loom bundle"}[cmd.format]
     return Result.success(
-        f.ok(f'exported "{tree.title}" ({ws.node_count(tree)} nodes) to {target} as {kind} '
+        f.ok(f'exported "{tree.title}" ({ws.tree_counts(tree).nodes} nodes) to {target} as {kind} '
              f"({size_text(len(data))})", *notes), path=str(target), tree=tree.id)
 
 
@@ -163,6 +163,11 @@ def import_(ctx: Ctx, cmd: ast.Import) -> Result:
                              trust_permissions=cmd.trust, limits=limits)
     else:
         raise LoomError("INVALID_SYNTAX", "import needs a file", "loom import FILE")
+    for t in report.trees:  # counted as → tree counts them (the file's records may differ)
+        counts = ctx.ws.tree_counts(t.tree)
+        t.nodes = counts.nodes
+        if counts.apart():
+            report.notes.insert(0, f'"{t.tree.title}": not counted: {counts.apart()}')
     return Result.success(report.text(), trees=[t.tree.id for t in report.trees],
                           repairs=report.repairs)
 

@@ -37,7 +37,7 @@ class Collaborator:
         node = depth = None
         with contextlib.suppress(Exception):
             at, _tip = self.host.app.ws.position(agent.participant, agent.tree)
-            node, depth = at.local_id, at.depth
+            node, depth = at.label, at.depth  # as view and tree show it
         return {"name": agent.name, "busy": agent.busy, "node": node, "depth": depth}
 
     def agent(self, tree: Tree) -> Any:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import Counter
 
 from loom.commands import ast
-from loom.commands.executor import parse_line
+from loom.commands.canonical import to_text
+from loom.commands.executor import parse_line_noting, read_as_note
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.buffer import Segment
@@ -105,11 +106,15 @@ class CommandLines:
             return Result.failure(
                 "INVALID_SYNTAX", f"line {line_no + 1} is part of a node's text, not a "
                 "command you typed", "type commands at the end of the buffer")
-        cmd = parse_line(line)
+        cmd, corrected = parse_line_noting(line)
         if isinstance(cmd, ast.Continue) and doc.kind == "path" and (
                 cmd.from_ is None or self._is_tip(doc, cmd.from_)):
             await self.remove_line(doc, line_no)
-            return await self.generation.continue_(uri, cmd.n, cmd.tokens, cmd.temperature)
+            result = await self.generation.continue_(uri, cmd.n, cmd.tokens, cmd.temperature)
+            if corrected and result.ok:  # a typo read as continue is said, as elsewhere
+                result.text += "\n" + read_as_note(to_text(cmd))
+                host.show(result)
+            return result
         if not isinstance(cmd, ast.ParseError) and cmd.verb in _COMMIT_FIRST:
             committed = await self.editing.commit_and_show(doc)
             if not committed.ok:
