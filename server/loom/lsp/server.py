@@ -423,6 +423,8 @@ async def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> Non
     if item.uri.startswith(f"{SCHEME}:"):
         doc = ls.docs.did_open(item.uri, item.text, item.version)
         ls.diagnostics.publish(doc)
+        if doc.out_of_step:
+            await ls.editing.bring_in_step(doc)
         if doc.kind == "path":
             await ls.editing.recover(doc)
 
@@ -434,6 +436,7 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
     if doc is None:
         return
     doc.client_version = params.text_document.version
+    in_flight = len(doc.targets)
     touched: list[int] = []
     for change in params.content_changes:
         if isinstance(change, lsp.TextDocumentContentChangePartial):
@@ -446,7 +449,10 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
     if pending and any(i not in touched for i in pending) and touched and not doc.targets:
         # started editing another node: commit the one edited before (SPEC-NOTES)
         ls.spawn(ls.editing.commit_and_show(doc), "commit on editing another node")
-    ls.editing.touched(doc)
+    if len(doc.targets) < in_flight:
+        ls.editing.persist(doc)  # one of our edits landed: a structural change, kept now
+    else:
+        ls.editing.touched(doc)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)

@@ -34,6 +34,12 @@ class OpenDoc:
     client_version: int = 0
     generating: bool = False
     opened_seq: int = 0  # the change log's position when the editor opened it
+    #: The editor opened the path with text that is not the tree's (empty, or stale): its
+    #: text is being replaced by the rendering, and until that lands nothing it holds is
+    #: the human's work, so nothing is persisted or committed from it.
+    out_of_step: bool = False
+    #: What the editor's open text had that the rendering lacks (told to the human).
+    discarded: str = ""
 
     @property
     def kind(self) -> str:
@@ -127,15 +133,28 @@ class Documents:
         return view.text, view
 
     def did_open(self, uri: str, text: str, version: int = 0) -> OpenDoc:
+        """Open a document. The rendering of a path (committed nodes, and the uncommitted
+        text kept for it) is the truth: an editor's open text that differs is not typing.
+        Text it adds at the very end is kept (keys typed while no server ran); any other
+        difference (an empty open, a stale copy) leaves the document ``out_of_step``
+        until the caller has sent the rendering to the editor."""
         view = self.restore_view(uri)
         session = BufferSession(view.text, copy_segments(view.segments), self.encoding)
         doc = OpenDoc(uri, view, session, client_version=version,
                       opened_seq=self.ws.last_change())
         self.open[uri] = doc
-        if text != view.text:  # the client has text we did not render: keep it as edits
-            edit = minimal_edit(view.text, text)
-            if edit:
-                session.apply(*edit)
+        if view.kind == "path" and not text.startswith(view.text):
+            # Follow the editor's text (its next changes are positions in it), as a copy
+            # whose node ranges mean nothing until the rendering is back in the editor.
+            doc.out_of_step = True
+            doc.discarded = "" if view.text.startswith(text) else text
+            doc.session = BufferSession(text, [
+                Segment(s.node, s.label, s.by_model, 0, 0, s.original, s.editable)
+                for s in view.segments], self.encoding)
+            return doc
+        edit = minimal_edit(view.text, text)  # (for a path: text typed at its end)
+        if edit:
+            session.apply(*edit)
         return doc
 
     def ensure(self, uri: str) -> OpenDoc:
@@ -168,7 +187,14 @@ class Documents:
             if target.text == doc.session.text:
                 doc.session.segments = copy_segments(target.segments)
                 del doc.targets[: i + 1]
+                doc.out_of_step = False  # every target builds on the rendering
                 return
+        if (doc.out_of_step and len(doc.targets) == 1
+                and doc.session.text.startswith(doc.targets[0].text)):
+            # keys typed into the wrong open text before the rendering arrived, at its
+            # end: the rendering with them as working text, as an open with them would be
+            doc.session.segments = copy_segments(doc.targets.pop().segments)
+            doc.out_of_step = False
 
     # ── server edits ──
     def propose(self, doc: OpenDoc, text: str,
@@ -214,7 +240,7 @@ class Documents:
 
     def persist(self, doc: OpenDoc) -> None:
         """Keep this session's uncommitted work in the database (survives a restart)."""
-        if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
+        if doc.kind != "path" or doc.tree is None or doc.view.tip is None or doc.out_of_step:
             return
         session = doc.session
         pending = [{"node": session.segments[i].node, "content": session.segment_text(i)}

@@ -56,6 +56,10 @@ class Editing:
     def commit(self, doc: OpenDoc) -> Result:
         """Commit the buffer now: pending node edits become versions, the working text a
         node. Runs on the event loop, so the text cannot move under it."""
+        if doc.out_of_step:
+            return Result.failure("CONFLICT", "the editor's copy of this path is not the "
+                                  "tree's text yet", "wait a moment for Loom's text to "
+                                  "arrive in the editor, or reopen the document")
         cmd = commit_command(doc)
         if cmd is None:
             return Result.success("✓ nothing to commit", created=[])
@@ -117,6 +121,20 @@ class Editing:
                     f"✓ committed your text in {doc.tree.title if doc.tree else uri} "
                     "(the branch is free again)"))
                 self.host.refresh_decorations()
+
+    async def bring_in_step(self, doc: OpenDoc) -> None:
+        """The editor opened the path with other text than the tree's: send it the
+        rendering, and say so when the editor's own text is dropped."""
+        sent = await self.host.send_edit(doc, doc.view.text, doc.view.segments)
+        if not sent:
+            self.host.show(Result.failure(
+                "CONFLICT", f"the editor opened {doc.uri} with text that is not the tree's "
+                "and did not take Loom's", "close and reopen the document; nothing you "
+                "type in it is kept until then"))
+        elif doc.discarded:
+            self.host.show(Result.success(
+                f"✓ opened {doc.uri} as the tree has it: the editor's copy differed "
+                f"({len(doc.discarded):,} characters, not committed; undo shows them)"))
 
     # ── saves ──
     def save_document(self, doc: OpenDoc) -> Result:
