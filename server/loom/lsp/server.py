@@ -427,6 +427,7 @@ async def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> Non
             await ls.editing.bring_in_step(doc)
         if doc.kind == "path":
             await ls.editing.recover(doc)
+            ls.editing.announce(doc)  # kept edits of nodes versioned while it was closed
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)

@@ -17,6 +17,7 @@ from loom.commands.results import Result
 from loom.lsp.buffer import Segment
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc, copy_segments
+from loom.render import formats as f
 from loom.store.schema import BufferState
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,7 @@ class Editing:
             if text != self.host.docs.expected_text(doc) or result.data.get("created"):
                 await self.host.send_edit(doc, text, segments)
             self.host.status(doc)
+            self.announce(doc)
         return result
 
     async def retry_blocked(self) -> None:
@@ -135,6 +137,24 @@ class Editing:
             self.host.show(Result.success(
                 f"✓ opened {doc.uri} as the tree has it: the editor's copy differed "
                 f"({len(doc.discarded):,} characters, not committed; undo shows them)"))
+
+    def announce(self, doc: OpenDoc) -> None:
+        """Tell the human what became of unsaved edits of nodes someone else versioned
+        (re-applied onto their version, or kept as the human's own), once each."""
+        notes, doc.rebased = doc.rebased, []
+        if not notes:
+            return
+        lines = []
+        for n in notes:
+            head = f"[{n.mine}] was edited by {n.author} as [{n.theirs}]"
+            lines.append(
+                f"{head}: your unsaved edit is re-applied to it (save to commit it)"
+                if n.merged else
+                f"{head}, and your unsaved edit of it conflicts: it is kept as your own "
+                f"version of [{n.mine}] (saving commits it beside [{n.theirs}])")
+        self.host.show(Result.success(f.ok(*lines)))
+        self.host.status(doc, "; ".join(lines))
+        self.persist(doc)
 
     # ── saves ──
     def save_document(self, doc: OpenDoc) -> Result:
