@@ -68,6 +68,14 @@ class LoomProtocol(LanguageServerProtocol):
             result.capabilities.workspace = ws
         return result
 
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # pygls only cancels a request whose handler has not started; for a command it
+        # cancels the reply, not the command's task, so the work ran on (and committed).
+        # Commands that can stop (``_command(cancellable=True)``) get their task
+        # cancelled, and react to it.
+        super()._handle_cancel_notification(msg_id)
+        self._server.cancel_request(msg_id)  # type: ignore[attr-defined]
+
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
         if not params.text_document.uri.startswith(f"{SCHEME}:"):
@@ -101,6 +109,8 @@ class LoomServer(LanguageServer):
         self._app: App | None = None
         self._docs: Documents | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        #: request id → the task of a running command that stops when it is cancelled
+        self._cancellable: dict[Any, asyncio.Task[Any]] = {}
         self.summaries: Any = None  # the summary worker process, when one was started
         self.diagnostics = Diagnostics(self, self.text_document_publish_diagnostics)
         self.editing = Editing(self)
@@ -169,6 +179,12 @@ class LoomServer(LanguageServer):
                                          cancel)
         await self.sync.refresh_traces()
         return result
+
+    def cancel_request(self, msg_id: Any) -> None:
+        """``$/cancelRequest``: cancel the task of a cancellable command still running."""
+        task = self._cancellable.pop(msg_id, None)
+        if task is not None and not task.done():
+            task.cancel()
 
     # ── Host: talking to the client ──
     @property
@@ -348,11 +364,18 @@ def _request(method: str, model: type[A.Args]) -> Callable[[Callable[..., Any]],
     return wrap
 
 
-def _command(name: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
+def _command(name: str, model: type[A.Args],
+             cancellable: bool = False) -> Callable[[Callable[..., Any]], Any]:
     """A ``workspace/executeCommand`` command with typed arguments (the first argument
-    object); its failures (bad arguments included) answer ``ok: false``."""
+    object); its failures (bad arguments included) answer ``ok: false``. A
+    ``cancellable`` command's task is cancelled by ``$/cancelRequest`` (it must handle
+    ``CancelledError`` by stopping its work)."""
     def wrap(fn: Callable[..., Awaitable[Any] | Any]) -> Any:
         async def run(ls: LoomServer, *raw: Any) -> dict[str, Any]:
+            msg_id = ls.protocol.msg_id if cancellable else None
+            task = asyncio.current_task()
+            if msg_id is not None and task is not None:
+                ls._cancellable[msg_id] = task
             try:
                 args = parse_args(model, list(raw), name)
                 out = fn(ls, args)
@@ -365,6 +388,9 @@ def _command(name: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], A
                 return answer(Result.failure("CONFLICT", f"{name} failed inside Loom: "
                                              f"{type(err).__name__}",
                                              "this is a bug in Loom; nothing was written"))
+            finally:
+                if msg_id is not None:
+                    ls._cancellable.pop(msg_id, None)
         run.__name__ = fn.__name__
         return server.command(name)(run)
     return wrap
@@ -716,7 +742,7 @@ def _node_arg(ls: LoomServer, a: A.NodeArgs) -> str:
     raise LoomError("NOT_FOUND", "no node given", "pass {uri, node} or {uri, line, character}")
 
 
-@_command("loom.continue", A.ContinueArgs)
+@_command("loom.continue", A.ContinueArgs, cancellable=True)
 async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
     return await ls.generation.continue_(a.uri, a.n, a.tokens, a.temperature)
 
