@@ -117,7 +117,7 @@ async def test_a_pending_edit_is_rebased_onto_their_version(client: LanguageClie
     merged = "The house old stood empty at the end of the long lane."
     await editor.wait_for(lambda: editor.texts[uri].startswith(merged + " She hadn't"))
     await editor.wait_for(lambda: any("re-applied" in m.message for m in client.messages))
-    assert any(m and "re-applied" in m for m in _statuses(editor))
+    await editor.wait_for(lambda: any(m and "re-applied" in m for m in _statuses(editor)))
     version = _root_ids(db)[1]
     assert version[2] == theirs
     await editor.wait_for(lambda: json.loads(_state(db)[0][0]) == [
@@ -139,7 +139,8 @@ async def test_a_conflicting_edit_is_kept_as_its_own_version(client: LanguageCli
     theirs = "The house stood deserted at the end of the lane."
     _cli_edit_root(db, theirs)
     await editor.wait_for(lambda: any("conflicts" in m.message for m in client.messages))
-    assert any(m and "kept as your own version" in m for m in _statuses(editor))
+    await editor.wait_for(lambda: any(m and "kept as your own version" in m
+                                      for m in _statuses(editor)))
     assert editor.texts[uri].startswith(mine + " She hadn't")
     original = _root_ids(db)[0][0]
     assert json.loads(_state(db)[0][0]) == [{"node": original, "content": mine}]
