@@ -204,10 +204,13 @@ class Zygote:
         os.mkfifo(fifo_out)
         self.proc.stdin.write(f"{fifo_in} {fifo_out}\n".encode())
         await self.proc.stdin.drain()
+        # the pid first: a zygote that failed to start answers nothing, not a hang below
+        answer = await asyncio.wait_for(self.proc.stdout.readline(), 60)
+        assert answer.strip().isdigit(), f"the zygote did not fork: {answer!r}"
+        pid = int(answer)
         # (each open waits for the child to open the other end, in the same order)
         to_server = await asyncio.to_thread(open, fifo_in, "wb", 0)
         from_server = await asyncio.to_thread(open, fifo_out, "rb", 0)
-        pid = int(await self.proc.stdout.readline())
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=2**24)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), from_server)
