@@ -140,9 +140,11 @@ class Generation:
         first = host.app.ws.node(result.data["created"][0])
         seg = Segment(first.id, first.label, True, start, start + len(first.content),
                       first.content)
+        # the tip first: a change-log catch-up while the edit is in flight must render
+        # the path with the new node, not take it back out
+        doc.view.tip = first
         await host.send_edit(doc, base_text[:start] + first.content + base_text[start:],
                              [*copy_segments(base), seg])
-        doc.view.tip = first
         self.editing.persist(doc)
         host.status(doc)
         host.refresh_decorations()
