@@ -68,6 +68,14 @@ class LoomProtocol(LanguageServerProtocol):
             result.capabilities.workspace = ws
         return result
 
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # pygls only cancels a request whose handler has not started; for a command it
+        # cancels the reply, not the command's task, so the work ran on (and committed).
+        # Commands that can stop (``_command(cancellable=True)``) get their task
+        # cancelled, and react to it.
+        super()._handle_cancel_notification(msg_id)
+        self._server.cancel_request(msg_id)  # type: ignore[attr-defined]
+
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
         if not params.text_document.uri.startswith(f"{SCHEME}:"):
@@ -101,6 +109,8 @@ class LoomServer(LanguageServer):
         self._app: App | None = None
         self._docs: Documents | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        #: request id → the task of a running command that stops when it is cancelled
+        self._cancellable: dict[Any, asyncio.Task[Any]] = {}
         self.summaries: Any = None  # the summary worker process, when one was started
         self.diagnostics = Diagnostics(self, self.text_document_publish_diagnostics)
         self.editing = Editing(self)
@@ -169,6 +179,12 @@ class LoomServer(LanguageServer):
                                          cancel)
         await self.sync.refresh_traces()
         return result
+
+    def cancel_request(self, msg_id: Any) -> None:
+        """``$/cancelRequest``: cancel the task of a cancellable command still running."""
+        task = self._cancellable.pop(msg_id, None)
+        if task is not None and not task.done():
+            task.cancel()
 
     # ── Host: talking to the client ──
     @property
@@ -355,11 +371,22 @@ def _request(method: str, model: type[A.Args]) -> Callable[[Callable[..., Any]],
     return wrap
 
 
-def _command(name: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
-    """A ``workspace/executeCommand`` command; its first argument object is typed."""
+def _command(name: str, model: type[A.Args],
+             cancellable: bool = False) -> Callable[[Callable[..., Any]], Any]:
+    """A ``workspace/executeCommand`` command; its first argument object is typed. A
+    ``cancellable`` command's task is cancelled by ``$/cancelRequest`` (it must handle
+    ``CancelledError`` by stopping its work)."""
     def wrap(fn: Callable[..., Any]) -> Any:
         async def run(ls: LoomServer, *raw: Any) -> Any:
-            return await _answer(name, model, fn, ls, list(raw))
+            msg_id = ls.protocol.msg_id if cancellable else None
+            task = asyncio.current_task()
+            if msg_id is not None and task is not None:
+                ls._cancellable[msg_id] = task
+            try:
+                return await _answer(name, model, fn, ls, list(raw))
+            finally:
+                if msg_id is not None:
+                    ls._cancellable.pop(msg_id, None)
         run.__name__ = fn.__name__
         return server.command(name)(run)
     return wrap
@@ -418,8 +445,11 @@ async def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> Non
     if item.uri.startswith(f"{SCHEME}:"):
         doc = ls.docs.did_open(item.uri, item.text, item.version)
         ls.diagnostics.publish(doc)
+        if doc.out_of_step:
+            await ls.editing.bring_in_step(doc)
         if doc.kind == "path":
             await ls.editing.recover(doc)
+            ls.editing.announce(doc)  # kept edits of nodes versioned while it was closed
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -429,6 +459,7 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
     if doc is None:
         return
     doc.client_version = params.text_document.version
+    in_flight = len(doc.targets)
     touched: list[int] = []
     for change in params.content_changes:
         if isinstance(change, lsp.TextDocumentContentChangePartial):
@@ -441,7 +472,10 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
     if pending and any(i not in touched for i in pending) and touched and not doc.targets:
         # started editing another node: commit the one edited before (SPEC-NOTES)
         ls.spawn(ls.editing.commit_and_show(doc), "commit on editing another node")
-    ls.editing.touched(doc)
+    if len(doc.targets) < in_flight:
+        ls.editing.persist(doc)  # one of our edits landed: a structural change, kept now
+    else:
+        ls.editing.touched(doc)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
@@ -704,7 +738,7 @@ def _node_arg(ls: LoomServer, a: A.NodeArgs) -> str:
     raise LoomError("NOT_FOUND", "no node given", "pass {uri, node} or {uri, line, character}")
 
 
-@_command("loom.continue", A.ContinueArgs)
+@_command("loom.continue", A.ContinueArgs, cancellable=True)
 async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
     return await ls.generation.continue_(a.uri, a.n, a.tokens, a.temperature)
 

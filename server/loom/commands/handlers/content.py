@@ -70,6 +70,8 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
         outcome = ctx.subject.generate(request, ctx.on_delta)
     finally:
         ctx.ws.release_turn(source, ctx.me)
+    if ctx.cancel is not None and ctx.cancel.is_set():  # cancelled as the model finished
+        raise LoomError("MODEL_ERROR", "the generation was cancelled", "nothing was written")
     completions = sorted(outcome.completions, key=lambda c: c.index)
     if not completions:
         raise LoomError("MODEL_ERROR", "the subject model returned no continuations",

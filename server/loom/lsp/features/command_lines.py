@@ -143,6 +143,7 @@ class CommandLines:
             if doc.view.tip is not None and host.app.ws.find_node(doc.view.tip.id):
                 text, segments = docs.rerender_target(doc)
                 await host.send_edit(doc, text, segments)
+                self.editing.announce(doc)
         host.refresh_decorations()
         return result
 

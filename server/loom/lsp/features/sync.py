@@ -67,8 +67,9 @@ class ChangeSync:
                 if doc.view.tip is None or ws.find_node(doc.view.tip.id) is None:
                     continue
                 text, segments = self.host.docs.rerender_target(doc)
-                if text != self.host.docs.expected_text(doc):
+                if text != self.host.docs.expected_text(doc) or doc.rebased:
                     await self.host.send_edit(doc, text, segments)
+                self.editing.announce(doc)
                 self.host.notify_changed(doc.uri)
             elif (doc.kind in ("tree", "trace") or (doc.kind == "doc" and docs_changed)
                   or (doc.kind == "conversation" and parse_uri(doc.uri).tree in turn_trees)):
