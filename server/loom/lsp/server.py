@@ -16,8 +16,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 
 from loom import __version__
 from loom.app import App, open_app
@@ -38,6 +37,7 @@ from loom.lsp.features.files import Files
 from loom.lsp.features.generation import Generation
 from loom.lsp.features.navigation import Navigation
 from loom.lsp.features.sync import ChangeSync
+from loom.lsp.rpc import AnsweringProtocol, AnsweringServer, loom_converter
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.settings import Settings, parse_settings
 from loom.lsp.text import TextDoc
@@ -47,15 +47,17 @@ from loom.uris import node_uri, tree_uri
 
 log = logging.getLogger(__name__)
 SCHEME = "loom"
+ASK_TIMEOUT_S = 600.0  # a question put to the human waits this long for a choice
 COMMANDS = ("loom.continue", "loom.branch", "loom.cycleSibling", "loom.annotate", "loom.run",
             "loom.commit", "loom.open", "loom.cancel", "loom.askCollaborator",
             "loom.stopCollaborator")
 
 
-class LoomProtocol(LanguageServerProtocol):
-    """Advertises ``workspace/textDocumentContent`` for ``loom:`` (pygls does not by
-    itself) and keeps ``loom:`` documents out of pygls' own workspace: the buffer sessions
-    hold their text, and a keystroke costs no second copy of a long buffer."""
+class LoomProtocol(AnsweringProtocol):
+    """Answers every request (``lsp/rpc.py``), advertises ``workspace/textDocumentContent``
+    for ``loom:`` (pygls does not by itself) and keeps ``loom:`` documents out of pygls' own
+    workspace: the buffer sessions hold their text, and a keystroke costs no second copy of
+    a long buffer."""
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):  # type: ignore[override]
@@ -91,11 +93,14 @@ class LoomProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
-class LoomServer(LanguageServer):
+class LoomServer(AnsweringServer):
     """The server and the client helpers its features share (``Host``)."""
 
+    protocol: LoomProtocol
+
     def __init__(self, db: str | None = None) -> None:
-        super().__init__("loom", __version__, protocol_cls=LoomProtocol, max_workers=8)
+        super().__init__("loom", __version__, protocol_cls=LoomProtocol,
+                         converter_factory=loom_converter, max_workers=8)
         self.db_arg = db
         self.settings = Settings()
         self._app: App | None = None
@@ -219,9 +224,10 @@ class LoomServer(LanguageServer):
         else:
             wedit = lsp.WorkspaceEdit(changes={doc.uri: [text_edit]})
         try:
-            result = await asyncio.shield(self.workspace_apply_edit_async(
-                lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom")))
-        except Exception as err:  # the client went away or does not do applyEdit
+            result = await self.protocol.request_client(
+                lsp.WORKSPACE_APPLY_EDIT, lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom"),
+                self.settings.client_timeout_s)
+        except Exception as err:  # no answer in time, an error, an answer that is no result
             log.warning("applyEdit failed: %s", err)
             doc.targets.clear()
             return False
@@ -264,8 +270,10 @@ class LoomServer(LanguageServer):
 
     async def show_document(self, uri: str, selection: lsp.Range | None = None) -> bool:
         try:
-            result = await asyncio.shield(self.window_show_document_async(
-                lsp.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)))
+            result = await self.protocol.request_client(
+                lsp.WINDOW_SHOW_DOCUMENT,
+                lsp.ShowDocumentParams(uri=uri, take_focus=True, selection=selection),
+                self.settings.client_timeout_s)
         except Exception as err:
             log.info("showDocument failed: %s", err)
             return False
@@ -273,11 +281,11 @@ class LoomServer(LanguageServer):
 
     async def ask(self, message: str, actions: list[str]) -> str | None:
         try:
-            choice = await asyncio.shield(self.window_show_message_request_async(
-                lsp.ShowMessageRequestParams(
+            choice = await self.protocol.request_client(
+                lsp.WINDOW_SHOW_MESSAGE_REQUEST, lsp.ShowMessageRequestParams(
                     type=lsp.MessageType.Info, message=message,
-                    actions=[lsp.MessageActionItem(title=a) for a in actions])))
-        except Exception as err:  # no answer is no choice
+                    actions=[lsp.MessageActionItem(title=a) for a in actions]), ASK_TIMEOUT_S)
+        except Exception as err:  # no answer (in time) is no choice
             log.info("showMessageRequest failed: %s", err)
             return None
         return choice.title if choice is not None else None
