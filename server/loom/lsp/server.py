@@ -35,13 +35,13 @@ from loom.lsp.features.diagnostics import Diagnostics
 from loom.lsp.features.editing import Editing
 from loom.lsp.features.files import Files
 from loom.lsp.features.generation import Generation
+from loom.lsp.features.identity import Identity
 from loom.lsp.features.navigation import Navigation
 from loom.lsp.features.sync import ChangeSync
 from loom.lsp.rpc import AnsweringProtocol, AnsweringServer, loom_converter
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.settings import Settings, parse_settings
 from loom.lsp.text import TextDoc
-from loom.model import permissions as perms
 from loom.render.formats import error as error_text
 from loom.uris import node_uri, tree_uri
 
@@ -116,6 +116,7 @@ class LoomServer(AnsweringServer):
         self.collaborator = Collaborator(self, self.editing)
         self.navigation = Navigation(self, self.editing)
         self.files = Files(self)
+        self.identity = Identity(self)
         self.sync = ChangeSync(self, self.editing, self.collaborator)
         self.collaborator.after_turn = self.sync.catch_up
 
@@ -131,8 +132,8 @@ class LoomServer(AnsweringServer):
         if self._docs is None:
             encoding = str(self.workspace.position_encoding or "utf-16")
             ws = self.app.ws
-            who = ws.ensure_participant(self.settings.participant, "human", "human",
-                                        perms.ROLES["human"], True)
+            # A name the workspace does not know starts with no permissions (Identity).
+            who = ws.human(self.settings.participant)
             self._docs = Documents(ws, who, encoding, ws.open_session(who))
         return self._docs
 
@@ -393,6 +394,8 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
         ls.docs  # noqa: B018 - open the database now, not on the first keystroke
         ls.sync.start()
         atexit.register(_close_session, ls)
+        if ls.identity.needs_grant():
+            ls.spawn(ls.identity.offer(), "ask what the participant may do")
         if os.environ.get("LOOM_SUMMARIES", "on").lower() not in ("off", "0", "no"):
             from loom.llm.summaries import start_background
 
@@ -403,6 +406,16 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
         log.exception("could not open the workspace")
         ls.window_show_message(lsp.ShowMessageParams(
             type=lsp.MessageType.Error, message=f"✗ Loom could not open its database: {err}"))
+
+
+@server.feature(lsp.SHUTDOWN)
+def shutdown(ls: LoomServer, params: Any = None) -> None:
+    """After the requests in flight are answered (``rpc.py``): keep every open buffer's
+    uncommitted text, so nothing typed is lost when ``exit`` follows."""
+    if ls._docs is None:
+        return
+    for doc in list(ls.docs.open.values()):
+        ls.editing.persist(doc)
 
 
 def _close_session(ls: LoomServer) -> None:
