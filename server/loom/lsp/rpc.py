@@ -152,7 +152,7 @@ def describe(err: Exception) -> str:
         if what == _PARENT:
             where, what = where.rpartition(".")[0], "expected an object"
         return f"{_camel(where)}: {what}" if where else first
-    return str(err) or type(err).__name__
+    return "invalid value"
 
 
 # ── frames ───────────────────────────────────────────────────────────────────
@@ -238,6 +238,7 @@ class AnsweringProtocol(LanguageServerProtocol):
         super().__init__(server, converter)
         self._open: dict[Any, str] = {}  # requests the client waits for: id → method
         self._initialize_seen = False
+        self._shutdown_id: Any = None  # the shutdown request's own id, never drained
 
     # ── receiving ──
     def receive(self, body: bytes) -> None:
@@ -461,16 +462,20 @@ class AnsweringProtocol(LanguageServerProtocol):
     # ── shutdown ──
     @lsp_method(lsp.SHUTDOWN)
     def lsp_shutdown(self, *args: Any) -> Any:  # type: ignore[override]
-        """Refuse new requests, let those in flight finish (for a bounded time), cancel
-        the rest (each is answered ``-32800``), then run the server's own shutdown."""
-        me = self.msg_id
+        """Refuse new requests at once, run the server's own shutdown (which may
+        :meth:`drain` where it needs to), then drain whatever is still in flight."""
+        self._shutdown_id = self.msg_id
         self._shutdown = True
-        yield self._drain, (me,), None
         if (user_handler := self.fm.features.get(lsp.SHUTDOWN)) is not None:
             yield user_handler, args, None
+        yield self.drain, (), None
         return None
 
-    async def _drain(self, me: Any) -> None:
+    async def drain(self) -> None:
+        """Let the requests in flight finish (for at most ``DRAIN_S``), then cancel the
+        rest: each is answered ``-32800``, and what they waited on (handler tasks, our
+        requests to the client) is cancelled too."""
+        me = self._shutdown_id
         loop = asyncio.get_running_loop()
         deadline = loop.time() + DRAIN_S
         while any(k != me for k in self._open) and loop.time() < deadline:
@@ -482,7 +487,6 @@ class AnsweringProtocol(LanguageServerProtocol):
                 self._send_response(msg_id, error=lsp.ResponseError(
                     code=REQUEST_CANCELLED, message=f"{self._open[msg_id]} was cancelled: "
                                                     "the server is shutting down"))
-        # What those requests were waiting on: handler tasks, our requests to the client.
         for key, future in list(self._request_futures.items()):
             if key != me and future is not current and not future.done():
                 future.cancel()

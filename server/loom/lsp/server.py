@@ -337,6 +337,14 @@ def _guard(default: Any = None) -> Callable[[Callable[..., Any]], Callable[..., 
     return wrap
 
 
+def _bug(what: str) -> dict[str, Any]:
+    """A failure that is a bug in Loom: logged with its traceback; the client gets a ``✗``
+    answer without Python's exception text."""
+    log.exception("%s failed", what)
+    return answer(Result.failure("CONFLICT", f"{what} failed inside Loom",
+                                 "this is a bug in Loom; the server's log has the details"))
+
+
 def _request(method: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
     """A custom request with typed params; every failure is an answer, never an error."""
     def wrap(fn: Callable[..., Any]) -> Any:
@@ -347,11 +355,8 @@ def _request(method: str, model: type[A.Args]) -> Callable[[Callable[..., Any]],
                 return await out if asyncio.iscoroutine(out) else out
             except LoomError as err:
                 return failure(err)
-            except Exception as err:
-                log.exception("%s failed", method)
-                return answer(Result.failure("CONFLICT", f"{method} failed inside Loom: "
-                                             f"{type(err).__name__}",
-                                             "this is a bug in Loom; nothing was written"))
+            except Exception:
+                return _bug(method)
         run.__name__ = fn.__name__
         return server.feature(method)(run)
     return wrap
@@ -369,11 +374,8 @@ def _command(name: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], A
                 return answer(out) if isinstance(out, Result) else out
             except LoomError as err:
                 return failure(err)
-            except Exception as err:
-                log.exception("%s failed", name)
-                return answer(Result.failure("CONFLICT", f"{name} failed inside Loom: "
-                                             f"{type(err).__name__}",
-                                             "this is a bug in Loom; nothing was written"))
+            except Exception:
+                return _bug(name)
         run.__name__ = fn.__name__
         return server.command(name)(run)
     return wrap
@@ -409,11 +411,15 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
 
 
 @server.feature(lsp.SHUTDOWN)
-def shutdown(ls: LoomServer, params: Any = None) -> None:
-    """After the requests in flight are answered (``rpc.py``): keep every open buffer's
-    uncommitted text, so nothing typed is lost when ``exit`` follows."""
+async def shutdown(ls: LoomServer, params: Any = None) -> None:
+    """New requests are already refused (``rpc.py``). Stop the long work (a generation, a
+    collaborator turn) so the requests in flight can end, let them, then keep every open
+    buffer's uncommitted text: nothing typed is lost when ``exit`` follows."""
     if ls._docs is None:
         return
+    ls.generation.cancel()
+    ls.collaborator.stop(None)
+    await ls.protocol.drain()
     for doc in list(ls.docs.open.values()):
         ls.editing.persist(doc)
 
