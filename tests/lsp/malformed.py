@@ -185,6 +185,8 @@ def cases() -> list[Case]:
         _raw(frame(b'{"jsonrpc": "2.0", "method": "x"} tail'), Expect(None, -32700)))
     add("garbage", "invalid UTF-8",
         _raw(frame(b'{"jsonrpc": "2.0", "id": 1, "method": "\xff\xfe"}'), Expect(None, -32700)))
+    add("garbage", "JSON nested 100,000 deep", _raw(frame(b"[" * 100_000 + b"]" * 100_000),
+                                                    Expect(None, -32700)))
     add("garbage", "a JSON string", _raw(encode("hello"), Expect(None, -32600)))
     add("garbage", "a JSON number", _raw(encode(42), Expect(None, -32600)))
     add("garbage", "JSON null", _raw(encode(None), Expect(None, -32600)))

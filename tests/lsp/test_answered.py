@@ -5,7 +5,7 @@ params for standard and Loom requests and commands, unknown methods, notificatio
 bad params, a client that answers the server's requests with null, an error or not at
 all, cancellation) runs against one real server over stdio; the lifecycle set covers
 requests before ``initialize``, ``shutdown`` with requests in flight, requests after it
-and ``exit``. Before this change 39 of these 110 cases got no answer at all."""
+and ``exit``. Before this change 39 of them (of the first 110) got no answer at all."""
 
 from __future__ import annotations
 

@@ -254,6 +254,9 @@ class AnsweringProtocol(LanguageServerProtocol):
         except ValueError as err:
             self.reply_error(None, PARSE_ERROR, f"Parse error: {err}")
             return
+        except RecursionError:
+            self.reply_error(None, PARSE_ERROR, "Parse error: the message is nested too deeply")
+            return
         if isinstance(data, list):
             self._reject_batch(data)
             return
