@@ -29,6 +29,11 @@ async def _prompt(client: RawClient) -> dict:  # type: ignore[type-arg]
     raise AssertionError("the server never asked what alice may do")
 
 
+def _shown(client: RawClient) -> list[str]:
+    return [n["params"]["message"] for n in client.notifications
+            if n["method"] == "window/showMessage"]
+
+
 async def _save(client: RawClient, uri: str, text: str) -> dict:  # type: ignore[type-arg]
     answer = await client.answer(client.request("loom/save", {"uri": uri, "text": text}))
     assert answer is not None
@@ -64,19 +69,18 @@ async def test_a_new_name_starts_with_nothing_until_the_human_grants(tmp_path: P
     try:
         await client.initialize(db, participant="alice")
         await _prompt(client)
-        for _ in range(200):
-            if permissions(db, "alice"):
+        granted = "✓ alice may now: loom_aware, loom_write, doc_read, doc_write"
+        for _ in range(200):  # the server tells the human once the grant is made
+            if granted in _shown(client):
                 break
             await asyncio.sleep(0.05)
+        assert granted in _shown(client)
         assert permissions(db, "alice") == ["loom_aware", "loom_write", "doc_read",
                                             "doc_write"]
         # the grant was the human's, through the executor (its trace entry)
         assert sql(db, "SELECT p.name, t.command, t.ok FROM trace_entry t JOIN participant p "
                        "ON p.id = t.participant WHERE t.command LIKE '→ grant%'") == [
             ("human", '→ grant "alice" loom_aware,loom_write,doc_read,doc_write', 1)]
-        shown = [n["params"]["message"] for n in client.notifications
-                 if n["method"] == "window/showMessage"]
-        assert "✓ alice may now: loom_aware, loom_write, doc_read, doc_write" in shown
         read = await client.answer(client.request("loom/read", {"uri": env.uri}))
         saved = await _save(client, env.uri, read["result"]["text"] + " Alice writes.")  # type: ignore[index]
         assert saved["ok"] is True, saved
