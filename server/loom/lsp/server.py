@@ -16,8 +16,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 
 from loom import __version__
 from loom.app import App, open_app
@@ -36,26 +35,29 @@ from loom.lsp.features.diagnostics import Diagnostics
 from loom.lsp.features.editing import Editing
 from loom.lsp.features.files import Files
 from loom.lsp.features.generation import Generation
+from loom.lsp.features.identity import Identity
 from loom.lsp.features.navigation import Navigation
 from loom.lsp.features.sync import ChangeSync
+from loom.lsp.rpc import AnsweringProtocol, AnsweringServer, loom_converter
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.settings import Settings, parse_settings
 from loom.lsp.text import TextDoc
-from loom.model import permissions as perms
 from loom.render.formats import error as error_text
 from loom.uris import node_uri, tree_uri
 
 log = logging.getLogger(__name__)
 SCHEME = "loom"
+ASK_TIMEOUT_S = 600.0  # a question put to the human waits this long for a choice
 COMMANDS = ("loom.continue", "loom.branch", "loom.cycleSibling", "loom.annotate", "loom.run",
             "loom.commit", "loom.open", "loom.cancel", "loom.askCollaborator",
             "loom.stopCollaborator")
 
 
-class LoomProtocol(LanguageServerProtocol):
-    """Advertises ``workspace/textDocumentContent`` for ``loom:`` (pygls does not by
-    itself) and keeps ``loom:`` documents out of pygls' own workspace: the buffer sessions
-    hold their text, and a keystroke costs no second copy of a long buffer."""
+class LoomProtocol(AnsweringProtocol):
+    """Answers every request (``lsp/rpc.py``), advertises ``workspace/textDocumentContent``
+    for ``loom:`` (pygls does not by itself) and keeps ``loom:`` documents out of pygls' own
+    workspace: the buffer sessions hold their text, and a keystroke costs no second copy of
+    a long buffer."""
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):  # type: ignore[override]
@@ -99,11 +101,14 @@ class LoomProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
-class LoomServer(LanguageServer):
+class LoomServer(AnsweringServer):
     """The server and the client helpers its features share (``Host``)."""
 
+    protocol: LoomProtocol
+
     def __init__(self, db: str | None = None) -> None:
-        super().__init__("loom", __version__, protocol_cls=LoomProtocol, max_workers=8)
+        super().__init__("loom", __version__, protocol_cls=LoomProtocol,
+                         converter_factory=loom_converter, max_workers=8)
         self.db_arg = db
         self.settings = Settings()
         self._app: App | None = None
@@ -121,6 +126,7 @@ class LoomServer(LanguageServer):
         self.collaborator = Collaborator(self, self.editing)
         self.navigation = Navigation(self, self.editing)
         self.files = Files(self)
+        self.identity = Identity(self)
         self.sync = ChangeSync(self, self.editing, self.collaborator)
         self.collaborator.after_turn = self.sync.catch_up
 
@@ -136,8 +142,8 @@ class LoomServer(LanguageServer):
         if self._docs is None:
             encoding = str(self.workspace.position_encoding or "utf-16")
             ws = self.app.ws
-            who = ws.ensure_participant(self.settings.participant, "human", "human",
-                                        perms.ROLES["human"], True)
+            # A name the workspace does not know starts with no permissions (Identity).
+            who = ws.human(self.settings.participant)
             self._docs = Documents(ws, who, encoding, ws.open_session(who))
         return self._docs
 
@@ -235,9 +241,10 @@ class LoomServer(LanguageServer):
         else:
             wedit = lsp.WorkspaceEdit(changes={doc.uri: [text_edit]})
         try:
-            result = await asyncio.shield(self.workspace_apply_edit_async(
-                lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom")))
-        except Exception as err:  # the client went away or does not do applyEdit
+            result = await self.protocol.request_client(
+                lsp.WORKSPACE_APPLY_EDIT, lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom"),
+                self.settings.client_timeout_s)
+        except Exception as err:  # no answer in time, an error, an answer that is no result
             log.warning("applyEdit failed: %s", err)
             doc.targets.clear()
             return False
@@ -280,8 +287,10 @@ class LoomServer(LanguageServer):
 
     async def show_document(self, uri: str, selection: lsp.Range | None = None) -> bool:
         try:
-            result = await asyncio.shield(self.window_show_document_async(
-                lsp.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)))
+            result = await self.protocol.request_client(
+                lsp.WINDOW_SHOW_DOCUMENT,
+                lsp.ShowDocumentParams(uri=uri, take_focus=True, selection=selection),
+                self.settings.client_timeout_s)
         except Exception as err:
             log.info("showDocument failed: %s", err)
             return False
@@ -289,11 +298,11 @@ class LoomServer(LanguageServer):
 
     async def ask(self, message: str, actions: list[str]) -> str | None:
         try:
-            choice = await asyncio.shield(self.window_show_message_request_async(
-                lsp.ShowMessageRequestParams(
+            choice = await self.protocol.request_client(
+                lsp.WINDOW_SHOW_MESSAGE_REQUEST, lsp.ShowMessageRequestParams(
                     type=lsp.MessageType.Info, message=message,
-                    actions=[lsp.MessageActionItem(title=a) for a in actions])))
-        except Exception as err:  # no answer is no choice
+                    actions=[lsp.MessageActionItem(title=a) for a in actions]), ASK_TIMEOUT_S)
+        except Exception as err:  # no answer (in time) is no choice
             log.info("showMessageRequest failed: %s", err)
             return None
         return choice.title if choice is not None else None
@@ -344,6 +353,14 @@ def _guard(default: Any = None) -> Callable[[Callable[..., Any]], Callable[..., 
     return wrap
 
 
+def _bug(what: str) -> dict[str, Any]:
+    """A failure that is a bug in Loom: logged with its traceback; the client gets a ``✗``
+    answer without Python's exception text."""
+    log.exception("%s failed", what)
+    return answer(Result.failure("CONFLICT", f"{what} failed inside Loom",
+                                 "this is a bug in Loom; the server's log has the details"))
+
+
 async def _answer(name: str, model: type[A.Args], fn: Callable[..., Any], ls: LoomServer,
                   raw: Any) -> Any:
     """Run a request or command handler at the boundary: typed arguments in, and every
@@ -354,11 +371,8 @@ async def _answer(name: str, model: type[A.Args], fn: Callable[..., Any], ls: Lo
         return answer(out) if isinstance(out, Result) else out
     except LoomError as err:
         return failure(err)
-    except Exception as err:
-        log.exception("%s failed", name)
-        return answer(Result.failure("CONFLICT", f"{name} failed inside Loom: "
-                                     f"{type(err).__name__}",
-                                     "this is a bug in Loom; nothing was written"))
+    except Exception:
+        return _bug(name)
 
 
 def _request(method: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
@@ -407,6 +421,8 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
         ls.docs  # noqa: B018 - open the database now, not on the first keystroke
         ls.sync.start()
         atexit.register(_close_session, ls)
+        if ls.identity.needs_grant():
+            ls.spawn(ls.identity.offer(), "ask what the participant may do")
         if os.environ.get("LOOM_SUMMARIES", "on").lower() not in ("off", "0", "no"):
             from loom.llm.summaries import start_background
 
@@ -417,6 +433,20 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
         log.exception("could not open the workspace")
         ls.window_show_message(lsp.ShowMessageParams(
             type=lsp.MessageType.Error, message=f"✗ Loom could not open its database: {err}"))
+
+
+@server.feature(lsp.SHUTDOWN)
+async def shutdown(ls: LoomServer, params: Any = None) -> None:
+    """New requests are already refused (``rpc.py``). Stop the long work (a generation, a
+    collaborator turn) so the requests in flight can end, let them, then keep every open
+    buffer's uncommitted text: nothing typed is lost when ``exit`` follows."""
+    if ls._docs is None:
+        return
+    ls.generation.cancel()
+    ls.collaborator.stop(None)
+    await ls.protocol.drain()
+    for doc in list(ls.docs.open.values()):
+        ls.editing.persist(doc)
 
 
 def _close_session(ls: LoomServer) -> None:

@@ -19,6 +19,10 @@ class Settings(BaseModel):
         default="textDocumentContent", alias="documentProvider")
     run_on_save: bool = Field(default=True, alias="runOnSave")
     watch_interval_s: float = Field(default=0.5, alias="watchInterval", ge=0.05)
+    # How long a request to the editor (showDocument, applyEdit, progress) may go
+    # unanswered before the server stops waiting: no request of the client's waits forever
+    # on an editor that never answers.
+    client_timeout_s: float = Field(default=10.0, alias="clientTimeout", gt=0, le=600)
     # The collaborator: answers annotations addressed to it (@collaborator …) in open trees;
     # opt-in, takes a turn by itself once the human's activity settles; opt-in, asks the
     # human before each write (seed 003's ask_user).

@@ -217,7 +217,11 @@ class Workspace:
             setattr(participant, k, v)
 
     def human(self, name: str = HUMAN) -> Participant:
-        return self.ensure_participant(name, "human", "human", perms.ROLES["human"], True)
+        """A human participant. Only the human (``HUMAN``) is born with every permission;
+        any other name (an editor's ``participant`` setting, an imported author) starts
+        with none until the human grants them."""
+        born_with = perms.ROLES["human"] if name == HUMAN else ()
+        return self.ensure_participant(name, "human", "human", born_with, True)
 
     def subject(self, name: str = SUBJECT) -> Participant:
         return self.ensure_participant(name, "model", "subject", (), False)

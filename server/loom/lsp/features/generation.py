@@ -175,7 +175,8 @@ class Generation:
         token = f"loom-generate-{id(self)}-{asyncio.get_running_loop().time()}"
         progress = self.progress
         try:
-            await asyncio.shield(progress.create_async(token))  # type: ignore[attr-defined]
+            await asyncio.wait_for(asyncio.shield(progress.create_async(  # type: ignore[attr-defined]
+                token)), self.host.settings.client_timeout_s)
             progress.begin(token, lsp.WorkDoneProgressBegin(  # type: ignore[attr-defined]
                 title=title, cancellable=True))
         except Exception:

@@ -53,6 +53,13 @@ class ChangeSync:
             return
         changes = ws.changes_since(self.seen)
         self.seen = last
+        me = self.host.docs.participant
+        if any(c.kind == "participant.permissions" and c.entity == me.id for c in changes):
+            # granted or revoked elsewhere (``loom users``): act with them from now on
+            fresh = ws.participant_by_id(me.id)
+            if fresh is not None:
+                me.permissions = fresh.permissions
+                self.host.refresh_decorations()
         if self.editing.blocked and any(c.kind == "lock.release" for c in changes):
             await self.editing.retry_blocked()
         me = self.host.docs.participant.id
