@@ -178,7 +178,9 @@ class _Parser:
     def block(self, indent: int) -> Any:
         """The value whose first line is the next line, at exactly ``indent``."""
         line = self.peek()
-        assert line is not None and line.indent == indent
+        if line is None or line.indent != indent:  # e.g. "- #:": a value the line never gave
+            at = line or self.current() or Line(1, 0, "", "")
+            raise LoomProtocolError("expected a value here", at.num, at.indent + 1)
         if self.depth >= MAX_DEPTH:
             self.fail(f"the value nests more than {MAX_DEPTH} levels deep", line)
         self.depth += 1
