@@ -38,10 +38,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pygls.io_ import run_async
 from pygls.server import JsonRPCServer
 
 from loom.errors import LoomError
+from loom.lsp.rpc import read_loop
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +235,7 @@ async def refuse(writer: asyncio.StreamWriter, err: Refused) -> None:
 
 
 class _Replay:
-    """The reader pygls reads from: the (token-less) first message, then the socket."""
+    """The reader the frame loop reads from: the (token-less) first message, then the socket."""
 
     def __init__(self, first: bytes, reader: asyncio.StreamReader) -> None:
         self._buffer = first
@@ -292,10 +292,8 @@ def serve_tcp(server: JsonRPCServer, host: str, port: int, token: str,
         log.info("editor connected from %s", peer)
         server.protocol.set_writer(writer)  # type: ignore[arg-type]
         try:
-            await run_async(stop_event=stop_event,
-                            reader=_Replay(frame(message), reader),  # type: ignore[arg-type]
-                            protocol=server.protocol, logger=log,
-                            error_handler=server.report_server_error)
+            # Loom's own frame reader (lsp/rpc.py), as on stdio: garbage gets an answer
+            await read_loop(stop_event, _Replay(frame(message), reader), server.protocol)
         finally:  # however the connection ended (a reset too), the server stops with it
             log.info("editor disconnected: stopping")
             server.shutdown()
