@@ -11,7 +11,7 @@ import platformdirs
 
 from loom.store import schema
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_S = 15.0
 
 # Each migration takes the database from version i to i+1; index 0 creates version 1.
@@ -21,6 +21,7 @@ MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
     lambda db: _v3(db),  # v3: the summary queue, tree summary counters and themes
     lambda db: db.create_tables(schema.V4_MODELS),  # v4: collaborator turns
     lambda db: _v5(db),  # v5: buffer states per editor session
+    lambda db: _v6(db),  # v6: per-token data of model nodes
 ]
 
 
@@ -45,6 +46,12 @@ def _v5(db: pw.SqliteDatabase) -> None:
                    'working, updated) SELECT uri, participant, \'\', tree, tip, pending, '
                    'working, updated FROM "buffer_state_v4"')
     db.execute_sql('DROP TABLE "buffer_state_v4"')
+
+
+def _v6(db: pw.SqliteDatabase) -> None:
+    # Token data gets its own compact table. Generations stored before keep their JSON
+    # logprobs, which store/tokens.py still reads: nothing is converted or lost here.
+    db.create_tables(schema.V6_MODELS)
 
 
 def default_db_path() -> Path:

@@ -280,6 +280,18 @@ class AgentTurn(Base):
     record = JSONField()
 
 
+class NodeTokens(Base):
+    """A model node's per-token data (v6): each token's text and probability and the top-k
+    alternatives, in ``loom.model.tokens``' compact form, tied to the node's content (a
+    node's content never changes; a version's data is derived from its original's)."""
+
+    node = pw.CharField(primary_key=True)
+    k = pw.IntegerField()  # alternatives asked for per token
+    count = pw.IntegerField()  # tokens kept
+    covered = pw.IntegerField()  # characters of the content the tokens spell
+    data = pw.BlobField()
+
+
 MODELS: tuple[type[Base], ...] = (
     Meta, Participant, Tree, Node, Edge, EdgeSource, Document, Link, Position, Pin, Stash,
     TraceEntry, RawResponse, Generation, BranchLock, Change,
@@ -288,3 +300,4 @@ V2_MODELS: tuple[type[Base], ...] = (BufferState,)
 V3_MODELS: tuple[type[Base], ...] = (SummaryJob,)
 V4_MODELS: tuple[type[Base], ...] = (AgentTurn,)
 V5_MODELS: tuple[type[Base], ...] = (EditorSession,)
+V6_MODELS: tuple[type[Base], ...] = (NodeTokens,)
