@@ -218,9 +218,15 @@ class LoomServer(LanguageServer):
                 edits=[text_edit])])
         else:
             wedit = lsp.WorkspaceEdit(changes={doc.uri: [text_edit]})
+        # The request runs as a task kept referenced: when the caller is cancelled (a
+        # generation's stream flusher), the edit it recorded as a target must still be
+        # sent, and asyncio drops an unreferenced task before it runs.
+        request = asyncio.ensure_future(self.workspace_apply_edit_async(
+            lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom")))
+        self._tasks.add(request)
+        request.add_done_callback(self._tasks.discard)
         try:
-            result = await asyncio.shield(self.workspace_apply_edit_async(
-                lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom")))
+            result = await asyncio.shield(request)
         except Exception as err:  # the client went away or does not do applyEdit
             log.warning("applyEdit failed: %s", err)
             doc.targets.clear()

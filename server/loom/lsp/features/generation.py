@@ -96,9 +96,11 @@ class Generation:
         first = host.app.ws.node(result.data["created"][0])
         seg = Segment(first.id, first.label, True, start, start + len(first.content),
                       first.content)
+        # The tip moves before the edit is awaited: the change-log loop may re-render the
+        # buffer meanwhile, and from the old tip it would take the new text out again.
+        doc.view.tip = first
         await host.send_edit(doc, base_text[:start] + first.content + base_text[start:],
                              [*copy_segments(base), seg])
-        doc.view.tip = first
         self.editing.persist(doc)
         host.status(doc)
         host.refresh_decorations()
