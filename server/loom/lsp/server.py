@@ -29,7 +29,7 @@ from loom.lsp import args as A
 from loom.lsp.args import answer, failure, parse_args
 from loom.lsp.buffer import Segment
 from loom.lsp.features import completion as completion_feature
-from loom.lsp.features import decorations, lookup
+from loom.lsp.features import decorations, lookup, probabilities
 from loom.lsp.features.collaborator import Collaborator
 from loom.lsp.features.command_lines import CommandLines
 from loom.lsp.features.diagnostics import Diagnostics
@@ -37,6 +37,8 @@ from loom.lsp.features.editing import Editing
 from loom.lsp.features.files import Files
 from loom.lsp.features.generation import Generation
 from loom.lsp.features.navigation import Navigation
+from loom.lsp.features.probabilities import Probabilities
+from loom.lsp.features.suggestions import Suggestions
 from loom.lsp.features.sync import ChangeSync
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.settings import Settings, parse_settings
@@ -49,7 +51,8 @@ log = logging.getLogger(__name__)
 SCHEME = "loom"
 COMMANDS = ("loom.continue", "loom.branch", "loom.cycleSibling", "loom.annotate", "loom.run",
             "loom.commit", "loom.open", "loom.cancel", "loom.askCollaborator",
-            "loom.stopCollaborator")
+            "loom.stopCollaborator", "loom.split", "loom.suggest", "loom.acceptSuggestion",
+            "loom.toggleProbabilities")
 
 
 class LoomProtocol(LanguageServerProtocol):
@@ -111,6 +114,8 @@ class LoomServer(LanguageServer):
         self.collaborator = Collaborator(self, self.editing)
         self.navigation = Navigation(self, self.editing)
         self.files = Files(self)
+        self.probabilities = Probabilities(self, self.editing, self.generation)
+        self.suggestions = Suggestions(self, self.editing, self.generation)
         self.sync = ChangeSync(self, self.editing, self.collaborator)
         self.collaborator.after_turn = self.sync.catch_up
 
@@ -615,7 +620,8 @@ def hover(ls: LoomServer, params: lsp.HoverParams) -> lsp.Hover | None:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return None
-    found = lookup.hover(ls.docs, doc, _offset(doc, params.position))
+    offset = _offset(doc, params.position)
+    found = probabilities.hover(ls.docs, doc, offset) or lookup.hover(ls.docs, doc, offset)
     if found is None:
         return None
     text, span = found
@@ -683,7 +689,47 @@ def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams) -> lsp.Sem
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return lsp.SemanticTokens(data=[])
-    return lsp.SemanticTokens(data=decorations.semantic_tokens(ls.docs, doc))
+    colour = None
+    if ls.settings.probabilities:
+        def colour(spans: decorations.Spans) -> decorations.Spans:
+            return probabilities.colour(ls.docs, doc, spans)
+    return lsp.SemanticTokens(data=decorations.semantic_tokens(ls.docs, doc, colour))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+    code_action_kinds=[lsp.CodeActionKind.RefactorRewrite]))
+@_guard([])
+def code_action(ls: LoomServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Branch from an alternative token (and continue), or split the node, at a model
+    token."""
+    doc = ls.doc(params.text_document.uri)
+    only = params.context.only
+    if doc is None or (only and not any(str(k).startswith("refactor") for k in only)):
+        return []
+    found = probabilities.actions(ls.docs, doc, _offset(doc, params.range.start),
+                                  ls.settings.alternative_continues)
+    return [lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.RefactorRewrite,
+                           is_preferred=a.preferred or None,
+                           command=lsp.Command(title=a.title, command="loom.split",
+                                               arguments=[a.args]))
+            for a in found]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
+@_guard(None)
+def inline_completion(ls: LoomServer, params: lsp.InlineCompletionParams
+                      ) -> lsp.InlineCompletionList | None:
+    """The path's continuations as ghost text at the end of the buffer."""
+    doc = ls.doc(params.text_document.uri)
+    if doc is None or not ls.settings.inline_suggestions:
+        return None
+    text_doc = doc.session.doc
+    found = ls.suggestions.items(doc, _offset(doc, params.position))
+    return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
+        insert_text=s.text, range=_range(text_doc, s.start, s.end),
+        command=lsp.Command(title=f"Accept [{s.label}]", command="loom.acceptSuggestion",
+                            arguments=[{"uri": doc.uri, "node": s.node, "inserted": True}]))
+        for s in found])
 
 
 @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
@@ -733,6 +779,27 @@ async def cmd_cycle(ls: LoomServer, a: A.CycleArgs) -> Result:
 @_command("loom.annotate", A.AnnotateArgs)
 async def cmd_annotate(ls: LoomServer, a: A.AnnotateArgs) -> Result:
     return await ls.navigation.annotate(a.uri, _node_arg(ls, a), a.text)
+
+
+@_command("loom.split", A.SplitArgs)
+async def cmd_split(ls: LoomServer, a: A.SplitArgs) -> Result:
+    return await ls.probabilities.split(a.uri, a.node, a.at, a.line, a.character, a.alt,
+                                        a.continue_, a.n, a.tokens)
+
+
+@_command("loom.suggest", A.ContinueArgs)
+async def cmd_suggest(ls: LoomServer, a: A.ContinueArgs) -> Result:
+    return await ls.suggestions.suggest(a.uri, a.n, a.tokens, a.temperature)
+
+
+@_command("loom.acceptSuggestion", A.AcceptArgs)
+async def cmd_accept_suggestion(ls: LoomServer, a: A.AcceptArgs) -> Result:
+    return await ls.suggestions.accept(a.uri, a.node, a.text, a.inserted)
+
+
+@_command("loom.toggleProbabilities", A.ToggleArgs)
+def cmd_toggle_probabilities(ls: LoomServer, a: A.ToggleArgs) -> Result:
+    return ls.probabilities.toggle(a.on)
 
 
 @_command("loom.run", A.RunArgs)

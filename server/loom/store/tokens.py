@@ -64,30 +64,32 @@ def tokens(ws: Workspace, node: Any) -> list[T.Token] | None:
     return _remember(_tokens, node.id, _read(ws, node))
 
 
-def runs(ws: Workspace, nodes: Sequence[Any]) -> dict[str, list[tuple[int, int, int]]]:
-    """``id → [(start, end, bucket)]`` probability runs of many nodes (those with data),
-    read in one query for the ones not yet cached."""
-    out: dict[str, list[tuple[int, int, int]]] = {}
-    missing = [n for n in nodes if n.id not in _runs]
+def runs(ws: Workspace, ids: Sequence[str]) -> dict[str, list[tuple[int, int, int]]]:
+    """``id → [(start, end, bucket)]``: the probability runs of many nodes' committed
+    content (those with token data), for colouring. Nodes not yet cached cost one query
+    for their stored rows; only versions and older generations are read one by one."""
+    missing = [nid for nid in dict.fromkeys(ids) if nid not in _runs]
     if missing:
-        rows = _rows(ws, [n.id for n in missing])
-        for n in missing:
-            data = rows.get(n.id)
-            found: list[tuple[int, int, int]] | None
+        rows = _rows(ws, missing)
+        maybe = _may_derive(ws, [nid for nid in missing if nid not in rows])
+        for nid in missing:
+            data = rows.get(nid)
+            found: list[tuple[int, int, int]] | None = None
             if data is not None:
                 try:
                     found = T.decode_runs(data)
                 except ValueError:
-                    log.warning("damaged token data of node %s", n.id)
-                    found = None
-            else:
-                derived = tokens(ws, n)
+                    log.warning("damaged token data of node %s", nid)
+            elif nid in maybe:
+                node = ws.find_node(nid)
+                derived = tokens(ws, node) if node is not None else None
                 found = T.runs(derived) if derived else None
-            _remember(_runs, n.id, found)
-    for n in nodes:
-        got = _runs.get(n.id)
+            _remember(_runs, nid, found)
+    out: dict[str, list[tuple[int, int, int]]] = {}
+    for nid in ids:
+        got = _runs.get(nid)
         if got:
-            out[n.id] = got
+            out[nid] = got
     return out
 
 
@@ -99,6 +101,19 @@ def _rows(ws: Workspace, ids: list[str]) -> dict[str, bytes]:
         for nid, data in ws.db.execute_sql(
                 f"SELECT node, data FROM node_tokens WHERE node IN ({marks})", chunk):
             found[nid] = bytes(data)
+    return found
+
+
+def _may_derive(ws: Workspace, ids: list[str]) -> set[str]:
+    """Those of ``ids`` (nodes without a row) whose data may come from elsewhere: versions,
+    and model nodes (their generation's JSON logprobs); human text has none."""
+    found: set[str] = set()
+    for i in range(0, len(ids), 900):
+        chunk = ids[i:i + 900]
+        marks = ",".join("?" * len(chunk))
+        found.update(r[0] for r in ws.db.execute_sql(
+            f"SELECT id FROM node WHERE id IN ({marks}) AND (author_type = 'model' OR "
+            "edited_from IS NOT NULL)", chunk))
     return found
 
 

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import difflib
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.text import TextDoc, units
+from loom.model.tokens import BUCKET_NAMES
 from loom.store.schema import Node
 
 TOKEN_TYPES = ["loomModel", "loomHuman", "loomArrow", "loomVerb", "loomNodeRef", "loomFlag",
                "loomString", "loomDocRef"]
-TOKEN_MODIFIERS = ["nodeStart", "edited"]
+# nodeStart, edited, then the token-probability buckets (features/probabilities.py)
+TOKEN_MODIFIERS = ["nodeStart", "edited", *BUCKET_NAMES]
 T = {name: i for i, name in enumerate(TOKEN_TYPES)}
 NODE_START, EDITED = 1, 2
 MAX_SIBLING_LENSES = 4
@@ -117,8 +120,14 @@ def _version_originals(docs: Documents, ids: list[str]) -> dict[str, str]:
     return docs.ws.model_originals(ids)
 
 
-def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
-    """LSP's relative encoding: [deltaLine, deltaStart, length, type, modifiers]*."""
+Spans = list[tuple[int, int, int, int]]  # (start, end, type, modifiers), in order
+
+
+def semantic_tokens(docs: Documents, doc: OpenDoc,
+                    colour: Callable[[Spans], Spans] | None = None) -> list[int]:
+    """LSP's relative encoding: [deltaLine, deltaStart, length, type, modifiers]*.
+    ``colour`` may refine the authorship spans (token probabilities) before command lines
+    are laid over them."""
     text_doc = doc.session.doc
     spans: list[tuple[int, int, int, int]] = []  # (start, end, type, modifiers)
     if doc.kind == "path":
@@ -149,6 +158,8 @@ def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
                 pos = seg.start + h1
             if pos < seg.end:
                 spans.append((pos, seg.end, base, mod))
+    if colour is not None:
+        spans = colour(spans)
     command_spans = _command_spans(text_doc)
     if command_spans:
         spans = _overlay(spans, command_spans)
