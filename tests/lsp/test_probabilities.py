@@ -140,6 +140,20 @@ async def test_the_probability_view_colours_model_tokens(editor: Editor,
     assert await modifiers_at(mat) == {"probVeryLow"}  # p = 3%
     assert await modifiers_at(start + 2) == {"probVeryHigh"}  # " The", p = 90%
     assert await modifiers_at(start + text_of(CAT).index(" sat") + 1) == {"probMid"}
+    # typing asks again: only an edit of the previous result comes back
+    full = await editor.client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    editor.append(uri, " And")
+    delta = await editor.client.text_document_semantic_tokens_full_delta_async(
+        lsp.SemanticTokensDeltaParams(text_document=lsp.TextDocumentIdentifier(uri=uri),
+                                      previous_result_id=full.result_id))
+    (edit,) = delta.edits
+    assert len(edit.data or []) <= 10
+    data = list(full.data)
+    data[edit.start:edit.start + edit.delete_count] = edit.data or []
+    again = await editor.client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    assert data == list(again.data)
     assert (await command(editor, "loom.toggleProbabilities", {"on": False}))["data"] == {
         "on": False}
     assert await modifiers_at(mat) == set()

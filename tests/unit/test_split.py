@@ -161,6 +161,18 @@ def test_split_with_an_alternative_the_model_weighed(app, tree) -> None:  # type
     assert ws.node(res.data["alternative"]).author_type == "human"
 
 
+def test_an_alternative_for_the_first_token_is_a_sibling(app, tree) -> None:  # type: ignore[no-untyped-def]
+    ws = app.ws
+    node = generated(app, tree)
+    res = run(app, tree, f'→ split {node.local_id} at:0 alt:" a"')
+    assert res.ok, res.text
+    alt = ws.node(res.data["alternative"])
+    assert alt.content == " a" and alt.author_type == "model" and alt.parent == tree.root
+    assert not ws.node(node.id).pruned  # nothing was split
+    assert ws.position(ws.human(), tree)[1].id == alt.id
+    assert token_store.tokens(ws, alt)[0].alternatives[0] == (" The", -0.2)
+
+
 def test_split_refusals(app, tree) -> None:  # type: ignore[no-untyped-def]
     ws = app.ws
     node = generated(app, tree)

@@ -38,6 +38,7 @@ from loom.lsp.features.files import Files
 from loom.lsp.features.generation import Generation
 from loom.lsp.features.navigation import Navigation
 from loom.lsp.features.probabilities import Probabilities
+from loom.lsp.features.semantic_delta import SemanticResults
 from loom.lsp.features.suggestions import Suggestions
 from loom.lsp.features.sync import ChangeSync
 from loom.lsp.session import Documents, OpenDoc
@@ -116,6 +117,7 @@ class LoomServer(LanguageServer):
         self.files = Files(self)
         self.probabilities = Probabilities(self, self.editing, self.generation)
         self.suggestions = Suggestions(self, self.editing, self.generation)
+        self.semantic_results = SemanticResults()
         self.sync = ChangeSync(self, self.editing, self.collaborator)
         self.collaborator.after_turn = self.sync.catch_up
 
@@ -475,6 +477,7 @@ def did_close(ls: LoomServer, params: lsp.DidCloseTextDocumentParams) -> None:
     if doc is not None:
         ls.editing.persist(doc)
     ls.editing.forget(params.text_document.uri)
+    ls.semantic_results.forget(params.text_document.uri)
     ls.docs.did_close(params.text_document.uri)
 
 
@@ -683,17 +686,37 @@ LEGEND = lsp.SemanticTokensLegend(token_types=decorations.TOKEN_TYPES,
                                   token_modifiers=decorations.TOKEN_MODIFIERS)
 
 
+def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
+    if ls.settings.probabilities:
+        return probabilities.semantic_tokens(ls.docs, doc)
+    return decorations.semantic_tokens(ls.docs, doc)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
 @_guard(lsp.SemanticTokens(data=[]))
 def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return lsp.SemanticTokens(data=[])
-    colour = None
-    if ls.settings.probabilities:
-        def colour(spans: decorations.Spans) -> decorations.Spans:
-            return probabilities.colour(ls.docs, doc, spans)
-    return lsp.SemanticTokens(data=decorations.semantic_tokens(ls.docs, doc, colour))
+    rid, data = ls.semantic_results.full(doc.uri, _token_data(ls, doc))
+    return lsp.SemanticTokens(data=data, result_id=rid)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
+@_guard(lsp.SemanticTokens(data=[]))
+def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaParams
+                          ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta:
+    """Typing changes a few tokens of a long buffer: send only those."""
+    doc = ls.doc(params.text_document.uri)
+    if doc is None:
+        return lsp.SemanticTokens(data=[])
+    data = _token_data(ls, doc)
+    rid, edit = ls.semantic_results.delta(doc.uri, params.previous_result_id, data)
+    if edit is None:
+        return lsp.SemanticTokens(data=data, result_id=rid)
+    start, deleted, new = edit
+    return lsp.SemanticTokensDelta(result_id=rid, edits=[
+        lsp.SemanticTokensEdit(start=start, delete_count=deleted, data=new)])
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(

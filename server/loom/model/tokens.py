@@ -78,18 +78,20 @@ def bucket(prob: float | None) -> int | None:
 
 
 def _alternatives(entry: Mapping[str, Any], k: int) -> tuple[tuple[str, float | None], ...]:
-    top = entry.get("top_logprobs") or []
     seen: dict[str, float | None] = {}
-    for alt in top:
-        if not isinstance(alt, Mapping):
+    for alt in entry.get("top_logprobs") or ():
+        try:
+            text, lp = alt["token"], alt.get("logprob")
+        except (TypeError, KeyError, AttributeError):
             continue
-        text, lp = alt.get("token"), alt.get("logprob")
-        if not isinstance(text, str) or text in seen:
-            continue
-        seen[text] = float(lp) if isinstance(lp, int | float) else None
-    ranked = sorted(seen.items(), key=lambda kv: -math.inf if kv[1] is None else kv[1],
-                    reverse=True)
+        if isinstance(text, str) and text not in seen:
+            seen[text] = float(lp) if isinstance(lp, int | float) else None
+    ranked = sorted(seen.items(), key=_rank)
     return tuple(ranked[:k])
+
+
+def _rank(item: tuple[str, float | None]) -> float:
+    return math.inf if item[1] is None else -item[1]
 
 
 def align(entries: Iterable[Mapping[str, Any]] | None, text: str,
@@ -183,9 +185,10 @@ def runs(tokens: Sequence[Token]) -> list[tuple[int, int, int]]:
 
 
 def _q(logprob: float | None) -> int:
-    if logprob is None or math.isnan(logprob):
+    if logprob is None or logprob != logprob:  # unknown, or NaN
         return _UNKNOWN
-    return min(_MAX_Q, max(0, round(-logprob * _SCALE)))
+    q = round(-logprob * _SCALE)
+    return 0 if q < 0 else (q if q < _MAX_Q else _MAX_Q)
 
 
 def _lp(q: int) -> float | None:
@@ -195,25 +198,21 @@ def _lp(q: int) -> float | None:
 def encode(tokens: Sequence[Token], k: int) -> bytes:
     """The compact stored form of a node's token data (see the module docstring)."""
     strings: dict[str, int] = {}
-
-    def index(s: str) -> int:
-        i = strings.get(s)
-        if i is None:
-            i = strings[s] = len(strings)
-        return i
-
+    index = strings.setdefault
+    q = _q
     gaps, idx, qs = array("I"), array("I"), array("H")
     n_alts, alt_idx, alt_qs = array("B"), array("I"), array("H")
     pos = 0
     for t in tokens:
         gaps.append(t.start - pos)
-        pos = t.end
-        idx.append(index(t.text))
-        qs.append(_q(t.logprob))
-        n_alts.append(min(255, len(t.alternatives)))
-        for text, lp in t.alternatives[:255]:
-            alt_idx.append(index(text))
-            alt_qs.append(_q(lp))
+        pos = t.start + len(t.text)
+        idx.append(index(t.text, len(strings)))
+        qs.append(q(t.logprob))
+        alts = t.alternatives[:255]
+        n_alts.append(len(alts))
+        for text, lp in alts:
+            alt_idx.append(index(text, len(strings)))
+            alt_qs.append(q(lp))
     raw = [s.encode("utf-8", "surrogatepass") for s in strings]
     lengths = array("I", [len(b) for b in raw])
     head = array("I", [min(k, 255), len(raw), len(tokens), len(alt_idx)])

@@ -28,6 +28,8 @@ def split(ctx: Ctx, cmd: ast.Split) -> Result:
         raise LoomError("NOT_FOUND", f"[{node.label}] was already split or pruned",
                         "split the node the path shows now")
     size = len(node.content)
+    if cmd.at == 0 and cmd.alt:
+        return _beside(ctx, node, cmd)
     if not 0 < cmd.at < size:
         where = f"1 to {size - 1}" if size > 1 else "it is too short to split"
         raise LoomError("LIMIT_EXCEEDED", f"at:{cmd.at} is outside [{node.label}] ({where})",
@@ -62,6 +64,24 @@ def split(ctx: Ctx, cmd: ast.Split) -> Result:
     return Result.success(f.ok(*lines), created=created, head=head.id, tail=tail.id,
                           alternative=alt.id if alt is not None else None,
                           node=(alt or tail).id, original=node.id)
+
+
+def _beside(ctx: Ctx, node: Node, cmd: ast.Split) -> Result:
+    """``at:0`` with an alternative: nothing to split, the alternative is a sibling of the
+    node (the model's other choice for its first token)."""
+    ctx.guard(node, extends=False)
+    ws = ctx.ws
+    tokens = token_store.tokens(ws, node) or []
+    with ws.db.atomic():
+        alt = _alternative(ctx, node, ws.node(node.parent or ""), tokens, cmd,
+                           token_store.k_of(ws, node.id) or T.DEFAULT_K,
+                           ws.generations([node.id]))
+        ws.set_position(ctx.me, ctx.tree, alt, alt)
+    return Result.success(
+        f.ok(f"alternative {f.ref(alt.label)} {quote(preview(alt.content))} beside "
+             f"{f.ref(node.label)}, switched to {f.ref(alt.label)}"),
+        created=[alt.id], head=None, tail=None, alternative=alt.id, node=alt.id,
+        original=node.id)
 
 
 def _alternative(ctx: Ctx, original: Node, head: Node, tokens: list[T.Token],

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
@@ -123,13 +122,14 @@ def _version_originals(docs: Documents, ids: list[str]) -> dict[str, str]:
 Spans = list[tuple[int, int, int, int]]  # (start, end, type, modifiers), in order
 
 
-def semantic_tokens(docs: Documents, doc: OpenDoc,
-                    colour: Callable[[Spans], Spans] | None = None) -> list[int]:
-    """LSP's relative encoding: [deltaLine, deltaStart, length, type, modifiers]*.
-    ``colour`` may refine the authorship spans (token probabilities) before command lines
-    are laid over them."""
-    text_doc = doc.session.doc
-    spans: list[tuple[int, int, int, int]] = []  # (start, end, type, modifiers)
+def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
+    """LSP's relative encoding: [deltaLine, deltaStart, length, type, modifiers]*."""
+    return encode_spans(doc.session.doc, authorship_spans(docs, doc))
+
+
+def authorship_spans(docs: Documents, doc: OpenDoc) -> Spans:
+    """Model text and human text at character level (a path's segments)."""
+    spans: Spans = []
     if doc.kind == "path":
         originals = _version_originals(docs, [s.node for s in doc.session.segments
                                               if s.node and not s.by_model])
@@ -158,8 +158,11 @@ def semantic_tokens(docs: Documents, doc: OpenDoc,
                 pos = seg.start + h1
             if pos < seg.end:
                 spans.append((pos, seg.end, base, mod))
-    if colour is not None:
-        spans = colour(spans)
+    return spans
+
+
+def encode_spans(text_doc: TextDoc, spans: Spans) -> list[int]:
+    """Command lines laid over ``spans``, all of it encoded."""
     command_spans = _command_spans(text_doc)
     if command_spans:
         spans = _overlay(spans, command_spans)

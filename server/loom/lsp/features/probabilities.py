@@ -14,12 +14,13 @@
 from __future__ import annotations
 
 import bisect
+import collections
 from dataclasses import dataclass
 from typing import Any
 
 from loom.commands import ast
 from loom.commands.results import Result
-from loom.lsp.features import lookup
+from loom.lsp.features import decorations, lookup
 from loom.lsp.features.decorations import NODE_START, TOKEN_MODIFIERS, Spans
 from loom.lsp.features.decorations import T as TYPES
 from loom.lsp.features.editing import Editing
@@ -67,16 +68,143 @@ def segment_tokens(docs: Documents, doc: OpenDoc, i: int) -> list[T.Token] | Non
 
 
 # ── colour ───────────────────────────────────────────────────────────────────────────
+#
+# A 250 KB buffer of model text is ~36,000 coloured tokens: far too many to place one by
+# one on every request. A node's content and token data never change, so each node's
+# tokens are encoded once, relative to where the node starts (LSP's delta encoding makes
+# every token after the first independent of that), and a request splices those blocks
+# between the tokens of everything else. Only text typed over (dirty segments), human
+# versions of model text and nodes holding a command line are coloured span by span.
 
 
-def colour(docs: Documents, doc: OpenDoc, spans: Spans) -> Spans:
-    """The authorship spans with each model token's probability bucket as a modifier
-    (adjacent tokens of one bucket as one span)."""
+@dataclass(frozen=True, slots=True)
+class _Block:
+    first: tuple[int, int, int, int, int]  # the first token, its position from the node's start
+    rest: list[int]  # the other tokens, as they are in the whole document
+    last_line: int  # the last token's line, from the node's first line
+    last_char: int  # its column (on the node's first line: from the node's start)
+
+
+_BLOCKS: collections.OrderedDict[tuple[str, str], _Block | None] = collections.OrderedDict()
+_BLOCK_CACHE = 8192
+
+
+def _block(node_id: str, content: str, runs: list[tuple[int, int, int]],
+           encoding: str) -> _Block | None:
+    key = (node_id, encoding)
+    if key in _BLOCKS:
+        _BLOCKS.move_to_end(key)
+        return _BLOCKS[key]
+    spans: Spans = []
+    pos, mod = 0, NODE_START
+    for r0, r1, b in runs:
+        if r0 > pos:
+            spans.append((pos, r0, _MODEL, mod))
+            mod = 0
+        spans.append((r0, r1, _MODEL, mod | BUCKET_BITS[b]))
+        mod, pos = 0, r1
+    if pos < len(content):
+        spans.append((pos, len(content), _MODEL, mod))
+    data = decorations._encode(TextDoc(content, encoding), spans)
+    block = None
+    if data:
+        line = char = 0
+        for i in range(0, len(data), 5):
+            line, char = line + data[i], (char + data[i + 1] if data[i] == 0 else data[i + 1])
+        block = _Block(tuple(data[:5]), data[5:], line, char)  # type: ignore[arg-type]
+    _BLOCKS[key] = block
+    while len(_BLOCKS) > _BLOCK_CACHE:
+        _BLOCKS.popitem(last=False)
+    return block
+
+
+def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
+    """The document's semantic tokens with each model token's probability bucket as a
+    modifier (adjacent tokens of one bucket as one token)."""
+    text_doc = doc.session.doc
+    spans = decorations.authorship_spans(docs, doc)
+    segments = doc.session.segments
+    if doc.kind != "path" or not segments:
+        return decorations.encode_spans(text_doc, spans)
+    runs = token_store.runs(docs.ws, [s.node for s in segments if s.node and not s.dirty])
+    commands = decorations._command_spans(text_doc)
+    command_starts = [c[0] for c in commands]
+    blocks: list[tuple[int, _Block]] = []
+    rest: Spans = []
+    si = 0
+    for span in spans:
+        s, e, typ, _mod = span
+        if typ == _MODEL:
+            while si < len(segments) and segments[si].end <= s:
+                si += 1
+            seg = segments[si] if si < len(segments) else None
+            if (seg is not None and seg.node in runs and not seg.dirty and s == seg.start
+                    and e == seg.end and not _commands_within(commands, command_starts, s, e)):
+                block = _block(seg.node, doc.text[s:e], runs[seg.node], text_doc.encoding)
+                if block is not None:
+                    blocks.append((s, block))
+                    continue
+        rest.append(span)
+    rest = colour(docs, doc, rest, runs)
+    if commands:
+        rest = decorations._overlay(rest, commands)
+    return _splice(text_doc, decorations._encode(text_doc, rest), blocks)
+
+
+def _commands_within(commands: Spans, starts: list[int], s: int, e: int) -> bool:
+    i = bisect.bisect_left(starts, s)
+    return i < len(commands) and commands[i][0] < e
+
+
+def _splice(text_doc: TextDoc, data: list[int], blocks: list[tuple[int, _Block]]
+            ) -> list[int]:
+    """``data`` (encoded) with the blocks put in at their places, in document order."""
+    if not blocks:
+        return data
+    out: list[int] = []
+    prev_line = prev_char = 0
+    line = char = 0  # the absolute position of data's current token
+    i, n = 0, len(data)
+    for start, block in blocks:
+        base_line, base_char = text_doc.position_at(start)
+        f = block.first
+        first_line = base_line + f[0]
+        first_char = base_char + f[1] if f[0] == 0 else f[1]
+        while i < n:  # the tokens of data before the block
+            next_line = line + data[i]
+            next_char = char + data[i + 1] if data[i] == 0 else data[i + 1]
+            if (next_line, next_char) >= (first_line, first_char):
+                break
+            line, char = next_line, next_char
+            out += (line - prev_line, char - prev_char if line == prev_line else char,
+                    data[i + 2], data[i + 3], data[i + 4])
+            prev_line, prev_char = line, char
+            i += 5
+        out += (first_line - prev_line,
+                first_char - prev_char if first_line == prev_line else first_char,
+                f[2], f[3], f[4])
+        out += block.rest
+        prev_line = base_line + block.last_line
+        prev_char = base_char + block.last_char if block.last_line == 0 else block.last_char
+    while i < n:
+        line = line + data[i]
+        char = char + data[i + 1] if data[i] == 0 else data[i + 1]
+        out += (line - prev_line, char - prev_char if line == prev_line else char,
+                data[i + 2], data[i + 3], data[i + 4])
+        prev_line, prev_char = line, char
+        i += 5
+    return out
+
+
+def colour(docs: Documents, doc: OpenDoc, spans: Spans,
+           runs: dict[str, list[tuple[int, int, int]]] | None = None) -> Spans:
+    """Model spans split by the probability runs of their node's tokens (spans of other
+    kinds as they are): the span-by-span way, for text typed over and human versions."""
     segments = doc.session.segments
     if doc.kind != "path" or not segments:
         return spans
-    ws = docs.ws
-    runs = token_store.runs(ws, [s.node for s in segments if s.node and not s.dirty])
+    if runs is None:
+        runs = token_store.runs(docs.ws, [s.node for s in segments if s.node and not s.dirty])
     out: Spans = []
     si = 0
     cache: dict[int, list[tuple[int, int, int]]] = {}
@@ -101,8 +229,7 @@ def colour(docs: Documents, doc: OpenDoc, spans: Spans) -> Spans:
             out.append((s, e, typ, mod))
             continue
         base, pos = seg.start, s
-        j = bisect.bisect_right(node_runs, (s - base, 1 << 62, 0)) - 1
-        j = max(j, 0)
+        j = max(0, bisect.bisect_right(node_runs, (s - base, 1 << 62, 0)) - 1)
         for r0, r1, b in node_runs[j:]:
             a0, a1 = base + r0, base + r1
             if a0 >= e:
