@@ -4,6 +4,7 @@ logprobs (through the real SDK, in the real server). Hover shows a token's alter
 the alternative's code action splits the node and continues from the alternative; the
 probability view colours model text; ghost-text suggestions cycle and accept."""
 
+# ruff: noqa: F811 - the Neovim fixtures come from test_nvim_plugin (see the import)
 from __future__ import annotations
 
 from collections.abc import Iterator
