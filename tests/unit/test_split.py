@@ -209,3 +209,17 @@ def test_a_human_version_keeps_the_tokens_of_the_untouched_characters(app, tree)
     head = ws.node(res.data["head"])
     assert head.version_of == node.id and head.label.startswith(node.local_id + "'")
     assert [t.text for t in token_store.tokens(ws, head)] == [" The", " cat"]
+
+
+def test_token_data_travels_through_open_loom(app, tree, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from loom.app import open_app
+    from loom.interchange import import_data
+    from loom.interchange.openloom import export_openloom
+
+    generated(app, tree)
+    data = export_openloom(app.ws, tree)
+    other = open_app(tmp_path / "other.db", use_default_subject=False)
+    (copy,) = import_data(other.ws, json.loads(json.dumps(data)))
+    twin = next(n for n in Node.select().where(Node.tree == copy.id) if n.content == TEXT)
+    got = token_store.tokens(other.ws, twin)
+    assert [t.text for t in got] == PIECES and got[2].alternatives[1][0] == " lay"

@@ -71,6 +71,7 @@ from loom.store.schema import (
     RawResponse,
     Tree,
 )
+from loom.store.tokens import entries as token_entries
 from loom.store.workspace import Workspace, content_hash
 
 VERSION = "2.0"
@@ -235,6 +236,8 @@ def export_openloom(ws: Workspace, tree: Tree, *, include_raw: bool = True) -> d
     gens: dict[str, list[Generation]] = defaultdict(list)
     for g in (Generation.select().join(Node, on=(Node.id == Generation.node))
               .where(Node.tree == tree.id).order_by(Generation.created, Generation.id)):
+        if g.logprobs is None:  # kept compactly since schema v6: exported in the JSON shape
+            g.logprobs = token_entries(ws, g.node)
         gens[g.node].append(g)
     links = list(Link.select().where(Link.tree == tree.id).order_by(Link.created, Link.id))
     people = {p.id: p for p in Participant.select()}
