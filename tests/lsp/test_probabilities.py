@@ -255,3 +255,21 @@ async def test_continuations_are_inline_suggestions(editor: Editor, fake: FakePr
                           "content LIKE '%cat%'") == [(0,)]
     assert (await hover(editor, uri, len(before) + 6)).startswith("**`␣cat`**")
     del human
+
+
+async def test_a_typed_split_line_runs_and_the_buffer_follows(editor: Editor,
+                                                              fake: FakeProvider) -> None:
+    uri, start = await generate(editor, fake)
+    node = sql(editor.db, "SELECT local_id FROM node WHERE content = ?", text_of(CAT))[0][0]
+    before = editor.texts[uri]
+    editor.append(uri, f"\n→ split {node} at:8")
+    line = editor.doc(uri).line_count - 1
+    res = await command(editor, "loom.run", {"uri": uri, "line": line})
+    assert res["ok"], res
+    await editor.wait_for(lambda: editor.texts[uri] == before)  # the line ran and went away
+    # the same text, now two nodes: the halves, the tail at the path's end
+    ends = sql(editor.db, "SELECT n.content FROM position p JOIN participant h ON h.id = "
+                          "p.participant JOIN node n ON n.id = p.tip WHERE h.name = 'human'")
+    assert ends == [(" sat on the mat.",)]
+    shown = await hover(editor, uri, start + 2)
+    assert shown.startswith("**`␣The`**") and "`␣A`" in shown

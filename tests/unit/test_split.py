@@ -90,7 +90,7 @@ def test_a_model_without_logprobs_says_why(app, tree) -> None:  # type: ignore[n
     assert "Anthropic" in token_store.missing_reason(app.ws, node)
     app.executor.subject = Subject([PIECES], k=None)
     other = generated(app, tree)
-    assert "without logprobs" in token_store.missing_reason(app.ws, other)
+    assert "turns them off" in token_store.missing_reason(app.ws, other)
     assert token_store.missing_reason(app.ws, app.ws.node(tree.root)) == "written by a human"
 
 

@@ -165,6 +165,8 @@ def missing_reason(ws: Workspace, node: Any) -> str:
     params = g.params or {}
     if g.provider == "anthropic":
         return "Anthropic's API does not return token probabilities"
+    if "logprobs" not in params:
+        return f"a chat reply ({g.provider}, {g.model}): Loom asks chat models for none"
     if params.get("logprobs") is None:
-        return f"{g.provider} ({g.model}) was asked without logprobs"
+        return f"{g.model}'s profile turns them off (logprobs = false)"
     return f"{g.provider} ({g.model}) returned none"
