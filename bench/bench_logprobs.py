@@ -31,15 +31,12 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
+from bench_lsp import pct, timed  # (bench/ is the script's directory)
+
 WORDS = ("the house stood empty at the end of the lane she had not visited since her "
          "mother died and the windows watched her with something like reproach , . ; "
          "kitchen smelled of cold ash lavender clock wall stopped twenty past four key "
          "under third shutter walnut trees dropped leaves garden gate latch").split()
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
 def report(name: str, ms: list[float], note: str = "") -> None:
@@ -168,15 +165,6 @@ def build_path(db: Path, deep: int, model_share: float) -> tuple[str, list[tuple
             spans.append((pos, pos + len(n.content)))
         pos += len(n.content)
     return f"loom://path/{tree.id}/{tip.local_id}", spans
-
-
-async def timed(fn, n: int) -> list[float]:  # type: ignore[no-untyped-def]
-    out = []
-    for i in range(n):
-        t = time.perf_counter()
-        await fn(i)
-        out.append((time.perf_counter() - t) * 1000)
-    return out
 
 
 def bench_colouring(db: Path, uri: str, samples: int) -> None:
