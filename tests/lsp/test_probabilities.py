@@ -186,6 +186,13 @@ async def test_branch_from_an_alternative_and_continue(editor: Editor,
     assert titles[-1].startswith("Split [") and titles[-1].endswith("here, before ‘␣sat’")
     lay = actions[0]
     assert lay.kind == lsp.CodeActionKind.RefactorRewrite and lay.is_preferred
+    for only, count in (([lsp.CodeActionKind.RefactorRewrite], len(actions)),
+                        ([lsp.CodeActionKind.QuickFix], 0)):
+        got = await editor.client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=lsp.Range(editor.pos(uri, sat + 2), editor.pos(uri, sat + 2)),
+            context=lsp.CodeActionContext(diagnostics=[], only=only)))
+        assert len(got or []) == count, only
     fake.script(OPENAI_COMPLETIONS, openai_logprob_stream([AFTER_LAY]))
     res = await command(editor, lay.command.command, lay.command.arguments[0])
     assert res["ok"], res

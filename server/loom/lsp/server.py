@@ -727,7 +727,8 @@ def code_action(ls: LoomServer, params: lsp.CodeActionParams) -> list[lsp.CodeAc
     token."""
     doc = ls.doc(params.text_document.uri)
     only = params.context.only
-    if doc is None or (only and not any(str(k).startswith("refactor") for k in only)):
+    if doc is None or (only and not any(
+            str(getattr(k, "value", k)).startswith("refactor") for k in only)):
         return []
     found = probabilities.actions(ls.docs, doc, _offset(doc, params.range.start),
                                   ls.settings.alternative_continues)
