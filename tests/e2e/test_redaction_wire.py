@@ -168,7 +168,8 @@ async def test_the_local_model_gets_a_redacted_prompt_and_gives_a_redacted_reply
     path = Path("stand-in.gguf")
     monkeypatch.setattr(local, "model_path", lambda _profile: path)
     monkeypatch.setitem(local._instances, (str(path), False), (llama, threading.Lock()))
-    p = make_provider(ModelProfile(name="local", provider="local", model="stand-in"))
+    p = make_provider(ModelProfile(name="local", provider="local", model="stand-in",
+                                   logprobs=False))  # the stand-in is the plain instance
     shown: list[str] = []
     result = await p.complete(f"Continue: {OPENAI_KEY}", on_delta=lambda i, s: shown.append(s))
     chat = await p.chat([ChatMessage(role="user", content=f"key {OPENAI_KEY}")])

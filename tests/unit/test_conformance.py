@@ -321,7 +321,7 @@ def test_help_overview_for_analysis_role(marie: Marie) -> None:
         "Available tools (your permissions: loom_aware, loom_write, doc_read):\n"
         "\n"
         "Navigation: view, list, tree, switch\n"
-        "Content: respond, annotate, link, edit, continue*\n"
+        "Content: respond, annotate, link, edit, continue*, split\n"  # + Loom's split
         "Documents: read\n"
         "Memory: pin, stash, recall, drop, memory\n"
         "Meta: help, think\n"

@@ -110,7 +110,7 @@ NODE_TEMPLATES = {
     "view": "→ view {}", "list": "→ list {}", "tree": "→ tree {}", "switch": "→ switch to {}",
     "continue": "→ continue from {}", "respond": '→ respond {} "text"',
     "annotate": '→ annotate {} "text"', "link": "→ link {} to b3k9", "edit": '→ edit {} "text"',
-    "pin": "→ pin {}", "drop": "→ drop {}",
+    "pin": "→ pin {}", "drop": "→ drop {}", "split": "→ split {} at:5",
 }
 NO_NODE_TEMPLATES = {
     "read": '→ read doc:"notes" {}', "write": '→ write doc:"notes" {} "text"',

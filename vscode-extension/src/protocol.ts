@@ -22,6 +22,10 @@ export const ServerCommands = {
   commit: "loom.commit",
   open: "loom.open",
   cancel: "loom.cancel",
+  split: "loom.split",
+  suggest: "loom.suggest",
+  acceptSuggestion: "loom.acceptSuggestion",
+  toggleProbabilities: "loom.toggleProbabilities",
 } as const;
 
 export interface ReadParams { uri: string }
@@ -146,4 +150,10 @@ export interface ServerSettings {
   inlayHints: boolean;
   runOnSave: boolean;
   documentProvider: "textDocumentContent" | "fileSystem" | "bufReadCmd";
+  /** Colour model text by token probability. */
+  probabilities?: boolean;
+  /** Continue from an alternative token after branching with it. */
+  alternativeContinues?: boolean;
+  /** Offer the path's continuations as inline suggestions. */
+  inlineSuggestions?: boolean;
 }

@@ -351,6 +351,9 @@ local function on_attach(buf, client)
   if cfg.keymaps then
     require("loom.commands").keymaps(buf)
   end
+  if cfg.suggestions then
+    require("loom.suggest").attach(buf)
+  end
 end
 
 function B.setup_autocmds()

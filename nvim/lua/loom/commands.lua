@@ -149,6 +149,61 @@ S.continue = function(args)
   C.exec("loom.continue", { uri = uri, n = n, tokens = tonumber(args[2]) }, { commits = true })
 end
 
+--- :Loom suggest [N] [TOKENS] — N continuations of the path's end, shown as ghost text to
+--- cycle (<M-]>/<M-[>) and accept (<M-l>, a word <M-Right>, a line <M-C-Right>).
+S.suggest = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local buf = api.nvim_get_current_buf()
+  local n = tonumber(args[1]) or loom.config.default_n
+  loom.notify("Loom: generating suggestions… (:Loom cancel stops it)")
+  C.exec("loom.suggest", { uri = uri, n = n, tokens = tonumber(args[2]) }, {
+    commits = true,
+    on_done = function(_, ok)
+      if ok then
+        vim.schedule(function()
+          require("loom.suggest").fetch(buf)
+        end)
+      end
+    end,
+  })
+end
+
+--- :Loom probabilities [on|off] — colour model text by token probability (toggle).
+S.probabilities = function(args)
+  local on = nil
+  if args[1] == "on" then
+    on = true
+  elseif args[1] == "off" then
+    on = false
+  end
+  C.exec("loom.toggleProbabilities", { on = on }, { echo = true, on_done = function(res, ok)
+    if ok then
+      vim.g.loom_probabilities = res.data and res.data.on
+      vim.schedule(function()
+        -- ask for the tokens again now, whether or not the client honours the refresh
+        for _, buf in ipairs(api.nvim_list_bufs()) do
+          if api.nvim_buf_is_loaded(buf) and buffers.is_loom_name(api.nvim_buf_get_name(buf)) then
+            pcall(vim.lsp.semantic_tokens.force_refresh, buf)
+          end
+        end
+      end)
+    end
+  end })
+end
+
+--- :Loom alternatives — what the model almost wrote at the cursor: branch from an
+--- alternative token (and continue), or split the node there (the server's code actions).
+S.alternatives = function()
+  vim.lsp.buf.code_action({
+    filter = function(action)
+      return action.command and action.command.command == "loom.split"
+    end,
+  })
+end
+
 S.branch = function()
   local uri = current_uri()
   if not uri then
@@ -380,7 +435,7 @@ function C.setup()
   api.nvim_create_user_command("Loom", C.dispatch, {
     nargs = "*",
     complete = C.complete,
-    desc = "Loom: open | new | tree | continue | branch | next | prev | annotate | run | commit | import | export | cancel | status | ask | stop",
+    desc = "Loom: open | new | tree | continue | suggest | branch | next | prev | annotate | run | commit | import | export | cancel | status | ask | stop | probabilities | alternatives",
   })
 end
 
@@ -409,6 +464,13 @@ function C.keymaps(buf)
   map("<leader>lq", function()
     S.ask({})
   end, "ask the collaborator")
+  map("<leader>lp", function()
+    S.probabilities({})
+  end, "token probabilities on/off")
+  map("<leader>ls", function()
+    S.suggest({})
+  end, "suggest continuations (ghost text)")
+  map("<leader>lo", S.alternatives, "alternatives at the cursor (branch from one)")
 end
 
 return C

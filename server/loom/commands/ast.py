@@ -75,6 +75,17 @@ class Continue(_Command):
     temperature: float | None = None
 
 
+class Split(_Command):
+    """Cut a node in two at a character offset of its text (issue 17): the head takes the
+    node's place, the tail continues it and carries its continuations. ``alt`` adds a
+    sibling of the tail (an alternative token the model weighed there) and switches to it."""
+
+    verb: Literal["split"] = "split"
+    node: str
+    at: int
+    alt: str | None = None
+
+
 class Respond(_Command):
     verb: Literal["respond"] = "respond"
     node: str
@@ -238,7 +249,8 @@ class Grant(_Command):
 
 
 Command = Annotated[
-    View | List | Tree | Switch | Continue | Respond | Annotate | Link | Edit | Read | Write
+    View | List | Tree | Switch | Continue | Split | Respond | Annotate | Link | Edit | Read
+    | Write
     | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
     | Import | Grant,
     Field(discriminator="verb"),
@@ -246,7 +258,7 @@ Command = Annotated[
 
 VERBS: tuple[str, ...] = (
     "view", "list", "tree", "switch", "continue", "respond", "annotate", "link", "edit",
-    "read", "write", "pin", "stash", "recall", "drop", "memory", "help", "think",
+    "read", "write", "pin", "stash", "recall", "drop", "memory", "help", "think", "split",
 )
 #: Editor verbs: run through the executor like the seeds' tools, never parsed from text.
 EDITOR_VERBS: tuple[str, ...] = ("commit", "new", "save", "export", "import", "grant")

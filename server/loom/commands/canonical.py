@@ -31,6 +31,7 @@ from loom.commands.ast import (
     Recall,
     Respond,
     Save,
+    Split,
     Stash,
     Switch,
     Think,
@@ -131,6 +132,9 @@ def _parts(cmd: Command) -> list[str]:
             if cmd.temperature is not None:
                 parts.append(f"temperature:{cmd.temperature!r}")
             return parts
+        case Split():
+            parts = ["split", ref_text(cmd.node), f"at:{cmd.at}"]
+            return parts + ([f"alt:{quote(cmd.alt)}"] if cmd.alt is not None else [])
         case Respond():
             parts = ["respond", ref_text(cmd.node), quote(cmd.content)]
             if cmd.as_ != "continuation":

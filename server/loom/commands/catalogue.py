@@ -230,6 +230,22 @@ TOOLS: tuple[Tool, ...] = (
         variants=("→ continue n:[count]",),
     ),
     Tool(
+        name="split", category="Content", permission="loom_write",
+        description="Split a node in two at a character offset",
+        syntax=(
+            "→ split [localId] at:[offset]",
+            '→ split [localId] at:[offset] alt:"[token]"',
+        ),
+        note="Both halves keep the node's author, provenance and token data; alt: adds an "
+        "alternative in place of the second half and switches to it.",
+        synonyms=("cut", "divide"),
+        options=_ro({
+            "at": "at", "offset": "at", "position": "at", "pos": "at",
+            "alt": "alt", "alternative": "alt", "with": "alt", "instead": "alt",
+        }),
+        variants=("→ split [localId] [offset]",),
+    ),
+    Tool(
         name="read", category="Documents", permission="doc_read",
         description="View a document's contents",
         syntax=(

@@ -18,7 +18,7 @@ from loom.commands.canonical import to_text
 from loom.commands.catalogue import EDITOR_VERBS, permission_of
 from loom.commands.context import Actor, Ctx, SubjectModel
 from loom.commands.grammar import Classifier, parse_noting
-from loom.commands.handlers import content, documents, editor, memory, meta, navigation
+from loom.commands.handlers import content, documents, editor, memory, meta, navigation, split
 from loom.commands.lexicon import CLOSERS
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -35,6 +35,7 @@ HANDLERS: dict[str, Handler] = {
     "tree": navigation.tree,
     "switch": navigation.switch,
     "continue": content.continue_,
+    "split": split.split,
     "respond": content.respond,
     "annotate": content.annotate,
     "link": content.link,
@@ -60,6 +61,7 @@ HANDLERS: dict[str, Handler] = {
 ACTIONS = {
     "continue": "generate", "respond": "add the node", "annotate": "annotate",
     "link": "link", "edit": "edit", "read": "read the document", "write": "write it",
+    "split": "split the node",
     **{v.name: v.action for v in EDITOR_VERBS.values()},
 }
 

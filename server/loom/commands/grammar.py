@@ -55,6 +55,7 @@ from loom.commands.ast import (
     Read,
     Recall,
     Respond,
+    Split,
     Stash,
     Switch,
     Think,
@@ -98,7 +99,7 @@ from loom.commands.lexicon import (
 Classifier = Callable[[str, list[str]], "Command | None"]
 
 COMMAND_TYPES: tuple[type, ...] = (
-    View, List, Tree, Switch, Continue, Respond, Annotate, Link, Edit, Read, Write,
+    View, List, Tree, Switch, Continue, Split, Respond, Annotate, Link, Edit, Read, Write,
     Pin, Stash, Recall, Drop, Memory, Help, Think,
 )
 
@@ -734,6 +735,27 @@ def _build_continue(a: _Args, spec: _Spec) -> Command | _Fail:
     return Continue(from_=start, n=values["n"], tokens=values["tokens"], temperature=temp)
 
 
+def _build_split(a: _Args, spec: _Spec) -> Command | _Fail:
+    """``split a7x2 at:57 [alt:"…"]``; a bare number after the node is the offset, a
+    quoted string the alternative."""
+    if "at" not in a.opts and len(a.refs) == 2 and a.refs[1].isdigit():
+        a.opts["at"] = a.refs.pop()
+    node = _node(a, spec)
+    if isinstance(node, _Fail):
+        return node
+    if node is None:
+        return _Fail("split needs a node", hint=_use(*spec.tool.syntax))
+    if "at" not in a.opts:
+        return _Fail("split needs an offset", hint=_use(spec.tool.syntax[0]))
+    at = _int(a.opts["at"], "at")
+    if isinstance(at, _Fail):
+        return at
+    alts = ([a.opts["alt"]] if "alt" in a.opts else []) + a.strings
+    if len(alts) > 1:
+        return _Fail("split takes one alternative", hint=_use(spec.tool.syntax[1]))
+    return Split(node=node, at=at, alt=alts[0] if alts else None)
+
+
 def _node_and_content(a: _Args, spec: _Spec) -> tuple[str, str] | _Fail:
     verb = spec.tool.name
     if not a.refs and "node" not in a.opts and len(a.strings) == 2:
@@ -969,7 +991,8 @@ def _build_memory(a: _Args, spec: _Spec) -> Command | _Fail:
 
 _BUILDERS: dict[str, Callable[[_Args, _Spec], Command | _Fail]] = {
     "view": _build_view, "list": _build_list, "tree": _build_tree, "switch": _build_switch,
-    "continue": _build_continue, "respond": _build_respond, "annotate": _build_annotate,
+    "continue": _build_continue, "split": _build_split, "respond": _build_respond,
+    "annotate": _build_annotate,
     "link": _build_link, "edit": _build_edit, "read": _build_read, "write": _build_write,
     "pin": _build_pin, "stash": _build_stash, "drop": _build_drop,
     "memory": _build_memory,
@@ -1196,6 +1219,7 @@ _QUOTED: Mapping[str, ValueKind] = {
     "view": "node", "list": "node", "tree": "node", "switch": "node", "continue": "node",
     "pin": "node", "respond": "text", "annotate": "text", "edit": "text", "link": "text",
     "write": "text", "stash": "text", "read": "text", "recall": "stash", "drop": "stash",
+    "split": "text",
 }
 
 

@@ -28,7 +28,7 @@ from loom.lsp import args as A
 from loom.lsp.args import answer, failure, parse_args
 from loom.lsp.buffer import Segment
 from loom.lsp.features import completion as completion_feature
-from loom.lsp.features import decorations, lookup
+from loom.lsp.features import decorations, lookup, probabilities
 from loom.lsp.features.collaborator import Collaborator
 from loom.lsp.features.command_lines import CommandLines
 from loom.lsp.features.diagnostics import Diagnostics
@@ -37,6 +37,9 @@ from loom.lsp.features.files import Files
 from loom.lsp.features.generation import Generation
 from loom.lsp.features.identity import Identity
 from loom.lsp.features.navigation import Navigation
+from loom.lsp.features.probabilities import Probabilities
+from loom.lsp.features.semantic_delta import SemanticResults
+from loom.lsp.features.suggestions import Suggestions
 from loom.lsp.features.sync import ChangeSync
 from loom.lsp.rpc import AnsweringProtocol, AnsweringServer, loom_converter
 from loom.lsp.session import Documents, OpenDoc
@@ -50,7 +53,8 @@ SCHEME = "loom"
 ASK_TIMEOUT_S = 600.0  # a question put to the human waits this long for a choice
 COMMANDS = ("loom.continue", "loom.branch", "loom.cycleSibling", "loom.annotate", "loom.run",
             "loom.commit", "loom.open", "loom.cancel", "loom.askCollaborator",
-            "loom.stopCollaborator")
+            "loom.stopCollaborator", "loom.split", "loom.suggest", "loom.acceptSuggestion",
+            "loom.toggleProbabilities")
 
 
 class LoomProtocol(AnsweringProtocol):
@@ -127,6 +131,9 @@ class LoomServer(AnsweringServer):
         self.navigation = Navigation(self, self.editing)
         self.files = Files(self)
         self.identity = Identity(self)
+        self.probabilities = Probabilities(self, self.editing, self.generation)
+        self.suggestions = Suggestions(self, self.editing, self.generation)
+        self.semantic_results = SemanticResults()
         self.sync = ChangeSync(self, self.editing, self.collaborator)
         self.collaborator.after_turn = self.sync.catch_up
 
@@ -240,6 +247,8 @@ class LoomServer(AnsweringServer):
                 edits=[text_edit])])
         else:
             wedit = lsp.WorkspaceEdit(changes={doc.uri: [text_edit]})
+        # request_client sends at once (before its first await), so a caller cancelled
+        # meanwhile (a generation's stream flusher) still has its recorded target sent.
         try:
             result = await self.protocol.request_client(
                 lsp.WORKSPACE_APPLY_EDIT, lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom"),
@@ -523,6 +532,7 @@ def did_close(ls: LoomServer, params: lsp.DidCloseTextDocumentParams) -> None:
     if doc is not None:
         ls.editing.persist(doc)
     ls.editing.forget(params.text_document.uri)
+    ls.semantic_results.forget(params.text_document.uri)
     ls.docs.did_close(params.text_document.uri)
 
 
@@ -668,7 +678,8 @@ def hover(ls: LoomServer, params: lsp.HoverParams) -> lsp.Hover | None:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return None
-    found = lookup.hover(ls.docs, doc, _offset(doc, params.position))
+    offset = _offset(doc, params.position)
+    found = probabilities.hover(ls.docs, doc, offset) or lookup.hover(ls.docs, doc, offset)
     if found is None:
         return None
     text, span = found
@@ -730,13 +741,74 @@ LEGEND = lsp.SemanticTokensLegend(token_types=decorations.TOKEN_TYPES,
                                   token_modifiers=decorations.TOKEN_MODIFIERS)
 
 
+def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
+    if ls.settings.probabilities:
+        return probabilities.semantic_tokens(ls.docs, doc)
+    return decorations.semantic_tokens(ls.docs, doc)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
 @_guard(lsp.SemanticTokens(data=[]))
 def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return lsp.SemanticTokens(data=[])
-    return lsp.SemanticTokens(data=decorations.semantic_tokens(ls.docs, doc))
+    rid, data = ls.semantic_results.full(doc.uri, _token_data(ls, doc))
+    return lsp.SemanticTokens(data=data, result_id=rid)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
+@_guard(lsp.SemanticTokens(data=[]))
+def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaParams
+                          ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta:
+    """Typing changes a few tokens of a long buffer: send only those."""
+    doc = ls.doc(params.text_document.uri)
+    if doc is None:
+        return lsp.SemanticTokens(data=[])
+    data = _token_data(ls, doc)
+    rid, edit = ls.semantic_results.delta(doc.uri, params.previous_result_id, data)
+    if edit is None:
+        return lsp.SemanticTokens(data=data, result_id=rid)
+    start, deleted, new = edit
+    return lsp.SemanticTokensDelta(result_id=rid, edits=[
+        lsp.SemanticTokensEdit(start=start, delete_count=deleted, data=new)])
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+    code_action_kinds=[lsp.CodeActionKind.RefactorRewrite]))
+@_guard([])
+def code_action(ls: LoomServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Branch from an alternative token (and continue), or split the node, at a model
+    token."""
+    doc = ls.doc(params.text_document.uri)
+    only = params.context.only
+    if doc is None or (only and not any(
+            str(getattr(k, "value", k)).startswith("refactor") for k in only)):
+        return []
+    found = probabilities.actions(ls.docs, doc, _offset(doc, params.range.start),
+                                  ls.settings.alternative_continues)
+    return [lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.RefactorRewrite,
+                           is_preferred=a.preferred or None,
+                           command=lsp.Command(title=a.title, command="loom.split",
+                                               arguments=[a.args]))
+            for a in found]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
+@_guard(None)
+def inline_completion(ls: LoomServer, params: lsp.InlineCompletionParams
+                      ) -> lsp.InlineCompletionList | None:
+    """The path's continuations as ghost text at the end of the buffer."""
+    doc = ls.doc(params.text_document.uri)
+    if doc is None or not ls.settings.inline_suggestions:
+        return None
+    text_doc = doc.session.doc
+    found = ls.suggestions.items(doc, _offset(doc, params.position))
+    return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
+        insert_text=s.text, range=_range(text_doc, s.start, s.end),
+        command=lsp.Command(title=f"Accept [{s.label}]", command="loom.acceptSuggestion",
+                            arguments=[{"uri": doc.uri, "node": s.node, "inserted": True}]))
+        for s in found])
 
 
 @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
@@ -786,6 +858,27 @@ async def cmd_cycle(ls: LoomServer, a: A.CycleArgs) -> Result:
 @_command("loom.annotate", A.AnnotateArgs)
 async def cmd_annotate(ls: LoomServer, a: A.AnnotateArgs) -> Result:
     return await ls.navigation.annotate(a.uri, _node_arg(ls, a), a.text)
+
+
+@_command("loom.split", A.SplitArgs)
+async def cmd_split(ls: LoomServer, a: A.SplitArgs) -> Result:
+    return await ls.probabilities.split(a.uri, a.node, a.at, a.line, a.character, a.alt,
+                                        a.continue_, a.n, a.tokens)
+
+
+@_command("loom.suggest", A.ContinueArgs)
+async def cmd_suggest(ls: LoomServer, a: A.ContinueArgs) -> Result:
+    return await ls.suggestions.suggest(a.uri, a.n, a.tokens, a.temperature)
+
+
+@_command("loom.acceptSuggestion", A.AcceptArgs)
+async def cmd_accept_suggestion(ls: LoomServer, a: A.AcceptArgs) -> Result:
+    return await ls.suggestions.accept(a.uri, a.node, a.text, a.inserted)
+
+
+@_command("loom.toggleProbabilities", A.ToggleArgs)
+def cmd_toggle_probabilities(ls: LoomServer, a: A.ToggleArgs) -> Result:
+    return ls.probabilities.toggle(a.on)
 
 
 @_command("loom.run", A.RunArgs)

@@ -254,7 +254,11 @@ class Documents:
         self._adopt_target(doc)
 
     def _adopt_target(self, doc: OpenDoc) -> None:
-        for i, target in enumerate(doc.targets):
+        # The latest target with this text: a server edit that changed nothing (a
+        # generation's final text, already streamed in) shares its text with the edit
+        # before it, and only the later one has the final node ranges.
+        for i in range(len(doc.targets) - 1, -1, -1):
+            target = doc.targets[i]
             if target.text == doc.session.text:
                 doc.session.segments = copy_segments(target.segments)
                 del doc.targets[: i + 1]

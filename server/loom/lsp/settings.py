@@ -30,6 +30,12 @@ class Settings(BaseModel):
     collaborator_autonomous: bool = Field(default=False, alias="collaboratorAutonomous")
     collaborator_settle_s: float = Field(default=30.0, alias="collaboratorSettle", ge=1.0)
     collaborator_approval: bool = Field(default=False, alias="collaboratorApproval")
+    # Token probabilities (issue 17): colour model text by probability (the toggle), continue
+    # from an alternative after branching with it, offer a path's continuations as inline
+    # suggestions at the end of the buffer.
+    probabilities: bool = False
+    alternative_continues: bool = Field(default=True, alias="alternativeContinues")
+    inline_suggestions: bool = Field(default=True, alias="inlineSuggestions")
 
 
 def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, str | None]:

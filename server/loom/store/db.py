@@ -11,7 +11,7 @@ import platformdirs
 
 from loom.store import schema
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 BUSY_TIMEOUT_S = 15.0
 
 # Each migration takes the database from version i to i+1; index 0 creates version 1.
@@ -23,6 +23,7 @@ MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
     lambda db: _v5(db),  # v5: buffer states per editor session
     lambda db: _v6(db),  # v6: media of imported trees, and what a file says per tree
     lambda db: _v7(db),  # v7: pins and stashes per participant and per tree
+    lambda db: _v8(db),  # v8: per-token data of model nodes
 ]
 
 
@@ -70,6 +71,12 @@ def _v7(db: pw.SqliteDatabase) -> None:
                    "WHERE tree IS NULL AND kind = 'node'")
     db.execute_sql('UPDATE "pin" SET tree = (SELECT current_tree FROM participant p '
                    "WHERE p.id = pin.participant) WHERE tree IS NULL")
+
+
+def _v8(db: pw.SqliteDatabase) -> None:
+    # Token data gets its own compact table. Generations stored before keep their JSON
+    # logprobs, which store/tokens.py still reads: nothing is converted or lost here.
+    db.create_tables(schema.V8_MODELS)
 
 
 def default_db_path() -> Path:

@@ -298,6 +298,18 @@ class Media(Base):
     created = pw.FloatField()
 
 
+class NodeTokens(Base):
+    """A model node's per-token data (v8): each token's text and probability and the top-k
+    alternatives, in ``loom.model.tokens``' compact form, tied to the node's content (a
+    node's content never changes; a version's data is derived from its original's)."""
+
+    node = pw.CharField(primary_key=True)
+    k = pw.IntegerField()  # alternatives asked for per token
+    count = pw.IntegerField()  # tokens kept
+    covered = pw.IntegerField()  # characters of the content the tokens spell
+    data = pw.BlobField()
+
+
 MODELS: tuple[type[Base], ...] = (
     Meta, Participant, Tree, Node, Edge, EdgeSource, Document, Link, Position, Pin, Stash,
     TraceEntry, RawResponse, Generation, BranchLock, Change,
@@ -307,3 +319,4 @@ V3_MODELS: tuple[type[Base], ...] = (SummaryJob,)
 V4_MODELS: tuple[type[Base], ...] = (AgentTurn,)
 V5_MODELS: tuple[type[Base], ...] = (EditorSession,)
 V6_MODELS: tuple[type[Base], ...] = (Media,)
+V8_MODELS: tuple[type[Base], ...] = (NodeTokens,)

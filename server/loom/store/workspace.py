@@ -475,6 +475,69 @@ class Workspace:
                             {"edited_from": original.id, "mode": tree.mode})
         return Node.get_by_id(node.id)
 
+    def split_node(self, tree: Tree, node: Node, at: int,
+                   actor: Participant) -> tuple[Node, Node]:
+        """Cut ``node`` at character ``at`` into a head and a tail (issue 17).
+
+        Nodes are immutable, so both halves are new nodes with the original's author,
+        kind and creation time, and their own content hashes (the head chains from the
+        original's parent, the tail from the head). The head takes the original's place
+        (its sources and sibling order; a version stays a version of its family), the tail
+        continues it and becomes a source of the original's continuations (the hyperedge,
+        as for versions, so the downstream is shared, not copied). The head carries the
+        annotations. The original is kept but pruned, and every position on it moves to
+        the tail. Descendants sit one level deeper."""
+        original = Node.get_by_id(node.id)
+        with self.db.atomic():
+            sources = [(Node.get_by_id(s.node), s.role) for s in
+                       EdgeSource.select().where(EdgeSource.target == original.id)
+                       .order_by(EdgeSource.position)]
+            edge = Edge.get_or_none(Edge.target == original.id)
+            if not sources or edge is None:
+                raise LoomError("INVALID_SYNTAX", f"[{original.label}] has no parent to "
+                                "split under", "split a node below the root")
+            author = Participant.get_by_id(original.author_id)
+            version = original.version_of is not None and edge.kind == "version"
+            label, number = None, 0
+            if version:
+                family = original.version_of
+                number = (Node.select(pw.fn.MAX(Node.version_number))
+                          .where(Node.version_of == family).scalar() or 0) + 1
+                label = Node.get_by_id(family).label + "'" * number
+            head = self._insert_node(
+                tree, sources, original.content[:at], author, original.kind, original.created,
+                edge_kind=edge.kind, version_of=original.version_of if version else None,
+                version_number=number, label=label,
+                edited_from=Node.get_by_id(original.edited_from) if version else None,
+                extra={"split_from": original.id, "part": "head", "at": at})
+            Edge.update(sibling_order=edge.sibling_order).where(Edge.target == head.id).execute()
+            tail = self._insert_node(
+                tree, [(head, "primary")], original.content[at:], author, original.kind,
+                original.created, extra={"split_from": original.id, "part": "tail", "at": at})
+            self.db.execute_sql(  # the tail carries the continuations, the head the notes
+                "INSERT OR IGNORE INTO edge_source (target, node, role, position) "
+                "SELECT s.target, CASE e.kind WHEN 'annotation' THEN ? ELSE ? END, s.role, "
+                "s.position FROM edge_source s JOIN edge e ON e.target = s.target "
+                "WHERE s.node = ?", (head.id, tail.id, original.id))
+            self.db.execute_sql(
+                """
+                WITH RECURSIVE down(id) AS (
+                  SELECT target FROM edge_source WHERE node = ?
+                  UNION SELECT s.target FROM edge_source s JOIN down ON s.node = down.id
+                )
+                UPDATE node SET depth = depth + 1
+                WHERE id IN (SELECT id FROM down) AND id NOT IN (?, ?)""",
+                (tail.id, head.id, tail.id))
+            Node.update(pruned=True).where(Node.id == original.id).execute()
+            Position.update(node=tail.id).where(Position.node == original.id).execute()
+            Position.update(tip=tail.id).where(Position.tip == original.id).execute()
+            for half in (head, tail):
+                self.enqueue_summary("node", half.id, tree.id)
+            Tree.update(updated=self.clock()).where(Tree.id == tree.id).execute()
+            self.log_change(tree.id, "node.split", original.id, actor.id,
+                            {"head": head.id, "tail": tail.id, "at": at})
+        return Node.get_by_id(head.id), Node.get_by_id(tail.id)
+
     def node(self, node_id: str) -> Node:
         n = Node.get_or_none(Node.id == node_id)
         if n is None:
@@ -646,8 +709,9 @@ class Workspace:
 
     def path(self, tip: Node, prefer: Iterable[str] = (), limit: int = 100_000) -> list[Node]:
         """Root → tip in one recursive query (only its last ``limit`` nodes when given). Where
-        a node has several sources (an original and its versions), the walk takes a
-        preferred one, else the newest version."""
+        a node has several sources (an original and its versions, a split node and its
+        tail), the walk takes a preferred one, else one still shown (not pruned), else the
+        newest version."""
         cursor = self.db.execute_sql(
             """
             WITH RECURSIVE up(id, d) AS (
@@ -655,6 +719,7 @@ class Workspace:
               UNION ALL
               SELECT (SELECT s.node FROM edge_source s WHERE s.target = up.id
                       ORDER BY (s.node IN (SELECT value FROM json_each(?))) DESC,
+                               (SELECT pruned FROM node WHERE id = s.node) ASC,
                                (s.role = 'primary') DESC,
                                (SELECT version_number FROM node WHERE id = s.node) DESC,
                                s.node DESC LIMIT 1), d + 1

@@ -12,6 +12,7 @@ from loom.model import permissions as perms
 from loom.model.ids import new_ulid
 from loom.render import formats as f
 from loom.render.text import plural, preview, quote
+from loom.store import tokens as token_store
 from loom.store.schema import Generation, Node, RawResponse
 
 MAX_N = 10
@@ -95,7 +96,8 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
 
 def _store_generation(ctx: Ctx, source: Node, outcome: object,
                       completions: list) -> list[Node]:
-    """The n results become model-authored children with provenance, in one transaction."""
+    """The n results become model-authored children with provenance, in one transaction.
+    Token logprobs go to the compact per-token store (``store/tokens.py``), not the JSON."""
     subject = ctx.ws.subject()
     created: list[Node] = []
     with ctx.ws.db.atomic():
@@ -103,23 +105,40 @@ def _store_generation(ctx: Ctx, source: Node, outcome: object,
         raw = getattr(outcome, "raw", None)
         if raw:
             raw_id = new_ulid()
-            RawResponse.create(id=raw_id, body=json.dumps(raw, ensure_ascii=False,
-                                                          default=str))
+            RawResponse.create(id=raw_id, body=json.dumps(_without_logprobs(raw),
+                                                          ensure_ascii=False, default=str))
         usage = getattr(outcome, "usage", None)
         usage_d = usage.model_dump() if hasattr(usage, "model_dump") else (usage or {})
+        params = dict(getattr(outcome, "params", {}) or {})
+        k = params.get("logprobs") or 0
         for c in completions:
             node = ctx.ws.add_node(ctx.tree, source, c.text, subject)
             c_usage = getattr(c, "usage", None)
             Generation.create(
                 id=new_ulid(), node=node.id, provider=str(getattr(outcome, "provider", "")),
-                model=str(getattr(outcome, "model", "")),
-                params=dict(getattr(outcome, "params", {}) or {}),
+                model=str(getattr(outcome, "model", "")), params=params,
                 usage=(c_usage.model_dump() if hasattr(c_usage, "model_dump") else usage_d),
                 latency_ms=getattr(outcome, "latency_ms", None), completion_index=c.index,
-                logprobs=getattr(c, "logprobs", None), raw=raw_id, created=ctx.now,
+                logprobs=None, raw=raw_id, created=ctx.now,
             )
+            token_store.save_entries(ctx.ws, node, getattr(c, "logprobs", None), k)
             created.append(node)
     return created
+
+
+def _without_logprobs(raw: list) -> list:
+    """The raw chunks without their logprobs, which the token store keeps compactly (in
+    the chunks they are most of the bytes: every token with its k alternatives as JSON)."""
+    out = []
+    for chunk in raw:
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        if isinstance(choices, list) and any(isinstance(c, dict) and c.get("logprobs")
+                                             for c in choices):
+            chunk = {**chunk, "choices": [
+                {**c, "logprobs": "(in node_tokens)"} if isinstance(c, dict) and
+                c.get("logprobs") else c for c in choices]}
+        out.append(chunk)
+    return out
 
 
 def respond(ctx: Ctx, cmd: ast.Respond) -> Result:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loom.store.schema import Document, Media, Participant, Position, RawResponse, Tree
+from loom.store.tokens import entries as token_entries
 from loom.store.workspace import Workspace
 
 IC = "interchange"  # the key of Node.extra / Tree.extra holding what a file said
@@ -88,6 +89,8 @@ def load(ws: Workspace, tree: Tree, participant: str | None) -> Snap:
     for row in _rows(ws, "SELECT g.* FROM generation g JOIN node n ON n.id = g.node "
                      "WHERE n.tree_id = ? ORDER BY g.created, g.id", (tid,),
                      ("params", "usage", "logprobs")):
+        if row["logprobs"] is None:  # kept compactly since token data has its own table
+            row["logprobs"] = token_entries(ws, row["node"])
         generations[row["node"]].append(row)
     raw_ids = sorted({g["raw"] for gl in generations.values() for g in gl if g["raw"]})
     raws: dict[str, str] = {}

@@ -23,7 +23,7 @@ from loom.lsp.session import OpenDoc, copy_segments
 from loom.lsp.text import TextDoc
 
 #: Verbs that act on the path: the buffer is committed first, so they see what was typed.
-_COMMIT_FIRST = frozenset({"switch", "edit", "respond", "continue"})
+_COMMIT_FIRST = frozenset({"switch", "edit", "respond", "continue", "split"})
 
 
 def candidate_lines(text: str, segments: list[Segment], encoding: str = "utf-16") -> list[int]:
@@ -137,7 +137,7 @@ class CommandLines:
             await self.remove_line(doc, now_at)
         host.show(result)
         if doc.kind == "path" and doc.tree is not None:
-            if isinstance(cmd, ast.Switch) and actor.tree is not None \
+            if isinstance(cmd, ast.Switch | ast.Split) and actor.tree is not None \
                     and actor.tree.id == doc.tree.id:
                 _node, doc.view.tip = host.app.ws.position(actor.participant, doc.tree)
             if doc.view.tip is not None and host.app.ws.find_node(doc.view.tip.id):
