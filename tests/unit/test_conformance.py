@@ -553,7 +553,7 @@ def test_unknown_verbs_list_the_tools_instead_of_a_far_guess(marie: Marie, line:
     assert "did you mean" not in out
     assert out.splitlines()[1] == (
         "  hint: the tools: Navigation: view, list, tree, switch · Content: respond, annotate, "
-        "link, edit, continue · Documents: read, write · Memory: pin, stash, recall, drop, "
+        "link, edit, continue, split · Documents: read, write · Memory: pin, stash, recall, drop, "
         "memory · Meta: help, think")
 
 
