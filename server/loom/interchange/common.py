@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from loom.errors import LoomError
+from loom.store.dialect import upsert
 from loom.store.schema import Participant, Position, Tree
 from loom.store.workspace import Workspace
 
@@ -59,6 +60,6 @@ def drop_secrets(value: Any) -> Any:
 def place(ws: Workspace, participant: Participant, tree: Tree, node_id: str) -> None:
     """Put ``participant`` at ``node_id`` in ``tree`` (the node selected in the imported file)
     without making it their current tree."""
-    Position.replace(participant=participant.id, tree=tree.id, node=node_id, tip=node_id,
-                     updated=ws.clock()).execute()
+    upsert(Position, ("participant", "tree"), participant=participant.id, tree=tree.id,
+           node=node_id, tip=node_id, updated=ws.clock()).execute()
     ws.log_change(tree.id, "position", node_id, participant.id, {"tip": node_id})

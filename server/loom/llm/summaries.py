@@ -96,10 +96,10 @@ def tree_prompt(ws: Workspace, tree: Tree) -> str:
     path = ws.path(tip, prefer=(tip.id,)) if tip is not None else [root]
     lines = [f"- [{n.label}] {one_line(n.summary or n.content)[:200]}" for n in path[:40]
              if (n.summary or n.content).strip()]
-    branches = ws.db.execute_sql(
+    branches = ws.sql(
         "SELECT count(*) FROM (SELECT s.node FROM edge_source s JOIN edge e ON e.target = "
         "s.target WHERE e.tree_id = ? AND e.kind = 'continuation' GROUP BY s.node "
-        "HAVING count(*) > 1)", (tree.id,)).fetchone()[0]
+        "HAVING count(*) > 1) AS b", (tree.id,)).fetchone()[0]
     return TREE_PROMPT.format(description=tree.description or tree.title,
                               node_summaries="\n".join(lines) or "(none yet)",
                               branch_count=branches)

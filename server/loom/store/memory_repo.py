@@ -4,6 +4,8 @@ transaction; what a missing pin or stash means to a user is ``loom.memory``'s bu
 
 from __future__ import annotations
 
+from peewee import fn
+
 from loom.store.schema import Document, Node, Participant, Pin, Stash, TraceEntry, Tree
 from loom.store.workspace import Workspace
 
@@ -79,7 +81,7 @@ def find_stash(ws: Workspace, who: Participant, label: str) -> Stash | None:
     item = Stash.get_or_none((Stash.participant == who.id) & (Stash.label == label))
     if item is None:
         item = Stash.get_or_none((Stash.participant == who.id) &
-                                 (Stash.label.collate("NOCASE") == label))
+                                 (fn.lower(Stash.label) == label.lower()))
     return item
 
 
@@ -111,7 +113,7 @@ def record(ws: Workspace, who: Participant, tree: Tree | None, command: str, ok:
     """Add a trace entry for a command that ran (or was refused)."""
     # one prepared statement: this runs after every command, on the hot path
     with ws.db.atomic():
-        ws.db.execute_sql(
+        ws.sql(
             "INSERT INTO trace_entry (participant, tree, command, ok, code, message, created) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (who.id, tree.id if tree else None, command, ok, code, message, ws.clock()))

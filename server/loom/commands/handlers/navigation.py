@@ -126,16 +126,16 @@ def list_(ctx: Ctx, cmd: ast.List) -> Result:
 
 def tree_stats(ctx: Ctx, tree: Tree) -> tuple[int, int, int]:
     """(nodes, branch points, leaves) — annotations and hidden versions are not counted."""
-    db = ctx.ws.db
-    nodes = db.execute_sql(
+    ws = ctx.ws
+    nodes = ws.sql(
         "SELECT count(*) FROM node n LEFT JOIN edge e ON e.target = n.id WHERE n.tree_id = ? "
         "AND n.kind != 'annotation' AND (e.kind IS NULL OR e.kind = 'continuation')",
         (tree.id,)).fetchone()[0]
-    branches = db.execute_sql(
+    branches = ws.sql(
         "SELECT count(*) FROM (SELECT s.node FROM edge_source s JOIN edge e ON e.target = "
         "s.target WHERE e.tree_id = ? AND e.kind = 'continuation' GROUP BY s.node "
-        "HAVING count(*) > 1)", (tree.id,)).fetchone()[0]
-    parents = db.execute_sql(
+        "HAVING count(*) > 1) AS b", (tree.id,)).fetchone()[0]
+    parents = ws.sql(
         "SELECT count(DISTINCT s.node) FROM edge_source s JOIN edge e ON e.target = s.target "
         "JOIN node p ON p.id = s.node WHERE e.tree_id = ? AND e.kind = 'continuation'",
         (tree.id,)).fetchone()[0]
