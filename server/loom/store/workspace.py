@@ -580,7 +580,7 @@ class Workspace:
         cursor = self.sql(
             f"""
             WITH RECURSIVE up(id, d) AS (
-              SELECT CAST(? AS TEXT), 0
+              SELECT id, 0 FROM node WHERE id = ?
               UNION ALL
               SELECT (SELECT s.node FROM edge_source s WHERE s.target = up.id
                       ORDER BY (s.node IN ({self.dialect.json_values()})) DESC,
@@ -623,7 +623,7 @@ class Workspace:
         row = self.sql(
             """
             WITH RECURSIVE down(id, d) AS (
-              SELECT CAST(? AS TEXT), 0
+              SELECT id, 0 FROM node WHERE id = ?
               UNION ALL
               SELECT (SELECT s.target FROM edge_source s JOIN edge e ON e.target = s.target
                       JOIN node n ON n.id = s.target
