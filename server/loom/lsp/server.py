@@ -399,6 +399,7 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
 
 def _close_session(ls: LoomServer) -> None:
     with contextlib.suppress(Exception):
+        ls.sync.stop()
         for doc in list(ls.docs.open.values()):
             ls.editing.persist(doc)
         ls.app.ws.close_session(ls.docs.session)

@@ -17,7 +17,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_
 from loom.render.text import extractive_summary
 from loom.store.backend import executemany
 from loom.store.dialect import dialect_of, upsert
+from loom.store.feed import ChangeCursor, ChangeListener, listen
 from loom.store.schema import (
     BranchLock,
     BufferState,
@@ -147,6 +148,16 @@ class Workspace:
     def last_change(self) -> int:
         row = self.sql("SELECT max(seq) FROM change").fetchone()
         return int(row[0] or 0)
+
+    def follow(self, start: int | None = None, tree: str | None = None) -> ChangeCursor:
+        """A cursor over the change log from ``start`` (default: now) that misses nothing
+        committed out of order by parallel writers (PostgreSQL)."""
+        return ChangeCursor(self, start, tree)
+
+    def listen(self, wake: Callable[[], None]) -> ChangeListener | None:
+        """On PostgreSQL, call ``wake`` (from another thread) whenever any process commits
+        a change; None on SQLite, whose readers poll :meth:`last_change`."""
+        return listen(self.db, wake)
 
     def changes_since(self, seq: int, tree: str | None = None) -> list[Change]:
         q = Change.select().where(Change.seq > seq)
