@@ -31,12 +31,13 @@ def _fail(err: LoomError | str, code: int = 1) -> int:
 def _app(args: argparse.Namespace, models: bool = True):
     from loom.app import open_app
 
-    return open_app(args.db, use_default_subject=models)
+    return open_app(args.db, use_default_subject=models,
+                    participant=getattr(args, "participant", None))
 
 
 def _run(app, command) -> Result:  # type: ignore[no-untyped-def]
-    """A command as the human at this terminal, through the executor like every change."""
-    who = app.ws.human()
+    """A command as the person at this terminal, through the executor like every change."""
+    who = app.me()
     tree = app.ws.tree_or_none(who.current_tree) if who.current_tree else None
     return app.executor.execute(command, app.actor(tree, who))
 
@@ -205,15 +206,31 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return int(main_agent(args) or 0)
 
 
+def cmd_users(args: argparse.Namespace) -> int:
+    from loom.cli_team import cmd_users as users
+
+    return users(args, _app(args, models=False))
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from loom.cli_team import cmd_migrate as migrate
+
+    return migrate(args)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from loom.lsp.server import serve
 
-    return serve(db=args.db, tcp=args.tcp)
+    return serve(db=args.db, tcp=args.tcp, participant=args.participant)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="loom", description=__doc__)
-    p.add_argument("--db", help="SQLite file (default: $LOOM_DB or the user data dir)")
+    p.add_argument("--db", help="an SQLite file, or postgresql://user@host/dbname for a "
+                   "team (password: PGPASSWORD, ~/.pgpass or the keyring, never the URL); "
+                   "default: $LOOM_DB, else a file in the user data dir")
+    p.add_argument("--participant", help="act as this participant (default: "
+                   "$LOOM_PARTICIPANT, on PostgreSQL the database user, else human)")
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="cmd", required=True)
 
@@ -291,6 +308,17 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("agent", help="run the collaborator agent in a tree (headless)")
     add_agent_arguments(s)
     s.set_defaults(fn=cmd_agent)
+
+    from loom.cli_team import add_migrate_arguments, add_users_arguments
+
+    s = sub.add_parser("users", help="who takes part and what each may do")
+    add_users_arguments(s)
+    s.set_defaults(fn=cmd_users)
+
+    s = sub.add_parser("migrate", help="copy this workspace into an empty database "
+                       "(SQLite ⇄ PostgreSQL), checked by counts and content hashes")
+    add_migrate_arguments(s)
+    s.set_defaults(fn=cmd_migrate)
 
     s = sub.add_parser("serve", help="run the language server (stdio)")
     s.add_argument("--tcp", help="HOST:PORT instead of stdio (debugging)")

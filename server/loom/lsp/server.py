@@ -41,7 +41,6 @@ from loom.lsp.features.sync import ChangeSync
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.settings import Settings, parse_settings
 from loom.lsp.text import TextDoc
-from loom.model import permissions as perms
 from loom.render.formats import error as error_text
 from loom.uris import node_uri, tree_uri
 
@@ -97,6 +96,7 @@ class LoomServer(LanguageServer):
     def __init__(self, db: str | None = None) -> None:
         super().__init__("loom", __version__, protocol_cls=LoomProtocol, max_workers=8)
         self.db_arg = db
+        self.participant_arg: str | None = None
         self.settings = Settings()
         self._app: App | None = None
         self._docs: Documents | None = None
@@ -118,7 +118,9 @@ class LoomServer(LanguageServer):
     @property
     def app(self) -> App:
         if self._app is None:
-            self._app = open_app(self.settings.database or self.db_arg)
+            self._app = open_app(self.settings.database or self.db_arg,
+                                 participant=self.settings.participant or
+                                 self.participant_arg)
         return self._app
 
     @property
@@ -126,8 +128,7 @@ class LoomServer(LanguageServer):
         if self._docs is None:
             encoding = str(self.workspace.position_encoding or "utf-16")
             ws = self.app.ws
-            who = ws.ensure_participant(self.settings.participant, "human", "human",
-                                        perms.ROLES["human"], True)
+            who = self.app.me()
             self._docs = Documents(ws, who, encoding, ws.open_session(who))
         return self._docs
 
@@ -770,9 +771,11 @@ def cmd_stop_collaborator(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
             else "the collaborator is not taking a turn"}
 
 
-def serve(db: str | None = None, tcp: str | None = None) -> int:
+def serve(db: str | None = None, tcp: str | None = None,
+          participant: str | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     server.db_arg = db
+    server.participant_arg = participant
     if tcp:
         host, _, port = tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))

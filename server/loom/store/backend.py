@@ -228,9 +228,7 @@ def connect_postgres(url: str, password: PasswordSource | None = None,
                      attempts: int = 3) -> PostgresDatabase:
     """A connected :class:`PostgresDatabase`; failures are ``✗`` errors that say what to do."""
     info = parse_url(url)
-    secret = None
-    if password is not None and not os.environ.get("PGPASSWORD"):
-        secret = password(info)
+    secret = password(info) if password is not None else None
     db = PostgresDatabase(url, password=secret)
     for attempt in range(attempts):
         try:
