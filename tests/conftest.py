@@ -115,6 +115,15 @@ def db_target(backend: str, tmp_path: Path, request: Any) -> str | Path:
 
 
 @pytest.fixture
+def own_db_target(backend: str, tmp_path: Path, request: Any) -> str | Path:
+    """Like ``db_target``, but a database no other test shares (schema changes,
+    subprocesses that outlive the test's own connection)."""
+    if backend == "sqlite":
+        return tmp_path / "loom.db"
+    return new_pg_database(request.getfixturevalue("pg"))
+
+
+@pytest.fixture
 def app(db_target: str | Path, clock: Clock):  # type: ignore[no-untyped-def]
     from loom.app import open_app
 
