@@ -4,6 +4,7 @@ suite starts itself, see ``tests/pg_cluster.py``) — and a fixed clock."""
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,13 @@ def clock() -> Clock:
     return Clock()
 
 
+def _missing(why: str) -> None:
+    """Skip where PostgreSQL cannot run; in CI (``LOOM_REQUIRE_POSTGRES=1``) fail."""
+    if os.environ.get("LOOM_REQUIRE_POSTGRES") == "1":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
 _TEMPLATE = "loom_template"
 _numbers = itertools.count()
 
@@ -43,11 +51,11 @@ def pg() -> Iterator[pg_cluster.Cluster]:
     (with the reason) only where the binaries or the driver are missing."""
     bindir, why = pg_cluster.binaries()
     if bindir is None:
-        pytest.skip(why)
+        _missing(why)
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        pytest.skip("the PostgreSQL driver is missing: pip install -e '.[postgres]'")
+        _missing("the PostgreSQL driver is missing: pip install -e '.[postgres]'")
     cluster = pg_cluster.start()
     try:
         from loom.store.db import open_database
