@@ -9,8 +9,9 @@ what differs from here:
   ``INSERT OR REPLACE``); "insert unless it exists": ``INSERT … ON CONFLICT DO NOTHING``,
   which both speak (never ``INSERT OR IGNORE``);
 - booleans: ``NOT n.pruned`` / ``n.pruned``, never ``= 0`` (PostgreSQL has a real boolean);
-- a bare parameter whose type the query does not fix (a recursive CTE's seed): ``CAST(? AS
-  TEXT)``; a subquery in ``FROM`` always gets an alias;
+- a recursive CTE seeds from a table (``SELECT id, 0 FROM node WHERE id = ?``), not from a
+  bare parameter, whose type and collation PostgreSQL cannot infer; a subquery in ``FROM``
+  always gets an alias;
 - case-insensitive matching: ``lower(x) = lower(?)`` (``COLLATE NOCASE`` is SQLite's).
 
 ``tests/unit/test_sql_portability.py`` greps the package for the SQLite-only forms and runs
