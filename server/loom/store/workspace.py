@@ -674,13 +674,13 @@ class Workspace:
         """Queue summary work; bounded: past the limit only urgent (lazy) work is taken."""
         if priority > 0 and self.queued_summaries() >= self.SUMMARY_QUEUE_LIMIT:
             return False
-        with self.db.atomic():
-            self.sql(
-                "INSERT INTO summary_job (kind, entity, tree, priority, attempts, not_before, "
-                "created) VALUES (?, ?, ?, ?, 0, 0, ?) ON CONFLICT (kind, entity) DO UPDATE "
-                "SET priority = "
-                + self.dialect.least("summary_job.priority", "excluded.priority"),
-                (kind, entity, tree, priority, self.clock()))
+        # one statement: atomic by itself, no savepoint inside the caller's transaction
+        self.sql(
+            "INSERT INTO summary_job (kind, entity, tree, priority, attempts, not_before, "
+            "created) VALUES (?, ?, ?, ?, 0, 0, ?) ON CONFLICT (kind, entity) DO UPDATE "
+            "SET priority = "
+            + self.dialect.least("summary_job.priority", "excluded.priority"),
+            (kind, entity, tree, priority, self.clock()))
         return True
 
     def queued_summaries(self) -> int:
@@ -688,8 +688,9 @@ class Workspace:
         return self.sql("SELECT count(*) FROM summary_job").fetchone()[0]
 
     def _count_for_tree_summary(self, tree: Tree) -> None:
-        Tree.update(summary_counter=Tree.summary_counter + 1).where(Tree.id == tree.id).execute()
-        count = Tree.select(Tree.summary_counter).where(Tree.id == tree.id).scalar() or 0
+        rows = self.sql("UPDATE tree SET summary_counter = summary_counter + 1 WHERE id = ? "
+                        "RETURNING summary_counter", (tree.id,)).fetchall()
+        count = rows[0][0] if rows else 0
         if count >= self.TREE_SUMMARY_EVERY:
             self.enqueue_summary("tree", tree.id, tree.id, priority=6)
 
