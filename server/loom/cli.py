@@ -34,12 +34,13 @@ def _fail(err: LoomError | str, code: int = 1) -> int:
 def _app(args: argparse.Namespace, models: bool = True):
     from loom.app import open_app
 
-    return open_app(args.db, use_default_subject=models)
+    return open_app(args.db, use_default_subject=models,
+                    participant=getattr(args, "participant", None))
 
 
 def _run(app, command) -> Result:  # type: ignore[no-untyped-def]
-    """A command as the human at this terminal, through the executor like every change."""
-    who = app.ws.human()
+    """A command as the person at this terminal, through the executor like every change."""
+    who = app.me()
     tree = app.ws.tree_or_none(who.current_tree) if who.current_tree else None
     return app.executor.execute(command, app.actor(tree, who))
 
@@ -220,6 +221,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return int(main_agent(args) or 0)
 
 
+<<<<<<< HEAD
 def _permission_names(words: Sequence[str]) -> list[str]:
     """Permission names as typed: full (``loom_write``), short (``write``) or ``all``;
     anything else is passed on for the ``grant`` verb to refuse by name."""
@@ -291,17 +293,37 @@ def cmd_users(args: argparse.Namespace) -> int:
         return _fail(result.text)
     _print(result.text)
     return 0
+=======
+def cmd_users(args: argparse.Namespace) -> int:
+    from loom.cli_team import cmd_users as users
+
+    return users(args, _app(args, models=False))
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from loom.cli_team import cmd_migrate as migrate
+
+    return migrate(args)
+>>>>>>> postgres
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from loom.lsp.server import serve
 
+<<<<<<< HEAD
     return serve(db=args.db, tcp=args.tcp, token_file=args.token_file)
+=======
+    return serve(db=args.db, tcp=args.tcp, participant=args.participant)
+>>>>>>> postgres
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="loom", description=__doc__)
-    p.add_argument("--db", help="SQLite file (default: $LOOM_DB or the user data dir)")
+    p.add_argument("--db", help="an SQLite file, or postgresql://user@host/dbname for a "
+                   "team (password: PGPASSWORD, ~/.pgpass or the keyring, never the URL); "
+                   "default: $LOOM_DB, else a file in the user data dir")
+    p.add_argument("--participant", help="act as this participant (default: "
+                   "$LOOM_PARTICIPANT, on PostgreSQL the database user, else human)")
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="cmd", required=True)
 
@@ -380,6 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_agent_arguments(s)
     s.set_defaults(fn=cmd_agent)
 
+<<<<<<< HEAD
     s = sub.add_parser("users", help="participants and what each may do (grant, revoke, add)",
                        description="Without an action: every participant with its kind, role "
                        "and permissions. Only the human is born with every permission; any "
@@ -397,6 +420,19 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--kind", choices=("human", "model"), default="human")
     s.set_defaults(fn=cmd_users)
 
+=======
+    from loom.cli_team import add_migrate_arguments, add_users_arguments
+
+    s = sub.add_parser("users", help="who takes part and what each may do")
+    add_users_arguments(s)
+    s.set_defaults(fn=cmd_users)
+
+    s = sub.add_parser("migrate", help="copy this workspace into an empty database "
+                       "(SQLite ⇄ PostgreSQL), checked by counts and content hashes")
+    add_migrate_arguments(s)
+    s.set_defaults(fn=cmd_migrate)
+
+>>>>>>> postgres
     s = sub.add_parser("serve", help="run the language server (stdio)")
     s.add_argument("--tcp", metavar="[HOST:]PORT",
                    help="listen on a socket instead of stdio (host 127.0.0.1 unless given; "
