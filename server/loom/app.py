@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from loom.commands.context import Actor, SubjectModel
 from loom.commands.executor import Executor
 from loom.memory import tokens
-from loom.model import permissions as perms
 from loom.render import ambient as ambient_render
 from loom.store.backend import PostgresDatabase
 from loom.store.db import open_database
@@ -31,10 +30,11 @@ class App:
     participant: str = HUMAN  # who this process acts as (default_participant)
 
     def me(self) -> Participant:
-        """This process's participant: created on first use as a human with the human
-        role's permissions; an existing one keeps the permissions ``loom users`` gave it."""
-        return self.ws.ensure_participant(self.participant, "human", "human",
-                                          perms.ROLES["human"], True)
+        """This process's participant, created on first use as a human. Only the human
+        (``HUMAN``) is born with every permission; any other name (a team member's
+        database role, an editor's ``participant`` setting) starts with none until someone
+        who holds them grants them (``loom users``)."""
+        return self.ws.human(self.participant)
 
     hooks: Hooks | None = None  # the collaborators' hook points (seed 003); see agent_hooks
 

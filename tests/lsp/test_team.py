@@ -56,6 +56,11 @@ async def _open(ed: Editor, uri: str) -> None:
 async def team(pg: Any):  # type: ignore[no-untyped-def]
     url = new_pg_database(pg)
     make_demo(url)  # type: ignore[arg-type]
+    from loom.cli import main
+
+    for name in ("alice", "bob"):  # nobody but the owner is born able: the owner says who
+        assert main(["--db", url, "--participant", "human", "users", "add", name,
+                     "--preset", "writer"]) == 0
     alice, bob = await _editor(url, "alice"), await _editor(url, "bob")
     yield url, alice, bob
     for ed in (alice, bob):

@@ -92,7 +92,6 @@ def test_newer_schema_is_refused(own_db_target: str | Path) -> None:
         open_database(path)
 
 
-<<<<<<< HEAD
 def test_v5_to_v6_places_stashes_and_pins_in_trees(tmp_path: Path) -> None:
     """v6: pins and stashes are per participant and per tree. An old stash goes to the tree
     its participant was last in; the label is unique per participant and tree."""
@@ -120,7 +119,7 @@ def test_v5_to_v6_places_stashes_and_pins_in_trees(tmp_path: Path) -> None:
     from loom.store import memory_repo
 
     db = open_database(path)
-    assert dbmod.current_version(db) == SCHEMA_VERSION == 8
+    assert dbmod.current_version(db) == SCHEMA_VERSION == 9
     ws = Workspace(db)
     human = ws.human()
     tree, other = ws.find_tree("kept"), ws.find_tree("other")
@@ -131,7 +130,8 @@ def test_v5_to_v6_places_stashes_and_pins_in_trees(tmp_path: Path) -> None:
     # the same label in another tree is another stash
     assert not memory_repo.put_stash(ws, human, other, "plan", "elsewhere", 1, "literal")
     assert memory_repo.find_stash(ws, human, tree, "plan").content == "first the gate"
-=======
+
+
 def test_postgres_columns_are_sqlite_text_and_times_keep_their_digits(pg_url: str) -> None:
     """No varchar(255) (a long title must fit), strings compare byte-wise like SQLite's,
     and timestamps are double precision (peewee's default REAL keeps ~7 digits)."""
@@ -152,4 +152,3 @@ def test_postgres_columns_are_sqlite_text_and_times_keep_their_digits(pg_url: st
     assert ws.sql("SELECT collation_name FROM information_schema.columns WHERE "
                   "table_name = 'node' AND column_name = 'local_id'").fetchone()[0] == "C"
     ws.db.close()
->>>>>>> postgres

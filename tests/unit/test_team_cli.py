@@ -28,7 +28,9 @@ def test_users_add_set_and_no_escalation(db_target: str | Path, capsys: Any) -> 
     admin = ("--db", db, "--participant", "human")  # on PostgreSQL the default is the role
     code, out, _ = _cli(capsys, *admin, "users", "add", "carol", "--preset", "reader")
     assert code == 0 and "carol may now: loom_aware, doc_read, cross_tree" in out
-    code, out, _ = _cli(capsys, *admin, "users", "add", "dave")
+    code, out, _ = _cli(capsys, *admin, "users", "add", "dave")  # nobody is born able
+    assert code == 0 and "✓ added dave (human, human) with no permissions" in out
+    code, out, _ = _cli(capsys, *admin, "users", "grant", "dave", "write")
     assert code == 0 and "dave may now: loom_aware, loom_write" in out
     code, out, _ = _cli(capsys, *admin, "users")
     lines = {line.split()[0]: line for line in out.splitlines()}

@@ -152,12 +152,8 @@ class LoomServer(AnsweringServer):
         if self._docs is None:
             encoding = str(self.workspace.position_encoding or "utf-16")
             ws = self.app.ws
-<<<<<<< HEAD
             # A name the workspace does not know starts with no permissions (Identity).
-            who = ws.human(self.settings.participant)
-=======
             who = self.app.me()
->>>>>>> postgres
             self._docs = Documents(ws, who, encoding, ws.open_session(who))
         return self._docs
 
@@ -930,23 +926,14 @@ def cmd_stop_collaborator(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
 
 
 def serve(db: str | None = None, tcp: str | None = None,
-<<<<<<< HEAD
-          token_file: str | None = None) -> int:
+          token_file: str | None = None, participant: str | None = None) -> int:
     """Serve on stdio, or on ``tcp`` (``[HOST:]PORT``) to one editor holding the token
-    (``lsp/tcp.py``): generated and printed on stderr, or read from ``token_file``."""
-    logging.basicConfig(level=logging.WARNING)
-    server.db_arg = db
-    if not tcp:
-=======
-          participant: str | None = None) -> int:
+    (``lsp/tcp.py``): generated and printed on stderr, or read from ``token_file``. The
+    server acts as ``participant`` unless the editor's settings name one."""
     logging.basicConfig(level=logging.WARNING)
     server.db_arg = db
     server.participant_arg = participant
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
->>>>>>> postgres
+    if not tcp:
         server.start_io()
         return 0
     from loom.lsp import tcp as tcp_server

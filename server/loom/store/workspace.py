@@ -43,6 +43,7 @@ from loom.store.schema import (
     Node,
     Participant,
     Position,
+    SummaryJob,
     Tree,
 )
 
@@ -85,7 +86,7 @@ class NodeRow(_NodeTuple):
 # its original's place on a path (edge kind ``version``; a version of the root has no edge).
 _BUFFER_VERSION = "(n.version_of IS NOT NULL AND coalesce(e.kind, 'version') = 'version')"
 # What ``→ tree`` counts as a node: not an annotation, not a buffer version, not archived.
-_COUNTED = f"n.kind != 'annotation' AND NOT {_BUFFER_VERSION} AND n.pruned = 0"
+_COUNTED = f"n.kind != 'annotation' AND NOT {_BUFFER_VERSION} AND NOT n.pruned"
 
 
 @dataclass(frozen=True)
@@ -251,11 +252,24 @@ class Workspace:
         for k, v in fields.items():
             setattr(participant, k, v)
 
+    def owner(self) -> str | None:
+        """On PostgreSQL, the database's owner role: whoever set the team's workspace up,
+        who administers it as ``HUMAN`` does a personal one. None on SQLite."""
+        if not self.dialect.postgres:
+            return None
+        if not hasattr(self, "_owner"):
+            self._owner: str | None = self.sql(
+                "SELECT pg_get_userbyid(datdba) FROM pg_database "
+                "WHERE datname = current_database()"
+            ).fetchone()[0]
+        return self._owner
+
     def human(self, name: str = HUMAN) -> Participant:
-        """A human participant. Only the human (``HUMAN``) is born with every permission;
-        any other name (an editor's ``participant`` setting, an imported author) starts
-        with none until the human grants them."""
-        born_with = perms.ROLES["human"] if name == HUMAN else ()
+        """A human participant. Only the human (``HUMAN``) — and on PostgreSQL the
+        database's owner role (:meth:`owner`) — is born with every permission; any other
+        name (a team member's role, an editor's ``participant`` setting, an imported
+        author) starts with none until someone who holds them grants them."""
+        born_with = perms.ROLES["human"] if name in (HUMAN, self.owner()) else ()
         return self.ensure_participant(name, "human", "human", born_with, True)
 
     def subject(self, name: str = SUBJECT) -> Participant:
@@ -338,11 +352,11 @@ class Workspace:
         a node (with its versions, which share its continuations) that has more than one
         continuation; a *leaf* is a node with none."""
         row = self.db.execute_sql(
-            "SELECT count(*), "
-            "coalesce(sum(n.kind = 'annotation'), 0), "
-            f"coalesce(sum(n.kind != 'annotation' AND {_BUFFER_VERSION}), 0), "
-            f"coalesce(sum(n.kind != 'annotation' AND NOT {_BUFFER_VERSION} "
-            "AND n.pruned != 0), 0) "
+            "SELECT count(*), "  # count(CASE …): a boolean sum is SQLite's alone
+            "count(CASE WHEN n.kind = 'annotation' THEN 1 END), "
+            f"count(CASE WHEN n.kind != 'annotation' AND {_BUFFER_VERSION} THEN 1 END), "
+            f"count(CASE WHEN n.kind != 'annotation' AND NOT {_BUFFER_VERSION} "
+            "AND n.pruned THEN 1 END) "
             "FROM node n LEFT JOIN edge e ON e.target = n.id WHERE n.tree_id = ?",
             (tree.id,)).fetchone()
         records, annotations, versions, archived = (int(x or 0) for x in row)
@@ -353,18 +367,19 @@ class Workspace:
                 "AND ce.kind = 'continuation'")
         unpruned = ""
         if archived:
-            kids += " JOIN node c ON c.id = s.target AND c.pruned = 0"
-            unpruned = " JOIN node n ON n.id = s.node AND n.pruned = 0"
+            kids += " JOIN node c ON c.id = s.target AND NOT c.pruned"
+            unpruned = " JOIN node n ON n.id = s.node AND NOT n.pruned"
         branches, parents = self.db.execute_sql(
-            f"SELECT coalesce(sum(k > 1), 0), count(*) FROM (SELECT count(*) AS k {kids}"
-            f"{unpruned} WHERE ce.tree_id = ? GROUP BY s.node)", (tree.id,)).fetchone()
+            f"SELECT count(CASE WHEN k > 1 THEN 1 END), count(*) FROM (SELECT count(*) AS k "
+            f"{kids}{unpruned} WHERE ce.tree_id = ? GROUP BY s.node) AS per_node",
+            (tree.id,)).fetchone()
         if versions:
             # a version shares its original's continuations: count each family once
             members: dict[str, str] = {}
             for vid, fam in self.db.execute_sql(
                     "SELECT n.id, n.version_of FROM node n LEFT JOIN edge e ON e.target = n.id "
                     f"WHERE n.tree_id = ? AND n.kind != 'annotation' AND {_BUFFER_VERSION} "
-                    "AND n.pruned = 0", (tree.id,)).fetchall():
+                    "AND NOT n.pruned", (tree.id,)).fetchall():
                 members[vid] = members[fam] = fam
             own: dict[str, set[str]] = {}
             for chunk in _chunks(list(members)):
@@ -450,7 +465,7 @@ class Workspace:
             order = self._child_count_any(parent.id, edge)  # type: ignore[union-attr]
             self.db.execute_sql("INSERT INTO edge (target, tree_id, kind, sibling_order) "
                                 "VALUES (?, ?, ?, ?)", (node_id, tree.id, edge, order))
-            self.db.cursor().executemany(
+            self.sql_many(
                 "INSERT INTO edge_source (target, node, role, position) VALUES (?, ?, ?, ?)",
                 [(node_id, src.id, role, i) for i, (src, role) in enumerate(sources)])
         return Node(**fields)
@@ -552,12 +567,12 @@ class Workspace:
             tail = self._insert_node(
                 tree, [(head, "primary")], original.content[at:], author, original.kind,
                 original.created, extra={"split_from": original.id, "part": "tail", "at": at})
-            self.db.execute_sql(  # the tail carries the continuations, the head the notes
-                "INSERT OR IGNORE INTO edge_source (target, node, role, position) "
+            self.sql(  # the tail carries the continuations, the head the notes
+                "INSERT INTO edge_source (target, node, role, position) "
                 "SELECT s.target, CASE e.kind WHEN 'annotation' THEN ? ELSE ? END, s.role, "
                 "s.position FROM edge_source s JOIN edge e ON e.target = s.target "
-                "WHERE s.node = ?", (head.id, tail.id, original.id))
-            self.db.execute_sql(
+                "WHERE s.node = ? ON CONFLICT DO NOTHING", (head.id, tail.id, original.id))
+            self.sql(
                 """
                 WITH RECURSIVE down(id) AS (
                   SELECT target FROM edge_source WHERE node = ?
@@ -812,7 +827,7 @@ class Workspace:
             for fam, vid, label, number in self.db.execute_sql(
                     "SELECT n.version_of, n.id, n.label, n.version_number FROM node n "
                     f"LEFT JOIN edge e ON e.target = n.id WHERE n.version_of IN ({marks}) "
-                    f"AND {_BUFFER_VERSION} AND n.pruned = 0", chunk):
+                    f"AND {_BUFFER_VERSION} AND NOT n.pruned", chunk):
                 members.setdefault(fam, []).append((number, vid, label))
             for fam, versions in members.items():
                 if fam in prefer:
@@ -877,6 +892,25 @@ class Workspace:
             + self.dialect.least("summary_job.priority", "excluded.priority"),
             (kind, entity, tree, priority, self.clock()))
         return True
+
+    def claim_summary_job(self, lease_s: float) -> SummaryJob | None:
+        """Lease the most urgent due summary job to this worker for ``lease_s`` seconds:
+        workers in other processes (other machines, on PostgreSQL) skip it meanwhile, and a
+        worker that dies leaves it to the next once the lease runs out."""
+        now = self.clock()
+        with self.db.atomic():
+            row = self.sql("SELECT id FROM summary_job WHERE not_before <= ? "
+                           "ORDER BY priority, created, id LIMIT 1" + self.dialect.skip_locked,
+                           (now,)).fetchone()
+            if row is None:
+                return None
+            self.sql("UPDATE summary_job SET not_before = ? WHERE id = ?",
+                     (now + lease_s, row[0]))
+            return SummaryJob.get_by_id(row[0])
+
+    def release_summary_job(self, job_id: int) -> None:
+        """Give a leased job back at once (the worker could not run it: no model)."""
+        self.sql("UPDATE summary_job SET not_before = 0 WHERE id = ?", (job_id,))
 
     def queued_summaries(self) -> int:
         """Summary jobs waiting in the queue."""
