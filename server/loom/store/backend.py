@@ -199,8 +199,11 @@ _RETRYABLE = {"40001": "another writer changed the same rows",
 
 def storage_error(err: Exception) -> LoomError:
     """A database failure as the ``✗`` a user sees (the transaction has rolled back)."""
-    state = getattr(getattr(err, "__cause__", None), "sqlstate", None) or getattr(
-        err, "sqlstate", None)
+    # peewee wraps the driver's error: its first argument (and the exception context)
+    # is psycopg's, which carries the SQLSTATE
+    wrapped = [err, err.__cause__, err.__context__, *(a for a in err.args[:1]
+                                                       if isinstance(a, Exception))]
+    state = next((s for e in wrapped if (s := getattr(e, "sqlstate", None))), None)
     text = str(err)
     if state in _RETRYABLE:
         return LoomError("CONFLICT", f"the workspace is busy: {_RETRYABLE[state]}",
