@@ -48,6 +48,14 @@ async def _editor(url: str, participant: str) -> Editor:
     return ed
 
 
+def _demo_path(url: str) -> tuple[str, str, str]:
+    """The demo tree, the local id of the human's path end, and that path's URI."""
+    tree, tip = _rows(url, "SELECT p.tree, n.local_id FROM position p JOIN participant h "
+                           "ON h.id = p.participant JOIN node n ON n.id = p.tip "
+                           "WHERE h.name = 'human'")[0]
+    return tree, tip, f"loom://path/{tree}/{tip}"
+
+
 async def _open(ed: Editor, uri: str) -> None:
     ed.open(uri, (await ed.request("loom/read", {"uri": uri}))["text"])
 
@@ -69,10 +77,7 @@ async def team(pg: Any):  # type: ignore[no-untyped-def]
 
 async def test_edits_reach_the_other_machine_and_keep_what_is_typed(team) -> None:  # type: ignore[no-untyped-def]
     url, alice, bob = team
-    tree, tip = _rows(url, "SELECT p.tree, n.local_id FROM position p JOIN participant h "
-                           "ON h.id = p.participant JOIN node n ON n.id = p.tip "
-                           "WHERE h.name = 'human'")[0]
-    uri = f"loom://path/{tree}/{tip}"
+    _tree, _tip, uri = _demo_path(url)
     await _open(alice, uri)
     await _open(bob, uri)
     assert alice.texts[uri] == bob.texts[uri]
@@ -105,10 +110,7 @@ async def test_edits_reach_the_other_machine_and_keep_what_is_typed(team) -> Non
 
 async def test_a_turn_lock_on_one_machine_refuses_a_commit_on_the_other(team) -> None:  # type: ignore[no-untyped-def]
     url, _alice, bob = team
-    tree, tip = _rows(url, "SELECT p.tree, n.local_id FROM position p JOIN participant h "
-                           "ON h.id = p.participant JOIN node n ON n.id = p.tip "
-                           "WHERE h.name = 'human'")[0]
-    uri = f"loom://path/{tree}/{tip}"
+    tree, tip, uri = _demo_path(url)
     await _open(bob, uri)
     # alice's process holds the turn on the path's end (as while generating)
     from loom.store.db import open_database
