@@ -112,6 +112,17 @@ def main() -> int:
     print(f"prose render, {deep_n:,}-deep path: median {statistics.median(ms):.2f} ms  "
           f"p99 {pct(ms, 99):.2f} ms ({len(r.text):,} chars; target ≤ 20 ms)")
 
+    for line in ("→ tree", "→ tree summary", "→ tree from:root depth:5"):
+        ms = []
+        for _ in range(10):
+            t = time.perf_counter()
+            r = app.executor.execute(line, actor)
+            ms.append((time.perf_counter() - t) * 1000)
+            assert r.ok, r.text
+        print(f"{line:<26} median {statistics.median(ms):.1f} ms  p99 {pct(ms, 99):.1f} ms "
+              f"(counts over {len(ids):,} nodes; the summary's themes over the "
+              f"{deep_n:,}-deep path)")
+
     corpus = [
         "→ view a7x2", "→ show me node a7x2", "-> go to b3k9", "→ list a7x2 continuations",
         "→ continue from b3k9 n:3 tokens:40", '→ annotate a7x2 "the tone shifts here"',

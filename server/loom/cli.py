@@ -14,6 +14,8 @@ from loom.commands import ast
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.render.formats import error
+from loom.render.text import plural
+from loom.store.workspace import TreeCounts
 
 
 def _print(text: str, *, err: bool = False) -> None:
@@ -33,12 +35,13 @@ def _fail(err: LoomError | str, code: int = 1) -> int:
 def _app(args: argparse.Namespace, models: bool = True):
     from loom.app import open_app
 
-    return open_app(args.db, use_default_subject=models)
+    return open_app(args.db, use_default_subject=models,
+                    participant=getattr(args, "participant", None))
 
 
 def _run(app, command) -> Result:  # type: ignore[no-untyped-def]
-    """A command as the human at this terminal, through the executor like every change."""
-    who = app.ws.human()
+    """A command as the person at this terminal, through the executor like every change."""
+    who = app.me()
     tree = app.ws.tree_or_none(who.current_tree) if who.current_tree else None
     return app.executor.execute(command, app.actor(tree, who))
 
@@ -61,10 +64,21 @@ def cmd_trees(args: argparse.Namespace) -> int:
     if not rows:
         _print("no trees yet: loom new TITLE, loom import FILE, or loom demo")
         return 0
-    for tree, count in rows:
+    for tree, _count in rows:
         archived = " (archived)" if tree.archived else ""
-        _print(f'{tree.id}  {count:>6} nodes  {tree.mode:<8}  "{tree.title}"{archived}')
+        _print(f'{tree.id}  {_counts_text(app.ws.tree_counts(tree))}  {tree.mode:<8}  '
+               f'"{tree.title}"{archived}')
     return 0
+
+
+def _apart(c: TreeCounts) -> str:
+    return c.apart()
+
+
+def _counts_text(c: TreeCounts) -> str:
+    """``11 nodes`` as ``→ tree`` counts them, and what is counted apart, said as such."""
+    text = f"{c.nodes:>6} {'node' if c.nodes == 1 else 'nodes'}"
+    return text + (f" (not counted: {_apart(c)})" if _apart(c) else "")
 
 
 def _stream_printer():
@@ -137,26 +151,22 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     app = _app(args, models=False)
-    result = _run(app, ast.Import(path=args.file))
+    result = _run(app, ast.Import(path=args.file, trust=args.trust, max_mb=args.max_mb))
     if not result.ok:
         return _fail(result.text)
-    for tree_id in result.data["trees"]:
-        tree = app.ws.tree(tree_id)
-        _print(f'✓ imported "{tree.title}" ({app.ws.node_count(tree)} nodes) {tree.id}')
+    _print(result.text)
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     app = _app(args, models=False)
-    result = _run(app, ast.Export(tree=args.tree, format=args.format, path=args.out,
-                                  node=args.node))
+    result = _run(app, ast.Export(
+        tree=args.tree, format=args.format, path=args.out, node=args.node,
+        system_context=not args.no_system_context, raw_responses=not args.no_raw,
+        agent_prompts=not args.no_agent_prompts, media=args.media))
     if not result.ok:
         return _fail(result.text)
-    if args.out:
-        tree = app.ws.tree(result.data["tree"])
-        _print(f"✓ exported \"{tree.title}\" to {args.out}")
-    else:
-        _print(result.data["output"])
+    _print(result.text if args.out else result.data["output"])
     return 0
 
 
@@ -165,7 +175,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     app = _app(args, models=False)
     tree = create_demo(app.ws)
-    _print(f'✓ demo tree "{tree.title}" ready ({app.ws.node_count(tree)} nodes) {tree.id}')
+    nodes = plural(app.ws.tree_counts(tree).nodes, "node")
+    _print(f'✓ demo tree "{tree.title}" ready ({nodes}) {tree.id}')
     if args.no_editor:
         from loom.commands.context import Actor
 
@@ -235,10 +246,23 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return int(main_agent(args) or 0)
 
 
+def cmd_users(args: argparse.Namespace) -> int:
+    from loom.cli_team import cmd_users as users
+
+    return users(args, _app(args, models=False))
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from loom.cli_team import cmd_migrate as migrate
+
+    return migrate(args)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from loom.lsp.server import serve
 
-    return serve(db=args.db, tcp=args.tcp)
+    return serve(db=args.db, tcp=args.tcp, token_file=args.token_file,
+                 participant=args.participant)
 
 
 DESCRIPTION = """Loom: branching trees of human and model writing, from the terminal.
@@ -260,7 +284,11 @@ Errors print "✗ CODE: message" and a hint, and exit 1."""
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="loom", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--db", help="SQLite file (default: $LOOM_DB or the user data dir)")
+    p.add_argument("--db", help="an SQLite file, or postgresql://user@host/dbname for a "
+                   "team (password: PGPASSWORD, ~/.pgpass or the keyring, never the URL); "
+                   "default: $LOOM_DB, else a file in the user data dir")
+    p.add_argument("--participant", help="act as this participant (default: "
+                   "$LOOM_PARTICIPANT, on PostgreSQL the database user, else human)")
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="cmd", required=True)
 
@@ -293,15 +321,30 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("json", "loom"), default="json")
     s.set_defaults(fn=cmd_parse)
 
-    s = sub.add_parser("import", help="import Open Loom, socketteer/loom or loomsidian JSON")
+    s = sub.add_parser("import", help="import a loom file (Open Loom 2.x or v1, bundles, "
+                       "socketteer/loom, loomsidian, MiniLoom, exoloom)")
     s.add_argument("file")
+    s.add_argument("--trust", action="store_true",
+                   help="give new participants the permissions the file lists")
+    s.add_argument("--max-mb", type=float, help="refuse files larger than this (default 512, "
+                   "or $LOOM_IMPORT_MAX_MB)")
     s.set_defaults(fn=cmd_import)
 
     s = sub.add_parser("export", help="export a tree")
     s.add_argument("tree")
-    s.add_argument("--format", choices=("openloom", "md", "loom"), default="openloom")
+    s.add_argument("--format", choices=("openloom", "bundle", "md", "loom"),
+                   default="openloom")
     s.add_argument("--node", help="md: export the path through this node")
     s.add_argument("-o", "--out")
+    s.add_argument("--no-system-context", action="store_true",
+                   help="leave out the tree's system context (often private)")
+    s.add_argument("--no-raw", action="store_true",
+                   help="leave out raw provider responses (they can hold the whole prompt)")
+    s.add_argument("--no-agent-prompts", action="store_true",
+                   help="leave out agents' configured system prompts")
+    s.add_argument("--media", choices=("auto", "inline", "bundle"), default="auto",
+                   help="media as data: URIs (inline), files in a ZIP (bundle), or as "
+                   "imported (auto)")
     s.set_defaults(fn=cmd_export)
 
     s = sub.add_parser("demo", help="create the demo tree and open it in the editor")
@@ -333,8 +376,29 @@ def build_parser() -> argparse.ArgumentParser:
     add_agent_arguments(s)
     s.set_defaults(fn=cmd_agent)
 
+    from loom.cli_team import add_migrate_arguments, add_users_arguments
+
+    s = sub.add_parser("users", help="participants and what each may do (grant, revoke, "
+                       "add, set)",
+                       description="Without an action: every participant with its kind, role "
+                       "and permissions. Only the human is born with every permission; any "
+                       "other participant starts with none. Each change is a grant command "
+                       "by the participant at this terminal (--participant).")
+    add_users_arguments(s)
+    s.set_defaults(fn=cmd_users)
+
+    s = sub.add_parser("migrate", help="copy this workspace into an empty database "
+                       "(SQLite ⇄ PostgreSQL), checked by counts and content hashes")
+    add_migrate_arguments(s)
+    s.set_defaults(fn=cmd_migrate)
+
     s = sub.add_parser("serve", help="run the language server (stdio)")
-    s.add_argument("--tcp", help="HOST:PORT instead of stdio (debugging)")
+    s.add_argument("--tcp", metavar="[HOST:]PORT",
+                   help="listen on a socket instead of stdio (host 127.0.0.1 unless given; "
+                   "clients must send the token, see docs/lsp.md)")
+    s.add_argument("--token-file", metavar="FILE",
+                   help="--tcp: the token, from a file only you can read (default: a new "
+                   "token, printed on stderr)")
     s.set_defaults(fn=cmd_serve)
     return p
 

@@ -239,6 +239,38 @@ def openai_completion_stream(texts: list[str], **kw: Any) -> Reply:
     return sse_reply(openai_completion_chunks(texts, **kw), event_delay_s=event_delay_s)
 
 
+#: One generated token for :func:`openai_logprob_stream`: its text, its logprob, and the
+#: top alternatives at its place (``(text, logprob)``, the token itself among them or not).
+LogprobToken = tuple[str, float, list[tuple[str, float]]]
+
+
+def openai_logprob_stream(choices: list[list[LogprobToken]], *, model: str = "fake-base",
+                          event_delay_s: float = 0.0) -> Reply:
+    """A completions stream (one chunk per token, choices interleaved) whose every token
+    carries the logprobs a real server sends with ``logprobs: k``."""
+    chunks: list[dict[str, Any]] = []
+    offsets = [0] * len(choices)
+    for step in range(max((len(c) for c in choices), default=0)):
+        for index, tokens in enumerate(choices):
+            if step >= len(tokens):
+                continue
+            text, lp, alts = tokens[step]
+            chunks.append({
+                "id": "cmpl-fake", "object": "text_completion", "created": 1700000000,
+                "model": model, "choices": [{
+                    "text": text, "index": index, "finish_reason": None,
+                    "logprobs": {"tokens": [text], "token_logprobs": [lp],
+                                 "top_logprobs": [dict(alts)],
+                                 "text_offset": [offsets[index]]}}]})
+            offsets[index] += len(text)
+    for index in range(len(choices)):
+        chunks.append({"id": "cmpl-fake", "object": "text_completion", "created": 1700000000,
+                       "model": model, "choices": [{"text": "", "index": index,
+                                                    "logprobs": None,
+                                                    "finish_reason": "length"}]})
+    return sse_reply(chunks, event_delay_s=event_delay_s)
+
+
 def openai_completion_json(texts: list[str], *, model: str = "fake-base") -> Reply:
     return json_reply(
         {

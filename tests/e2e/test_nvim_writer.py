@@ -142,6 +142,12 @@ def test_continue_says_when_it_has_finished(fake: FakeProvider, editor: Editor,
     status = editor.lua("return vim.b.loom_status")
     assert status and not status["generating"], status
     assert "Workspace edit" not in vim_messages(editor)
+    # generation details where you read: hover on the model text says how it was made,
+    # and that it is one of the request's three continuations
+    editor.set_cursor_on("The door was open")
+    value = editor.request("textDocument/hover")["contents"]["value"]
+    assert "Generated: `fake-base`" in value and "tokens" in value, value
+    assert "Continuation 1 of 3 from one request" in value, value
 
 
 def test_cancel_is_not_an_error(fake: FakeProvider, editor: Editor, demo: Demo) -> None:

@@ -114,7 +114,7 @@ async def test_complete_streams_deltas_in_order(fake, provider):
         "max_tokens": 20,
         "temperature": 0.7,
         "stop": ["\n"],
-        "logprobs": None,
+        "logprobs": 5,  # the profile's default: 5 alternatives per token
     }
     assert result.usage.prompt_tokens == 5
     assert result.latency_ms > 0
@@ -250,6 +250,7 @@ async def test_logprobs_are_parsed(fake):
 
 
 async def test_no_logprobs_when_not_returned(fake):
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(["a b"]))  # asked, not sent
     result = await make_provider(profile(fake)).complete("x")
     assert result.completions[0].logprobs is None
 

@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider, openai_completion_stream
-
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "vscode-extension"
 VSIX = EXT / "loom.vsix"
@@ -59,7 +57,7 @@ def _sources_newer_than_vsix() -> bool:
     return any(p.stat().st_mtime > built for p in sources if p.exists())
 
 
-def test_extension_in_code_server(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_extension_in_code_server(tmp_path: Path) -> None:
     node = _node()
     if node is None:
         _missing("no node")
@@ -77,25 +75,8 @@ def test_extension_in_code_server(tmp_path: Path, request: pytest.FixtureRequest
                                capture_output=True, text=True, timeout=900)
         assert build.returncode == 0, (
             f"build-vsix.sh failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}")
-    # The subject model: a local server speaking the OpenAI wire format (the first
-    # continue answers at once, the second streams slowly enough to be cancelled, the
-    # third runs on while its tab is closed).
-    fake = FakeProvider().start()
-    request.addfinalizer(fake.stop)
-    config = tmp_path / "loom-config.toml"
-    config.write_text('[profiles.fake]\nprovider = "openai-compatible"\nmodel = "fake-base"\n'
-                      f'base_url = "{fake.openai_base_url}"\n[defaults]\nsubject = "fake"\n',
-                      encoding="utf-8")
-    fake.script(OPENAI_COMPLETIONS,
-                openai_completion_stream([" The door was open.", " Nobody answered.",
-                                          " A dog barked somewhere."], event_delay_s=0.05),
-                openai_completion_stream(["".join(f" word{i}" for i in range(200))],
-                                         event_delay_s=0.15),
-                openai_completion_stream(["".join(f" word{i}" for i in range(300))],
-                                         event_delay_s=0.02))
     env = {**os.environ, "PATH": f"{Path(node).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "LOOM_E2E_CACHE": str(CACHE), "LOOM_CONFIG": str(config),
-           "LOOM_API_KEY": "sk-test-not-a-secret", "LOOM_NO_KEYRING": "1"}
+           "LOOM_E2E_CACHE": str(CACHE)}  # the subject model is run.mjs's own fake
     out_dir = Path(os.environ.get("LOOM_E2E_OUT", tmp_path / "screenshots"))
     proc = subprocess.run(
         [node, str(EXT / "e2e" / "run.mjs"), "--vsix", str(VSIX), "--loom", loom,

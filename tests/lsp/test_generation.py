@@ -122,3 +122,39 @@ async def test_cancel_stops_a_generation_and_keeps_the_text(editor: Editor,
     assert res["message"] == "✓ generation cancelled: nothing was added"
     await editor.wait_for(lambda: editor.texts[uri] == before)  # the partial text is gone
     assert sql(editor.db, "SELECT count(*) FROM generation") == [(0,)]
+
+
+async def test_cancel_request_stops_the_generation_and_writes_nothing(
+        editor: Editor, fake: FakeProvider) -> None:
+    """``$/cancelRequest`` of ``loom.continue`` answers RequestCancelled and cancels the
+    work: the model stream stops, the streamed text goes, no node is committed."""
+    import asyncio
+
+    words = [f" word{i}" for i in range(60)]
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(["".join(words)],
+                                                             event_delay_s=0.1))
+    uri = await open_demo(editor)
+    before = editor.texts[uri]
+    nodes = sql(editor.db, "SELECT count(*) FROM node")
+    protocol = editor.client.protocol
+    request = asyncio.ensure_future(protocol.send_request_async(
+        lsp.WORKSPACE_EXECUTE_COMMAND,
+        lsp.ExecuteCommandParams(command="loom.continue", arguments=[{"uri": uri, "n": 1}]),
+        msg_id="continue-to-cancel"))
+    await editor.wait_for(lambda: "word" in editor.texts[uri])  # it is streaming in
+    protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="continue-to-cancel"))
+    with pytest.raises(Exception) as answered:
+        await request
+    assert getattr(answered.value, "code", None) == lsp.LSPErrorCodes.RequestCancelled
+    # the worker stopped (the server is free again) and wrote nothing
+    async def idle() -> bool:
+        return not (await editor.request("loom/status", {"uri": uri}))["generating"]
+
+    deadline = asyncio.get_running_loop().time() + 10
+    while not await idle():
+        assert asyncio.get_running_loop().time() < deadline, "the generation ran on"
+        await asyncio.sleep(0.05)
+    assert sql(editor.db, "SELECT count(*) FROM generation") == [(0,)]
+    assert sql(editor.db, "SELECT count(*) FROM node") == nodes
+    await editor.wait_for(lambda: editor.texts[uri] == before)  # the partial text is gone
+    assert len(fake.requests_to(OPENAI_COMPLETIONS)) == 1

@@ -300,3 +300,62 @@ def test_large_tree_assembles_through_one_path_query(app, clock) -> None:  # typ
     assert out.pruned and out.tokens <= 8_000
     assert out.elided_nodes > 2_000
     assert nodes[-1].content in out.sections["conversation"]
+
+
+def _measured(out) -> int:  # type: ignore[no-untyped-def]
+    from loom.memory.tokens import count_tokens
+
+    return count_tokens("\n\n".join(m.content for m in out.messages))[0] + 8 * len(out.messages)
+
+
+@pytest.mark.parametrize("budget", [900, 650])
+def test_small_budgets_keep_the_current_node_under_a_hard_ceiling(app, clock,  # type: ignore[no-untyped-def]
+                                                                 budget: int) -> None:
+    """Issue 12: a 900-token budget once dropped every path node, the current one too; a
+    600-token one produced 921 tokens; both notes claimed a summary nobody made. (The
+    system prompt and the loom context alone take about 460 tokens here.) The
+    current node and the system-level context survive, the measured count is at most the
+    budget, and the note says what was done."""
+    from loom.memory.tokens import count_tokens
+
+    ws = app.ws
+    tree = ws.create_tree("long", "dialogue", root_content="Start.")
+    nodes = _long_path(ws, tree, 30)
+    agent = ensure_agent(ws)
+    actor = Actor(agent, tree)
+    here = nodes[20]
+    ws.set_position(agent, tree, here, nodes[-1])  # mid-path: the path goes on below
+    out = cx.assemble(ws, actor, budget, turn_input="What now?")
+    assert out.tokens == _measured(out) <= budget
+    assert out.exact == count_tokens("x")[1]  # exact whenever a tokenizer is installed
+    conv, loom = out.sections["conversation"], out.sections["loom"]
+    assert f"[{here.label}] " in conv  # the current node survives…
+    assert f"⟨node:{here.label} depth:{here.depth}" in loom  # …and the loom context
+    assert out.messages[0].content.endswith("Use → help to see available commands.")
+    note = next(line for line in loom.splitlines() if line.startswith("Note: "))
+    assert ("shown as summaries" in note) == (out.summarized_nodes > 0)
+    assert ("left out" in note) == (out.elided_nodes > 0)
+    assert "older conversation summarized" not in note
+    assert "action trace compressed" not in note  # the agent has no trace yet
+    if out.current == "cut":
+        assert "your current node cut to fit" in note
+        assert f"→ view {here.label} full" in conv
+
+
+def test_a_budget_too_small_for_what_must_survive_is_limit_exceeded(app, clock) -> None:  # type: ignore[no-untyped-def]
+    from loom.errors import LoomError
+
+    ws = app.ws
+    tree = ws.create_tree("long", "dialogue", root_content="Start.")
+    nodes = _long_path(ws, tree, 10)
+    agent = ensure_agent(ws)
+    ws.set_position(agent, tree, nodes[-1], nodes[-1])
+    with pytest.raises(LoomError) as caught:
+        cx.assemble(ws, Actor(agent, tree), 300, turn_input="What now?")
+    assert caught.value.code == "LIMIT_EXCEEDED"
+    assert "raise the collaborator's context budget to at least" in (caught.value.hint or "")
+
+
+def test_no_pruning_note_when_nothing_was_pruned(story) -> None:  # type: ignore[no-untyped-def]
+    out = cx.assemble(story["ws"], story["actor"], 100_000)
+    assert not out.pruned and out.prune_notes == [] and "Note:" not in out.sections["loom"]

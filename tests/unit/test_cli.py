@@ -31,7 +31,7 @@ def test_new_trees_do(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "new", "Sea Story", "--text", "The sea was calm.")
     assert code == 0 and out.startswith('✓ created tree "Sea Story" (buffer) ')
     code, out, _ = run(capsys, "trees")
-    assert code == 0 and re.search(r"^\w{26}\s+1 nodes\s+buffer\s+\"Sea Story\"$", out, re.M)
+    assert code == 0 and re.search(r"^\w{26}\s+1 node\s+buffer\s+\"Sea Story\"$", out, re.M)
     code, out, _ = run(capsys, "do", "Sea Story", '→ respond root "A gull cried."', "→ tree")
     assert code == 0
     assert re.match(r"✓ created \[\w{6}\] as continuation from \[\w{6}\]\n  switched to", out)
@@ -72,13 +72,21 @@ def test_parse(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_import_export_roundtrip(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, "import", str(FIXTURES / "socketteer-loom-demo.json"))
-    assert code == 0 and "(764 nodes)" in out
-    tree_id = out.strip().rsplit(" ", 1)[1]
+    assert code == 0
+    assert out.startswith('✓ imported "socketteer-loom-demo" (658 nodes, 22 bookmarks)\n'
+                          "  from socketteer/loom; tree ")
+    assert '"socketteer-loom-demo": not counted: 106 archived' in out  # 764 in the file
+    tree_id = re.search(r"tree (\w{26})", out).group(1)  # type: ignore[union-attr]
     target = tmp_path / "out.openloom"
-    code, out, _ = run(capsys, "export", tree_id, "--format", "openloom", "-o", str(target))
+    code, out, _ = run(capsys, "export", tree_id, "--format", "openloom", "-o", str(target),
+                       "--no-raw")
     assert code == 0 and target.exists()
+    assert out.startswith('✓ exported "socketteer-loom-demo" (658 nodes) to ')
+    assert "as Open Loom (" in out and "left out: raw responses" in out
     data = json.loads(target.read_text(encoding="utf-8"))
     assert data["format"] == "open-loom" and len(data["trees"][0]["nodes"]) == 764
+    code, out, _ = run(capsys, "import", str(target))
+    assert code == 0 and '"socketteer-loom-demo (2)" (658 nodes, 22 bookmarks)' in out
     code, out, _ = run(capsys, "export", tree_id, "--format", "loom")
     assert code == 0 and out.startswith("format: open-loom")
     code, out, _ = run(capsys, "export", tree_id, "--format", "md")
@@ -88,8 +96,14 @@ def test_import_export_roundtrip(capsys: pytest.CaptureFixture[str], tmp_path: P
 def test_demo_uri_and_shell(capsys: pytest.CaptureFixture[str],
                             monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = run(capsys, "demo", "--no-editor")
-    assert code == 0 and '✓ demo tree "The House at the End of the Lane" ready (14 nodes)' in out
+    assert code == 0 and '✓ demo tree "The House at the End of the Lane" ready (11 nodes)' in out
     assert "├→" in out
+    # loom trees counts as → tree does, and says what it does not count
+    code, out, _ = run(capsys, "trees")
+    assert re.search(r"^\w{26}\s+11 nodes \(not counted: 3 annotations\)\s+buffer\s+"
+                     r'"The House at the End of the Lane"$', out, re.M), out
+    code, out, _ = run(capsys, "do", "The House at the End of the Lane", "→ tree")
+    assert out.startswith('Tree: "The House at the End of the Lane" (11 nodes, 3 branches)')
     code, out, _ = run(capsys, "uri", "The House at the End of the Lane")
     assert code == 0 and re.fullmatch(r"loom://tree/\w{26}/[^/\s]+\n", out)
     monkeypatch.setattr("sys.stdin", io.StringIO("help view\n→ list continuations\n"

@@ -212,11 +212,15 @@ def test_continue_and_respond(marie: Marie) -> None:
         "Slowing down—let's sit in this moment and...",
     ])
     out = marie.run("→ continue from a7x2 n:3")
-    assert re.fullmatch(
+    # the seed's lines, then the move said as respond says it (a7x2 is on the human's path)
+    m = re.fullmatch(
         r"✓ generating 3 continuations from \[a7x2\]\.\.\.\n"
-        r'  \[[0-9a-z]{6}\] "Taking the trauma angle further, we see Marie\.\.\."\n'
+        r'  \[([0-9a-z]{6})\] "Taking the trauma angle further, we see Marie\.\.\."\n'
         r'  \[[0-9a-z]{6}\] "What if we introduce a foil character who\.\.\."\n'
-        r'  \[[0-9a-z]{6}\] "Slowing down—let\'s sit in this moment and\.\.\."', out), out
+        r'  \[[0-9a-z]{6}\] "Slowing down—let\'s sit in this moment and\.\.\."\n'
+        r"  switched to \[\1\]", out)
+    assert m, out
+    assert marie.ws.position(marie.actor.participant, marie.actor.tree)[0].label == m.group(1)
     assert marie.ws.count_children(marie.nodes["a7x2"].id) == 6
     out = marie.run('→ respond a7x2 "my own take"')
     m = re.fullmatch(r"✓ created \[([0-9a-z]{6})\] as continuation from \[a7x2\]\n"
@@ -317,7 +321,7 @@ def test_help_overview_for_analysis_role(marie: Marie) -> None:
         "Available tools (your permissions: loom_aware, loom_write, doc_read):\n"
         "\n"
         "Navigation: view, list, tree, switch\n"
-        "Content: respond, annotate, link, edit, continue*\n"
+        "Content: respond, annotate, link, edit, continue*, split\n"  # + Loom's split
         "Documents: read\n"
         "Memory: pin, stash, recall, drop, memory\n"
         "Meta: help, think\n"
@@ -371,3 +375,225 @@ def test_ambient_dialogue(marie: Marie) -> None:
     assert marie.app.ambient(marie.actor) == (
         "⟨node:b3k9 depth:8 siblings:2 annotations:1 links:1⟩"
     )
+
+
+# ── issue 12: the seeds to the letter ────────────────────────────────────────
+
+
+def test_tree_summary_has_the_seeds_main_themes_line(marie: Marie) -> None:
+    """Seed 000: ``Main themes: character motivation, childhood trauma, relationship
+    patterns`` — from the model's structured tree summary when a model made one."""
+    ws, tree = marie.ws, marie.actor.tree
+    ws.set_tree_summary(tree, "Marie's reluctance is traced to her childhood. The branches "
+                        "test how it shapes her decision-making. The", "model",
+                        ["character motivation", "childhood trauma", "relationship patterns"])
+    assert marie.run("→ tree summary") == (
+        'Tree: "Marie Character Study"\n'
+        "11 nodes · 1 branch · 3 leaves\n"
+        "Main themes: character motivation, childhood trauma, relationship patterns\n"
+        "Summary: Marie's reluctance is traced to her childhood. The branches test how it "
+        "shapes her decision-making.\n"  # whole sentences only: the cut "The" is gone
+        "Last active: 3m ago"
+    )
+
+
+def test_tree_summary_themes_without_a_model_are_key_phrases(app: App) -> None:
+    """No model: the themes are key phrases of the path's text (never a description or a
+    cut sentence; names are people, not themes), the same on every call."""
+    ws, h = app.ws, app.ws.human()
+    tree = ws.create_tree("Marie Character Study", "dialogue",
+                          description="A study of Marie's reluctance.",
+                          root_content="Marie's reluctance stems from her childhood.")
+    tip = ws.node(tree.root)
+    for text in ("Building on the childhood trauma theme, her father left one summer.",
+                 "Relationship patterns repeat for Marie: trust, dependence, abandonment.",
+                 "Her relationship patterns echo the childhood trauma of that summer."):
+        tip = ws.add_node(tree, tip, text, h)
+    ws.set_position(h, tree, tip)
+    out = app.executor.execute("→ tree summary", Actor(h, tree)).text
+    lines = out.splitlines()
+    assert lines[0] == 'Tree: "Marie Character Study"'
+    assert lines[2] == "Main themes: childhood trauma, relationship patterns, summer"
+    assert lines[3].startswith("Last active: ") and len(lines) == 4
+    assert app.executor.execute("→ tree summary", Actor(h, tree)).text == out
+
+
+def test_a_version_is_not_a_branch_and_is_drawn_in_its_originals_place(app: App) -> None:
+    """Buffer-mode edits: counts stay (a version is not a branch point, nor another node),
+    ``→ tree from:root`` draws the version on the path, and ``*`` marks it."""
+    ws, h = app.ws, app.ws.human()
+    tree = ws.create_tree("Lane", "buffer", root_content="The house stood empty.")
+    root = relabel(ws.node(tree.root), "r001")
+    a = relabel(ws.add_node(tree, root, " She came back.", h), "a7x2")
+    b = relabel(ws.add_node(tree, a, " The gate.", h), "b3k9")
+    relabel(ws.add_node(tree, a, " The lane.", h), "c4m2")
+    d = relabel(ws.add_node(tree, b, " Inside.", h), "d5n7")
+    relabel(ws.add_node(tree, b, " Outside.", h), "e6p4")
+    ws.add_node(tree, a, "a note", h, kind="annotation")
+    ws.set_position(h, tree, d)
+    actor = Actor(h, tree)
+
+    def run(line: str) -> str:
+        return app.executor.execute(line, actor).text
+
+    before = run("→ tree summary").splitlines()[1]
+    assert before == "6 nodes · 2 branches · 3 leaves"
+    for line in ('→ edit a7x2 "She came back at last."', '→ edit b3k9 "The green gate."',
+                 "→ edit a7x2' \"She came back, at last.\""):
+        assert run(line).startswith("✓ created version")
+    assert run("→ tree summary").splitlines()[1] == before
+    assert ws.trees() == [(tree, 6)]  # loom trees: the same definition
+    assert run("→ tree from:root") == (
+        'Tree: "Lane" (6 nodes, 2 branches)\n'
+        "[r001] → [a7x2'']\n"
+        "         ├→ [b3k9']\n"
+        "         │  ├→ [d5n7]* (leaf)\n"
+        "         │  └→ [e6p4] (leaf)\n"
+        "         └→ [c4m2] (leaf)\n"
+        "\n"
+        "* = current position"
+    )
+    # a drawing without the current position does not print the legend for a missing mark
+    out = run("→ tree from:c4m2")
+    assert "* = current position" not in out
+    assert out.endswith("current position: [d5n7] (not in this drawing)")
+
+
+def test_node_counts_agree_everywhere(marie: Marie) -> None:
+    """``loom trees`` and ``→ tree`` count the same nodes: annotations are not nodes."""
+    ws, tree = marie.ws, marie.actor.tree
+    for text in ("one", "two", "three"):
+        ws.add_node(tree, marie.nodes["a7x2"], text, ws.human(), kind="annotation")
+    counts = ws.tree_counts(tree)
+    assert (counts.nodes, counts.annotations) == (11, 3)
+    assert dict((t.id, n) for t, n in ws.trees())[tree.id] == 11
+    assert marie.run("→ tree").startswith('Tree: "Marie Character Study" (11 nodes, 1 branch)')
+
+
+def test_one_think_block_is_one_trace_entry(marie: Marie) -> None:
+    from loom.memory import operational as mem
+
+    out = marie.run("→ think\nThe motivation isn't clear yet.\nTry option 3 first.\n←")
+    assert out.startswith("✓ thought kept in memory")
+    entries = mem.trace(marie.ws, marie.actor.participant)
+    assert [(e.command, e.message) for e in entries] == [
+        (mem.THINK, "The motivation isn't clear yet.\nTry option 3 first.")]
+
+
+def test_ambient_line_shows_a_version_as_view_does(app: App) -> None:
+    """Seed 000's ``⟨node:a7x2k3 mode:buffer …⟩`` names the node as ``view`` and ``tree``
+    do: a version is ``a7x2'``, not its own raw localId."""
+    ws, h = app.ws, app.ws.human()
+    tree = ws.create_tree("chapter 3", "buffer", root_content="The house stood empty.")
+    a = relabel(ws.add_node(tree, ws.node(tree.root), " She came back.", h), "a7x2k3")
+    ws.set_position(h, tree, a)
+    actor = Actor(h, tree)
+    app.executor.execute('→ edit a7x2k3 "She came home."', actor)
+    version = ws.position(h, tree)[0]
+    assert version.label == "a7x2k3'" and version.local_id != "a7x2k3"
+    assert app.ambient(actor) == '⟨node:a7x2k3\' mode:buffer doc:"chapter 3" words:7⟩'
+    assert app.executor.execute("→ view a7x2k3'", actor).text.startswith("[a7x2k3'] human")
+
+
+def test_continue_from_elsewhere_does_not_move_you(marie: Marie) -> None:
+    """``continue`` moves you only when it continues where you are, and then says so."""
+    marie.app.executor.subject = FakeSubject(["More."])
+    h, tree = marie.actor.participant, marie.actor.tree
+    marie.ws.set_position(h, tree, marie.nodes["c4m2"])
+    out = marie.run("→ continue from d5n7")
+    assert "switched to" not in out
+    assert marie.ws.position(h, tree)[0].id == marie.nodes["c4m2"].id
+
+
+def test_read_summary_is_prose_not_markdown(marie: Marie) -> None:
+    """Seed 000's summary return quotes prose: ``"Background notes on Marie and Thomas,
+    covering childhood history, relationship dynamics, and key character beats for Act
+    2."`` — the heading's ``#`` is not part of it."""
+    marie.ws.create_document("character notes", (
+        "# Character notes\n\n"
+        "Background notes on **Marie** and Thomas, covering childhood history, relationship "
+        "dynamics, and key character beats for Act 2. More follows.\n\n"
+        "## Marie's Core Motivation\n\n- Summer 1987: Father leaves\n"))
+    out = marie.run('→ read doc:"character notes" summary')
+    assert out.splitlines()[1] == (
+        '"Background notes on Marie and Thomas, covering childhood history, relationship '
+        'dynamics, and key character beats for Act 2."')
+
+
+def test_small_result_formats(marie: Marie) -> None:
+    """``(1 token)``; ``replace:`` keeps the blank line under the heading; ``help tree``
+    says where it draws from."""
+    assert marie.run('→ stash "x" "a"') == '✓ stashed "x" (1 token)'
+    marie.ws.create_document("notes", "# Notes\n\n## Motivation\n\nOld text.\n\n## Setting\n\n"
+                                      "The lane.\n")
+    assert marie.run('→ write doc:"notes" replace:motivation "New text."').startswith(
+        '✓ replaced §motivation in doc:"notes"')
+    assert marie.ws.document("notes").content == (
+        "# Notes\n\n## Motivation\n\nNew text.\n\n## Setting\n\nThe lane.\n")
+    page = marie.run("→ help tree")
+    assert "from your current position" in page and "from the root" not in page
+
+
+def test_cross_tree_link_hint_names_the_tree_and_node(marie: Marie) -> None:
+    """Seed 000's link target for another tree's node is ``tree:"name" node:[id]``."""
+    other = marie.ws.create_tree("earlier draft", "dialogue")
+    relabel(marie.ws.add_node(other, marie.ws.node(other.root), "x", marie.ws.human()), "x9y3")
+    assert marie.run("→ link a7x2 to x9y3") == (
+        '✗ CROSS_TREE: node [x9y3] is in tree "earlier draft"\n'
+        '  hint: use → link a7x2 to tree:"earlier draft" node:x9y3 (requires cross-tree '
+        "permission)")
+    assert marie.run('→ link a7x2 to tree:"earlier draft" node:x9y3') == (
+        '✓ linked [a7x2] ↔ [x9y3] in tree:"earlier draft"')
+
+
+@pytest.mark.parametrize("line", ["→ do something nice", "→ remove x", "→ obliterate a7x2"])
+def test_unknown_verbs_list_the_tools_instead_of_a_far_guess(marie: Marie, line: str) -> None:
+    out = marie.run(line)
+    assert out.startswith("✗ INVALID_SYNTAX: unknown command")
+    assert "did you mean" not in out
+    assert out.splitlines()[1] == (
+        "  hint: the tools: Navigation: view, list, tree, switch · Content: respond, annotate, "
+        "link, edit, continue, split · Documents: read, write · Memory: pin, stash, recall, drop, "
+        "memory · Meta: help, think")
+
+
+def test_a_close_but_ambiguous_typo_is_still_suggested(marie: Marie) -> None:
+    assert marie.run("→ lint a7x2") == (
+        '✗ INVALID_SYNTAX: ambiguous command "lint": list or link?\n'
+        "  hint: did you mean → list a7x2 continuations or → link [localId] to [target]?")
+
+
+def test_a_corrected_typo_is_said(marie: Marie) -> None:
+    """``→ contineu n:3`` runs continue, says ``(read as → continue n:3)``; the trace keeps
+    the canonical command; a correctly spelt command has no note."""
+    from loom.memory import operational as mem
+
+    marie.app.executor.subject = FakeSubject(["One.", "Two.", "Three."])
+    out = marie.run("→ contineu n:3")
+    assert out.startswith("✓ generating 3 continuations from ")
+    assert out.splitlines()[-1] == "(read as → continue n:3)"
+    assert mem.trace(marie.ws, marie.actor.participant)[-1].command == "→ continue n:3"
+    assert "(read as" not in marie.run("→ view a7x2")
+    assert marie.run("→ veiw a7x2 ful").endswith("(read as → view a7x2 full)")
+    # a model's command arrives parsed, with the text it wrote: the same note
+    from loom.commands.grammar import parse
+
+    result = marie.app.executor.execute(parse("→ lsit a7x2"), marie.actor, typed="→ lsit a7x2")
+    assert result.text.endswith("(read as → list a7x2 continuations)")
+
+
+def test_pins_and_stashes_are_per_tree(marie: Marie) -> None:
+    """A pin or stash made in one tree is not in the same participant's memory in another."""
+    assert marie.run("→ pin a7x2") == "✓ pinned [a7x2] to working memory"
+    assert marie.run('→ stash "plan" "first the gate"').startswith('✓ stashed "plan"')
+    other = marie.ws.create_tree("Second story", "dialogue", root_content="Elsewhere.")
+    there = Actor(marie.actor.participant, other)
+    out = marie.run("→ memory", there)
+    assert out.startswith("Working Memory:\n  pinned: none\n  stashed: none\n")
+    assert marie.run('→ recall "plan"', there).startswith('✗ NOT_FOUND: stash "plan"')
+    out = marie.run('→ stash "plan" "another plan"', there)
+    assert out.startswith('✓ stashed "plan" (') and "replaced" not in out  # its own
+    assert marie.run('→ recall "plan"', there) == '✓ recalled "plan":\n"another plan"'
+    assert marie.run('→ recall "plan"') == '✓ recalled "plan":\n"first the gate"'
+    assert marie.run("→ memory").startswith(
+        'Working Memory:\n  pinned: [a7x2]\n  stashed: "plan"\n')

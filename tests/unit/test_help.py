@@ -41,13 +41,18 @@ Syntax:
 Returns summary by default. Use 'full' for complete content."""
 
 
+# Loom's overview: the seed's, with the tools Loom adds after the seed's in their category
+# (split, issue 17).
+LOOM_OVERVIEW = SEED_OVERVIEW.replace("continue*\n", "continue*, split\n")
+
+
 def test_overview_is_the_seeds() -> None:
-    assert render_help_overview({"loom_aware", "loom_write", "doc_read"}) == SEED_OVERVIEW
+    assert render_help_overview({"loom_aware", "loom_write", "doc_read"}) == LOOM_OVERVIEW
 
 
 def test_overview_lists_permissions_in_canonical_order_whatever_the_input_order() -> None:
     text = render_help_overview(["doc_read", "loom_write", "loom_aware"])
-    assert text == SEED_OVERVIEW
+    assert text == LOOM_OVERVIEW
 
 
 def test_overview_with_every_permission_has_no_stars_and_no_footnote() -> None:
@@ -55,7 +60,7 @@ def test_overview_with_every_permission_has_no_stars_and_no_footnote() -> None:
 Available tools (your permissions: loom_aware, loom_write, loom_generate, doc_read, doc_write):
 
 Navigation: view, list, tree, switch
-Content: respond, annotate, link, edit, continue
+Content: respond, annotate, link, edit, continue, split
 Documents: read, write
 Memory: pin, stash, recall, drop, memory
 Meta: help, think
@@ -68,7 +73,7 @@ def test_each_missing_tree_permission_gets_its_own_mark() -> None:
 Available tools (your permissions: loom_aware, doc_read):
 
 Navigation: view, list, tree, switch
-Content: respond*, annotate*, link*, edit*, continue**
+Content: respond*, annotate*, link*, edit*, continue**, split*
 Documents: read
 Memory: pin, stash, recall, drop, memory
 Meta: help, think
@@ -122,7 +127,7 @@ def test_catalogue_covers_the_verbs_with_the_seeds_permissions() -> None:
     assert tuple(sorted(t.name for t in TOOLS)) == tuple(sorted(VERBS))
     permission = {t.name: t.permission for t in TOOLS}
     assert {v for v, p in permission.items() if p == "loom_write"} == {
-        "respond", "annotate", "link", "edit"}
+        "respond", "annotate", "link", "edit", "split"}
     assert permission["continue"] == "loom_generate"
     assert permission["read"] == "doc_read" and permission["write"] == "doc_write"
     assert {v for v, p in permission.items() if p == "loom_aware"} == {
@@ -151,7 +156,8 @@ def test_seed_syntax_lines_parse_once_placeholders_are_filled() -> None:
             "[content]": "x", "[new_content]": "x", "[edge_type]": "context",
             "[target]": "b3k9", "[description]": "d", "[name]": "notes",
             "[start]": "1", "[end]": "5", "[id]": "m", "[location]": "end", "[section]": "m",
-            "[label]": "l", "[range]": "r001-a7x2", "[tool_name]": "view", "[treeId]": '"t"'}
+            "[label]": "l", "[range]": "r001-a7x2", "[tool_name]": "view", "[treeId]": '"t"',
+            "[offset]": "57", "[token]": " lay"}
     for tool in TOOLS:
         for form in tool.forms:
             line = form

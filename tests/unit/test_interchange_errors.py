@@ -1,19 +1,19 @@
-"""Damaged files: a clear error naming what is wrong, and nothing written to the database."""
+"""Files that cannot be imported: a clear ✗ naming what is wrong, and nothing written."""
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from loom.cli import main
 from loom.errors import LoomError
-from loom.interchange import detect_format, import_file
+from loom.interchange import ImportLimits, detect_format, import_file
 from loom.interchange.openloom import export_openloom
-from loom.store.db import open_database
 from loom.store.schema import (
     Change,
     Document,
@@ -21,16 +21,17 @@ from loom.store.schema import (
     EdgeSource,
     Generation,
     Link,
+    Media,
     Node,
     Participant,
     Position,
     Tree,
 )
 from loom.store.workspace import Workspace
+from tests.unit.interchange_support import DEMO, MINIMAL, data_uri, fresh, png
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 TABLES = (Tree, Node, Edge, EdgeSource, Link, Document, Participant, Generation, Position,
-          Change)
+          Change, Media)
 
 
 def counts() -> dict[str, int]:
@@ -40,7 +41,7 @@ def counts() -> dict[str, int]:
 @pytest.fixture
 def setup(tmp_path: Path) -> tuple[Workspace, dict[str, Any]]:
     """A database with one tree in it, and that tree's export."""
-    ws = Workspace(open_database(tmp_path / "loom.db"))
+    ws = fresh(tmp_path / "loom.db")
     human = ws.human()
     tree = ws.create_tree("Sea", "buffer", root_content="The sea")
     root = ws.node(tree.root)
@@ -51,23 +52,16 @@ def setup(tmp_path: Path) -> tuple[Workspace, dict[str, Any]]:
     return ws, export_openloom(ws, tree)
 
 
-def fails(ws: Workspace, path: Path, content: str | bytes, code: str = "INVALID_SYNTAX",
-          ) -> LoomError:
-    if isinstance(content, str):
-        content = content.encode("utf-8")
-    path.write_bytes(content)
+def fails(ws: Workspace, path: Path, content: str | bytes | None,
+          code: str = "INVALID_SYNTAX", limits: ImportLimits | None = None) -> LoomError:
+    if content is not None:
+        path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
     before = counts()
     with pytest.raises(LoomError) as err:
-        import_file(ws, path)
+        import_file(ws, path, limits=limits)
     assert err.value.code == code, err.value.message
     assert counts() == before  # nothing written
     return err.value
-
-
-def damaged(data: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> str:
-    out = copy.deepcopy(data)
-    change(out)
-    return json.dumps(out)
 
 
 def test_not_json(setup: tuple[Workspace, dict[str, Any]], tmp_path: Path) -> None:
@@ -87,10 +81,9 @@ def test_truncated(setup: tuple[Workspace, dict[str, Any]], tmp_path: Path) -> N
 def test_truncated_socketteer_fixture(setup: tuple[Workspace, dict[str, Any]],
                                       tmp_path: Path) -> None:
     ws, _ = setup
-    demo = FIXTURES / "socketteer-loom-demo.json"
-    if not demo.exists():
+    if not DEMO.exists():
         pytest.skip("fixture missing")
-    err = fails(ws, tmp_path / "demo.json", demo.read_bytes()[:300_000])
+    err = fails(ws, tmp_path / "demo.json", DEMO.read_bytes()[:300_000])
     assert "truncated" in err.message
 
 
@@ -99,16 +92,43 @@ def test_empty_binary_and_missing(setup: tuple[Workspace, dict[str, Any]],
     ws, _ = setup
     assert "empty" in fails(ws, tmp_path / "e.json", "  \n").message
     assert "not UTF-8" in fails(ws, tmp_path / "b.json", b"\xff\xfe\x00garbage").message
-    before = counts()
-    with pytest.raises(LoomError) as err:
-        import_file(ws, tmp_path / "nowhere.json")
-    assert err.value.code == "NOT_FOUND" and "nowhere.json" in err.value.message
-    assert counts() == before
+    err = fails(ws, tmp_path / "nowhere.json", None, "NOT_FOUND")
+    assert "nowhere.json" in err.message
+
+
+def test_only_regular_files_are_read(setup: tuple[Workspace, dict[str, Any]],
+                                     tmp_path: Path) -> None:
+    ws, _ = setup
+    err = fails(ws, tmp_path, None)
+    assert "is a directory" in err.message
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer came
+    err = fails(ws, fifo, None)
+    assert "named pipe" in err.message and "not a file Loom can import" in err.message
+    if Path("/dev/zero").exists():
+        err = fails(ws, Path("/dev/zero"), None)  # would never end
+        assert "character device" in err.message
+
+
+def test_bytes_read_are_capped(setup: tuple[Workspace, dict[str, Any]], tmp_path: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    ws, data = setup
+    path = tmp_path / "big.openloom"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    small = ImportLimits(max_file_bytes=100)
+    err = fails(ws, path, None, "LIMIT_EXCEEDED", limits=small)
+    assert "larger than the import limit of 100 bytes" in err.message
+    assert "LOOM_IMPORT_MAX_MB" in (err.hint or "")
+    monkeypatch.setenv("LOOM_IMPORT_MAX_MB", "0.0001")
+    fails(ws, path, None, "LIMIT_EXCEEDED")
+    monkeypatch.setenv("LOOM_IMPORT_MAX_MB", "lots")
+    assert "not a number" in fails(ws, path, None).message
+    assert ImportLimits().max_file_bytes > 100 * 1024 * 1024  # far above any real loom
 
 
 def test_wrong_shapes(setup: tuple[Workspace, dict[str, Any]], tmp_path: Path) -> None:
     ws, _ = setup
-    assert "JSON array" in fails(ws, tmp_path / "l.json", "[1, 2]").message
+    assert "JSON array, not a loom" in fails(ws, tmp_path / "l.json", "[1, 2]").message
     err = fails(ws, tmp_path / "u.json", '{"title": "x", "things": []}')
     assert "unrecognised" in err.message and "things, title" in err.message
     assert err.hint and "open-loom" in err.hint
@@ -116,112 +136,58 @@ def test_wrong_shapes(setup: tuple[Workspace, dict[str, Any]], tmp_path: Path) -
         detect_format({"format": "tinderbox"})
 
 
-def test_wrong_version(setup: tuple[Workspace, dict[str, Any]], tmp_path: Path) -> None:
+def test_another_major_version_is_refused_by_name(setup: tuple[Workspace, dict[str, Any]],
+                                                  tmp_path: Path) -> None:
     ws, data = setup
-    err = fails(ws, tmp_path / "v.openloom",
-                damaged(data, lambda d: d.update(version="3.0")))
-    assert err.message.startswith("version:") and "'3.0'" in err.message
-    assert "2.x" in (err.hint or "")
-    err = fails(ws, tmp_path / "v1.openloom", damaged(data, lambda d: d.pop("version")))
-    assert err.message.startswith("version:")
+    three = {**copy.deepcopy(data), "version": "3.0"}
+    err = fails(ws, tmp_path / "v.openloom", json.dumps(three))
+    assert err.message == ("version: this is Open Loom 3.0, a major version this Loom does "
+                           "not read (it reads Open Loom 2.x)")
+    missing = {k: v for k, v in data.items() if k != "version"}
+    assert fails(ws, tmp_path / "v1.openloom", json.dumps(missing)).message.startswith(
+        "version:")
 
 
-def test_a_dangling_edge_is_named(setup: tuple[Workspace, dict[str, Any]],
-                                  tmp_path: Path) -> None:
-    ws, data = setup
-
-    def target(d: dict[str, Any]) -> None:
-        d["trees"][0]["edges"][2]["target"] = "x"
-
-    err = fails(ws, tmp_path / "t.openloom", damaged(data, target))
-    assert err.message == ('trees[0].edges[2].target: edge 2 points at node "x" which is not '
-                           "in nodes")
-
-    def source(d: dict[str, Any]) -> None:
-        d["trees"][0]["edges"][1]["sources"][0]["node"] = "ghost"
-
-    err = fails(ws, tmp_path / "s.openloom", damaged(data, source))
-    assert err.message == ('trees[0].edges[1].sources[0].node: edge 1 comes from node "ghost" '
-                           "which is not in nodes")
-
-
-def test_structural_damage(setup: tuple[Workspace, dict[str, Any]], tmp_path: Path) -> None:
-    ws, data = setup
-    t = data["trees"][0]
-    first_child = t["edges"][0]["target"]
-    grandchild = next(e["target"] for e in t["edges"] if e["sources"][0]["node"] == first_child
-                      and e["kind"] == "continuation")
-
-    def cycle(d: dict[str, Any]) -> None:
-        d["trees"][0]["edges"][0]["sources"][0]["node"] = grandchild
-
-    err = fails(ws, tmp_path / "c.openloom", damaged(data, cycle))
-    assert "cycle" in err.message and first_child in err.message
-
-    def orphan(d: dict[str, Any]) -> None:
-        d["trees"][0]["edges"].pop()
-
-    err = fails(ws, tmp_path / "o.openloom", damaged(data, orphan))
-    assert "no edge leads to this node" in err.message
-
-    def twice(d: dict[str, Any]) -> None:
-        d["trees"][0]["edges"].append(copy.deepcopy(d["trees"][0]["edges"][0]))
-
-    err = fails(ws, tmp_path / "d.openloom", damaged(data, twice))
-    assert "already has an incoming edge" in err.message
-
-
-def test_bad_field_values_name_their_path(setup: tuple[Workspace, dict[str, Any]],
-                                          tmp_path: Path) -> None:
-    ws, data = setup
-    nid = data["trees"][0]["root"]
-
-    def role(d: dict[str, Any]) -> None:
-        d["trees"][0]["nodes"][nid]["author"]["role"] = "robot"
-
-    err = fails(ws, tmp_path / "r.openloom", damaged(data, role))
-    assert err.message.startswith(f'trees[0].nodes["{nid}"].author.role:')
-
-    def content(d: dict[str, Any]) -> None:
-        del d["trees"][0]["nodes"][nid]["content"]
-
-    err = fails(ws, tmp_path / "n.openloom", damaged(data, content))
-    assert err.message.startswith(f'trees[0].nodes["{nid}"].content: Field required')
-
-    def link(d: dict[str, Any]) -> None:
-        d["trees"][0]["links"] = [{"source": nid, "target": {"kind": "doc"}}]
-
-    err = fails(ws, tmp_path / "k.openloom", damaged(data, link))
-    assert err.message.startswith("trees[0].links[0].target:") and '"doc"' in err.message
-
-
-def test_a_bad_second_tree_writes_nothing(setup: tuple[Workspace, dict[str, Any]],
-                                          tmp_path: Path) -> None:
-    ws, data = setup
-
-    def second(d: dict[str, Any]) -> None:
-        bad = copy.deepcopy(d["trees"][0])
-        bad["nodes"] = {k + "X": v for k, v in bad["nodes"].items()}
-        bad["id"] = None
-        bad["root"] = bad["root"] + "X"
-        for e in bad["edges"]:
-            e["target"] += "X"
-            e["sources"] = [{"node": "nope", "role": "primary"}]
-        bad["links"] = []
-        d["trees"] = [copy.deepcopy(d["trees"][0]), bad]
-        d["trees"][0]["id"] = None
-
-    err = fails(ws, tmp_path / "two.openloom", damaged(data, second))
-    assert err.message.startswith("trees[1].edges[0].sources[0].node")
-
-
-def test_damaged_socketteer(setup: tuple[Workspace, dict[str, Any]], tmp_path: Path) -> None:
+def test_nothing_to_import(setup: tuple[Workspace, dict[str, Any]], tmp_path: Path) -> None:
     ws, _ = setup
-    data = {"root": {"id": "r", "text": "x", "children": [
-        {"id": "a", "text": "y", "children": [{"id": "b", "text": "z", "children": []},
-                                              "oops"]}]}}
-    err = fails(ws, tmp_path / "s.json", json.dumps(data))
-    assert err.message.startswith("root.children[0].children[1]: a node is a JSON object")
-    data["root"]["children"][0]["children"][1] = {"id": "c", "text": 3}
-    err = fails(ws, tmp_path / "s.json", json.dumps(data))
-    assert err.message.startswith("root.children[0].children[1].text")
+    err = fails(ws, tmp_path / "n.openloom", json.dumps({**MINIMAL, "trees": []}))
+    assert err.message.startswith("trees: the document has no trees")
+    no_nodes = copy.deepcopy(MINIMAL)
+    no_nodes["trees"][0]["nodes"] = {}
+    err = fails(ws, tmp_path / "m.openloom", json.dumps(no_nodes))
+    assert "no tree in the document has a node" in err.message
+
+
+def test_media_that_is_not_what_it_says_is_refused(setup: tuple[Workspace, dict[str, Any]],
+                                                   tmp_path: Path) -> None:
+    ws, _ = setup
+    doc = copy.deepcopy(MINIMAL)
+    block = {"type": "image", "ref": data_uri("image/jpeg", png()), "mimeType": "image/jpeg"}
+    doc["trees"][0]["nodes"]["a"]["content"].append(block)
+    err = fails(ws, tmp_path / "m.openloom", json.dumps(doc))
+    assert err.message == ('trees[0].nodes["a"].content[1]: declared "image/jpeg" but the '
+                           "bytes are image/png")
+    block.update(ref=data_uri("image/png", b"<html><script>alert(1)</script>"),
+                 mimeType="image/png")
+    assert "not image/png" in fails(ws, tmp_path / "m.openloom", json.dumps(doc)).message
+    block.update(ref=data_uri("image/png", png()), mimeType="image/gif")
+    err = fails(ws, tmp_path / "m.openloom", json.dumps(doc))
+    assert 'the data: URI says "image/png" but mimeType says "image/gif"' in err.message
+    block.update(ref=data_uri("text/html", b"<html></html>"), mimeType="text/html")
+    assert '"text/html" is not an image type' in fails(ws, tmp_path / "m.openloom",
+                                                       json.dumps(doc)).message
+
+
+def test_cli_prints_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOOM_DB", str(tmp_path / "cli.db"))
+    fifo = tmp_path / "p.json"
+    os.mkfifo(fifo)
+    assert main(["import", str(fifo)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"✗ INVALID_SYNTAX: {fifo} is a named pipe (FIFO)")
+    assert "  hint: " in err and "Error" not in err
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(MINIMAL), encoding="utf-8")
+    assert main(["import", str(big), "--max-mb", "0.0001"]) == 1
+    assert capsys.readouterr().err.startswith("✗ LIMIT_EXCEEDED: ")

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from loom.errors import LoomError
-from loom.interchange import detect_format, import_file
-from loom.interchange.loomsidian import import_loomsidian
+from loom.interchange import detect_format, import_data, import_file
+from loom.interchange.openloom import export_openloom
 from loom.store.db import open_database
 from loom.store.schema import Node, Participant, Position, Tree
 from loom.store.workspace import Workspace
@@ -61,8 +61,10 @@ def ws(tmp_path: Path) -> Workspace:
 
 def test_single_note(ws: Workspace) -> None:
     assert detect_format(SINGLE) == "loomsidian"
-    tree = import_loomsidian(ws, json.loads(json.dumps(SINGLE)), title="keeper")[0]
+    report = import_data(ws, json.loads(json.dumps(SINGLE)), name="keeper")
+    tree = report.trees[0].tree
     assert (tree.title, tree.mode, ws.node_count(tree)) == ("keeper", "buffer", 4)
+    assert report.summary(report.trees[0]) == 'imported "keeper" (4 nodes, 1 bookmark)'
     root = ws.node(tree.root)
     assert root.content == "The lighthouse keeper" and root.author_type == "human"
     a, b = ws.children(root)
@@ -71,66 +73,67 @@ def test_single_note(ws: Workspace) -> None:
     assert "".join(n.content for n in ws.path(c)) == (
         "The lighthouse keeper climbed the stairs. At the top, a light.")
     assert b.bookmarked and not a.bookmarked
-    assert (c.author_type, c.extra["authorship"]) == ("model", "inferred")
-    assert Participant.get_by_id(c.author_id).name == "model"  # no settings: no model name
-    assert c.extra["loomsidian"]["id"] == "c" and c.extra["loomsidian"]["mood"] == "odd"
-    assert b.extra["loomsidian"]["color"] == "red"
-    assert root.extra["loomsidian_note"] == {"current": "c", "hoisted": []}
+    # No authorship in the plugin: non-root nodes are "mixed", the importer's in Loom.
+    assert (c.author_type, c.extra["interchange"]["role"]) == ("human", "mixed")
     human = Participant.get(Participant.name == "human")
     pos = Position.get((Position.participant == human.id) & (Position.tree == tree.id))
     assert pos.node == c.id
+    out = export_openloom(ws, tree)["trees"][0]
+    assert out["currentNodeId"] == "c" and out["nodes"]["c"]["author"] == {"role": "mixed"}
+    assert out["nodes"]["c"]["extensions"]["loomsidian"] == {
+        "unread": False, "collapsed": False, "lastVisited": 1_700_000_000_000,
+        "searchResultState": None, "mood": "odd"}
+    assert out["nodes"]["b"]["extensions"]["loomsidian"]["color"] == "red"
+    assert out["extensions"]["loomsidian"] == {"hoisted": []}
 
 
 def test_plugin_data_json(ws: Workspace, tmp_path: Path) -> None:
     path = tmp_path / "data.json"
     path.write_text(json.dumps(DATA_JSON), encoding="utf-8")
-    trees = import_file(ws, path)
+    report = import_file(ws, path)
+    trees = report.tree_list
     assert [t.title for t in trees] == ["Lighthouse", "Two roots"]  # the empty note is skipped
     lighthouse, two = trees
     assert ws.node_count(lighthouse) == 4
-    model = Participant.get(Participant.name == "davinci-002")
-    assert model.kind == "model"
-    root = ws.node(lighthouse.root)
-    assert all(k.author_id == model.id for k in ws.children(root))
-    # Several roots: an empty Loom root holds them, in the file's order.
+    # Several roots: an empty Loom root holds them, in the file's order; export leaves it out.
     root2 = ws.node(two.root)
     assert root2.content == "" and ws.node_count(two) == 4
     x, y = ws.children(root2)
     assert (x.content, y.content) == ("First draft.", "Second draft.")
     assert (x.author_type, y.author_type) == ("human", "human")
     assert ws.children(y)[0].content == " Goes on."
-    assert root2.extra["loomsidian_note"]["hoisted"] == ["x"]
+    out = export_openloom(ws, two)["trees"][0]
+    assert out["rootNodeIds"] == ["x", "y"] and len(out["nodes"]) == 3
+    assert out["extensions"]["loomsidian"]["hoisted"] == ["x"]
     # The plugin's settings hold API keys: none of it is stored.
-    stored = json.dumps([n.extra for n in Node.select()])
+    stored = json.dumps([n.extra for n in Node.select()]) + json.dumps(
+        [t.extra for t in Tree.select()])
     assert "sk-secret" not in stored and "openaiApiKey" not in stored
+    assert report.notes == ["the plugin's settings were not imported (they hold API keys)"]
 
 
 def test_a_missing_parent_names_the_node(ws: Workspace) -> None:
     data = {"nodes": {"r": node("x", None), "k": node("y", "ghost")}}
     with pytest.raises(LoomError) as err:
-        import_loomsidian(ws, data)
+        import_data(ws, data)
     assert err.value.code == "INVALID_SYNTAX"
     assert 'nodes["k"].parentId' in err.value.message and '"ghost"' in err.value.message
     assert Tree.select().count() == 0
 
 
-def test_a_cycle_names_its_nodes(ws: Workspace) -> None:
+def test_a_cycle_is_repaired(ws: Workspace) -> None:
     data = {"state": {"a.md": {"current": "r", "nodes": {
         "r": node("root", None), "p": node("p", "q"), "q": node("q", "p"),
         "under": node("u", "p")}}}}
-    with pytest.raises(LoomError) as err:
-        import_loomsidian(ws, data)
-    assert err.value.code == "INVALID_SYNTAX"
-    assert "cycle" in err.value.message
-    assert "'p'" in err.value.message and "'q'" in err.value.message
-    assert err.value.message.startswith('state["a.md"].nodes[')
-    assert Tree.select().count() == 0 and Node.select().count() == 0
+    report = import_data(ws, data)
+    assert len(report.repairs) == 1 and "closes a cycle" in report.repairs[0]
+    assert ws.node_count(report.trees[0].tree) == 5  # four, and Loom's root for two roots
 
 
 def test_a_bad_note_stops_the_whole_file(ws: Workspace) -> None:
     data = {"state": {"good.md": SINGLE,
                       "bad.md": {"nodes": {"r": node("x", None), "z": "not a node"}}}}
     with pytest.raises(LoomError) as err:
-        import_loomsidian(ws, data)
+        import_data(ws, data)
     assert 'state["bad.md"].nodes["z"]' in err.value.message
     assert Tree.select().count() == 0

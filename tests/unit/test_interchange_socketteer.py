@@ -9,15 +9,12 @@ from typing import Any
 
 import pytest
 
-from loom.interchange import detect_format, import_file
+from loom.interchange import detect_format, import_data, import_file
 from loom.interchange.openloom import export_openloom, import_openloom
-from loom.interchange.socketteer import import_socketteer
 from loom.store.db import open_database
-from loom.store.schema import Node, Participant, Position, Tree
+from loom.store.schema import Generation, Node, Participant, Position, Tree
 from loom.store.workspace import Workspace
-
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-DEMO = FIXTURES / "socketteer-loom-demo.json"
+from tests.unit.interchange_support import DEMO, without_export_stamp
 
 
 def walk(root: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any] | None, int]]:
@@ -40,16 +37,18 @@ def demo() -> dict[str, Any]:
 @pytest.fixture
 def imported(tmp_path: Path) -> tuple[Workspace, Tree, dict[str, Node]]:
     ws = Workspace(open_database(tmp_path / "loom.db"))
-    trees = import_file(ws, DEMO)
-    assert len(trees) == 1
-    by_source = {n.extra["socketteer"]["id"]: n
-                 for n in Node.select().where(Node.tree == trees[0].id)}
-    return ws, trees[0], by_source
+    report = import_file(ws, DEMO)
+    assert len(report.trees) == 1 and report.format == "socketteer/loom"
+    assert report.repairs == []
+    tree = report.trees[0].tree
+    by_source = {n.extra["interchange"]["id"]: n
+                 for n in Node.select().where(Node.tree == tree.id)}
+    return ws, tree, by_source
 
 
 def test_the_fixture_is_what_the_tests_assume(demo: dict[str, Any]) -> None:
     nodes = walk(demo["root"])
-    assert detect_format(demo) == "socketteer"
+    assert detect_format(demo) == "socketteer/loom"
     assert len(nodes) == 764  # the root (empty text) included
     assert len({n["id"] for n, _, _ in nodes}) == 764
     assert max(depth for _, _, depth in nodes) == 21
@@ -64,7 +63,7 @@ def test_every_node_is_imported(demo: dict[str, Any],
     assert len(by_source) == 764
     assert max(n.depth for n in by_source.values()) == 21
     root = ws.node(tree.root)
-    assert root.extra["socketteer"]["id"] == demo["root"]["id"]
+    assert root.extra["interchange"]["id"] == demo["root"]["id"]
     for node, parent, depth in nodes:
         got = by_source[node["id"]]
         assert got.content == node.get("text", ""), node["id"]
@@ -78,7 +77,7 @@ def test_children_keep_their_order(demo: dict[str, Any],
     for node, _, _ in walk(demo["root"]):
         kids = [c["id"] for c in node["children"]
                 if "archived" not in c.get("tags", [])]  # pruned ones are hidden
-        got = [n.extra["socketteer"]["id"] for n in ws.children(by_source[node["id"]])]
+        got = [n.extra["interchange"]["id"] for n in ws.children(by_source[node["id"]])]
         assert got == kids, node["id"]
 
 
@@ -97,23 +96,28 @@ def test_authorship(demo: dict[str, Any],
             assert (got.author_id, got.author_type) == (davinci.id, "model")
         else:
             assert (got.author_id, got.author_type) == (human.id, "human")
-        assert (got.extra.get("authorship") == "mixed") == (source == "mixed")
+        assert (got.extra["interchange"].get("role") == "mixed") == (source == "mixed")
     assert counts == {"AI": 374, "prompt": 42, "mixed": 24, None: 324}
 
 
 def test_known_nodes(imported: tuple[Workspace, Tree, dict[str, Node]]) -> None:
-    ws, _, by_source = imported
+    ws, tree, by_source = imported
     ai = by_source["c35d08d8-22e3-11ec-95a3-aa665a20e3d7"]
     assert ai.content == "\nLOOM_SUPPORT: Are you the creator of your multiverse?"
     assert ai.author_type == "model"
-    assert ai.extra["socketteer"]["generation"] == {"id": "cmpl-3oHNaIuWznJXi0IpGGgeBK3GJZntl",
-                                                    "index": 2}
-    assert ai.extra["socketteer"]["visited"] is True  # unknown fields are kept
     assert ai.created == datetime(2021, 10, 1, 11, 16, 59, tzinfo=UTC).timestamp()
+    gen = Generation.get(Generation.node == ai.id)
+    assert (gen.model, gen.completion_index) == ("", 2)  # the file records no model for it
+    out = export_openloom(ws, tree)["trees"][0]["nodes"]["c35d08d8-22e3-11ec-95a3-aa665a20e3d7"]
+    assert out["generation"] == {"requestId": "cmpl-3oHNaIuWznJXi0IpGGgeBK3GJZntl",
+                                 "completionIndex": 2}
+    assert out["author"] == {"role": "model", "name": "davinci"}
+    assert out["createdAt"] == "2021-10-01T11:16:59Z"
+    kept = out["extensions"]["socketteer-loom"]
+    assert kept["visited"] is True and kept["meta"] == {"modified": False}
     mixed = by_source["13a2d4e0-1780-11ec-9e36-acde48001122"]
     assert mixed.content == "\nLOOM_SUPPORT: The name for these types of manipulations are"
-    assert (mixed.author_type, mixed.extra["authorship"], mixed.extra["model"]) == (
-        "human", "mixed", "davinci")
+    assert (mixed.author_type, mixed.extra["interchange"]["role"]) == ("human", "mixed")
     assert len(ws.children(mixed)) == 58
     deepest = by_source["3074457352465632660"]
     assert deepest.depth == 21
@@ -133,9 +137,13 @@ def test_tags_position_and_file_settings(demo: dict[str, Any],
     human = Participant.get(Participant.name == "human")
     pos = Position.get((Position.participant == human.id) & (Position.tree == tree.id))
     assert pos.node == by_source[demo["selected_node_id"]].id
-    kept = ws.node(tree.root).extra["socketteer_file"]
-    assert len(kept["chapters"]) == 321
-    assert kept["generation_settings"]["model"] == "davinci"
+    out = export_openloom(ws, tree)["trees"][0]
+    assert out["currentNodeId"] == demo["selected_node_id"]
+    kept = out["extensions"]["socketteer-loom"]
+    assert len(kept["chapters"]) == 321 and kept["generation_settings"]["model"] == "davinci"
+    assert {t["name"] for t in out["tags"]} >= {"bookmark", "archived", "choice"}
+    choice = next(n for n in nodes if "choice" in n.get("tags", []))
+    assert out["nodes"][choice["id"]]["meta"]["tags"] == choice["tags"]
 
 
 def test_path_text_is_the_files_text(demo: dict[str, Any],
@@ -166,15 +174,33 @@ def test_a_mixed_model_name_from_model_responses(tmp_path: Path) -> None:
         "selected_node_id": "b",
     }
     ws = Workspace(open_database(tmp_path / "loom.db"))
-    tree = import_socketteer(ws, data, title="small")[0]
+    tree = import_data(ws, data, name="small").trees[0].tree
     root = ws.node(tree.root)
     kids = ws.children(root)
     names = {p.id: p.name for p in Participant.select()}
     assert [(k.content, names[k.author_id]) for k in kids] == [
         (" upon", "gpt-j-6b"), (" a time", "davinci"), (" there", "curie")]
     assert kids[0].bookmarked
-    assert "api_key" not in json.dumps(root.extra)
+    out = export_openloom(ws, tree)
+    assert "sk-not-kept" not in json.dumps(out) and "api_key" not in json.dumps(out)
+    assert out["trees"][0]["nodes"]["a"]["generation"] == {
+        "model": "gpt-j-6b", "requestId": "g1", "completionIndex": 0}
+    assert "generation" not in out["trees"][0]["nodes"]["b"]  # no provenance invented
     assert (tree.title, root.content) == ("small", "Once")
+
+
+def test_bare_nodes_and_node_arrays(tmp_path: Path) -> None:
+    ws = Workspace(open_database(tmp_path / "loom.db"))
+    bare = {"id": "r", "text": "Alone", "children": [{"text": " and free"}]}
+    assert detect_format(bare) == "socketteer/loom"
+    tree = import_data(ws, bare, name="bare").trees[0].tree
+    assert [n.content for n in ws.path(ws.descend(ws.node(tree.root)))] == ["Alone",
+                                                                            " and free"]
+    report = import_data(ws, [{"text": "One", "children": []}, {"text": "Two"}], name="two")
+    assert report.notes == ["2 socketteer/loom node(s) had a missing or repeated id: given a "
+                            "new one (the original is kept)"]
+    root = ws.node(report.trees[0].tree.root)  # two roots under Loom's own
+    assert [n.content for n in ws.children(root)] == ["One", "Two"]
 
 
 def test_the_import_travels_losslessly_as_open_loom(
@@ -184,6 +210,6 @@ def test_the_import_travels_losslessly_as_open_loom(
     ws.db.close()
     ws = Workspace(open_database(tmp_path / "copy.db"))
     ws.human()
-    copy = import_openloom(ws, data)[0]
+    copy = import_openloom(ws, data).trees[0].tree
     assert ws.node_count(copy) == 764
-    assert export_openloom(ws, copy) == data
+    assert without_export_stamp(export_openloom(ws, copy)) == without_export_stamp(data)

@@ -110,7 +110,7 @@ NODE_TEMPLATES = {
     "view": "→ view {}", "list": "→ list {}", "tree": "→ tree {}", "switch": "→ switch to {}",
     "continue": "→ continue from {}", "respond": '→ respond {} "text"',
     "annotate": '→ annotate {} "text"', "link": "→ link {} to b3k9", "edit": '→ edit {} "text"',
-    "pin": "→ pin {}", "drop": "→ drop {}",
+    "pin": "→ pin {}", "drop": "→ drop {}", "split": "→ split {} at:5",
 }
 NO_NODE_TEMPLATES = {
     "read": '→ read doc:"notes" {}', "write": '→ write doc:"notes" {} "text"',
@@ -228,7 +228,7 @@ def editor(app):  # type: ignore[no-untyped-def]
     root = Node.get_by_id(tree.root)
     ws.create_document("character notes", "Marie.")
     human = ws.human()
-    mem.put_stash(ws, human, "plan", "first the gate", 4, "literal")
+    mem.put_stash(ws, human, tree, "plan", "first the gate", 4, "literal")
     docs = Documents(ws, human, "utf-16")
     docs.app = app  # type: ignore[attr-defined]
     uri = node_uri(tree, root)

@@ -74,7 +74,7 @@ def test_profile_defaults():
         3,
         True,
     )
-    assert p.stop is None and p.logprobs is None and p.base_url is None
+    assert p.stop is None and p.logprobs == 5 and p.base_url is None
     assert p.api_key_env == "OPENAI_API_KEY"
     assert ModelProfile(name="a", provider="anthropic", model="c").api_key_env == (
         "ANTHROPIC_API_KEY"

@@ -11,6 +11,7 @@ import pytest
 from loom.protocol import dumps, loads, loads_lenient
 from loom.protocol.seed_examples import (
     EXAMPLE_1,
+    EXAMPLE_1_SCHEMA,
     EXAMPLE_1_VALUE,
     EXAMPLE_2,
     EXAMPLE_2_VALUE,
@@ -67,7 +68,6 @@ TOKEN_COMPARISON_JSON = (
 )
 
 UNAMBIGUOUS = [
-    (EXAMPLE_1, EXAMPLE_1_VALUE),
     (EXAMPLE_2, EXAMPLE_2_VALUE),
     (EXAMPLE_3, EXAMPLE_3_VALUE),
     (BASIC, BASIC_VALUE),
@@ -76,16 +76,80 @@ UNAMBIGUOUS = [
     (MULTILINE, MULTILINE_VALUE),
     (TYPES, TYPES_VALUE),
 ]
+# Example 1's "actions: send" means the seed's ["send"] only with its shape known.
+WITH_SCHEMA = [(EXAMPLE_1, EXAMPLE_1_VALUE, EXAMPLE_1_SCHEMA),
+               *((text, value, None) for text, value in UNAMBIGUOUS)]
 
 
-@pytest.mark.parametrize(("text", "value"), UNAMBIGUOUS)
-def test_seed_example_decodes_to_what_it_means(text: str, value: Any) -> None:
-    assert loads(text) == value
+@pytest.mark.parametrize(("text", "value", "schema"), WITH_SCHEMA)
+def test_seed_example_decodes_to_what_it_means(text: str, value: Any, schema: Any) -> None:
+    assert loads(text, schema=schema) == value
+    assert loads_lenient(text, schema=schema).value == value
 
 
-@pytest.mark.parametrize(("text", "value"), UNAMBIGUOUS)
-def test_seed_example_encodes_back_to_the_seed_text(text: str, value: Any) -> None:
-    assert dumps(value) == text
+@pytest.mark.parametrize(("text", "value", "schema"), WITH_SCHEMA)
+def test_seed_example_encodes_back_to_the_seed_text(text: str, value: Any, schema: Any) -> None:
+    assert dumps(value, schema=schema) == text
+    assert loads(dumps(value)) == value  # without the schema: the codec's own form
+
+
+def test_example_1_decodes_as_the_seeds_json() -> None:
+    """Seed 004's JSON for Example 1 has ``"actions": ["send"]`` where its Loom text has
+    ``actions: send``; with the example's schema (a JSON Schema, or the same shape as a
+    pydantic model) that is what it decodes to. Without one the codec stays unambiguous:
+    the bare value is the string, and the list is written ``[send]``."""
+    from pydantic import BaseModel
+
+    class Entities(BaseModel):
+        trigger: str
+        services: list[str]
+        actions: list[str]
+
+    class Classification(BaseModel):
+        intent: str
+        confidence: float
+        reasoning: str
+        extractedEntities: Entities
+
+    assert EXAMPLE_1_VALUE["extractedEntities"]["actions"] == ["send"]  # type: ignore[index]
+    assert loads(EXAMPLE_1, schema=Classification) == EXAMPLE_1_VALUE
+    assert loads(EXAMPLE_1)["extractedEntities"]["actions"] == "send"
+    assert "  actions: [send]" in dumps(EXAMPLE_1_VALUE).splitlines()
+
+
+def test_schema_hints_keep_the_round_trip() -> None:
+    """A one-item list is bare only where the schema expects a list and the item could not
+    be the value itself; anything else keeps its own form, and a scalar where the schema
+    wants a list is refused rather than written ambiguously."""
+    from loom.protocol import LoomEncodeError
+
+    schema = {"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "maybe": {"anyOf": [{"type": "string"}, {"type": "array"}]},
+        "grid": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}},
+        "rows": {"type": "array", "items": {"type": "object", "properties": {
+            "who": {"type": "string"}, "ids": {"type": "array"}}}},
+    }}
+    values = [
+        {"tags": ["send"]}, {"tags": ["Good morning, team"]}, {"tags": [None]},
+        {"tags": []}, {"tags": ["a", "b"]}, {"tags": ["two\nlines"]}, {"tags": None},
+        {"maybe": ["x"]}, {"maybe": "x"}, {"grid": [[1], [2, 3], []]},
+        {"rows": [{"who": "a", "ids": [1]}, {"who": "b", "ids": [2, 3]}]},
+    ]
+    for value in values:
+        text = dumps(value, schema=schema)
+        assert loads(text, schema=schema) == value, text
+        assert loads(dumps(value)) == value
+    assert dumps({"tags": ["send"]}, schema=schema) == "tags: send"
+    assert dumps({"maybe": ["x"]}, schema=schema) == "maybe: [x]"
+    assert dumps({"grid": [[1], [2, 3]]}, schema=schema) == "grid:\n  - 1\n  - 2, 3"
+    with pytest.raises(LoomEncodeError, match=r"at \$\.tags"):
+        dumps({"tags": "send"}, schema=schema)
+    with pytest.raises(LoomEncodeError, match=r"at \$\.grid\[0\]"):
+        dumps({"grid": [1, 2]}, schema=schema)
+    rows = [{"who": w, "ids": 1} for w in "abc"]
+    with pytest.raises(LoomEncodeError, match=r"at \$\.rows\[0\]\.ids"):
+        dumps({"rows": rows}, schema=schema)
 
 
 def test_example_3_types() -> None:
@@ -100,7 +164,8 @@ def test_example_3_types() -> None:
 
 def test_token_comparison_block() -> None:
     """The seed's JSON has ``"actions": ["send"]``; its Loom text writes ``actions: send``,
-    which reads as the scalar. The codec writes the one-element array as ``[send]``."""
+    which reads as the scalar without a schema. The codec writes the one-element array as
+    ``[send]``; with the example's schema it reads and writes the seed's form."""
     import json
 
     meant = json.loads(TOKEN_COMPARISON_JSON)
@@ -112,6 +177,9 @@ def test_token_comparison_block() -> None:
     } == meant
     assert dumps(meant) == TOKEN_COMPARISON_LOOM.replace("actions: send", "actions: [send]")
     assert loads(dumps(meant)) == meant
+    # with the shape known, the seed's text is exactly the seed's JSON, both ways
+    assert loads(TOKEN_COMPARISON_LOOM, schema=EXAMPLE_1_SCHEMA) == meant
+    assert dumps(meant, schema=EXAMPLE_1_SCHEMA) == TOKEN_COMPARISON_LOOM
 
 
 def test_comments_block() -> None:

@@ -62,7 +62,9 @@ def test_prune_hides_a_subtree_and_unprune_brings_it_back(demo) -> None:  # type
     gate = node_like(tree, "She stopped at the gate")
     parent = ws.node(gate.parent)
     before = [c.id for c in ws.children(parent)]
-    r = run(app, tree, f"→ prune {gate.local_id}")
+    # as the human, who stands below it (on PostgreSQL the app's own participant is the
+    # database user, who has not walked the demo)
+    r = run(app, tree, f"→ prune {gate.local_id}", ws.human())
     assert r.ok and r.text.startswith(f"✓ pruned [{gate.label}] with ")
     assert gate.id not in [c.id for c in ws.children(parent)]
     assert "gate" not in " ".join(h.snippet for h in reader.search(ws, "gate"))

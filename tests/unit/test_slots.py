@@ -56,6 +56,10 @@ SLOTS: list[tuple[str, tuple[str, ...], str | None, str | None, str]] = [
     ("→ continue count:|", ("value",), "continue", "n", ""),
     ("→ continue from a7x2 tokens:5|", ("value",), "continue", "tokens", "5"),
     ("→ generate temp:|", ("value",), "continue", "temperature", ""),
+    # split
+    ("→ split |", ("node", "option"), "split", None, ""),
+    ("→ split a7x2 at:|", ("value",), "split", "at", ""),
+    ('→ split a7x2 at:5 alt:"|', ("text",), "split", "alt", ""),
     # respond
     ("→ respond |", ("node", "option"), "respond", None, ""),
     ('→ respond a7x2 "hel|', ("text",), "respond", None, "hel"),

@@ -74,19 +74,23 @@ def test_memory_repo_pins_stashes_and_trace(app: App) -> None:
     assert not memory_repo.add_pin(ws, who, tree, "node", node.id)  # already pinned
     assert memory_repo.add_pin(ws, who, tree, "doc", doc.id, "intro")
     assert memory_repo.add_pin(ws, who, tree, "node", "deleted-node")
-    assert [(p.kind, e.id) for p, e in memory_repo.pinned(ws, who)] == [
+    assert [(p.kind, e.id) for p, e in memory_repo.pinned(ws, who, tree)] == [
         ("node", node.id), ("doc", doc.id)]  # a pin of something gone is left out
-    assert memory_repo.remove_pins(ws, who, "doc", doc.id, "other") == 0
-    assert memory_repo.remove_pins(ws, who, "doc", doc.id) == 1
+    assert memory_repo.remove_pins(ws, who, tree, "doc", doc.id, "other") == 0
+    assert memory_repo.remove_pins(ws, who, tree, "doc", doc.id) == 1
 
-    assert not memory_repo.put_stash(ws, who, "Plan", "first", 1, "literal")
-    assert memory_repo.put_stash(ws, who, "Plan", "second", 1, "literal")  # replaced
-    item = memory_repo.find_stash(ws, who, "plan")  # case-insensitively
+    assert not memory_repo.put_stash(ws, who, tree, "Plan", "first", 1, "literal")
+    assert memory_repo.put_stash(ws, who, tree, "Plan", "second", 1, "literal")  # replaced
+    item = memory_repo.find_stash(ws, who, tree, "plan")  # case-insensitively
     assert item is not None and item.content == "second"
     memory_repo.mark_recalled(ws, who, item)
-    assert [s.recalled for s in memory_repo.stashes(ws, who)] == [True]
+    assert [s.recalled for s in memory_repo.stashes(ws, who, tree)] == [True]
+    elsewhere = ws.create_tree("elsewhere", "dialogue")  # pins and stashes are per tree
+    assert memory_repo.pinned(ws, who, elsewhere) == []
+    assert memory_repo.stashes(ws, who, elsewhere) == []
+    assert memory_repo.find_stash(ws, who, elsewhere, "Plan") is None
     memory_repo.remove_stash(ws, who, item)
-    assert memory_repo.find_stash(ws, who, "Plan") is None
+    assert memory_repo.find_stash(ws, who, tree, "Plan") is None
 
     other = ws.create_tree("u", "dialogue")
     memory_repo.record(ws, who, tree, "→ view a", True)

@@ -161,3 +161,16 @@ def test_the_bundled_model_alone_writes_no_summaries(tmp_path: Path,
     (tmp_path / "cfg.toml").write_text('[defaults]\nsummary = "local"\n', encoding="utf-8")
     monkeypatch.setenv("LOOM_CONFIG", str(tmp_path / "cfg.toml"))
     assert SummaryWorker(ws, provider_factory=factory).unavailable is None
+
+
+def test_tree_answers_keep_whole_sentences_and_list_themes() -> None:
+    """A model stopped by its 50-token limit mid-sentence leaves a fragment: it is not
+    stored. ``themes: grief`` is a one-theme list (seed 004's single-item inline list)."""
+    assert parse_tree_answer(
+        "summary: A story of return. It weighs grief against decision-making. The\n"
+        "themes: grief, return") == ("A story of return. It weighs grief against "
+                                     "decision-making.", ["grief", "return"])
+    assert parse_tree_answer("summary: One whole sentence.\nthemes: grief") == (
+        "One whole sentence.", ["grief"])
+    assert parse_tree_answer("This tree explores how Marie weighs her past and her") == (
+        "", None)  # no whole sentence: nothing usable

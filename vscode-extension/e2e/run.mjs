@@ -10,13 +10,19 @@
 // the prose is shown (language Loom), that typing `→ vi` offers `view` in the suggest widget,
 // that hovering the model's text shows the node's card with its summary, that the
 // "◀ k/n ▶" code lens cycles siblings (the text changes), and that saving goes through
-// (loom/save) without an error. Screenshots go to --out (default /tmp/loom-vscode-e2e);
+// (loom/save) without an error. The subject model is a local server speaking the OpenAI
+// completions wire format with logprobs: "Loom: Suggest Continuations" shows continuations as
+// ghost text that alt+] cycles, ctrl+right accepts a word of and Tab the rest of; hovering a
+// model token shows its alternatives; the alternative's code action splits the node and
+// continues from it; "Loom: Toggle Token Probabilities" colours the tokens. Screenshots go
+// to --out (default /tmp/loom-vscode-e2e);
 // on failure the code-server output and the extension's log are printed.
 // Exit code 0 on success, 1 on a failed check, 2 on a setup problem.
 
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { createServer as createHttpServer } from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir, homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -76,6 +82,66 @@ const DB = join(WORK, "loom.db");
   const r = spawnSync(LOOM, ["--db", DB, "demo", "--no-editor"], { encoding: "utf8", env: ENV });
   if (r.status !== 0) fatal(`loom demo failed (${r.status}): ${r.stderr || r.stdout}`);
   log(`demo database: ${DB}`);
+}
+
+// ── the subject model: a local server speaking the OpenAI completions wire format with
+// logprobs (each token with its top alternatives), read by the real SDK in the real server ──
+const tok = (t, lp, alts = [[t, lp]]) => ({ t, lp, alts });
+const CAT = [tok(" The", -0.1, [[" The", -0.1], [" A", -2.6]]), tok(" cat", -0.7, [[" cat", -0.7], [" dog", -1.1]]),
+  tok(" sat", -1.6, [[" lay", -0.9], [" sat", -1.6], [" stood", -2.3]]), tok(" on", -0.05), tok(" the", -0.2),
+  tok(" mat.", -3.5, [[" rug.", -0.6], [" mat.", -3.5]])];
+const DOG = [tok(" A", -1.0), tok(" dog", -0.5), tok(" barked.", -0.3)];
+const FOX = [tok(" Then", -1.2), tok(" silence.", -0.8)];
+const AFTER_LAY = [tok(" down", -0.4), tok(" to", -0.9), tok(" sleep.", -0.2)];
+const textOf = (tokens) => tokens.map((x) => x.t).join("");
+/** What the model answers next: one token list per choice (cycled to the n asked for). */
+const modelScript = [];
+const modelRequests = [];
+/** A text as one token per word (the checks that only read the words). */
+const words = (text) => text.match(/\s*\S+/g).map((w) => tok(w, -0.5));
+const fakeModel = createHttpServer((req, res) => {
+  let body = "";
+  req.on("data", (d) => { body += d; });
+  req.on("end", async () => {
+    const payload = JSON.parse(body || "{}");
+    modelRequests.push(payload);
+    // an entry is the choices' token lists, or { choices, delayMs } to stream slowly
+    const next = modelScript.shift() ?? [FOX];
+    const planned = Array.isArray(next) ? next : next.choices;
+    const delayMs = Array.isArray(next) ? 0 : next.delayMs;
+    const choices = Array.from({ length: payload.n || 1 }, (_, i) => planned[i % planned.length]);
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const frame = (choice) => `data: ${JSON.stringify({ id: "cmpl-fake", object: "text_completion", created: 1700000000, model: "fake-base", choices: [choice] })}\n\n`;
+    const longest = Math.max(...choices.map((c) => c.length));
+    for (let step = 0; step < longest; step++) {
+      if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+      if (res.destroyed) return; // the client hung up (a cancelled generation)
+      choices.forEach((tokens, index) => {
+        const t = tokens[step];
+        if (!t) return;
+        res.write(frame({ text: t.t, index, finish_reason: null,
+          logprobs: { tokens: [t.t], token_logprobs: [t.lp], top_logprobs: [Object.fromEntries(t.alts)] } }));
+      });
+    }
+    choices.forEach((_, index) => res.write(frame({ text: "", index, logprobs: null, finish_reason: "length" })));
+    res.end("data: [DONE]\n\n");
+  });
+});
+await new Promise((r) => fakeModel.listen(0, "127.0.0.1", r));
+{
+  const config = join(WORK, "loom-config.toml");
+  writeFileSync(config, `[profiles.fake]\nprovider = "openai-compatible"\nmodel = "fake-base"\n` +
+    `base_url = "http://127.0.0.1:${fakeModel.address().port}/v1"\nmax_attempts = 1\n\n[defaults]\nsubject = "fake"\n`);
+  Object.assign(ENV, { LOOM_CONFIG: config, LOOM_API_KEY: "sk-test-not-a-secret", LOOM_NO_KEYRING: "1" });
+  log(`subject model: the fake at port ${fakeModel.address().port}`);
+}
+const PYTHON = [join(dirname(LOOM), "python"), join(dirname(LOOM), "python3")].find((p) => existsSync(p)) ?? "python3";
+/** Rows of a query on the test's database (through Python's sqlite3). */
+function sql(query, ...params) {
+  const r = spawnSync(PYTHON, ["-c", "import json,sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
+    + "print(json.dumps(c.execute(sys.argv[2], sys.argv[3:]).fetchall()))", DB, query, ...params], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`sqlite: ${r.stderr}`);
+  return JSON.parse(r.stdout);
 }
 
 // ── a fresh code-server profile with the extension installed ──
@@ -142,6 +208,7 @@ server.stderr.on("data", (d) => { serverOut += d; });
 let browserContext;
 function cleanup() {
   try { process.kill(-server.pid, "SIGTERM"); } catch { /* gone */ }
+  try { fakeModel.close(); } catch { /* closed */ }
   if (!KEEP) {
     try { rmSync(WORK, { recursive: true, force: true }); } catch { /* best effort */ }
   }
@@ -264,6 +331,64 @@ async function runCommand(title) {
   await page.keyboard.press("Enter");
 }
 
+/** The ghost text of the inline suggestion shown in the active editor ("" when none). */
+async function ghostText() {
+  return page.evaluate(() => {
+    const root = document.querySelector(".editor-group-container.active .monaco-editor") ?? document;
+    return [...root.querySelectorAll(".ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text")]
+      .map((e) => e.textContent).join("").replace(/\u00a0/g, " ");
+  });
+}
+
+/** The active editor's text as the document has it: visible lines, whitespace removed, without
+ *  the ghost text and the `︱a7x2` inlay hints at node boundaries. */
+async function docText() {
+  const text = await page.evaluate(() => {
+    const root = document.querySelector(".editor-group-container.active .monaco-editor .view-lines");
+    if (!root) return "";
+    const copy = root.cloneNode(true);
+    copy.querySelectorAll(".ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text").forEach((e) => e.remove());
+    return copy.textContent;
+  });
+  // a hint is ¦a7x2q9 ◀ 1/2 ▶ (model text: ¦›a7x2q9), or cut short where space is tight: ¦›a7…
+  return squash(text.replace(/\u00a0/g, " ")).replace(/︱›?(?:[0-9a-z]{6}'*|[0-9a-z']{0,6}…)/g, "")
+    .replace(/¦›?[0-9a-z']*…?(\(notext\))?(◀\d*(\/\d*)?(▶|…)?)?/g, "");
+}
+
+/* global NodeFilter, getComputedStyle -- the functions below that use them run in the page */
+
+/** The middle of `word` where it first appears (inside `context`) in the active editor. */
+async function wordBox(context, word) {
+  return page.evaluate(([ctx, w]) => {
+    const root = document.querySelector(".editor-group-container.active .monaco-editor .view-lines");
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const text = n.textContent.replace(/\u00a0/g, " ");
+      const at = text.indexOf(ctx);
+      if (at < 0) continue;
+      const start = at + ctx.indexOf(w);
+      const range = document.createRange();
+      range.setStart(n, start);
+      range.setEnd(n, start + w.length);
+      const r = range.getBoundingClientRect();
+      return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+    }
+    return null;
+  }, [context, word]);
+}
+
+/** The colour a model token is drawn in (the span holding exactly `token`). */
+async function colourOf(token) {
+  return page.evaluate((t) => {
+    const root = document.querySelector(".editor-group-container.active .monaco-editor .view-lines");
+    const span = [...root.querySelectorAll("span span")].find((s) => s.textContent.replace(/\u00a0/g, " ") === t);
+    return span ? getComputedStyle(span).color : null;
+  }, token);
+}
+
+const humanTip = () => sql("SELECT n.content FROM position p JOIN participant h ON h.id = p.participant "
+  + "JOIN node n ON n.id = p.tip WHERE h.name = 'human'")[0]?.[0];
+
 let failed = false;
 try {
   await waitForServer();
@@ -373,6 +498,10 @@ try {
       throw new Error(`the hover does not show the node's summary: ${content.slice(0, 300)}`);
     }
     if (!/\[[0-9a-z]{3,}'?\]model/.test(content)) throw new Error(`the hover has no [id] model header: ${content.slice(0, 300)}`);
+    // finding 2: the node's own text first, the summary second and labelled with its source
+    const own = content.indexOf(squash("the windows seemed to watch her approach"));
+    const label = content.search(/summary\((itsfirstsentence|writtenby|fromtheimported)/);
+    if (label < 0 || own > label) throw new Error(`the hover does not show its own text first, then a labelled summary: ${content.slice(0, 300)}`);
     log(`hover: ${content.slice(0, 160)}`);
     await shot("3-hover");
     await page.mouse.move(5, 5);
@@ -406,6 +535,12 @@ try {
     await waitFor(async () => (await editorText()).includes(squash("the walnut trees had dropped")), "the picked sibling in the text", 20_000);
     if ((await editorText()) === before) throw new Error("the text did not change");
     await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "a clean tab", 10_000);
+    // finding 7: the Loom view names the new path at once, not seconds later
+    // (the walnut branch ends with "She walked the last few metres…": the current node)
+    await waitFor(async () => (await page.locator(".monaco-list-row:has(.codicon-circle-filled)", { hasText: "She walked" }).count()) > 0,
+      "the Loom view's current node on the picked sibling's path", 3_000, 100);
+    const tab = (await page.locator(".tabs-container .tab.active").textContent()) ?? "";
+    if (!tab.includes("The House at the End of the Lane")) throw new Error(`the tab after the switch: "${tab}"`);
   });
 
   await check("Loom: Compare with Next Sibling opens the two paths in a diff editor", async () => {
@@ -488,11 +623,92 @@ try {
     await shot("5-saved");
   });
 
+  await check("Loom: Suggest Continuations shows them as ghost text: alt+] cycles, ctrl+right accepts a word, Tab the rest", async () => {
+    modelScript.push([CAT, DOG, FOX]);
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    const tipBefore = humanTip();
+    await runCommand("Loom: Suggest Continuations");
+    await waitFor(async () => (await ghostText()).includes("The cat sat on the mat."), "the first suggestion as ghost text", 30_000);
+    if ((await docText()).includes(squash("The cat sat on the mat.")) || humanTip() !== tipBefore) {
+      throw new Error("a suggestion was inserted before it was accepted");
+    }
+    await shot("8-suggestion");
+    await page.keyboard.press("Alt+BracketRight");
+    await waitFor(async () => (await ghostText()).includes("A dog barked."), "alt+] to show the next suggestion", 10_000);
+    await page.keyboard.press("Alt+BracketLeft");
+    await waitFor(async () => (await ghostText()).includes("The cat sat on the mat."), "alt+[ to go back", 10_000);
+    await page.keyboard.press("Control+ArrowRight");
+    await waitFor(() => humanTip() === " The", "ctrl+right: the accepted word as the path's end (the suggestion split there)", 10_000);
+    await waitFor(async () => (await docText()).endsWith(squash("third shutter. The")), "the word in the editor", 10_000);
+    await waitFor(async () => (await ghostText()).includes("cat sat on the mat."), "the rest offered", 10_000);
+    await page.keyboard.press("Tab");
+    await waitFor(() => humanTip() === " cat sat on the mat.", "Tab: the rest as the path's end", 10_000);
+    await waitFor(async () => (await docText()).endsWith(squash("third shutter. The cat sat on the mat.")), "the rest in the editor", 10_000);
+    const human = sql("SELECT count(*) FROM node WHERE author_type = 'human' AND content LIKE '%cat sat%'")[0][0];
+    if (human !== 0) throw new Error("the accepted suggestion was committed as the human's text");
+    await shot("9-accepted");
+  });
+
+  await check("hovering a model token shows its probability and the alternatives", async () => {
+    const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: "␣lay" });
+    await waitFor(async () => {
+      const box = await wordBox("cat sat on", "sat");
+      if (!box) return false;
+      await page.mouse.move(box.x, box.y);
+      await page.mouse.move(box.x + 1, box.y);
+      await page.waitForTimeout(700);
+      return (await hover.count()) > 0 && (await hover.first().isVisible());
+    }, "the token hover", 25_000, 300);
+    const content = (await hover.first().textContent()) ?? "";
+    for (const want of ["␣sat", "20.2%", "␣lay", "40.7%", "␣stood"]) {
+      if (!content.includes(want)) throw new Error(`the token hover lacks ${want}: ${content.slice(0, 300)}`);
+    }
+    await shot("10-token-hover");
+    await page.mouse.move(5, 5);
+    await page.keyboard.press("Escape");
+  });
+
+  await check("the alternative's code action splits the node, branches with it and continues", async () => {
+    modelScript.push([AFTER_LAY]);
+    const box = await wordBox("cat sat on", "sat");
+    if (!box) throw new Error("no ' sat' in the editor");
+    await page.mouse.click(box.x, box.y);
+    await runCommand("Loom: Alternatives at Cursor");
+    const item = page.locator(".action-widget .monaco-list-row, .context-view .monaco-list-row", { hasText: "␣lay" }).first();
+    await item.waitFor({ timeout: 15_000 });
+    await shot("11-alternatives");
+    await item.click();
+    await waitFor(async () => (await docText()).endsWith(squash("third shutter. The cat lay down to sleep.")), "the branch with ' lay', continued", 30_000);
+    await waitFor(() => humanTip() === textOf(AFTER_LAY), "the continuation as the path's end", 10_000);
+    const [pruned] = sql("SELECT pruned FROM node WHERE content = ' cat sat on the mat.'")[0];
+    const kids = sql("SELECT n.content FROM node h JOIN edge_source s ON s.node = h.id JOIN node n ON n.id = s.target "
+      + "WHERE h.content = ' cat' ORDER BY n.content").map((r) => r[0]);
+    if (pruned !== 1 || JSON.stringify(kids) !== JSON.stringify([" lay", " sat on the mat."])) {
+      throw new Error(`unexpected tree after the split: pruned=${pruned} children of ' cat'=${JSON.stringify(kids)}`);
+    }
+    const prompt = modelRequests.at(-1)?.prompt ?? "";
+    if (!prompt.endsWith(" The cat lay")) throw new Error(`the continuation was asked from: …${prompt.slice(-40)}`);
+    await shot("12-branched");
+  });
+
+  await check("Loom: Toggle Token Probabilities colours model tokens, confident to surprising", async () => {
+    const plain = await waitFor(() => colourOf(" lay"), "the ' lay' token's span", 10_000);
+    await runCommand("Loom: Toggle Token Probabilities");
+    // p(' lay') = 40.7%: the middle colour (#b58900); p(' down') = 67%: #2aa198
+    await waitFor(async () => (await colourOf(" lay")) === "rgb(181, 137, 0)", "' lay' in the middle colour", 20_000);
+    if ((await colourOf(" down")) !== "rgb(42, 161, 152)") throw new Error(`' down' is ${await colourOf(" down")}`);
+    await shot("13-probabilities");
+    await runCommand("Loom: Toggle Token Probabilities");
+    await waitFor(async () => (await colourOf(" lay")) === plain, "the model colour back", 20_000);
+  });
+
   await check("Loom: Continue streams, ends with ✓ 3 continuations and leaves the tab clean", async () => {
     const statusBar = page.locator(".statusbar");
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+End");
     const before = await editorText();
+    modelScript.push([words(" The door was open."), words(" Nobody answered."), words(" A dog barked somewhere.")]);
     await runCommand("Loom: Continue");
     await waitFor(async () => (await statusBar.textContent())?.includes("✓ 3 continuations"),
       "✓ 3 continuations in the status bar", 40_000);
@@ -507,6 +723,8 @@ try {
   await check("cancelling a generation is not an error and leaves the text as it was", async () => {
     const statusBar = page.locator(".statusbar");
     const before = await proseText();
+    // slow enough to be cancelled while it streams
+    modelScript.push({ choices: [words(Array.from({ length: 200 }, (_, i) => ` word${i}`).join(""))], delayMs: 150 });
     await runCommand("Loom: Continue");
     await waitFor(async () => (await proseText()) !== before, "the generation streaming in", 30_000);
     await runCommand("Loom: Cancel Generation");
@@ -557,6 +775,8 @@ try {
 
   await check("closing the tab during a generation (Don't Save): the continuation lands and a message says so", async () => {
     const before = await proseText();
+    // runs on while its tab is closed
+    modelScript.push({ choices: [words(Array.from({ length: 300 }, (_, i) => ` word${i}`).join(""))], delayMs: 20 });
     await runCommand("Loom: Continue");
     await waitFor(async () => (await proseText()) !== before, "the generation streaming in", 30_000);
     await page.locator(".tabs-container .tab.active .tab-actions .action-label").first().click();
@@ -681,6 +901,27 @@ try {
     const trees = spawnSync(LOOM, ["--db", DB, "trees"], { encoding: "utf8" }).stdout;
     if (!trees.includes("An e2e tree")) throw new Error(`loom trees does not list the new tree:\n${trees}`);
     await shot("7-new-tree");
+  });
+
+  await check("an imported socketteer tree opens on its selected node, with its text and a word on why", async () => {
+    // finding 4: the 764-node file opened on the root's empty first child, an empty document
+    const fixture = resolve(dirname(new URL(import.meta.url).pathname), "..", "..", "..", "shared", "fixtures", "socketteer-loom-demo.json");
+    if (!existsSync(fixture)) {
+      log(`no fixture at ${fixture}: skipped`);
+      return;
+    }
+    const imported = spawnSync(LOOM, ["--db", DB, "import", fixture], { encoding: "utf8" });
+    if (imported.status !== 0) throw new Error(`loom import failed: ${imported.stdout}${imported.stderr}`);
+    await runCommand("Loom: Open Tree");
+    const pick = page.locator(".quick-input-widget .monaco-list-row", { hasText: "socketteer" });
+    await pick.first().waitFor({ timeout: 15_000 });
+    await pick.first().click();
+    await waitFor(async () => (await proseText()).length > 200, "the imported path's text", 30_000);
+    const tab = (await page.locator(".tabs-container .tab.active").textContent()) ?? "";
+    if (!tab.includes("socketteer")) throw new Error(`the tab does not name the imported tree: "${tab}"`);
+    // the selected node has no text: its boundary says so
+    await waitFor(async () => (await editorText()).includes("(notext)"), "the “(no text)” hint at the selected node", 15_000);
+    await shot("imported");
   });
 
   if (consoleErrors.length) log(`browser console errors (not failures): ${consoleErrors.slice(0, 5).join(" | ").slice(0, 600)}`);

@@ -35,6 +35,9 @@ export function serverSettings(): ServerSettings {
     inlayHints: c.get<boolean>("inlayHints", true),
     runOnSave: c.get<boolean>("runOnSave", true),
     documentProvider: "fileSystem",
+    probabilities: c.get<boolean>("probabilities", false),
+    alternativeContinues: c.get<boolean>("alternativeContinues", true),
+    inlineSuggestions: c.get<boolean>("inlineSuggestions", true),
   };
   const db = c.get<string>("database", "").trim();
   if (db) settings.database = db.startsWith("~/") ? os.homedir() + db.slice(1) : db;

@@ -122,6 +122,11 @@ export class Commands {
     reg("loom.ui.run", () => this.run());
     reg("loom.ui.commit", () => this.commit());
     reg("loom.ui.cancel", () => this.cancel());
+    reg("loom.ui.suggest", (arg) => this.suggest(arg));
+    reg("loom.ui.toggleProbabilities", () => this.toggleProbabilities());
+    reg("loom.ui.alternatives", () => this.alternatives());
+    reg("loom.ui.acceptSuggestionWord", () => this.acceptPart("editor.action.inlineSuggest.acceptNextWord"));
+    reg("loom.ui.acceptSuggestionLine", () => this.acceptPart("editor.action.inlineSuggest.acceptNextLine"));
     reg("loom.ui.refresh", () => {
       this.view.refresh();
       return Promise.resolve();
@@ -549,6 +554,59 @@ export class Commands {
     const line = commandLineAt(lines, ed.selection.active.line);
     if (line === undefined) throw new Error("no arrow command (→ …) on or above the cursor's line");
     await this.execute(ServerCommands.run, runArgs(ed.document.uri.toString(), line));
+  }
+
+  /**
+   * n continuations of the path's end, kept as suggestions: the cursor goes to the end of
+   * the document and VS Code shows them as ghost text (Alt+]/Alt+[ cycle, Tab accepts).
+   */
+  async suggest(arg?: unknown): Promise<void> {
+    const ed = pathEditor();
+    const opts = (arg && typeof arg === "object" ? arg : {}) as { n?: number; tokens?: number };
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: "Loom: generating suggestions" },
+      () => this.execute(ServerCommands.suggest, continueArgs(ed.document.uri.toString(), opts.n, opts.tokens)),
+    );
+    const doc = ed.document;
+    const end = doc.lineAt(doc.lineCount - 1).range.end;
+    ed.selection = new vscode.Selection(end, end);
+    ed.revealRange(new vscode.Range(end, end));
+    await vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
+  }
+
+  /** The probability colours on or off: the `loom.probabilities` setting, which the server follows. */
+  async toggleProbabilities(): Promise<void> {
+    const c = vscode.workspace.getConfiguration("loom");
+    const on = !c.get<boolean>("probabilities", false);
+    await c.update("probabilities", on, vscode.ConfigurationTarget.Global);
+    vscode.window.setStatusBarMessage(`Loom: token probabilities ${on ? "shown (hover a token for its alternatives)" : "hidden"}`, 4000);
+  }
+
+  /** What the model almost wrote at the cursor: the server's code actions (branch from an alternative, split). */
+  async alternatives(): Promise<void> {
+    pathEditor();
+    await vscode.commands.executeCommand("editor.action.codeAction", { kind: "refactor.rewrite", apply: "never" });
+  }
+
+  /**
+   * Accept part of the suggestion shown (a word, a line), then tell the server, which makes
+   * the accepted text the path: it splits the continuation there (VS Code's API does not
+   * report partial accepts to the language client).
+   */
+  async acceptPart(builtin: string): Promise<void> {
+    const ed = pathEditor();
+    const before = ed.document.version;
+    const start = ed.document.getText().length;
+    // VS Code takes the space before a word as a step of its own: take the word too, so a
+    // step never leaves a node of whitespace only
+    for (let i = 0; i < 3; i++) {
+      const version = ed.document.version;
+      await vscode.commands.executeCommand(builtin);
+      if (ed.document.version === version || ed.document.getText().slice(start).trim() !== "") break;
+    }
+    if (ed.document.version === before) return;
+    await this.execute(ServerCommands.acceptSuggestion, { uri: ed.document.uri.toString(), inserted: true });
+    await vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
   }
 
   async cancel(): Promise<void> {

@@ -23,6 +23,10 @@ export const ServerCommands = {
   commit: "loom.commit",
   open: "loom.open",
   cancel: "loom.cancel",
+  split: "loom.split",
+  suggest: "loom.suggest",
+  acceptSuggestion: "loom.acceptSuggestion",
+  toggleProbabilities: "loom.toggleProbabilities",
   siblings: "loom.siblings",
   switchTo: "loom.switchTo",
   act: "loom.act",
@@ -178,4 +182,10 @@ export interface ServerSettings {
   inlayHints: boolean;
   runOnSave: boolean;
   documentProvider: "textDocumentContent" | "fileSystem" | "bufReadCmd";
+  /** Colour model text by token probability. */
+  probabilities?: boolean;
+  /** Continue from an alternative token after branching with it. */
+  alternativeContinues?: boolean;
+  /** Offer the path's continuations as inline suggestions. */
+  inlineSuggestions?: boolean;
 }

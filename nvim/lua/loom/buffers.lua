@@ -432,6 +432,9 @@ local function on_attach(buf, client)
   if cfg.keymaps then
     require("loom.commands").keymaps(buf)
   end
+  if cfg.suggestions then
+    require("loom.suggest").attach(buf)
+  end
   if B.parse(api.nvim_buf_get_name(buf)).kind == "tree" then
     -- the overview: every branch folds (the server's folding ranges); <CR> opens the
     -- node on the line

@@ -183,6 +183,61 @@ S.continue = function(args)
   C.exec("loom.continue", { uri = uri, n = n, tokens = tonumber(args[2]) }, { commits = true, echo = true })
 end
 
+--- :Loom suggest [N] [TOKENS] — N continuations of the path's end, shown as ghost text to
+--- cycle (<M-]>/<M-[>) and accept (<M-l>, a word <M-Right>, a line <M-C-Right>).
+S.suggest = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local buf = api.nvim_get_current_buf()
+  local n = tonumber(args[1]) or loom.config.default_n
+  loom.notify("Loom: generating suggestions… (:Loom cancel stops it)")
+  C.exec("loom.suggest", { uri = uri, n = n, tokens = tonumber(args[2]) }, {
+    commits = true,
+    on_done = function(_, ok)
+      if ok then
+        vim.schedule(function()
+          require("loom.suggest").fetch(buf)
+        end)
+      end
+    end,
+  })
+end
+
+--- :Loom probabilities [on|off] — colour model text by token probability (toggle).
+S.probabilities = function(args)
+  local on = nil
+  if args[1] == "on" then
+    on = true
+  elseif args[1] == "off" then
+    on = false
+  end
+  C.exec("loom.toggleProbabilities", { on = on }, { echo = true, on_done = function(res, ok)
+    if ok then
+      vim.g.loom_probabilities = res.data and res.data.on
+      vim.schedule(function()
+        -- ask for the tokens again now, whether or not the client honours the refresh
+        for _, buf in ipairs(api.nvim_list_bufs()) do
+          if api.nvim_buf_is_loaded(buf) and buffers.is_loom_name(api.nvim_buf_get_name(buf)) then
+            pcall(vim.lsp.semantic_tokens.force_refresh, buf)
+          end
+        end
+      end)
+    end
+  end })
+end
+
+--- :Loom alternatives — what the model almost wrote at the cursor: branch from an
+--- alternative token (and continue), or split the node there (the server's code actions).
+S.alternatives = function()
+  vim.lsp.buf.code_action({
+    filter = function(action)
+      return action.command and action.command.command == "loom.split"
+    end,
+  })
+end
+
 S.branch = function()
   local uri = current_uri()
   if not uri then
@@ -656,7 +711,7 @@ function C.setup()
   api.nvim_create_user_command("Loom", C.dispatch, {
     nargs = "*",
     complete = C.complete,
-    desc = "Loom: open | new | tree | picture | continue | branch | next | prev | siblings | diff | bookmark | tag | rate | prune | delete | search | annotate | run | commit | import | export | cancel | status | ask | stop",
+    desc = "Loom: open | new | tree | picture | continue | suggest | branch | next | prev | siblings | diff | bookmark | tag | rate | prune | delete | search | annotate | run | commit | import | export | cancel | status | ask | stop | probabilities | alternatives",
   })
 end
 
@@ -670,7 +725,8 @@ function C.keymaps(buf)
   map("<leader>lc", function()
     S.continue({})
   end, "continue")
-  map("<leader>ls", S.siblings, "siblings side by side")
+  -- (<leader>ls and <leader>lp are suggestions and token probabilities)
+  map("<leader>li", S.siblings, "siblings side by side")
   map("<leader>lm", function()
     vim.ui.input({ prompt = "Bookmark label (optional): " }, function(input)
       if input ~= nil then
@@ -678,7 +734,7 @@ function C.keymaps(buf)
       end
     end)
   end, "bookmark the node")
-  map("<leader>lp", S.prune, "prune the node (hide its subtree)")
+  map("<leader>lh", S.prune, "prune the node (hide its subtree)")
   map("<leader>l/", function()
     S.search({}, "search")
   end, "search every tree")
@@ -703,6 +759,13 @@ function C.keymaps(buf)
   map("<leader>lq", function()
     S.ask({})
   end, "ask the collaborator")
+  map("<leader>lp", function()
+    S.probabilities({})
+  end, "token probabilities on/off")
+  map("<leader>ls", function()
+    S.suggest({})
+  end, "suggest continuations (ghost text)")
+  map("<leader>lo", S.alternatives, "alternatives at the cursor (branch from one)")
 end
 
 return C

@@ -24,6 +24,16 @@ H.tokens = {
   loomDocRef = "LoomDocRef",
 }
 
+-- Token probabilities (:Loom probabilities), confident to surprising: Solarized's accents,
+-- made to be read on dark and light backgrounds alike.
+H.probabilities = {
+  { "probVeryHigh", "LoomProbVeryHigh", { fg = "#268bd2" } },
+  { "probHigh", "LoomProbHigh", { fg = "#2aa198" } },
+  { "probMid", "LoomProbMid", { fg = "#b58900" } },
+  { "probLow", "LoomProbLow", { fg = "#cb4b16" } },
+  { "probVeryLow", "LoomProbVeryLow", { fg = "#dc322f", bold = true, underline = true } },
+}
+
 function H.apply()
   local set = vim.api.nvim_set_hl
   for group, target in pairs(H.links) do
@@ -38,6 +48,13 @@ function H.apply()
   end
   set(0, "@lsp.mod.edited", { link = "LoomEdited", default = true })
   set(0, "@lsp.mod.nodeStart", { link = "LoomNodeStart", default = true })
+  for _, p in ipairs(H.probabilities) do
+    set(0, p[2], vim.tbl_extend("force", p[3], { default = true }))
+    set(0, "@lsp.mod." .. p[1], { link = p[2], default = true })
+  end
+  -- ghost text of a suggested continuation, and its "(k/n)"
+  set(0, "LoomSuggestion", { link = "Comment", default = true })
+  set(0, "LoomSuggestionCount", { link = "NonText", default = true })
 end
 
 function H.setup()

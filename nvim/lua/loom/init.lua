@@ -12,6 +12,8 @@ M.defaults = {
   default_n = 3, -- continuations per :Loom continue
   default_tokens = nil,
   run_on_save = nil, -- server default: true
+  probabilities = false, -- colour model text by token probability from the start (:Loom probabilities toggles)
+  suggestions = true, -- a path's continuations as ghost text at the end, with their keys
   timeout = 10000, -- ms for blocking requests (read, save)
   root_dir = nil, -- working directory of the server
 }
@@ -66,6 +68,9 @@ function M.init_options(opts)
   end
   if opts.run_on_save ~= nil then
     o.runOnSave = opts.run_on_save
+  end
+  if opts.probabilities then
+    o.probabilities = true
   end
   return o
 end

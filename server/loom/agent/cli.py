@@ -127,7 +127,7 @@ def main_agent(args: argparse.Namespace) -> int:
     try:
         agent = Agent(app.ws, app.executor, tree, spec=spec,
                       approve=_terminal_approver() if args.approve else None,
-                      autonomous=args.auto, settle_s=args.settle)
+                      autonomous=args.auto, settle_s=args.settle, hooks=app.agent_hooks())
     except ModelError as err:  # no usable collaborator model: say how to configure one
         sys.stderr.write(err.render() + "\n")
         return 1

@@ -21,10 +21,14 @@ Over budget, pruning follows seed 000's order and stops as soon as the context f
 2. the action trace is compressed (the last few kept, older ones counted);
 3. unpinned ephemeral content is dropped (earlier tool results of this turn, earlier
    exchanges with the human);
-4. as a last resort the oldest summarized nodes are left out (a line says how many);
+4. as a last resort the oldest summarized nodes are left out (a line says how many), and
+   a current node too long for what is left is shown as its summary, then cut;
 
-and a note in the loom context tells the model what was pruned. Pinned content is never
-pruned.
+and a note in the loom context tells the model exactly what was pruned (no note when
+nothing was). The budget is a hard ceiling on the measured count (the local tokenizer's
+when it is installed). The system prompt, the system-level loom context, pinned content,
+the turn input and the current node always survive; a budget too small for them is
+``LIMIT_EXCEEDED``, never an over-budget context.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from dataclasses import dataclass, field
 from loom.commands import ast
 from loom.commands.context import Actor
 from loom.commands.grammar import parse
+from loom.errors import LoomError
 from loom.llm.base import ChatMessage
 from loom.memory import operational as mem
 from loom.memory.tokens import count_tokens
@@ -118,6 +123,8 @@ class Assembly:
     sections: dict[str, str] = field(default_factory=dict)
     summarized_nodes: int = 0
     elided_nodes: int = 0
+    current: str = "full"  # how the current node is shown: full | summary | cut
+    floor: bool = False  # pruned as far as it goes
 
 
 # ── system prompt ────────────────────────────────────────────────────────────
@@ -245,7 +252,7 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
     memory is no block at all."""
     who = actor.participant
     pinned: list[str] = []
-    for p, entity in mem.pinned(ws, who):
+    for p, entity in mem.pinned(ws, who, actor.tree):
         if isinstance(entity, Node):
             pinned.append(f"  {f.ref(entity.label)} {quote(_capped(entity.content))}")
             continue
@@ -258,7 +265,7 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
         pinned.append(f"  {f.doc_ref(doc.name, p.section)} "
                       f"({plural(word_count(text), 'word')})")
         pinned.append(f"    {quote(_capped(text))}")
-    items = mem.stashes(ws, who)
+    items = mem.stashes(ws, who, actor.tree)
     recalled = [f'  "{s.label}": {quote(_capped(s.content))}' for s in items if s.recalled]
     stashed = [f'"{s.label}"' for s in items if not s.recalled]
     limit = TRACE_RECENT
@@ -335,70 +342,118 @@ def conversation_blocks(ws: Workspace, path: Sequence[Node], now: float) -> list
 class _Fitted:
     text: str
     tokens: int
-    summarized: int
-    elided: int
+    summarized: int  # older nodes shown as their summaries
+    elided: int  # nodes left out: the oldest, and the furthest below the current node
+    current: str = "full"  # how the current node is shown: full | summary | cut
+    below: int = 0  # of the nodes left out, those below the current node
+    floor: bool = False  # nothing left to take away: the current node, cut to its minimum
+
+
+MIN_CUT_CHARS = 80  # the least of the current node's text that is kept when it is cut
 
 
 def fit_conversation(blocks: list[_Block], budget: int, count: Counter, *,
-                     prune: bool, elide: bool) -> _Fitted:
+                     prune: bool, elide: bool, current: int = -1) -> _Fitted:
     """See :func:`_fit`; a tokenizer can count the joined text a little higher than its
     parts, so an eliding fit that overshoots is redone with less room."""
-    fitted = _fit(blocks, budget, count, prune=prune, elide=elide)
+    fitted = _fit(blocks, budget, count, prune=prune, elide=elide, current=current)
     tries = 0
     room = budget
-    while elide and fitted.tokens > budget and tries < 3:
+    while elide and fitted.tokens > budget and not fitted.floor and tries < 3:
         room -= fitted.tokens - budget + 8
-        fitted = _fit(blocks, room, count, prune=prune, elide=elide)
+        fitted = _fit(blocks, room, count, prune=prune, elide=elide, current=current)
         tries += 1
     return fitted
 
 
-def _fit(blocks: list[_Block], budget: int, count: Counter, *,
-         prune: bool, elide: bool) -> _Fitted:
-    """The conversation section within ``budget`` tokens.
+def _cut(block: _Block, chars: int) -> str:
+    """The current node when not even its summary fits: its metadata and the start of its
+    text, marked as cut."""
+    text = block.node.content if block.node.content.strip() else "(empty)"
+    return (f"{block.meta}\n{preview(text, max(MIN_CUT_CHARS, chars))} "
+            f"[cut to fit; → view {block.node.label} full]")
 
-    Not pruning: every node in full. Pruning: the newest nodes in full while they take at
-    most half the budget (the current node always, if it fits there), older ones as their
-    summaries; with ``elide`` the oldest summaries that do not fit are left out and
-    replaced by one line."""
+
+def _elision(left_out: Sequence[_Block], where: str = "earlier") -> str:
+    first, last = left_out[0].node.label, left_out[-1].node.label
+    span = first if len(left_out) == 1 else f"{first} → … → {last}"
+    n = len(left_out)
+    return f"[… {thousands(n)} {where} {'node' if n == 1 else 'nodes'} not shown: {span}]"
+
+
+def _fit(blocks: list[_Block], budget: int, count: Counter, *, prune: bool, elide: bool,
+         current: int = -1) -> _Fitted:
+    """The conversation section within ``budget`` tokens; ``current`` indexes the block of
+    the participant's position (the path may go on below it).
+
+    Not pruning: every node in full. Pruning: the current node always survives — in full
+    when it takes at most half the room, else as its summary, and (``elide``, the last
+    level) cut to what is left when not even that fits. Then the nodes nearest to it (those
+    below it first, then those above, newest first) in full while they take at most half
+    the room, the rest as their summaries; with ``elide`` those that do not fit (the oldest,
+    and the furthest below) are left out, each run replaced by one line."""
     head = CONVERSATION_HEAD
-    if not prune:
-        parts = [b.full for b in blocks]
-        text = "\n\n".join([head, *parts, END])
+    if not prune or not blocks:
+        text = "\n\n".join([head, *(b.full for b in blocks), END])
         return _Fitted(text, count(text), 0, 0)
+    ci = current % len(blocks)
+    above, cur, below = blocks[:ci], blocks[ci], blocks[ci + 1:]
     fixed = count(head) + count(END) + 2
     room = max(0, budget - fixed)
     full_room = room // 2
-    chosen: list[tuple[_Block, bool]] = []  # (block, summarized), newest first
-    used = 0
-    i = len(blocks) - 1
-    while i >= 0:  # the newest, in full (a current node too long alone: its summary)
-        cost = blocks[i].tokens(count, False) + 2
+    reserve = sum(count(_elision(run, where)) + 2 for run, where in
+                  ((above, "earlier"), (below, "later")) if elide and run)
+    smallest = False
+    if cur.tokens(count, False) + 2 <= full_room:
+        cur_text, form = cur.full, "full"
+    elif not elide or cur.tokens(count, True) + 2 <= room - reserve:
+        cur_text = cur.summary
+        form = "summary" if cur.summary != cur.full else "full"
+    else:  # the last level: the current node shrinks to what is left, never away
+        chars = int((room - reserve - count(cur.meta) - 16) * 3.5)
+        forms = [("summary" if cur.summary != cur.full else "full", cur.summary),
+                 ("cut", _cut(cur, chars)), ("cut", _cut(cur, MIN_CUT_CHARS))]
+        sized = sorted((count(t), i) for i, (_, t) in enumerate(forms))
+        fitting = [i for cost, i in sized if cost + 2 <= room - reserve]
+        pick = min(fitting) if fitting else sized[0][1]  # the fullest that fits, else least
+        form, cur_text = forms[pick]
+        smallest = pick == sized[0][1]
+    used = count(cur_text) + 2
+    order = [*below, *reversed(above)]  # nearest first
+    shown: dict[int, str] = {}  # id(block) → its text
+    summarized = 0
+    i = 0
+    while i < len(order) and form == "full":  # the nearest, in full
+        cost = order[i].tokens(count, False) + 2
         if used + cost > full_room:
             break
-        chosen.append((blocks[i], False))
+        shown[id(order[i])] = order[i].full
         used += cost
-        i -= 1
-    elided = 0
-    while i >= 0:  # then summaries
-        cost = blocks[i].tokens(count, True) + 2
-        if elide and used + cost > room - 30:
-            elided = i + 1
+        i += 1
+    while i < len(order):  # then summaries
+        block = order[i]
+        cost = block.tokens(count, True) + 2
+        if elide and used + cost > room - reserve:
             break
-        chosen.append((blocks[i], True))
+        shown[id(block)] = block.summary
+        summarized += block.summary != block.full
         used += cost
-        i -= 1
-    chosen.reverse()
+        i += 1
+    left_above = [b for b in above if id(b) not in shown]
+    left_below = [b for b in below if id(b) not in shown]
     parts = [head]
-    if elided:
-        first, last = blocks[0].node.label, blocks[elided - 1].node.label
-        parts.append(f"[… {thousands(elided)} earlier "
-                     f"{'node' if elided == 1 else 'nodes'} not shown ({first} → … → {last}); "
-                     "→ view or → tree to see them]")
-    parts += [b.summary if s else b.full for b, s in chosen]
+    if left_above:
+        parts.append(_elision(left_above, "earlier"))
+    parts += [shown[id(b)] for b in above if id(b) in shown]
+    parts.append(cur_text)
+    parts += [shown[id(b)] for b in below if id(b) in shown]
+    if left_below:
+        parts.append(_elision(left_below, "later"))
     parts.append(END)
     text = "\n\n".join(parts)
-    return _Fitted(text, count(text), sum(1 for _, s in chosen if s), elided)
+    elided = len(left_above) + len(left_below)
+    floor = elide and elided == len(above) + len(below) and smallest
+    return _Fitted(text, count(text), summarized, elided, form, len(left_below), floor)
 
 
 # ── system-level loom context ────────────────────────────────────────────────
@@ -412,10 +467,10 @@ def loom_context(ws: Workspace, actor: Actor, node: Node, path: Sequence[Node], 
     lines = [LOOM_HEAD, f'Tree: "{tree.title}" ({tree.mode})']
     if tree.mode == "buffer":
         words = sum(word_count(n.content) for n in path if not n.excluded)
-        where = (f.ambient_buffer(node.local_id, tree.title, words)[:-1] +
+        where = (f.ambient_buffer(node.label, tree.title, words)[:-1] +
                  f" depth:{node.depth}⟩")
     else:
-        where = f.ambient(node.local_id, node.depth, ws.siblings(node),
+        where = f.ambient(node.label, node.depth, ws.siblings(node),
                           ws.count_children(node.id, "annotation"), ws.count_links(node.id))
     short = ",".join(perms.SHORT[p] for p in perms.ordered(actor.permissions)) or "none"
     lines.append(f"You are at {where} ⟨permissions:{short}⟩")
@@ -463,73 +518,150 @@ def _exchange_messages(exchanges: Sequence[Exchange], drop: bool) -> list[ChatMe
     return out
 
 
-def assemble(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
-             turn_input: str = "", exchanges: Sequence[Exchange] = (),
-             history: Sequence[HistoryItem] = (), system_prompt: str | None = None,
-             approval: bool = False, count: Counter | None = None) -> Assembly:
-    """The chat messages for one model call of ``actor`` (a collaborator) in its tree.
+@dataclass
+class Draft:
+    """Everything one model call's messages are made of, gathered once; :meth:`build`
+    makes the messages at a pruning level (0: nothing pruned … 4: oldest nodes left out)
+    and :func:`fit` picks the first level that fits the budget. The collaborator's loop
+    builds level 0 and runs pruning as its first before-turn step (``agent/hooks.py``)."""
 
-    Pruning decisions use a fast estimate (characters per token, calibrated against the
-    tokenizer as it goes); the result is then counted with the real tokenizer once, and
-    pruned further if that count is over budget. ``count`` replaces both (tests)."""
-    fast = count or _estimate
+    ws: Workspace
+    actor: Actor
+    budget_tokens: int
+    system: str
+    node: Node
+    path: list[Node]
+    blocks: list[_Block]
+    turn_input: str
+    exchanges: Sequence[Exchange]
+    history: Sequence[HistoryItem]
+    approval: bool
+    fast: Counter
+    count: Counter | None  # a test's counter decides alone (no tokenizer pass)
+    current: int  # the block of the agent's position (always kept)
+    memories: dict[bool, str] = field(default_factory=dict)
+    fitted: Assembly | None = None  # what fit() chose, whatever steps came after it
+
+    @property
+    def levels(self) -> list[int]:
+        """The pruning levels that can change something (3 drops ephemeral content)."""
+        return [lv for lv in (0, 1, 2, 3, 4) if lv != 3 or self.exchanges or self.history]
+
+    def memory(self, compress: bool) -> str:
+        if compress not in self.memories:
+            self.memories[compress] = memory_block(self.ws, self.actor, compress=compress)
+        return self.memories[compress]
+
+    def build(self, level: int, slack: int = 0) -> Assembly:
+        ws, actor, fast, budget = self.ws, self.actor, self.fast, self.budget_tokens
+        compress = level >= 2
+        memory = self.memory(compress)
+        drop = level >= 3
+        turn = input_text(self.turn_input, () if drop else self.history)
+        ex_msgs = _exchange_messages(self.exchanges, drop)
+        ephemeral = len(self.exchanges) > 1 or bool(self.history)
+        # the note's wording needs the fitted numbers: reserve room for the longest one
+        loom = loom_context(ws, actor, self.node, self.path, approval=self.approval,
+                            notes=[_RESERVED_NOTE(budget)] if level else [])
+        fixed = (fast(self.system) + fast(memory) + fast(loom) + fast(turn) +
+                 sum(fast(m.content) for m in ex_msgs) + 8 * (len(ex_msgs) + 2) + 12 + slack)
+        fitted = fit_conversation(self.blocks, budget - fixed, fast, prune=level >= 1,
+                                  elide=level >= 4, current=self.current)
+        note = _prune_note(
+            budget, summarized=fitted.summarized,
+            compressed=compress and memory != self.memory(False),
+            dropped=drop and ephemeral, elided=fitted.elided - fitted.below,
+            below=fitted.below, current=fitted.current)
+        notes = [note] if note else []
+        loom = loom_context(ws, actor, self.node, self.path, approval=self.approval,
+                            notes=notes)
+        body = "\n\n".join(x for x in (memory, fitted.text, loom, turn) if x)
+        messages = [ChatMessage(role="system", content=self.system),
+                    ChatMessage(role="user", content=body), *ex_msgs]
+        tokens = sum(fast(m.content) for m in messages) + 8 * len(messages)
+        sections = {"system": self.system, "memory": memory, "conversation": fitted.text,
+                    "loom": loom, "input": turn}
+        return Assembly(messages, tokens, budget, False, bool(notes), notes, sections,
+                        fitted.summarized, fitted.elided, fitted.current,
+                        fitted.floor and level == self.levels[-1])
+
+
+def draft(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
+          turn_input: str = "", exchanges: Sequence[Exchange] = (),
+          history: Sequence[HistoryItem] = (), system_prompt: str | None = None,
+          approval: bool = False, count: Counter | None = None) -> Draft:
+    """What the messages for one model call of ``actor`` (a collaborator) are made of."""
     who = actor.participant
     system = system_text(who.name, sorted(actor.permissions), system_prompt,
                          bool(who.loom_aware))
     node, path = agent_path(ws, actor)
     blocks = conversation_blocks(ws, path, ws.clock())
-    memories: dict[bool, str] = {}
+    # the block of the agent's position (an annotation or excluded node has none: the
+    # nearest shown node above it stands for it)
+    ids = [b.node.id for b in blocks]
+    on_path = [n.id for n in path]
+    at = on_path.index(node.id) if node.id in on_path else len(on_path) - 1
+    current = max((i for i, nid in enumerate(ids) if nid in on_path[:at + 1]), default=-1)
+    return Draft(ws, actor, budget_tokens, system, node, path, blocks, turn_input, exchanges,
+                 history, approval, count or _estimate, count, current)
 
-    def build(level: int, slack: int = 0) -> Assembly:
-        notes = []
-        compress = level >= 2
-        if compress not in memories:
-            memories[compress] = memory_block(ws, actor, compress=compress)
-        memory = memories[compress]
-        drop = level >= 3
-        turn = input_text(turn_input, () if drop else history)
-        ex_msgs = _exchange_messages(exchanges, drop)
-        # the note's final wording needs the fitted numbers; reserve its room first
-        placeholder = _prune_note(level, budget_tokens, 999, 999, bool(exchanges or history))
-        loom = loom_context(ws, actor, node, path, approval=approval,
-                            notes=[placeholder] if level else [])
-        fixed = (fast(system) + fast(memory) + fast(loom) + fast(turn) +
-                 sum(fast(m.content) for m in ex_msgs) + 8 * (len(ex_msgs) + 2) + 12 + slack)
-        fitted = fit_conversation(blocks, budget_tokens - fixed, fast, prune=level >= 1,
-                                  elide=level >= 4)
-        if level:
-            notes.append(_prune_note(level, budget_tokens, fitted.summarized, fitted.elided,
-                                     bool(exchanges or history)))
-            loom = loom_context(ws, actor, node, path, approval=approval, notes=notes)
-        body = "\n\n".join(x for x in (memory, fitted.text, loom, turn) if x)
-        messages = [ChatMessage(role="system", content=system),
-                    ChatMessage(role="user", content=body), *ex_msgs]
-        tokens = sum(fast(m.content) for m in messages) + 8 * len(messages)
-        sections = {"system": system, "memory": memory, "conversation": fitted.text,
-                    "loom": loom, "input": turn}
-        return Assembly(messages, tokens, budget_tokens, False, level > 0, notes, sections,
-                        fitted.summarized, fitted.elided)
 
-    levels = [lv for lv in (0, 1, 2, 3, 4) if lv != 3 or exchanges or history]
+def fit(d: Draft, first: Assembly | None = None) -> Assembly:
+    """The messages at the first pruning level that fits the budget (seed 000's order).
+
+    The budget is a hard ceiling on the measured count: pruning decisions use a fast
+    estimate (characters per token, calibrated against the tokenizer as it goes), then the
+    messages are counted with the real tokenizer (a test's ``count`` replaces both) and
+    pruned further until they fit. The system prompt, the system-level loom context, pinned
+    content, the current turn input and the current node always survive; when even they do
+    not fit the budget this is ``LoomError("LIMIT_EXCEEDED")`` saying how much is needed.
+    The pruning note says what was actually done, and there is none when nothing was.
+    ``first``: level 0, already built."""
+    levels = d.levels
+    budget = d.budget_tokens
     k = 0
-    result = build(levels[k])
-    while result.tokens > budget_tokens and k + 1 < len(levels):
+    result = first if first is not None else d.build(levels[k])
+    while result.tokens > budget and k + 1 < len(levels):
         k += 1
-        result = build(levels[k])
-    if count is not None:
-        return result
+        result = d.build(levels[k])
     slack = 0
-    for _ in range(6):  # the real tokenizer has the last word
-        measured, exact = _measure(result.messages)
+    for _ in range(12):  # the measured count has the last word
+        measured, exact = (_counted(result.messages, d.count) if d.count is not None
+                           else _measure(result.messages))
         result.tokens, result.exact = measured, exact
-        if measured <= budget_tokens:
+        if measured <= budget:
+            d.fitted = result
+            return result
+        if result.floor:
             break
         if k + 1 < len(levels):
             k += 1
         else:
-            slack += measured - budget_tokens + 16
-        result = build(levels[k], slack)
-    return result
+            slack += measured - budget + 16
+        result = d.build(levels[k], slack)
+    raise LoomError(
+        "LIMIT_EXCEEDED",
+        f"the context budget of {thousands(budget)} tokens cannot hold the system "
+        f"prompt, the loom context, pinned content, the input and the current node "
+        f"({thousands(result.tokens)} tokens even when pruned)",
+        f"raise the collaborator's context budget to at least {thousands(result.tokens)} "
+        "tokens, or unpin something")
+
+
+def assemble(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
+             turn_input: str = "", exchanges: Sequence[Exchange] = (),
+             history: Sequence[HistoryItem] = (), system_prompt: str | None = None,
+             approval: bool = False, count: Counter | None = None) -> Assembly:
+    """The chat messages for one model call of ``actor`` (a collaborator) in its tree,
+    pruned to ``budget_tokens``: :func:`fit` of :func:`draft`. ``count`` replaces the
+    estimate and the tokenizer (tests)."""
+    return fit(draft(ws, actor, budget_tokens, turn_input=turn_input, exchanges=exchanges,
+                     history=history, system_prompt=system_prompt, approval=approval,
+                     count=count))
+
+
+def _counted(messages: Sequence[ChatMessage], count: Counter) -> tuple[int, bool]:
+    return sum(count(m.content) for m in messages) + 8 * len(messages), True
 
 
 # Characters per token for the fast estimate: starts conservative (English runs near 4.3
@@ -549,17 +681,31 @@ def _measure(messages: Sequence[ChatMessage]) -> tuple[int, bool]:
     return tokens + 8 * len(messages), exact
 
 
-def _prune_note(level: int, budget: int, summarized: int, elided: int,
-                had_ephemeral: bool) -> str:
+def _RESERVED_NOTE(budget: int) -> str:
+    return _prune_note(budget, summarized=99_999, compressed=True, dropped=True,
+                       elided=99_999, below=99_999, current="summary")
+
+
+def _prune_note(budget: int, *, summarized: int, compressed: bool, dropped: bool,
+                elided: int, current: str, below: int = 0) -> str:
+    """Seed 000's "model is notified that pruning occurred", saying exactly what was done;
+    "" when nothing was."""
     done = []
-    if level >= 1:
-        done.append(f"{plural(summarized, 'older node')} shown as summaries"
-                    if summarized else "older conversation summarized")
-    if level >= 2:
+    if summarized:
+        done.append(f"{plural(summarized, 'older node')} shown as summaries")
+    if compressed:
         done.append("action trace compressed")
-    if level >= 3 and had_ephemeral:
+    if dropped:
         done.append("earlier results and exchanges dropped")
-    if level >= 4 and elided:
+    if elided:
         done.append(f"{plural(elided, 'oldest node')} left out")
+    if below:
+        done.append(f"{plural(below, 'node')} below your position left out")
+    if current == "summary":
+        done.append("your current node shown as its summary")
+    elif current == "cut":
+        done.append("your current node cut to fit")
+    if not done:
+        return ""
     return (f"Note: context was pruned to fit {thousands(budget)} tokens: " + "; ".join(done)
-            + ". → view [id] full reads a node; → pin or → stash keeps what you need.")
+            + ". → view [id] full reads a node.")

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loom.agent import context as agent_context
+from loom.agent.hooks import Hooks, Messages, loom_hooks
 from loom.agent.transcript import (
     CallUsage,
     CommandRecord,
@@ -51,6 +52,7 @@ from loom.llm.base import ChatMessage, ModelError, Provider
 from loom.memory import operational as mem
 from loom.memory.tokens import count_tokens
 from loom.model import permissions as perms
+from loom.render.formats import error as error_text
 from loom.render.text import thousands
 from loom.store import buffers
 from loom.store.schema import Node
@@ -230,7 +232,8 @@ class TurnLoop:
                  history: list[agent_context.HistoryItem] | None = None,
                  temperature: float | None = None, summarize: Summarizer | None = None,
                  early_stop: bool = True, model_name: str = "",
-                 count: agent_context.Counter | None = None) -> None:
+                 count: agent_context.Counter | None = None,
+                 hooks: Hooks | None = None) -> None:
         self.executor = executor
         self.ws = executor.ws
         self.actor = actor
@@ -247,6 +250,7 @@ class TurnLoop:
         self.early_stop = early_stop
         self.model_name = model_name
         self.count = count
+        self.hooks = hooks if hooks is not None else loom_hooks()
         self._seq = 0
 
     # -- plumbing --
@@ -302,18 +306,10 @@ class TurnLoop:
                     self._emit("notice", f"token budget spent "
                                f"({thousands(self.budgets.max_turn_tokens)} tokens per turn)")
                     break
-                assembly = await asyncio.to_thread(
-                    agent_context.assemble, self.ws, self.actor, self.budgets.context_tokens,
-                    turn_input=turn_input.text, exchanges=exchanges, history=self.history,
-                    system_prompt=self.system_prompt, approval=self.approve is not None,
-                    count=self.count)
-                if assembly.pruned:
-                    record.pruned = True
-                    for note in assembly.prune_notes:
-                        if note not in record.prune_notes:
-                            record.prune_notes.append(note)
+                messages, tokens = await asyncio.to_thread(self._messages, turn_input,
+                                                           exchanges, record)
                 record.iterations = iteration
-                reply = await self._call(assembly.messages, iteration, assembly.tokens, record)
+                reply = await self._call(messages, iteration, tokens, record)
                 exchange = await self._handle_reply(reply, iteration, record)
                 if exchange is None:
                     break
@@ -329,8 +325,34 @@ class TurnLoop:
             record.stop_reason = "error"
             record.error = err.render()
             self._emit("error", record.error)
+        except LoomError as err:  # a before-turn step refused (a budget too small, say)
+            record.stop_reason = "error"
+            record.error = error_text(err.code, err.message, err.hint)
+            self._emit("error", record.error)
         record.message = "\n\n".join(s.text for s in record.said if s.text.strip())
         return record
+
+    def _messages(self, turn_input: TurnInput, exchanges: list[agent_context.Exchange],
+                  record: TurnRecord) -> tuple[list[ChatMessage], int]:
+        """This call's messages, at full size, through the before-turn steps (Loom's own:
+        pruning to the context budget first, redaction last), and their token count."""
+        draft = agent_context.draft(
+            self.ws, self.actor, self.budgets.context_tokens, turn_input=turn_input.text,
+            exchanges=exchanges, history=self.history, system_prompt=self.system_prompt,
+            approval=self.approve is not None, count=self.count)
+        full = draft.build(draft.levels[0])
+        messages = self.hooks.on_before_turn(Messages(full.messages, draft, full))
+        assembly = draft.fitted  # what the pruning step chose (None: no pruning step ran)
+        if assembly is not None and assembly.pruned:
+            record.pruned = True
+            for note in assembly.prune_notes:
+                if note not in record.prune_notes:
+                    record.prune_notes.append(note)
+        if assembly is not None and \
+                [m.content for m in messages] == [m.content for m in assembly.messages]:
+            return messages, assembly.tokens
+        # a step changed them: count what is sent
+        return messages, _tokens("\n\n".join(m.content for m in messages)) + 8 * len(messages)
 
     async def _call(self, messages: list[ChatMessage], iteration: int, context_tokens: int,
                     record: TurnRecord) -> str:
@@ -439,7 +461,7 @@ class TurnLoop:
             result = await asyncio.to_thread(self.executor.execute, shown, self.actor)
         else:
             rec.canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
-            result = await self._guarded(cmd, rec, record)
+            result = await self._guarded(cmd, rec, record, typed=raw)
         rec.ok, rec.code = result.ok, result.code
         rec.canonical = rec.canonical or result.command
         rec.head = result.text.split("\n", 1)[0]
@@ -448,6 +470,7 @@ class TurnLoop:
             rec.summarized = True
             text = await self._summarized(text)
         record.commands.append(rec)
+        self.hooks.on_tool_result(rec.canonical or shown, result)
         self._emit("result", rec.head, ok=rec.ok, code=rec.code, line=shown,
                    summarized=rec.summarized, iteration=iteration)
         return shown, text
@@ -474,7 +497,7 @@ class TurnLoop:
         return result
 
     async def _guarded(self, cmd: ast.Command, rec: CommandRecord,
-                       record: TurnRecord) -> Result:
+                       record: TurnRecord, typed: str | None = None) -> Result:
         """Budgets, approval and the branch turn lock around one executor call."""
         allowed = perms.missing_for(CATALOGUE[cmd.verb].permission,
                                     self.actor.permissions) is None
@@ -513,7 +536,7 @@ class TurnLoop:
                     return failure
         try:
             result = await asyncio.to_thread(self.executor.execute, cmd, self.actor, None,
-                                             self.cancel)
+                                             self.cancel, typed)
         finally:
             if lock_node is not None:
                 with contextlib.suppress(Exception):

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 
 from loom.agent.context import HistoryItem
+from loom.agent.hooks import Hooks, loom_hooks
 from loom.agent.loop import (
     AgentEvent,
     Approver,
@@ -67,7 +68,7 @@ class Agent:
                  approve: Approver | None = None, turn_log: TurnLog | None = None,
                  system_prompt: str | None = None, autonomous: bool = False,
                  settle_s: float = DEFAULT_SETTLE_S, summarize: Summarizer | None = None,
-                 early_stop: bool = True) -> None:
+                 early_stop: bool = True, hooks: Hooks | None = None) -> None:
         if isinstance(executor.subject, Agent):
             raise LoomError("CONFLICT", "the collaborator cannot be its own subject model",
                             "configure a subject model for → continue")
@@ -84,6 +85,10 @@ class Agent:
         self.early_stop = early_stop
         self.actor = Actor(self.participant, tree)
         self.turn_log: TurnLog = turn_log or SqliteTurnLog(ws)
+        # The loop's hook points (seed 003): the process's (pruning, redaction, anything
+        # the embedding program added), then this agent's turn log, first after a turn.
+        self.hooks = (hooks if hooks is not None else loom_hooks()).copy()
+        self.hooks.after_turn.insert(0, self.turn_log.append)
         last = self.turn_log.turns(self.name, tree.id, limit=1)
         self.triggers = Triggers(ws, self.participant, tree, autonomous_mode=autonomous,
                                  settle_s=settle_s,
@@ -144,13 +149,15 @@ class Agent:
         try:
             await asyncio.to_thread(self._place)
             # Redacted both ways whatever the factory makes (the turn record, the
-            # printed deltas and the tree only ever see redacted replies).
+            # printed deltas and the tree only ever see redacted replies); outgoing
+            # messages are redacted by the last before-turn step already.
             provider = redacting(self.provider_factory(self.profile))
             loop = TurnLoop(self.executor, self.actor, provider, budgets=self.budgets,
                             locks=self.locks, approve=self.approve, on_event=on_event,
                             cancel=cancel, system_prompt=self.system_prompt,
                             history=self.history(), summarize=self.summarize,
-                            early_stop=self.early_stop, model_name=self.profile.model)
+                            early_stop=self.early_stop, model_name=self.profile.model,
+                            hooks=self.hooks)
             await loop.run(turn_input, record)
         except LoomError as err:
             record.stop_reason, record.error = "error", f"✗ {err.code}: {err.message}"
@@ -169,7 +176,7 @@ class Agent:
         with contextlib.suppress(Exception):
             node, _tip = self.ws.position(self.participant, self.tree)
             record.position, record.depth = node.label, node.depth
-        self.turn_log.append(record)
+        self.hooks.on_after_turn(record)
         if on_event is not None:
             with contextlib.suppress(Exception):
                 on_event(AgentEvent("done", usage_line(record), {"turn": record}))

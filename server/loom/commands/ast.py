@@ -75,6 +75,17 @@ class Continue(_Command):
     temperature: float | None = None
 
 
+class Split(_Command):
+    """Cut a node in two at a character offset of its text (issue 17): the head takes the
+    node's place, the tail continues it and carries its continuations. ``alt`` adds a
+    sibling of the tail (an alternative token the model weighed there) and switches to it."""
+
+    verb: Literal["split"] = "split"
+    node: str
+    at: int
+    alt: str | None = None
+
+
 class Respond(_Command):
     verb: Literal["respond"] = "respond"
     node: str
@@ -284,9 +295,13 @@ class Save(_Command):
 class Export(_Command):
     verb: Literal["export"] = "export"
     tree: str | None = None  # None: the actor's tree
-    format: Literal["openloom", "md", "loom"] = "openloom"
+    format: Literal["openloom", "md", "loom", "bundle"] = "openloom"
     path: str | None = None  # None: the text is returned in the result's data
     node: str | None = None  # Markdown: the path through this node (default: position)
+    system_context: bool = True  # what the Open Loom draft lets an export leave out
+    raw_responses: bool = True
+    agent_prompts: bool = True
+    media: Literal["auto", "inline", "bundle"] = "auto"
 
 
 class Import(_Command):
@@ -294,6 +309,8 @@ class Import(_Command):
     path: str | None = None
     content: str | None = None  # the file's text, when the editor read it (no path)
     name: str | None = None  # what the content is called (for messages and format sniffing)
+    trust: bool = False  # take the participants' permissions from the file
+    max_mb: float | None = None  # read at most this much (default: LOOM_IMPORT_MAX_MB, 512)
 
 
 class Grant(_Command):
@@ -306,7 +323,8 @@ class Grant(_Command):
 
 
 Command = Annotated[
-    View | List | Tree | Switch | Continue | Respond | Annotate | Link | Edit | Read | Write
+    View | List | Tree | Switch | Continue | Split | Respond | Annotate | Link | Edit | Read
+    | Write
     | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
     | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate | Prune | Unprune | Delete
     | Undelete | Rename | Search,
@@ -315,7 +333,7 @@ Command = Annotated[
 
 VERBS: tuple[str, ...] = (
     "view", "list", "tree", "switch", "continue", "respond", "annotate", "link", "edit",
-    "read", "write", "pin", "stash", "recall", "drop", "memory", "help", "think",
+    "read", "write", "pin", "stash", "recall", "drop", "memory", "help", "think", "split",
 )
 #: The reader's verbs (not the seeds'): parsed like the seeds' tools.
 READER_VERBS: tuple[str, ...] = (

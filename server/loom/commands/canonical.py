@@ -37,6 +37,7 @@ from loom.commands.ast import (
     Respond,
     Save,
     Search,
+    Split,
     Stash,
     Switch,
     Tag,
@@ -142,6 +143,9 @@ def _parts(cmd: Command) -> list[str]:
             if cmd.temperature is not None:
                 parts.append(f"temperature:{cmd.temperature!r}")
             return parts
+        case Split():
+            parts = ["split", ref_text(cmd.node), f"at:{cmd.at}"]
+            return parts + ([f"alt:{quote(cmd.alt)}"] if cmd.alt is not None else [])
         case Respond():
             parts = ["respond", ref_text(cmd.node), quote(cmd.content)]
             if cmd.as_ != "continuation":

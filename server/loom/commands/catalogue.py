@@ -132,7 +132,9 @@ TOOLS: tuple[Tool, ...] = (
             "→ tree from:[localId] depth:[n]",
             "→ tree summary",
         ),
-        note="Shows 5 levels from the root by default. Use 'summary' for a condensed overview.",
+        note="Draws 5 levels from your current position (* marks it); from:root draws the "
+        "whole tree. Nodes are the root and its continuations (annotations and buffer "
+        "versions are not counted). Use 'summary' for a condensed overview.",
         synonyms=("overview", "show tree", "view tree", "tree view"),
         flags=_ro({
             "summary": "summary", "overview": "summary", "brief": "summary",
@@ -226,6 +228,22 @@ TOOLS: tuple[Tool, ...] = (
             "temperature": "temperature", "temp": "temperature",
         }),
         variants=("→ continue n:[count]",),
+    ),
+    Tool(
+        name="split", category="Content", permission="loom_write",
+        description="Split a node in two at a character offset",
+        syntax=(
+            "→ split [localId] at:[offset]",
+            '→ split [localId] at:[offset] alt:"[token]"',
+        ),
+        note="Both halves keep the node's author, provenance and token data; alt: adds an "
+        "alternative in place of the second half and switches to it.",
+        synonyms=("cut", "divide"),
+        options=_ro({
+            "at": "at", "offset": "at", "position": "at", "pos": "at",
+            "alt": "alt", "alternative": "alt", "with": "alt", "instead": "alt",
+        }),
+        variants=("→ split [localId] [offset]",),
     ),
     Tool(
         name="read", category="Documents", permission="doc_read",

@@ -17,12 +17,22 @@ from loom.commands import ast
 from loom.commands.canonical import to_text
 from loom.commands.catalogue import EDITOR_VERBS, permission_of
 from loom.commands.context import Actor, Ctx, SubjectModel
-from loom.commands.grammar import Classifier, parse
-from loom.commands.handlers import content, documents, editor, memory, meta, navigation, reader
+from loom.commands.grammar import Classifier, parse_noting
+from loom.commands.handlers import (
+    content,
+    documents,
+    editor,
+    memory,
+    meta,
+    navigation,
+    reader,
+    split,
+)
 from loom.commands.lexicon import CLOSERS
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.memory import operational as mem
+from loom.store.backend import storage_error
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -35,6 +45,7 @@ HANDLERS: dict[str, Handler] = {
     "tree": navigation.tree,
     "switch": navigation.switch,
     "continue": content.continue_,
+    "split": split.split,
     "respond": content.respond,
     "annotate": content.annotate,
     "link": content.link,
@@ -75,6 +86,7 @@ ACTIONS = {
     "untag": "remove the tag", "rate": "rate it", "prune": "prune it",
     "unprune": "unprune it", "delete": "delete it", "undelete": "undelete it",
     "rename": "rename the tree",
+    "split": "split the node",
     **{v.name: v.action for v in EDITOR_VERBS.values()},
 }
 
@@ -82,20 +94,32 @@ ACTIONS = {
 def parse_line(text: str, classifier: Classifier | None = None
                ) -> ast.Command | ast.ParseError:
     """A command line, or a whole ``→ think`` … ``←`` block, into a command."""
+    return parse_line_noting(text, classifier)[0]
+
+
+def parse_line_noting(text: str, classifier: Classifier | None = None
+                      ) -> tuple[ast.Command | ast.ParseError, bool]:
+    """:func:`parse_line`, and whether a typo was corrected on the way (the grammar's
+    :func:`~loom.commands.grammar.parse_noting`)."""
     stripped = text.strip()
     first, _, rest = stripped.partition("\n")
     if rest:
-        head = parse(first)
+        head, corrected = parse_noting(first)
         if isinstance(head, ast.Think):
             body = rest.rstrip()
             closer = next((c for c in CLOSERS if body.endswith(c)), None)
             if closer is not None:
                 body = body[: -len(closer)].rstrip()
             content_text = "\n".join(x for x in (head.content, body) if x)
-            return ast.Think(content=content_text)
+            return ast.Think(content=content_text), corrected
         return ast.ParseError(message="one command per line",
-                              hint="put each → command on its own line")
-    return parse(stripped, classifier)
+                              hint="put each → command on its own line"), False
+    return parse_noting(stripped, classifier)
+
+
+def read_as_note(canonical: str) -> str:
+    """What a result says when the line was read as something it does not spell."""
+    return f"(read as {canonical})"
 
 
 class Executor:
@@ -109,8 +133,16 @@ class Executor:
 
     def execute(self, command: str | ast.Command, actor: Actor,
                 on_delta: Callable[[int, str], None] | None = None,
-                cancel: threading.Event | None = None) -> Result:
-        cmd = parse_line(command, self.classifier) if isinstance(command, str) else command
+                cancel: threading.Event | None = None, typed: str | None = None) -> Result:
+        """Run a command line (or a parsed command; ``typed`` is then the line it was
+        parsed from, so a corrected typo is said the same way)."""
+        if isinstance(command, str):
+            cmd, corrected = parse_line_noting(command, self.classifier)
+        else:
+            cmd, corrected = command, False
+            if typed is not None and not isinstance(command, ast.Think):
+                again, corrected = parse_noting(typed.strip())  # no classifier: no model call
+                corrected = corrected or isinstance(again, ast.ParseError)  # a guess read it
         shown = command.strip() if isinstance(command, str) else ""
         if isinstance(cmd, ast.ParseError):
             result = Result.failure("INVALID_SYNTAX", cmd.message, cmd.hint, shown)
@@ -119,7 +151,11 @@ class Executor:
         canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
         result = self._run(cmd, actor, on_delta, cancel)
         result.command = canonical
-        self._trace(actor, canonical, result)
+        if corrected:  # the trace keeps the canonical command; the reader learns it too
+            result.text += "\n" + read_as_note(canonical)
+            result.data["read_as"] = canonical
+        if not (isinstance(cmd, ast.Think) and result.ok):  # a thought is its own entry
+            self._trace(actor, canonical, result)
         return result
 
     def _run(self, cmd: ast.Command, actor: Actor,
@@ -131,13 +167,16 @@ class Executor:
             return HANDLERS[cmd.verb](ctx, cmd)
         except LoomError as err:
             return Result.from_error(err)
-        except pw.OperationalError as err:
-            if "locked" in str(err) or "busy" in str(err):
-                return Result.failure("CONFLICT", "the workspace is busy (another writer)",
-                                      "retry the command")
-            log.exception("storage error running %s", cmd.verb)
-            return Result.failure("CONFLICT", f"storage error: {err}",
-                                  "retry; nothing was written")
+        except pw.DatabaseError as err:  # busy, a lost connection, a role's refusal…
+            error = storage_error(err)  # rolled back: say what it means, nothing written
+            if "storage error" in error.message:
+                log.exception("storage error running %s", cmd.verb)
+            return Result.from_error(error)
+        except MemoryError:  # a file or a request too large for this machine: not a bug
+            log.warning("out of memory running %s", cmd.verb)
+            return Result.failure("LIMIT_EXCEEDED", f"there is not enough memory to {cmd.verb} "
+                                  "that", "try something smaller, or free memory; nothing was "
+                                  "written")
         except Exception as err:  # the boundary: a bug must not take the front end down
             log.exception("internal error running %s", cmd.verb)
             return Result.failure("INTERNAL", f"{type(err).__name__}: {err}",

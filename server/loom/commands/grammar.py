@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -60,6 +61,7 @@ from loom.commands.ast import (
     Rename,
     Respond,
     Search,
+    Split,
     Stash,
     Switch,
     Tag,
@@ -75,6 +77,7 @@ from loom.commands.ast import (
 from loom.commands.canonical import doc_ref_text, quote, to_text
 from loom.commands.catalogue import (
     ALL_TOOLS,
+    CATEGORIES,
     COUNT_NOUNS,
     EDGE_TYPES,
     FILLER,
@@ -84,6 +87,7 @@ from loom.commands.catalogue import (
     POLITE,
     RESERVED,
     TOKEN_NOUNS,
+    TOOLS,
     TOOLS_BY_NAME,
     VERB_FILLER,
     VIEW_SHAPES,
@@ -107,7 +111,7 @@ from loom.commands.lexicon import (
 Classifier = Callable[[str, list[str]], "Command | None"]
 
 COMMAND_TYPES: tuple[type, ...] = (
-    View, List, Tree, Switch, Continue, Respond, Annotate, Link, Edit, Read, Write,
+    View, List, Tree, Switch, Continue, Split, Respond, Annotate, Link, Edit, Read, Write,
     Pin, Stash, Recall, Drop, Memory, Help, Think, Bookmark, Unbookmark, Tag, Untag, Rate,
     Prune, Unprune, Delete, Undelete, Rename, Search,
 )
@@ -230,9 +234,16 @@ _VERB_CHOICES: dict[str, str] = {
     p: v for p, v in synonym_table().items() if p in VERBS or (len(p) >= 6 and " " not in p)
 }
 
+#: The hint for a verb nothing is close to: what there is, rather than a far-fetched guess.
+TOOL_GROUPS = "the tools: " + " · ".join(
+    f"{category}: {', '.join(t.name for t in TOOLS if t.category == category)}"
+    for category in CATEGORIES
+)
+
 _CONFIDENT = 0.75  # one edit in four letters
 _MARGIN = 0.1  # the runner-up must be this much worse
-_NEAR = 0.5  # close enough to be named in a hint
+_NEAR = 0.5  # close enough to count as a candidate (an ambiguity needs two confident ones)
+_SUGGEST = 0.7  # close enough to be named in a hint: one edit in four letters, two in seven
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,18 +326,31 @@ def _rank(word: str, choices: Mapping[str, str]) -> list[tuple[str, float]]:
 
 
 def _fuzzy(word: str, choices: Mapping[str, str]) -> tuple[str | None, tuple[str, ...], bool]:
-    """The one choice ``word`` clearly means (or None), the near candidates, and whether
-    several candidates were confident (an ambiguity, not a miss)."""
+    """The one choice ``word`` clearly means (or None), the near candidates (only those
+    similar enough to be worth suggesting), and whether several candidates were confident
+    (an ambiguity, not a miss). An accepted correction is noted for :func:`parse_noting`."""
     ranked = _rank(word, choices) if choices else []
     if not ranked:
         return None, (), False
     top = ranked[0][1]
     if top < _CONFIDENT:
-        return None, tuple(v for v, _ in ranked[:2]), False
+        return None, tuple(v for v, score in ranked[:2] if score >= _SUGGEST), False
     close = tuple(v for v, score in ranked if score > top - _MARGIN)
     if len(close) == 1:
+        if word.lower() not in choices:
+            _note_correction()
         return close[0], close, False
     return None, close, True
+
+
+#: Set while :func:`parse_noting` runs: whether a typo was corrected on the way.
+_CORRECTED: ContextVar[list[bool] | None] = ContextVar("_CORRECTED", default=None)
+
+
+def _note_correction() -> None:
+    seen = _CORRECTED.get()
+    if seen is not None:
+        seen.append(True)
 
 
 # ------------------------------------------------------------------ verb finding
@@ -371,7 +395,7 @@ def _find_verb(toks: list[_Tok]) -> tuple[str, int] | _Fail:
     if not words:
         if i == n:
             return _Fail("no command, only politeness", hint="→ help lists the tools")
-        return _Fail(f"unknown command {_show(toks[i][1])}", hint="→ help lists the tools",
+        return _Fail(f"unknown command {_show(toks[i][1])}", hint=TOOL_GROUPS,
                      unsure=True)
     verb, near, ambiguous = _fuzzy(words[0], _VERB_CHOICES)
     if verb is not None:
@@ -392,7 +416,7 @@ def _find_verb(toks: list[_Tok]) -> tuple[str, int] | _Fail:
         )
     return _Fail(
         f"unknown command {_show(toks[idxs[0]][1])}",
-        hint=_did_you_mean(near, toks, idxs[0] + 1) if near else "→ help lists the tools",
+        hint=_did_you_mean(near, toks, idxs[0] + 1) if near else TOOL_GROUPS,
         candidates=near, unsure=True,
     )
 
@@ -724,6 +748,27 @@ def _build_continue(a: _Args, spec: _Spec) -> Command | _Fail:
     if isinstance(temp, _Fail):
         return temp
     return Continue(from_=start, n=values["n"], tokens=values["tokens"], temperature=temp)
+
+
+def _build_split(a: _Args, spec: _Spec) -> Command | _Fail:
+    """``split a7x2 at:57 [alt:"…"]``; a bare number after the node is the offset, a
+    quoted string the alternative."""
+    if "at" not in a.opts and len(a.refs) == 2 and a.refs[1].isdigit():
+        a.opts["at"] = a.refs.pop()
+    node = _node(a, spec)
+    if isinstance(node, _Fail):
+        return node
+    if node is None:
+        return _Fail("split needs a node", hint=_use(*spec.tool.syntax))
+    if "at" not in a.opts:
+        return _Fail("split needs an offset", hint=_use(spec.tool.syntax[0]))
+    at = _int(a.opts["at"], "at")
+    if isinstance(at, _Fail):
+        return at
+    alts = ([a.opts["alt"]] if "alt" in a.opts else []) + a.strings
+    if len(alts) > 1:
+        return _Fail("split takes one alternative", hint=_use(spec.tool.syntax[1]))
+    return Split(node=node, at=at, alt=alts[0] if alts else None)
 
 
 def _node_and_content(a: _Args, spec: _Spec) -> tuple[str, str] | _Fail:
@@ -1093,7 +1138,8 @@ _BUILDERS: dict[str, Callable[[_Args, _Spec], Command | _Fail]] = {
     "unprune": _build_unprune, "delete": _build_delete, "undelete": _build_undelete,
     "rename": _build_rename, "search": _build_search,
     "view": _build_view, "list": _build_list, "tree": _build_tree, "switch": _build_switch,
-    "continue": _build_continue, "respond": _build_respond, "annotate": _build_annotate,
+    "continue": _build_continue, "split": _build_split, "respond": _build_respond,
+    "annotate": _build_annotate,
     "link": _build_link, "edit": _build_edit, "read": _build_read, "write": _build_write,
     "pin": _build_pin, "stash": _build_stash, "drop": _build_drop,
     "memory": _build_memory,
@@ -1114,7 +1160,7 @@ def _build_help(toks: list[_Tok], start: int) -> Command | _Fail:
     if tool is None:
         tool, near, _ = _fuzzy(word, _VERB_CHOICES)
         if tool is None:
-            hint = f"did you mean → help {near[0]}?" if near else "→ help lists the tools"
+            hint = f"did you mean → help {near[0]}?" if near else TOOL_GROUPS
             return _Fail(f"no tool called {_show(word)}", hint=hint, candidates=near,
                          unsure=True)
     return Help(tool=tool)
@@ -1180,23 +1226,36 @@ def parse(line: str, classifier: Classifier | None = None) -> Command | ParseErr
     not confident (an unknown or ambiguous verb, an unknown option); a Command it returns
     is used, anything else (or an exception) leaves the ParseError.
     """
+    return parse_noting(line, classifier)[0]
+
+
+def parse_noting(line: str, classifier: Classifier | None = None
+                 ) -> tuple[Command | ParseError, bool]:
+    """:func:`parse`, and whether the command was *read as* something the line does not
+    spell: a typo corrected by fuzzy matching (``→ contineu n:3``) or the classifier's
+    guess. Whoever runs it says so (``(read as → continue n:3)``), so neither a human nor
+    a model learns a wrong spelling. Synonyms and filler words are not corrections."""
     if not isinstance(line, str):
-        return ParseError(message=f"expected text, got {type(line).__name__}")
+        return ParseError(message=f"expected text, got {type(line).__name__}"), False
+    seen: list[bool] = []
+    token = _CORRECTED.set(seen)
     try:
         result, body = _parse(line)
     except Exception as exc:  # the contract is "never raises"; tests assert this is unused
         return ParseError(message=f"internal parser error ({type(exc).__name__}) on {_show(line)}",
-                          hint="please report this line")
+                          hint="please report this line"), False
+    finally:
+        _CORRECTED.reset(token)
     if not isinstance(result, _Fail):
-        return result
+        return result, bool(seen)
     if result.unsure and classifier is not None:
         try:
             guess = classifier(body, list(result.candidates or VERBS))
         except Exception:  # a failing classifier must not break parsing
             guess = None
         if isinstance(guess, COMMAND_TYPES):
-            return guess  # type: ignore[return-value]
-    return result.error()
+            return guess, True  # type: ignore[return-value]
+    return result.error(), False
 
 
 # -------------------------------------------------------------- completion slots
@@ -1308,6 +1367,7 @@ _QUOTED: Mapping[str, ValueKind] = {
     "pin": "node", "respond": "text", "annotate": "text", "edit": "text", "link": "text",
     "write": "text", "stash": "text", "read": "text", "recall": "stash", "drop": "stash",
     "bookmark": "text", "tag": "text", "untag": "text", "rename": "text", "search": "text",
+    "split": "text",
 }
 
 

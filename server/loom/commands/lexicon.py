@@ -153,6 +153,8 @@ _OPTION_HELP: Mapping[str, Mapping[str, str]] = MappingProxyType({
              "node": "a node (in tree:)", "section": "a section of the document"},
     "continue": {"from": "node to continue from", "n": "how many (1-10)",
                  "tokens": "max tokens each", "temperature": "sampling temperature (0-2)"},
+    "split": {"at": "character offset in the node's text", "alt": "an alternative to branch "
+              "with there"},
     "read": {"doc": "a document", "lines": "a line range start-end", "section": "a section"},
     "write": {"doc": "a document", "at": "start, end, a line or a section",
               "replace": "a section to replace", "section": "a section"},
@@ -169,7 +171,7 @@ _OPTION_HELP: Mapping[str, Mapping[str, str]] = MappingProxyType({
 #: a7x2``, ``drop a7x2`` for a pin).
 NODE_VERBS: frozenset[str] = frozenset({
     "view", "list", "tree", "switch", "continue", "respond", "annotate", "link", "edit",
-    "pin", "drop",
+    "pin", "drop", "split",
 })
 
 # The canonical options whose value is a node reference, per verb.
@@ -191,6 +193,7 @@ _VALUE_KINDS: Mapping[str, ValueKind] = MappingProxyType({
 })
 _VERB_VALUE_KINDS: Mapping[tuple[str, str], ValueKind] = MappingProxyType({
     ("drop", "stash"): "stash", ("recall", "label"): "stash", ("stash", "label"): "text",
+    ("split", "alt"): "text",
 })
 
 # Values worth offering after ``key:`` (any value of the right type is accepted).
@@ -204,6 +207,7 @@ _HINTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 _VERB_HINTS: Mapping[tuple[str, str], tuple[str, ...]] = MappingProxyType({
     ("view", "as"): tuple(dict.fromkeys(VIEW_SHAPES.values())),
     ("respond", "as"): tuple(dict.fromkeys(EDGE_TYPES.values())),
+    ("split", "at"): (),  # an offset into the node: nothing worth offering
 })
 
 
@@ -268,7 +272,9 @@ def value_kind(verb: str, key: str) -> ValueKind:
 
 def value_hints(verb: str, key: str) -> tuple[str, ...]:
     """Values worth offering for ``verb``'s canonical option ``key`` (may be empty)."""
-    return _VERB_HINTS.get((verb, key)) or _HINTS.get(key, ())
+    if (verb, key) in _VERB_HINTS:
+        return _VERB_HINTS[(verb, key)]
+    return _HINTS.get(key, ())
 
 
 def _ref_option_names() -> frozenset[str]:

@@ -1,95 +1,135 @@
-"""Interchange: files in, files out.
+"""Interchange: files in, files out. The entry points the CLI and the executor call:
 
-``import_file`` reads a JSON file, recognises it by content (Open Loom 2.0, socketteer/loom,
-loomsidian) and imports it; every format module validates the whole file before it writes,
-and writes in one transaction, so a damaged file leaves the database as it was.
-
-What the format modules share (errors, times, titles) is in :mod:`loom.interchange.common`.
+- ``import_file(ws, path, *, author=None)`` / ``import_bytes(ws, data, name)`` /
+  ``import_data(ws, parsed_json, name=...)`` → ``ImportReport``: the format is recognised
+  by content, never by extension (Open Loom 2.x, files of earlier Loom versions, Open Loom
+  v1, socketteer/loom, loomsidian, MiniLoom, exoloom; a ZIP is an Open Loom bundle).
+  Every format becomes an Open Loom 2.0 document first (``adapters``), which one importer
+  repairs and writes in one transaction: a damaged file leaves the database as it was.
+- ``export_tree(ws, tree, fmt, options)`` → ``str`` (Open Loom JSON, Markdown, the Loom
+  Protocol) or ``bytes`` (an Open Loom bundle, when the tree holds media files).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from loom.errors import LoomError
-from loom.interchange.common import LOOMSIDIAN, OPEN_LOOM, SOCKETTEER, invalid
-from loom.interchange.loomsidian import import_loomsidian
-from loom.interchange.openloom import import_openloom
-from loom.interchange.socketteer import import_socketteer
-from loom.store.schema import Tree
+from loom.interchange.files import ImportLimits, parse_json, read_source
+from loom.interchange.openloom.render import ExportOptions
+from loom.interchange.report import ImportedTree, ImportReport
+from loom.store.schema import Node, Participant, Tree
 from loom.store.workspace import Workspace
+
+__all__ = ["ExportOptions", "ImportLimits", "ImportReport", "ImportedTree", "detect_format",
+           "export_tree", "import_bytes", "import_data", "import_file"]
+
+OPEN_LOOM = "open-loom"
+
+
+def invalid(message: str, hint: str | None = None) -> LoomError:
+    """A malformed file: the message says where (the path of the bad field) and what."""
+    return LoomError("INVALID_SYNTAX", message, hint)
 
 
 def detect_format(data: Any) -> str:
-    """``open-loom``, ``socketteer`` or ``loomsidian``, from the shape of parsed JSON."""
-    if not isinstance(data, dict):
-        raise invalid(f"the file's top level is a JSON {_json_type(data)}, not an object",
-                      "Loom imports Open Loom, socketteer/loom and loomsidian JSON files")
-    if "format" in data:
-        if data["format"] == OPEN_LOOM:
-            return OPEN_LOOM
-        raise invalid(f'format: "{data["format"]}" is not a format Loom reads',
-                      'an Open Loom file has "format": "open-loom"')
-    root = data.get("root")
-    if isinstance(root, dict) and ("children" in root or "text" in root):
-        return SOCKETTEER
-    if isinstance(data.get("nodes"), dict) or isinstance(data.get("state"), dict):
-        return LOOMSIDIAN
-    keys = ", ".join(sorted(map(str, data))[:8]) or "none"
-    raise invalid(
-        f"unrecognised file: top-level keys are {keys}",
-        'expected Open Loom ("format": "open-loom"), socketteer/loom (a "root" with '
-        '"children") or loomsidian ("nodes" with "parentId", or a "state" per note)',
-    )
+    """The name of the format of parsed JSON (see ``adapters.FORMATS``)."""
+    from loom.interchange.detect import detect
+
+    return detect(data)[0]
 
 
-def import_data(ws: Workspace, data: Any, *, name: str | None = None) -> list[Tree]:
+def import_data(ws: Workspace, data: Any, *, name: str | None = None,
+                author: Participant | None = None, trust_permissions: bool = False,
+                media_source: Any = None, limits: ImportLimits | None = None) -> ImportReport:
     """Import parsed JSON of any supported format; ``name`` titles trees that have none."""
-    kind = detect_format(data)
-    if kind == OPEN_LOOM:
-        return import_openloom(ws, data)
-    if kind == SOCKETTEER:
-        return import_socketteer(ws, data, title=name)
-    return import_loomsidian(ws, data, title=name)
+    from loom.interchange.detect import detect
+    from loom.interchange.openloom import import_openloom
+    from loom.interchange.openloom.load import import_document
+    from loom.interchange.openloom.read import read_document
+
+    fmt, convert = detect(data)
+    if convert is None:
+        return import_openloom(ws, data, author=author, trust_permissions=trust_permissions,
+                               media_source=media_source, limits=limits)
+    document, notes = convert(data, name)
+    report = import_document(ws, read_document(document), person=author or ws.human(),
+                             limits=limits, format=fmt)
+    report.notes.extend(notes)
+    return report
 
 
-def import_file(ws: Workspace, path: str | Path) -> list[Tree]:
-    """Read ``path`` and import it, choosing the format by content."""
-    return import_data(ws, read_json(path), name=Path(path).stem)
+def import_bytes(ws: Workspace, data: bytes, name: str, *, author: Participant | None = None,
+                 trust_permissions: bool = False,
+                 limits: ImportLimits | None = None) -> ImportReport:
+    """Import a file's bytes: a ZIP is an Open Loom bundle, anything else JSON."""
+    from loom.interchange.bundle import Bundle, is_zip
+
+    limits = limits or ImportLimits.from_env()
+    stem = Path(name).stem or name
+    if is_zip(data):
+        bundle = Bundle(data, name, limits)
+        document = parse_json(bundle.document(), f"{name}: tree.openloom")
+        if not (isinstance(document, dict) and document.get("format") == OPEN_LOOM):
+            raise invalid(f"{name}: tree.openloom is not an Open Loom document",
+                          'its top level says "format": "open-loom"')
+
+        def member(path: str) -> bytes | None:
+            return bundle.read(path) if bundle.has(path) else None
+
+        return import_data(ws, document, name=stem, author=author,
+                           trust_permissions=trust_permissions, media_source=member,
+                           limits=limits)
+    return import_data(ws, parse_json(data, name), name=stem, author=author,
+                       trust_permissions=trust_permissions, limits=limits)
 
 
-def read_json(path: str | Path) -> Any:
-    """Parsed JSON, or a LoomError saying what is wrong with the file."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise LoomError("NOT_FOUND", f"file {p} does not exist") from None
-    except IsADirectoryError:
-        raise LoomError("INVALID_SYNTAX", f"{p} is a directory, not a file") from None
-    except OSError as err:
-        raise LoomError("NOT_FOUND", f"cannot read {p}: {err.strerror or err}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise invalid(f"{p.name} is not UTF-8 text (bad byte at offset {err.start})",
-                      "export the file as JSON again") from None
-    if not text.strip():
-        raise invalid(f"{p.name} is empty")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        if err.pos >= len(text.rstrip()) or err.msg.startswith("Unterminated string"):
-            raise invalid(f"{p.name} is truncated: the JSON stops in the middle of a value "
-                          f"(after {len(text):,} characters)",
-                          "the file was cut short; export or copy it again") from None
-        raise invalid(f"{p.name} is not valid JSON: {err.msg} at line {err.lineno} "
-                      f"column {err.colno}") from None
+def import_file(ws: Workspace, path: str | Path, *, author: Participant | None = None,
+                trust_permissions: bool = False,
+                limits: ImportLimits | None = None) -> ImportReport:
+    """Read ``path`` (a regular file, at most ``limits.max_file_bytes``) and import it."""
+    limits = limits or ImportLimits.from_env()
+    p = Path(path).expanduser()
+    return import_bytes(ws, read_source(p, limits), p.name, author=author,
+                        trust_permissions=trust_permissions, limits=limits)
 
 
-def _json_type(value: Any) -> str:
-    return {list: "array", str: "string", int: "number", float: "number", bool: "boolean",
-            type(None): "null"}.get(type(value), type(value).__name__)
+ExportFormat = Literal["openloom", "bundle", "md", "loom"]
 
+
+def export_tree(ws: Workspace, tree: Tree, fmt: ExportFormat = "openloom",
+                options: ExportOptions | None = None, *, node: Node | None = None
+                ) -> str | bytes:
+    """The tree as text (``openloom`` JSON, ``md`` Markdown of the path through ``node`` or
+    the exporting participant's position, ``loom`` the Loom Protocol), or as an Open Loom
+    bundle's bytes (``bundle``, or ``openloom`` when the tree's media files came in a
+    bundle: the JSON alone could not hold them as they were)."""
+    options = options or ExportOptions()
+    if fmt == "md":
+        from loom.interchange.markdown import export_markdown
+
+        if node is None:
+            who = Participant.get_or_none(Participant.name == (options.participant or "human"))
+            node = ws.position(who, tree)[1] if who else ws.descend(ws.node(tree.root))
+        return export_markdown(ws, tree, node)
+    from loom.interchange.openloom import export_document
+
+    if fmt == "bundle":
+        options = options.model_copy(update={"media": "bundle"})
+    elif fmt == "loom":
+        options = options.model_copy(update={"media": "inline"})
+    document, members = export_document(ws, [tree], options)
+    if fmt == "loom":
+        from loom.protocol import dumps
+
+        return dumps(document)
+    size = sum(len(t.get("nodes") or ()) for t in document["trees"])
+    # Indented for people to read; a very large tree compact (indenting JSON is slow).
+    text = json.dumps(document, ensure_ascii=False, indent=2 if size <= 20_000 else None)
+    if members or fmt == "bundle":
+        from loom.interchange.bundle import write_bundle
+
+        return write_bundle(text, members)
+    return text

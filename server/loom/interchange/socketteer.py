@@ -1,24 +1,22 @@
-"""socketteer/loom JSON import: the original Python loom's saved trees.
+"""socketteer/loom (the original Python loom) → Open Loom 2.0 (§ 8.2).
 
-The file nests nodes under ``root.children``; each node has ``id``, ``text`` (the prose it
-appends to its parent), ``children`` and ``meta.source`` (``AI``, ``prompt`` or ``mixed``).
-Decisions:
+The file nests nodes under ``root.children`` (a bare node, or an array of nodes, is read
+too, as socketteer's own loader does); each node has ``id``, ``text`` (what it appends to
+its parent), ``children`` and ``meta.source`` ``AI``/``prompt``/``mixed``. Decisions:
 
-- One buffer-mode tree (these are base-model prose trees). socketteer's root becomes the
-  Loom root, so the tree has exactly as many nodes as the file; depth counts from the root.
-- Authorship: ``AI`` (or a node with ``generation`` and no source) is model-authored by a
-  participant named after the model: ``model_responses[generation.id]``, then the node's
-  ``generation.model``, then ``generation_settings.model``, else ``model``. ``prompt``, no
-  source, and ``mixed`` are human; a mixed node's extra says ``"authorship": "mixed"`` and
-  names the model its text started from.
-- Times: ``meta.creation_timestamp`` (socketteer writes local time without a zone; read as
-  UTC), else the time inside a version-1 UUID id, else the import time.
-- Tags: ``bookmark`` (or ``bookmark: true``) → bookmarked; ``archived`` → pruned (socketteer
-  hides archived nodes, as Loom hides pruned ones).
-- Everything else is kept: each node's other fields in ``extra["socketteer"]``, the file's
-  other top-level keys (chapters, settings, tags…, minus anything credential-like) in the
-  root's ``extra["socketteer_file"]``. The human is placed at ``selected_node_id``.
-- A title: the chapter that starts at the root, else the file name, else "socketteer loom".
+- One buffer-mode tree (these are base-model prose trees); children order is edge order.
+- ``meta.source`` → ``model``/``human``/``mixed``; a node with ``generation`` and no
+  source is the model's. A model node is named after the model the file records for it
+  (``model_responses[generation.id]``, else ``generation.model``), else after
+  ``generation_settings.model``, the model the file was set to.
+- ``generation`` → ``requestId``/``completionIndex`` (and the model when the file says
+  which); nothing else is invented. ``meta.creation_timestamp`` (local time without a
+  zone, read as UTC; else the time inside a version-1 UUID id) → ``createdAt``.
+- Tags → ``meta.tags``; ``bookmark`` → bookmarked; ``archived`` → pruned (socketteer
+  hides archived nodes, as Loom hides pruned ones). ``selected_node_id`` → current node.
+- Everything else (chapters, summaries, canonical, memories, settings minus credentials,
+  each node's other fields) → ``extensions["socketteer-loom"]``. The title: the chapter
+  that starts at the root, else the file name.
 """
 
 from __future__ import annotations
@@ -27,125 +25,28 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from loom.interchange.common import drop_secrets, invalid, place, unique_title
-from loom.store.schema import Node, Tree
-from loom.store.workspace import HUMAN, SUBJECT, NewNode, Workspace
+from loom.interchange.adapters import Ids, document, drop_secrets, edge, invalid, text_node
+from loom.interchange.jsontext import json_kind, render_path
+from loom.interchange.times import format_time, parse_epoch
+from loom.model.ids import new_ulid
 
+NAME = "socketteer/loom"
+NS = "socketteer-loom"
 _UUID_EPOCH = 0x01B21DD213814000  # 1582-10-15 → 1970-01-01 in 100 ns steps
 _TIME_FORMAT = "%Y-%m-%d-%H.%M.%S"
-_STRUCTURE = ("text", "children")
+_MAPPED = ("text", "children", "id", "parent_id", "tags", "bookmark", "generation", "meta")
 
 
-def import_socketteer(ws: Workspace, data: Any, *, title: str | None = None,
-                      human: str = HUMAN) -> list[Tree]:
-    """Import the whole file as one tree (validated completely before anything is written)."""
-    if not isinstance(data, dict) or not isinstance(data.get("root"), dict):
-        raise invalid('root: a socketteer/loom file has a "root" object')
-    root = data["root"]
-    _check(root, "root")
-    models = _ModelNames(data)
-    specs: list[NewNode] = []
-    paths: dict[str, str] = {}  # spec key → socketteer id, for the selected node
-    pruned: list[str] = []
-    stack: list[tuple[dict[str, Any], str | None, str]] = [
-        (child, None, f"root.children[{i}]") for i, child in reversed(list(enumerate(
-            root.get("children") or [])))]
-    while stack:  # iterative: socketteer trees can be deep
-        node, parent, where = stack.pop()
-        _check(node, where)
-        key = str(len(specs))
-        author, author_type, extra = _authorship(node, models, human)
-        specs.append(NewNode(
-            key=key, parent=parent, content=node.get("text") or "", author=author,
-            author_type=author_type, created=_created(node), bookmarked=_bookmarked(node),
-            extra=extra,
-        ))
-        paths[key] = str(node.get("id"))
-        if "archived" in _tags(node):
-            pruned.append(key)
-        stack.extend((child, key, f"{where}.children[{i}]") for i, child in
-                     reversed(list(enumerate(node.get("children") or []))))
-
-    file_extra = drop_secrets({k: v for k, v in data.items() if k != "root"})
-    root_author, root_type, root_extra = _authorship(root, models, human)
-    with ws.db.atomic():
-        author = (ws.human(root_author) if root_type == "human" else
-                  ws.ensure_participant(root_author, "model", "subject", ()))
-        tree = ws.create_tree(unique_title(_title(data, root, title)), "buffer",
-                              root_content=root.get("text") or "", author=author)
-        root_node = Node.get_by_id(tree.root)
-        created = _created(root)
-        Node.update(extra={**root_extra, "socketteer_file": file_extra},
-                    bookmarked=_bookmarked(root), pruned="archived" in _tags(root),
-                    created=created if created is not None else root_node.created,
-                    ).where(Node.id == root_node.id).execute()
-        added = ws.bulk_add(tree, root_node, specs)
-        if pruned:
-            Node.update(pruned=True).where(Node.id.in_([added[k].id for k in pruned])).execute()
-        selected = data.get("selected_node_id")
-        by_source = {sid: added[key].id for key, sid in paths.items()}
-        by_source[str(root.get("id"))] = root_node.id
-        if selected is not None and str(selected) in by_source:
-            place(ws, ws.human(human), tree, by_source[str(selected)])
-    return [Tree.get_by_id(tree.id)]
+def _is_node(value: Any) -> bool:
+    return isinstance(value, dict) and ("children" in value or "text" in value) and \
+        "nodes" not in value
 
 
-def _check(node: Any, where: str) -> None:
-    if not isinstance(node, dict):
-        raise invalid(f"{where}: a node is a JSON object, not {type(node).__name__}")
-    if not isinstance(node.get("text", ""), str | None):
-        raise invalid(f"{where}.text: the text is not a string")
-    if not isinstance(node.get("children", []), list | None):
-        raise invalid(f"{where}.children: children is not a list")
-
-
-class _ModelNames:
-    """The name of the model that wrote a node, from what the file records."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        responses = data.get("model_responses")
-        self.responses = responses if isinstance(responses, dict) else {}
-        settings = data.get("generation_settings")
-        model = settings.get("model") if isinstance(settings, dict) else None
-        self.default = str(model) if model else SUBJECT
-
-    def for_node(self, node: dict[str, Any]) -> str:
-        gen = node.get("generation")
-        if isinstance(gen, dict):
-            response = self.responses.get(str(gen.get("id")))
-            if isinstance(response, dict):
-                inner = response.get("response")
-                model = response.get("model") or (inner.get("model")
-                                                  if isinstance(inner, dict) else None)
-                if model:
-                    return str(model)
-            if gen.get("model"):
-                return str(gen["model"])
-        return self.default
-
-
-def _authorship(node: dict[str, Any], models: _ModelNames,
-                human: str) -> tuple[str, str, dict[str, Any]]:
-    """(participant name, human|model, extra) for one node."""
-    meta = node.get("meta") if isinstance(node.get("meta"), dict) else {}
-    source = meta.get("source")
-    kept = {k: v for k, v in node.items() if k not in _STRUCTURE}
-    extra: dict[str, Any] = {"socketteer": kept}
-    if source == "AI" or (source is None and isinstance(node.get("generation"), dict)):
-        return models.for_node(node), "model", extra
-    if source == "mixed":
-        extra["authorship"] = "mixed"
-        extra["model"] = models.for_node(node)
-    return human, "human", extra
-
-
-def _tags(node: dict[str, Any]) -> list[str]:
-    tags = node.get("tags")
-    return [str(t) for t in tags] if isinstance(tags, list) else []
-
-
-def _bookmarked(node: dict[str, Any]) -> bool:
-    return node.get("bookmark") is True or "bookmark" in _tags(node)
+def detect(data: Any) -> bool:
+    if isinstance(data, dict):
+        return (isinstance(data.get("root"), dict) and _is_node(data["root"])) or \
+            ("root" not in data and _is_node(data) and "nodeStore" not in data)
+    return isinstance(data, list) and bool(data) and all(_is_node(n) for n in data)
 
 
 def _created(node: dict[str, Any]) -> float | None:
@@ -156,8 +57,10 @@ def _created(node: dict[str, Any]) -> float | None:
             return datetime.strptime(stamp, _TIME_FORMAT).replace(tzinfo=UTC).timestamp()
         except ValueError:
             pass
-    elif isinstance(stamp, int | float) and not isinstance(stamp, bool) and stamp > 0:
-        return stamp / 1000 if stamp > 1e11 else float(stamp)
+    elif stamp is not None:
+        when = parse_epoch(stamp)
+        if when is not None:
+            return when
     try:
         u = uuid.UUID(str(node.get("id")))
     except ValueError:
@@ -168,11 +71,141 @@ def _created(node: dict[str, Any]) -> float | None:
     return ts if 946_684_800 < ts < 4_102_444_800 else None  # 2000–2100, else not a time
 
 
-def _title(data: dict[str, Any], root: dict[str, Any], given: str | None) -> str:
-    chapters = data.get("chapters")
+class _Models:
+    """The model that wrote a node, from what the file records."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        responses = data.get("model_responses")
+        self.responses = responses if isinstance(responses, dict) else {}
+        settings = data.get("generation_settings")
+        model = settings.get("model") if isinstance(settings, dict) else None
+        self.default = str(model) if model else None
+
+    def recorded(self, node: dict[str, Any]) -> str | None:
+        gen = node.get("generation")
+        if not isinstance(gen, dict):
+            return None
+        response = self.responses.get(str(gen.get("id")))
+        if isinstance(response, dict):
+            inner = response.get("response")
+            model = response.get("model") or (inner.get("model") if isinstance(inner, dict)
+                                              else None)
+            if model:
+                return str(model)
+        return str(gen["model"]) if gen.get("model") else None
+
+
+def _tags(node: dict[str, Any]) -> list[str]:
+    tags = node.get("tags")
+    return [str(t) for t in tags] if isinstance(tags, list) else []
+
+
+def _check(node: Any, at: Any) -> None:
+    if not isinstance(node, dict):
+        raise invalid(f"{render_path(at)}: a node is a JSON object, not {json_kind(node)}")
+    if not isinstance(node.get("text", ""), str | None):
+        raise invalid(f"{render_path(('text', at))}: the text is not a string")
+    if not isinstance(node.get("children", []), list | None):
+        raise invalid(f"{render_path(('children', at))}: children is not a list")
+
+
+def _node(node: dict[str, Any], nid: str, ext: dict[str, Any], models: _Models
+          ) -> dict[str, Any]:
+    meta = node.get("meta") if isinstance(node.get("meta"), dict) else {}
+    source = meta.get("source")
+    gen = node.get("generation") if isinstance(node.get("generation"), dict) else None
+    recorded = models.recorded(node)
+    role, name = "human", None
+    if source == "AI" or (source is None and gen is not None):
+        role, name = "model", recorded or models.default
+    elif source == "mixed":
+        role = "mixed"
+    generation: dict[str, Any] = {}
+    if gen is not None:
+        if recorded:
+            generation["model"] = recorded
+        if isinstance(gen.get("id"), str) and gen["id"]:
+            generation["requestId"] = gen["id"]
+        if isinstance(gen.get("index"), int) and not isinstance(gen["index"], bool):
+            generation["completionIndex"] = gen["index"]
+        rest = {k: v for k, v in gen.items() if k not in ("id", "index", "model")}
+        if rest:
+            ext["generation"] = rest
+    ext.update({k: v for k, v in node.items() if k not in _MAPPED})
+    meta_rest = {k: v for k, v in meta.items() if k not in ("source", "creation_timestamp")}
+    if meta_rest:
+        ext["meta"] = meta_rest
+    if meta.get("creation_timestamp") is not None and _created(node) is None:
+        ext["creation_timestamp"] = meta["creation_timestamp"]
+    tags = _tags(node)
+    created = _created(node)
+    return text_node(
+        nid, node.get("text") or "", role, name=name,
+        created=format_time(created) if created is not None else None,
+        meta={"bookmarked": node.get("bookmark") is True or "bookmark" in tags,
+              "pruned": "archived" in tags, "tags": tags},
+        generation=generation or None, namespace=NS, ext=ext)
+
+
+def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
+    """One buffer-mode tree, validated whole before anything is written."""
+    # Where each node is, as linked steps ((step, parent's steps)): a path is spelled out
+    # only for an error, so a deep tree costs no copying.
+    if isinstance(data, list):
+        roots, file, wheres = data, {}, [(i, None) for i in range(len(data))]
+    elif isinstance(data.get("root"), dict):
+        roots, file, wheres = [data["root"]], data, [("root", None)]
+    else:
+        roots, file, wheres = [data], {}, [None]
+    models = _Models(file)
+    ids = Ids()
+    nodes: dict[str, dict[str, Any]] = {}
+    edges: list[dict[str, Any]] = []
+    by_source: dict[str, str] = {}
+    root_ids: list[str] = []
+    media = 0
+    stack: list[tuple[Any, str | None, Any]] = [
+        (n, None, wheres[i]) for i, n in reversed(list(enumerate(roots)))]
+    while stack:  # iterative: socketteer trees can be deep
+        node, parent, at = stack.pop()
+        _check(node, at)
+        ext: dict[str, Any] = {}
+        nid = ids.take(node.get("id"), ext)
+        if node.get("id") is not None:
+            by_source.setdefault(str(node["id"]), nid)
+        nodes[nid] = _node(node, nid, ext, models)
+        media += isinstance(node.get("multimedia"), list) and bool(node["multimedia"])
+        if parent is None:
+            root_ids.append(nid)
+        else:
+            edges.append(edge(parent, nid))
+        stack.extend((child, nid, (i, ("children", at))) for i, child in
+                     reversed(list(enumerate(node.get("children") or []))))
+    tree: dict[str, Any] = {"id": new_ulid(), "title": _title(file, roots, name),
+                            "mode": "buffer", "rootNodeIds": root_ids, "nodes": nodes,
+                            "edges": edges}
+    selected = file.get("selected_node_id")
+    if selected is not None and str(selected) in by_source:
+        tree["currentNodeId"] = by_source[str(selected)]
+    tag_defs = file.get("tags")
+    if isinstance(tag_defs, dict) and tag_defs:
+        tree["tags"] = [{"name": str(k)} for k in tag_defs]
+    rest = drop_secrets({k: v for k, v in file.items() if k not in ("root", "selected_node_id")})
+    if rest:
+        tree["extensions"] = {NS: rest}
+    notes = ids.note(NAME)
+    if media:
+        notes.append(f"{media} node(s) list media files on the author's disk "
+                     "(multimedia): kept as references, not read")
+    return document([tree]), notes
+
+
+def _title(file: dict[str, Any], roots: list[Any], given: str | None) -> str:
+    chapters = file.get("chapters")
+    root_id = roots[0].get("id") if roots and isinstance(roots[0], dict) else None
     if isinstance(chapters, dict):
         for chapter in chapters.values():
-            if isinstance(chapter, dict) and chapter.get("root_id") == root.get("id") \
+            if isinstance(chapter, dict) and chapter.get("root_id") == root_id \
                     and chapter.get("title"):
                 return str(chapter["title"])
     return given or "socketteer loom"

@@ -32,7 +32,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from loom.llm.base import ModelError, ProviderName
 from loom.llm.keys import resolve_key
@@ -65,9 +73,19 @@ class ModelProfile(BaseModel):
     timeout_s: float = Field(60, gt=0)
     max_attempts: int = Field(3, ge=1)  # per request, transport failures only
     supports_n: bool = True  # false: n continuations as n parallel requests
-    logprobs: int | None = Field(None, ge=0)  # top alternatives per token, when offered
+    # Alternatives per token asked for with each continuation, where the provider offers
+    # them (issue 17: Loom stores them and shows them in the editor); false: none.
+    logprobs: int | None = Field(5, ge=0, le=20)
     backoff_base_s: float = Field(2.0, ge=0)  # jittered exponential backoff…
     backoff_max_s: float = Field(60.0, ge=0)  # …capped here
+
+    @field_validator("logprobs", mode="before")
+    @classmethod
+    def _logprobs_switch(cls, value: object) -> object:
+        # TOML has no null: `logprobs = false` turns them off, `true` is the default k.
+        if value is False:
+            return None
+        return 5 if value is True else value
 
     @model_validator(mode="after")
     def _default_key_env(self) -> ModelProfile:

@@ -26,7 +26,7 @@ from loom.llm.redacting import redacting
 from loom.llm.registry import make_provider
 from loom.memory.tokens import count_tokens
 from loom.protocol import loads_lenient
-from loom.render.text import one_line
+from loom.render.text import one_line, whole_sentences
 from loom.store.schema import Document, Node, SummaryJob, Tree
 from loom.store.workspace import Workspace
 
@@ -96,13 +96,9 @@ def tree_prompt(ws: Workspace, tree: Tree) -> str:
     path = ws.path(tip, prefer=(tip.id,)) if tip is not None else [root]
     lines = [f"- [{n.label}] {one_line(n.summary or n.content)[:200]}" for n in path[:40]
              if (n.summary or n.content).strip()]
-    branches = ws.db.execute_sql(
-        "SELECT count(*) FROM (SELECT s.node FROM edge_source s JOIN edge e ON e.target = "
-        "s.target WHERE e.tree_id = ? AND e.kind = 'continuation' GROUP BY s.node "
-        "HAVING count(*) > 1)", (tree.id,)).fetchone()[0]
     return TREE_PROMPT.format(description=tree.description or tree.title,
                               node_summaries="\n".join(lines) or "(none yet)",
-                              branch_count=branches)
+                              branch_count=ws.tree_counts(tree).branches)
 
 
 _PREFIX = re.compile(r"^(summary|one-sentence summary|here is (a|the) summary)[^:]*:\s*",
@@ -124,21 +120,35 @@ def clean(text: str, max_words: int = 40) -> str:
     return " ".join(words[:max_words]) + ("…" if len(words) > max_words else "")
 
 
+#: The structured tree summary's shape: ``themes`` is a list even when the model wrote one
+#: (``themes: grief`` is ``["grief"]``, as seed 004's single-item inline lists mean).
+TREE_ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"summary": {"type": "string"},
+                   "themes": {"type": "array", "items": {"type": "string"}}},
+}
+
+
 def parse_tree_answer(text: str) -> tuple[str, list[str] | None]:
     """A structured answer in the Loom Protocol (``summary:`` / ``themes:``), read leniently
-    because small models drift; plain text is taken as the summary."""
+    because small models drift; plain text is taken as the summary. Only whole sentences
+    are kept: a model stopped by its token limit mid-sentence leaves a fragment."""
     body = text.strip()
     try:
-        value, _notes = loads_lenient(body)
+        value, _notes = loads_lenient(body, schema=TREE_ANSWER_SCHEMA)
     except ValueError:
         value = None
     if isinstance(value, dict) and isinstance(value.get("summary"), str):
         themes = value.get("themes")
-        if isinstance(themes, str):
-            themes = [t.strip() for t in themes.split(",") if t.strip()]
-        listed = [str(t) for t in themes][:6] if isinstance(themes, list) else []
-        return one_line(value["summary"]), listed or None
-    return clean(body, 60), None
+        listed = [one_line(str(t)) for t in themes if str(t).strip()][:6] \
+            if isinstance(themes, list) else []
+        return whole_sentences(value["summary"]), listed or None
+    return whole_sentences(clean(body, 60)), None
+
+
+#: how long a worker holds a job it took before another may take it (a dead worker's job
+#: comes back after this)
+LEASE_S = 300.0
 
 
 class SummaryWorker:
@@ -166,11 +176,14 @@ class SummaryWorker:
                 .order_by(SummaryJob.priority, SummaryJob.created, SummaryJob.id).first())
 
     def run_once(self, limit: int = 10) -> int:
-        """Process up to ``limit`` jobs; returns how many summaries were written."""
+        """Process up to ``limit`` jobs; returns how many summaries were written. Each job
+        is leased first, so workers of several processes never do the same one."""
         done = 0
         for _ in range(limit):
-            job = self.next_job()
-            if job is None or self.unavailable:
+            if self.unavailable:
+                break
+            job = self.ws.claim_summary_job(LEASE_S)
+            if job is None:
                 break
             done += self._process(job)
         return done
@@ -204,6 +217,7 @@ class SummaryWorker:
         except ModelError as err:
             if err.kind in ("unavailable", "config", "auth"):
                 self.unavailable = err.message
+                self.ws.release_summary_job(job.id)  # not the job's fault: another may
                 return 0
             attempts = job.attempts + 1
             with self.ws.db.atomic():

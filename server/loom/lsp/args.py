@@ -72,6 +72,30 @@ class AnnotateArgs(NodeArgs):
     text: str | None = None
 
 
+class SplitArgs(NodeArgs):
+    """``loom.split``: the token at ``line``/``character`` (or ``node`` at ``at``), with an
+    optional alternative to branch with and whether to continue from it."""
+
+    at: int | None = Field(default=None, ge=0)
+    alt: str | None = None
+    continue_: bool = Field(default=False, alias="continue")
+    n: int | None = Field(default=None, ge=1, le=10)
+    tokens: int | None = Field(default=None, ge=1, le=4096)
+
+
+class AcceptArgs(UriArgs):
+    """``loom.acceptSuggestion``: a continuation offered at the end of the buffer (by node,
+    else the one the inserted text spells), all of it or its first ``text``."""
+
+    node: str | None = None
+    text: str | None = None
+    inserted: bool = False  # the editor put the text in the buffer itself
+
+
+class ToggleArgs(Args):
+    on: bool | None = None
+
+
 class RunArgs(UriArgs):
     line: int = Field(default=0, ge=0)
 

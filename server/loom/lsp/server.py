@@ -10,14 +10,13 @@ import atexit
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 
 from loom import __version__
 from loom.app import App, open_app
@@ -29,36 +28,43 @@ from loom.lsp import args as A
 from loom.lsp.args import answer, failure, parse_args
 from loom.lsp.buffer import Segment
 from loom.lsp.features import completion as completion_feature
-from loom.lsp.features import decorations, lookup
+from loom.lsp.features import decorations, lookup, probabilities
 from loom.lsp.features.collaborator import Collaborator
 from loom.lsp.features.command_lines import CommandLines
 from loom.lsp.features.diagnostics import Diagnostics
 from loom.lsp.features.editing import Editing
 from loom.lsp.features.files import Files
 from loom.lsp.features.generation import Generation
+from loom.lsp.features.identity import Identity
 from loom.lsp.features.library import Library
 from loom.lsp.features.navigation import Navigation
+from loom.lsp.features.probabilities import Probabilities
+from loom.lsp.features.semantic_delta import SemanticResults
+from loom.lsp.features.suggestions import Suggestions
 from loom.lsp.features.sync import ChangeSync
+from loom.lsp.rpc import AnsweringProtocol, AnsweringServer, loom_converter
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.settings import Settings, parse_settings
 from loom.lsp.text import TextDoc
 from loom.lsp.views import render as render_view
-from loom.model import permissions as perms
 from loom.render.formats import error as error_text
 from loom.uris import node_uri, tree_uri
 
 log = logging.getLogger(__name__)
 SCHEME = "loom"
+ASK_TIMEOUT_S = 600.0  # a question put to the human waits this long for a choice
 COMMANDS = ("loom.continue", "loom.branch", "loom.cycleSibling", "loom.annotate", "loom.run",
             "loom.commit", "loom.open", "loom.cancel", "loom.askCollaborator",
-            "loom.stopCollaborator", "loom.siblings", "loom.switchTo", "loom.act",
+            "loom.stopCollaborator", "loom.split", "loom.suggest", "loom.acceptSuggestion",
+            "loom.toggleProbabilities", "loom.siblings", "loom.switchTo", "loom.act",
             "loom.search")
 
 
-class LoomProtocol(LanguageServerProtocol):
-    """Advertises ``workspace/textDocumentContent`` for ``loom:`` (pygls does not by
-    itself) and keeps ``loom:`` documents out of pygls' own workspace: the buffer sessions
-    hold their text, and a keystroke costs no second copy of a long buffer."""
+class LoomProtocol(AnsweringProtocol):
+    """Answers every request (``lsp/rpc.py``), advertises ``workspace/textDocumentContent``
+    for ``loom:`` (pygls does not by itself) and keeps ``loom:`` documents out of pygls' own
+    workspace: the buffer sessions hold their text, and a keystroke costs no second copy of
+    a long buffer."""
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):  # type: ignore[override]
@@ -70,6 +76,14 @@ class LoomProtocol(LanguageServerProtocol):
             ws.text_document_content = lsp.TextDocumentContentOptions(schemes=[SCHEME])
             result.capabilities.workspace = ws
         return result
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # pygls only cancels a request whose handler has not started; for a command it
+        # cancels the reply, not the command's task, so the work ran on (and committed).
+        # Commands that can stop (``_command(cancellable=True)``) get their task
+        # cancelled, and react to it.
+        super()._handle_cancel_notification(msg_id)
+        self._server.cancel_request(msg_id)  # type: ignore[attr-defined]
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
@@ -94,16 +108,22 @@ class LoomProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
-class LoomServer(LanguageServer):
+class LoomServer(AnsweringServer):
     """The server and the client helpers its features share (``Host``)."""
 
+    protocol: LoomProtocol
+
     def __init__(self, db: str | None = None) -> None:
-        super().__init__("loom", __version__, protocol_cls=LoomProtocol, max_workers=8)
+        super().__init__("loom", __version__, protocol_cls=LoomProtocol,
+                         converter_factory=loom_converter, max_workers=8)
         self.db_arg = db
+        self.participant_arg: str | None = None
         self.settings = Settings()
         self._app: App | None = None
         self._docs: Documents | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        #: request id → the task of a running command that stops when it is cancelled
+        self._cancellable: dict[Any, asyncio.Task[Any]] = {}
         self.summaries: Any = None  # the summary worker process, when one was started
         self.diagnostics = Diagnostics(self, self.text_document_publish_diagnostics)
         self.editing = Editing(self)
@@ -115,6 +135,10 @@ class LoomServer(LanguageServer):
         self.navigation = Navigation(self, self.editing)
         self.library = Library(self, self.editing, self.navigation._follow)
         self.files = Files(self)
+        self.identity = Identity(self)
+        self.probabilities = Probabilities(self, self.editing, self.generation)
+        self.suggestions = Suggestions(self, self.editing, self.generation)
+        self.semantic_results = SemanticResults()
         self.sync = ChangeSync(self, self.editing, self.collaborator)
         self.collaborator.after_turn = self.sync.catch_up
 
@@ -122,7 +146,9 @@ class LoomServer(LanguageServer):
     @property
     def app(self) -> App:
         if self._app is None:
-            self._app = open_app(self.settings.database or self.db_arg)
+            self._app = open_app(self.settings.database or self.db_arg,
+                                 participant=self.settings.participant or
+                                 self.participant_arg)
         return self._app
 
     @property
@@ -130,8 +156,8 @@ class LoomServer(LanguageServer):
         if self._docs is None:
             encoding = str(self.workspace.position_encoding or "utf-16")
             ws = self.app.ws
-            who = ws.ensure_participant(self.settings.participant, "human", "human",
-                                        perms.ROLES["human"], True)
+            # A name the workspace does not know starts with no permissions (Identity).
+            who = self.app.me()
             self._docs = Documents(ws, who, encoding, ws.open_session(who))
         return self._docs
 
@@ -173,6 +199,12 @@ class LoomServer(LanguageServer):
                                          cancel)
         await self.sync.refresh_traces()
         return result
+
+    def cancel_request(self, msg_id: Any) -> None:
+        """``$/cancelRequest``: cancel the task of a cancellable command still running."""
+        task = self._cancellable.pop(msg_id, None)
+        if task is not None and not task.done():
+            task.cancel()
 
     # ── Host: talking to the client ──
     @property
@@ -222,10 +254,13 @@ class LoomServer(LanguageServer):
                 edits=[text_edit])])
         else:
             wedit = lsp.WorkspaceEdit(changes={doc.uri: [text_edit]})
+        # request_client sends at once (before its first await), so a caller cancelled
+        # meanwhile (a generation's stream flusher) still has its recorded target sent.
         try:
-            result = await asyncio.shield(self.workspace_apply_edit_async(
-                lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom")))
-        except Exception as err:  # the client went away or does not do applyEdit
+            result = await self.protocol.request_client(
+                lsp.WORKSPACE_APPLY_EDIT, lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom"),
+                self.settings.client_timeout_s)
+        except Exception as err:  # no answer in time, an error, an answer that is no result
             log.warning("applyEdit failed: %s", err)
             doc.targets.clear()
             return False
@@ -281,8 +316,10 @@ class LoomServer(LanguageServer):
 
     async def show_document(self, uri: str, selection: lsp.Range | None = None) -> bool:
         try:
-            result = await asyncio.shield(self.window_show_document_async(
-                lsp.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)))
+            result = await self.protocol.request_client(
+                lsp.WINDOW_SHOW_DOCUMENT,
+                lsp.ShowDocumentParams(uri=uri, take_focus=True, selection=selection),
+                self.settings.client_timeout_s)
         except Exception as err:
             log.info("showDocument failed: %s", err)
             return False
@@ -290,11 +327,11 @@ class LoomServer(LanguageServer):
 
     async def ask(self, message: str, actions: list[str]) -> str | None:
         try:
-            choice = await asyncio.shield(self.window_show_message_request_async(
-                lsp.ShowMessageRequestParams(
+            choice = await self.protocol.request_client(
+                lsp.WINDOW_SHOW_MESSAGE_REQUEST, lsp.ShowMessageRequestParams(
                     type=lsp.MessageType.Info, message=message,
-                    actions=[lsp.MessageActionItem(title=a) for a in actions])))
-        except Exception as err:  # no answer is no choice
+                    actions=[lsp.MessageActionItem(title=a) for a in actions]), ASK_TIMEOUT_S)
+        except Exception as err:  # no answer (in time) is no choice
             log.info("showMessageRequest failed: %s", err)
             return None
         return choice.title if choice is not None else None
@@ -345,43 +382,54 @@ def _guard(default: Any = None) -> Callable[[Callable[..., Any]], Callable[..., 
     return wrap
 
 
+def _bug(what: str) -> dict[str, Any]:
+    """A failure that is a bug in Loom: logged with its traceback; the client gets a ``✗``
+    answer without Python's exception text."""
+    log.exception("%s failed", what)
+    return answer(Result.failure("CONFLICT", f"{what} failed inside Loom",
+                                 "this is a bug in Loom; the server's log has the details"))
+
+
+async def _answer(name: str, model: type[A.Args], fn: Callable[..., Any], ls: LoomServer,
+                  raw: Any) -> Any:
+    """Run a request or command handler at the boundary: typed arguments in, and every
+    failure (bad arguments included) an ``{ok: false, message: "✗ …"}`` answer."""
+    try:
+        out = fn(ls, parse_args(model, raw, name))
+        out = await out if asyncio.iscoroutine(out) else out
+        return answer(out) if isinstance(out, Result) else out
+    except LoomError as err:
+        return failure(err)
+    except Exception:
+        return _bug(name)
+
+
 def _request(method: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
-    """A custom request with typed params; every failure is an answer, never an error."""
+    """A custom ``loom/…`` request with typed params."""
     def wrap(fn: Callable[..., Any]) -> Any:
         async def run(ls: LoomServer, params: Any) -> Any:
-            try:
-                args = parse_args(model, params, method)
-                out = fn(ls, args)
-                return await out if asyncio.iscoroutine(out) else out
-            except LoomError as err:
-                return failure(err)
-            except Exception as err:
-                log.exception("%s failed", method)
-                return answer(Result.failure("CONFLICT", f"{method} failed inside Loom: "
-                                             f"{type(err).__name__}",
-                                             "this is a bug in Loom; nothing was written"))
+            return await _answer(method, model, fn, ls, params)
         run.__name__ = fn.__name__
         return server.feature(method)(run)
     return wrap
 
 
-def _command(name: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
-    """A ``workspace/executeCommand`` command with typed arguments (the first argument
-    object); its failures (bad arguments included) answer ``ok: false``."""
-    def wrap(fn: Callable[..., Awaitable[Any] | Any]) -> Any:
-        async def run(ls: LoomServer, *raw: Any) -> dict[str, Any]:
+def _command(name: str, model: type[A.Args],
+             cancellable: bool = False) -> Callable[[Callable[..., Any]], Any]:
+    """A ``workspace/executeCommand`` command; its first argument object is typed. A
+    ``cancellable`` command's task is cancelled by ``$/cancelRequest`` (it must handle
+    ``CancelledError`` by stopping its work)."""
+    def wrap(fn: Callable[..., Any]) -> Any:
+        async def run(ls: LoomServer, *raw: Any) -> Any:
+            msg_id = ls.protocol.msg_id if cancellable else None
+            task = asyncio.current_task()
+            if msg_id is not None and task is not None:
+                ls._cancellable[msg_id] = task
             try:
-                args = parse_args(model, list(raw), name)
-                out = fn(ls, args)
-                out = await out if asyncio.iscoroutine(out) else out
-                return answer(out) if isinstance(out, Result) else out
-            except LoomError as err:
-                return failure(err)
-            except Exception as err:
-                log.exception("%s failed", name)
-                return answer(Result.failure("CONFLICT", f"{name} failed inside Loom: "
-                                             f"{type(err).__name__}",
-                                             "this is a bug in Loom; nothing was written"))
+                return await _answer(name, model, fn, ls, list(raw))
+            finally:
+                if msg_id is not None:
+                    ls._cancellable.pop(msg_id, None)
         run.__name__ = fn.__name__
         return server.command(name)(run)
     return wrap
@@ -402,6 +450,8 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
         ls.docs  # noqa: B018 - open the database now, not on the first keystroke
         ls.sync.start()
         atexit.register(_close_session, ls)
+        if ls.identity.needs_grant():
+            ls.spawn(ls.identity.offer(), "ask what the participant may do")
         if os.environ.get("LOOM_SUMMARIES", "on").lower() not in ("off", "0", "no"):
             from loom.llm.summaries import start_background
 
@@ -414,8 +464,23 @@ def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
             type=lsp.MessageType.Error, message=f"✗ Loom could not open its database: {err}"))
 
 
+@server.feature(lsp.SHUTDOWN)
+async def shutdown(ls: LoomServer, params: Any = None) -> None:
+    """New requests are already refused (``rpc.py``). Stop the long work (a generation, a
+    collaborator turn) so the requests in flight can end, let them, then keep every open
+    buffer's uncommitted text: nothing typed is lost when ``exit`` follows."""
+    if ls._docs is None:
+        return
+    ls.generation.cancel()
+    ls.collaborator.stop(None)
+    await ls.protocol.drain()
+    for doc in list(ls.docs.open.values()):
+        ls.editing.persist(doc)
+
+
 def _close_session(ls: LoomServer) -> None:
     with contextlib.suppress(Exception):
+        ls.sync.stop()
         for doc in list(ls.docs.open.values()):
             ls.editing.persist(doc)
         ls.app.ws.close_session(ls.docs.session)
@@ -440,8 +505,11 @@ async def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> Non
     if item.uri.startswith(f"{SCHEME}:"):
         doc = ls.docs.did_open(item.uri, item.text, item.version)
         ls.diagnostics.publish(doc)
+        if doc.out_of_step:
+            await ls.editing.bring_in_step(doc)
         if doc.kind == "path":
             await ls.editing.recover(doc)
+            ls.editing.announce(doc)  # kept edits of nodes versioned while it was closed
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -451,7 +519,7 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
     if doc is None:
         return
     doc.client_version = params.text_document.version
-    had_targets = bool(doc.targets)
+    in_flight = len(doc.targets)
     touched: list[int] = []
     for change in params.content_changes:
         if isinstance(change, lsp.TextDocumentContentChangePartial):
@@ -464,8 +532,11 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
     if pending and any(i not in touched for i in pending) and touched and not doc.targets:
         # started editing another node: commit the one edited before (SPEC-NOTES)
         ls.spawn(ls.editing.commit_and_show(doc), "commit on editing another node")
-    ls.editing.touched(doc)
-    if had_targets and not doc.targets:  # the client now shows what the tree holds
+    if len(doc.targets) < in_flight:
+        ls.editing.persist(doc)  # one of our edits landed: a structural change, kept now
+    else:
+        ls.editing.touched(doc)
+    if in_flight and not doc.targets:  # the client now shows what the tree holds
         ls.notify_clean(doc)
 
 
@@ -484,6 +555,7 @@ def did_close(ls: LoomServer, params: lsp.DidCloseTextDocumentParams) -> None:
     if doc is not None:
         ls.editing.persist(doc)
     ls.editing.forget(params.text_document.uri)
+    ls.semantic_results.forget(params.text_document.uri)
     ls.docs.did_close(params.text_document.uri)
 
 
@@ -509,7 +581,7 @@ async def _save(ls: LoomServer, uri: str, text: str, run_commands: bool) -> dict
             messages.append(res.text)
             ok = ok and res.ok
     if doc.kind == "doc":
-        result = ls.editing.save_document(doc)
+        result = ls.editing.save(doc)
     else:
         result = await ls.editing.commit_and_show(doc)
     messages.append(result.text)
@@ -642,7 +714,8 @@ def hover(ls: LoomServer, params: lsp.HoverParams) -> lsp.Hover | None:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return None
-    found = lookup.hover(ls.docs, doc, _offset(doc, params.position))
+    offset = _offset(doc, params.position)
+    found = probabilities.hover(ls.docs, doc, offset) or lookup.hover(ls.docs, doc, offset)
     if found is None:
         return None
     text, span = found
@@ -716,13 +789,74 @@ LEGEND = lsp.SemanticTokensLegend(token_types=decorations.TOKEN_TYPES,
                                   token_modifiers=decorations.TOKEN_MODIFIERS)
 
 
+def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
+    if ls.settings.probabilities:
+        return probabilities.semantic_tokens(ls.docs, doc)
+    return decorations.semantic_tokens(ls.docs, doc)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
 @_guard(lsp.SemanticTokens(data=[]))
 def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return lsp.SemanticTokens(data=[])
-    return lsp.SemanticTokens(data=decorations.semantic_tokens(ls.docs, doc))
+    rid, data = ls.semantic_results.full(doc.uri, _token_data(ls, doc))
+    return lsp.SemanticTokens(data=data, result_id=rid)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
+@_guard(lsp.SemanticTokens(data=[]))
+def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaParams
+                          ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta:
+    """Typing changes a few tokens of a long buffer: send only those."""
+    doc = ls.doc(params.text_document.uri)
+    if doc is None:
+        return lsp.SemanticTokens(data=[])
+    data = _token_data(ls, doc)
+    rid, edit = ls.semantic_results.delta(doc.uri, params.previous_result_id, data)
+    if edit is None:
+        return lsp.SemanticTokens(data=data, result_id=rid)
+    start, deleted, new = edit
+    return lsp.SemanticTokensDelta(result_id=rid, edits=[
+        lsp.SemanticTokensEdit(start=start, delete_count=deleted, data=new)])
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+    code_action_kinds=[lsp.CodeActionKind.RefactorRewrite]))
+@_guard([])
+def code_action(ls: LoomServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Branch from an alternative token (and continue), or split the node, at a model
+    token."""
+    doc = ls.doc(params.text_document.uri)
+    only = params.context.only
+    if doc is None or (only and not any(
+            str(getattr(k, "value", k)).startswith("refactor") for k in only)):
+        return []
+    found = probabilities.actions(ls.docs, doc, _offset(doc, params.range.start),
+                                  ls.settings.alternative_continues)
+    return [lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.RefactorRewrite,
+                           is_preferred=a.preferred or None,
+                           command=lsp.Command(title=a.title, command="loom.split",
+                                               arguments=[a.args]))
+            for a in found]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
+@_guard(None)
+def inline_completion(ls: LoomServer, params: lsp.InlineCompletionParams
+                      ) -> lsp.InlineCompletionList | None:
+    """The path's continuations as ghost text at the end of the buffer."""
+    doc = ls.doc(params.text_document.uri)
+    if doc is None or not ls.settings.inline_suggestions:
+        return None
+    text_doc = doc.session.doc
+    found = ls.suggestions.items(doc, _offset(doc, params.position))
+    return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
+        insert_text=s.text, range=_range(text_doc, s.start, s.end),
+        command=lsp.Command(title=f"Accept [{s.label}]", command="loom.acceptSuggestion",
+                            arguments=[{"uri": doc.uri, "node": s.node, "inserted": True}]))
+        for s in found])
 
 
 @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
@@ -781,7 +915,7 @@ def _node_arg(ls: LoomServer, a: A.NodeArgs) -> str:
     raise LoomError("NOT_FOUND", "no node given", "pass {uri, node} or {uri, line, character}")
 
 
-@_command("loom.continue", A.ContinueArgs)
+@_command("loom.continue", A.ContinueArgs, cancellable=True)
 async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
     return await ls.generation.continue_(a.uri, a.n, a.tokens, a.temperature)
 
@@ -844,6 +978,27 @@ async def cmd_annotate(ls: LoomServer, a: A.AnnotateArgs) -> Result:
     return await ls.navigation.annotate(a.uri, _node_arg(ls, a), a.text)
 
 
+@_command("loom.split", A.SplitArgs)
+async def cmd_split(ls: LoomServer, a: A.SplitArgs) -> Result:
+    return await ls.probabilities.split(a.uri, a.node, a.at, a.line, a.character, a.alt,
+                                        a.continue_, a.n, a.tokens)
+
+
+@_command("loom.suggest", A.ContinueArgs)
+async def cmd_suggest(ls: LoomServer, a: A.ContinueArgs) -> Result:
+    return await ls.suggestions.suggest(a.uri, a.n, a.tokens, a.temperature)
+
+
+@_command("loom.acceptSuggestion", A.AcceptArgs)
+async def cmd_accept_suggestion(ls: LoomServer, a: A.AcceptArgs) -> Result:
+    return await ls.suggestions.accept(a.uri, a.node, a.text, a.inserted)
+
+
+@_command("loom.toggleProbabilities", A.ToggleArgs)
+def cmd_toggle_probabilities(ls: LoomServer, a: A.ToggleArgs) -> Result:
+    return ls.probabilities.toggle(a.on)
+
+
 @_command("loom.run", A.RunArgs)
 async def cmd_run(ls: LoomServer, a: A.RunArgs) -> Result:
     return await ls.command_lines.run_line(a.uri, a.line)
@@ -884,12 +1039,23 @@ def cmd_stop_collaborator(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
             else "the collaborator is not taking a turn"}
 
 
-def serve(db: str | None = None, tcp: str | None = None) -> int:
+def serve(db: str | None = None, tcp: str | None = None,
+          token_file: str | None = None, participant: str | None = None) -> int:
+    """Serve on stdio, or on ``tcp`` (``[HOST:]PORT``) to one editor holding the token
+    (``lsp/tcp.py``): generated and printed on stderr, or read from ``token_file``. The
+    server acts as ``participant`` unless the editor's settings name one."""
     logging.basicConfig(level=logging.WARNING)
     server.db_arg = db
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
+    server.participant_arg = participant
+    if not tcp:
         server.start_io()
+        return 0
+    from loom.lsp import tcp as tcp_server
+
+    host, port = tcp_server.parse_address(tcp)
+    token = tcp_server.read_token_file(token_file) if token_file else tcp_server.new_token()
+    def announce(bound_host: str, bound_port: int) -> None:
+        tcp_server.announce(bound_host, bound_port, None if token_file else token, token_file)
+
+    tcp_server.serve_tcp(server, host, port, token, on_listening=announce)
     return 0

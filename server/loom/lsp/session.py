@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, field
 
 from loom.lsp.buffer import BufferSession, Segment
+from loom.lsp.merge import merge3
 from loom.lsp.views import View, path_text, render
 from loom.store.schema import BufferState, Node, Participant, Tree
 from loom.store.workspace import Workspace
@@ -25,6 +26,16 @@ class Target:
     segments: list[Segment]
 
 
+@dataclass(frozen=True)
+class Rebased:
+    """What became of the human's unsaved edit of a node that someone else versioned."""
+
+    mine: str  # the label of the node the human was editing
+    theirs: str  # the label of the version that took its place on the path
+    author: str  # who made that version
+    merged: bool  # re-applied onto their version; else kept as its own pending version
+
+
 @dataclass
 class OpenDoc:
     uri: str
@@ -34,6 +45,16 @@ class OpenDoc:
     client_version: int = 0
     generating: bool = False
     opened_seq: int = 0  # the change log's position when the editor opened it
+    #: The editor opened the path with text that is not the tree's (empty, or stale): its
+    #: text is being replaced by the rendering, and until that lands nothing it holds is
+    #: the human's work, so nothing is persisted or committed from it.
+    out_of_step: bool = False
+    #: What the editor's open text had that the rendering lacks (told to the human).
+    discarded: str = ""
+    #: Pending edits rebased onto other participants' versions, not yet told to the human;
+    #: and every (edited node, their version) pair already told, so it is told once.
+    rebased: list[Rebased] = field(default_factory=list)
+    told: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def kind(self) -> str:
@@ -84,6 +105,8 @@ class Documents:
         self.open: dict[str, OpenDoc] = {}
         #: uri → other dead sessions' uncommitted work found when the buffer was opened
         self.orphans: dict[str, list[BufferState]] = {}
+        #: uri → what became of kept edits whose nodes were versioned while no editor ran
+        self.restored_notes: dict[str, list[Rebased]] = {}
 
     # ── opening ──
     def _state_for(self, uri: str) -> BufferState | None:
@@ -106,18 +129,69 @@ class Documents:
         view = render(self.ws, uri, self.participant, tip)
         if view.kind != "path" or state is None:
             return view
-        pending = {p["node"]: p["content"] for p in state.pending or []}
-        parts, segments, offset = [], [], 0
-        for seg in view.segments:
-            content = pending.get(seg.node, seg.original) if seg.node else seg.original
-            segments.append(Segment(seg.node, seg.label, seg.by_model, offset,
-                                    offset + len(content), seg.original, seg.editable,
-                                    seg.editable and content != seg.original))
-            parts.append(content)
-            offset += len(content)
+        kept = {p["node"]: p["content"] for p in state.pending or []}
+        pending = {}
+        for node_id, content in kept.items():
+            node = self.ws.find_node(node_id)
+            if node is not None:
+                pending[node_id] = (content, node.content)
+        parts, segments, notes = self._overlay(view.segments, pending)
+        self.restored_notes[uri] = notes
         view.text = "".join(parts) + (state.working or "")
         view.segments = segments
         return view
+
+    def _overlay(self, segments: list[Segment], pending: dict[str, tuple[str, str]]
+                 ) -> tuple[list[str], list[Segment], list[Rebased]]:
+        """The rendered path's segments with the human's pending edits (node id → (their
+        text, the committed text they were typed over)) put back in.
+
+        A pending node no longer on the path was versioned by someone else meanwhile: the
+        path shows that version now. The human's edit is re-applied onto it when the two
+        edits merge; otherwise the human's text stays as a pending edit of the node it
+        was typed into, so a commit makes it a version beside theirs. Nothing is lost."""
+        on_path = {s.node for s in segments if s.node}
+        gone = [n for n in pending if n not in on_path]
+        moved: dict[str, str] = {}  # a version on the path → the pending node it replaced
+        if gone:
+            rows = self.ws.node_family_rows(gone + list(on_path))
+            family = {nid: row[1] or nid for nid, row in rows.items()}
+            for node_id in gone:
+                for seg in segments:
+                    if (seg.node and seg.node not in moved and seg.node not in pending
+                            and family.get(seg.node) == family.get(node_id)):
+                        moved[seg.node] = node_id
+                        break
+        parts: list[str] = []
+        out: list[Segment] = []
+        notes: list[Rebased] = []
+        offset = 0
+        for seg in segments:
+            node, label, by_model, original = seg.node, seg.label, seg.by_model, seg.original
+            if node is None:
+                content = original
+            elif node in pending:
+                content = pending[node][0]
+            elif node in moved:
+                mine_id = moved[node]
+                mine, base = pending[mine_id]
+                merged = merge3(base, mine, original)
+                edited, theirs = self.ws.node(mine_id), self.ws.node(node)
+                notes.append(Rebased(edited.label, theirs.label,
+                                     self.ws.participant_name(theirs.author_id),
+                                     merged is not None))
+                if merged is not None:
+                    content = merged
+                else:  # kept whole, still an edit of the node it was typed into
+                    content, node, label = mine, edited.id, edited.label
+                    by_model, original = edited.author_type == "model", base
+            else:
+                content = original
+            out.append(Segment(node, label, by_model, offset, offset + len(content),
+                               original, seg.editable, seg.editable and content != original))
+            parts.append(content)
+            offset += len(content)
+        return parts, out, notes
 
     def text_for(self, uri: str) -> tuple[str, View]:
         doc = self.open.get(uri)
@@ -127,15 +201,31 @@ class Documents:
         return view.text, view
 
     def did_open(self, uri: str, text: str, version: int = 0) -> OpenDoc:
+        """Open a document. The rendering of a path (committed nodes, and the uncommitted
+        text kept for it) is the truth: an editor's open text that differs is not typing.
+        Text it adds at the very end is kept (keys typed while no server ran); any other
+        difference (an empty open, a stale copy) leaves the document ``out_of_step``
+        until the caller has sent the rendering to the editor."""
         view = self.restore_view(uri)
         session = BufferSession(view.text, copy_segments(view.segments), self.encoding)
         doc = OpenDoc(uri, view, session, client_version=version,
                       opened_seq=self.ws.last_change())
+        for note in self.restored_notes.pop(uri, []):
+            doc.told.add((note.mine, note.theirs))
+            doc.rebased.append(note)
         self.open[uri] = doc
-        if text != view.text:  # the client has text we did not render: keep it as edits
-            edit = minimal_edit(view.text, text)
-            if edit:
-                session.apply(*edit)
+        if view.kind == "path" and not text.startswith(view.text):
+            # Follow the editor's text (its next changes are positions in it), as a copy
+            # whose node ranges mean nothing until the rendering is back in the editor.
+            doc.out_of_step = True
+            doc.discarded = "" if view.text.startswith(text) else text
+            doc.session = BufferSession(text, [
+                Segment(s.node, s.label, s.by_model, 0, 0, s.original, s.editable)
+                for s in view.segments], self.encoding)
+            return doc
+        edit = minimal_edit(view.text, text)  # (for a path: text typed at its end)
+        if edit:
+            session.apply(*edit)
         return doc
 
     def ensure(self, uri: str) -> OpenDoc:
@@ -164,7 +254,11 @@ class Documents:
         self._adopt_target(doc)
 
     def _adopt_target(self, doc: OpenDoc) -> None:
-        for i, target in enumerate(doc.targets):
+        # The latest target with this text: a server edit that changed nothing (a
+        # generation's final text, already streamed in) shares its text with the edit
+        # before it, and only the later one has the final node ranges.
+        for i in range(len(doc.targets) - 1, -1, -1):
+            target = doc.targets[i]
             if target.text == doc.session.text:
                 # Targets right after it with the same text (a final edit that changes no
                 # text: a streamed continuation confirmed as a node) arrive as no change:
@@ -174,7 +268,14 @@ class Documents:
                     target = doc.targets[i]
                 doc.session.segments = copy_segments(target.segments)
                 del doc.targets[: i + 1]
+                doc.out_of_step = False  # every target builds on the rendering
                 return
+        if (doc.out_of_step and len(doc.targets) == 1
+                and doc.session.text.startswith(doc.targets[0].text)):
+            # keys typed into the wrong open text before the rendering arrived, at its
+            # end: the rendering with them as working text, as an open with them would be
+            doc.session.segments = copy_segments(doc.targets.pop().segments)
+            doc.out_of_step = False
 
     # ── server edits ──
     def propose(self, doc: OpenDoc, text: str,
@@ -206,21 +307,19 @@ class Documents:
         # flight (a command line just removed) is not undone.
         base_text = self.expected_text(doc)
         base_segments = self.expected_segments(doc)
-        pending = {s.node: base_text[s.start:s.end] for s in base_segments if s.dirty}
+        pending = {s.node: (base_text[s.start:s.end], s.original) for s in base_segments
+                   if s.dirty and s.node}
         working = base_text[base_segments[-1].end:] if base_segments else base_text
-        parts, out, offset = [], [], 0
-        for seg in segments:
-            content = pending.get(seg.node, seg.original) if seg.node else seg.original
-            out.append(Segment(seg.node, seg.label, seg.by_model, offset, offset + len(content),
-                               seg.original, seg.editable, seg.editable and
-                               content != seg.original))
-            parts.append(content)
-            offset += len(content)
+        parts, out, notes = self._overlay(segments, pending)
+        for note in notes:
+            if (note.mine, note.theirs) not in doc.told:
+                doc.told.add((note.mine, note.theirs))
+                doc.rebased.append(note)
         return "".join(parts) + working, out
 
     def persist(self, doc: OpenDoc) -> None:
         """Keep this session's uncommitted work in the database (survives a restart)."""
-        if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
+        if doc.kind != "path" or doc.tree is None or doc.view.tip is None or doc.out_of_step:
             return
         session = doc.session
         pending = [{"node": session.segments[i].node, "content": session.segment_text(i)}

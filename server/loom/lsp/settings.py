@@ -11,7 +11,8 @@ class Settings(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
     database: str | None = None
-    participant: str = "human"
+    # who this editor acts as; unset: $LOOM_PARTICIPANT, the PostgreSQL user, else "human"
+    participant: str | None = None
     default_n: int = Field(default=3, alias="defaultN", ge=1, le=10)
     default_tokens: int = Field(default=50, alias="defaultTokens", ge=1, le=4096)
     inlay_hints: bool = Field(default=True, alias="inlayHints")
@@ -19,6 +20,10 @@ class Settings(BaseModel):
         default="textDocumentContent", alias="documentProvider")
     run_on_save: bool = Field(default=True, alias="runOnSave")
     watch_interval_s: float = Field(default=0.5, alias="watchInterval", ge=0.05)
+    # How long a request to the editor (showDocument, applyEdit, progress) may go
+    # unanswered before the server stops waiting: no request of the client's waits forever
+    # on an editor that never answers.
+    client_timeout_s: float = Field(default=10.0, alias="clientTimeout", gt=0, le=600)
     # The collaborator: answers annotations addressed to it (@collaborator …) in open trees;
     # opt-in, takes a turn by itself once the human's activity settles; opt-in, asks the
     # human before each write (seed 003's ask_user).
@@ -26,6 +31,12 @@ class Settings(BaseModel):
     collaborator_autonomous: bool = Field(default=False, alias="collaboratorAutonomous")
     collaborator_settle_s: float = Field(default=30.0, alias="collaboratorSettle", ge=1.0)
     collaborator_approval: bool = Field(default=False, alias="collaboratorApproval")
+    # Token probabilities (issue 17): colour model text by probability (the toggle), continue
+    # from an alternative after branching with it, offer a path's continuations as inline
+    # suggestions at the end of the buffer.
+    probabilities: bool = False
+    alternative_continues: bool = Field(default=True, alias="alternativeContinues")
+    inline_suggestions: bool = Field(default=True, alias="inlineSuggestions")
 
 
 def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, str | None]:

@@ -157,15 +157,20 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -
         drawn = tree_overview(ws, tree, position, tip)
         return View(uri, "tree", drawn.text, True, "loom", tree=tree, folds=drawn.folds)
     opening = tip is None  # (an open buffer's own end is never moved)
+    path = None
     if tip is None:
         anchor = ws.resolve(tree, target.node or "")
         if anchor.kind == "annotation":
             raise LoomError("NOT_FOUND", f"[{anchor.label}] is an annotation",
                             "open the node it annotates")
         node, current_tip = ws.position(who, tree)
-        on_path = any(n.id == anchor.id for n in ws.path(current_tip, prefer=(node.id,)))
-        tip = current_tip if on_path else ws.descend(anchor)
-    path = ws.path(tip, prefer=(tip.id,))
+        current = ws.path(current_tip, prefer=(node.id, current_tip.id))
+        if any(n.id == anchor.id for n in current):
+            tip, path = current_tip, current  # the path shown is the one walked: once
+        else:
+            tip = ws.descend(anchor)
+    if path is None:
+        path = ws.path(tip, prefer=(tip.id,))
     if opening and not any(n.content for n in path):
         # An imported tree whose current node has no text (socketteer's demo opens on the
         # root's empty first child): show the path on below it, and say so (a lens).

@@ -1,4 +1,5 @@
 """Each participant's operational memory: pins, stashes, thoughts and the action trace.
+Pins and stashes are kept per participant and per tree.
 
 What they mean to a participant is here (what a missing pin or stash says, the memory
 state and its token cost); keeping them is :mod:`loom.store.memory_repo`'s job."""
@@ -12,7 +13,7 @@ from loom.errors import LoomError
 from loom.memory.tokens import count_tokens
 from loom.render import formats as f
 from loom.store import memory_repo as repo
-from loom.store.schema import Node, Participant, Stash
+from loom.store.schema import Node, Participant, Stash, Tree
 from loom.store.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -33,32 +34,33 @@ trace = repo.trace
 thoughts = repo.thoughts
 
 
-def drop_pin(ws: Workspace, who: Participant, kind: str, ref: str,
+def drop_pin(ws: Workspace, who: Participant, tree: Tree, kind: str, ref: str,
              section: str | None = None) -> None:
-    """Unpin a node or document (section); NOT_FOUND when nothing is pinned there."""
-    if repo.remove_pins(ws, who, kind, ref, section) == 0:
+    """Unpin a node or document (section) in ``tree``; NOT_FOUND when nothing is pinned
+    there."""
+    if repo.remove_pins(ws, who, tree, kind, ref, section) == 0:
         raise LoomError("NOT_FOUND", "nothing pinned there", "see → memory for your pins")
 
 
-def _stash(ws: Workspace, who: Participant, label: str) -> Stash:
-    item = repo.find_stash(ws, who, label)
+def _stash(ws: Workspace, who: Participant, tree: Tree, label: str) -> Stash:
+    item = repo.find_stash(ws, who, tree, label)
     if item is None:
-        labels = [s.label for s in repo.stashes(ws, who)]
+        labels = [s.label for s in repo.stashes(ws, who, tree)]
         hint = ("stashed: " + ", ".join(f'"{x}"' for x in labels[:8])) if labels else \
-            "nothing is stashed yet"
+            "nothing is stashed in this tree yet"
         raise LoomError("NOT_FOUND", f'stash "{label}" does not exist', hint)
     return item
 
 
-def recall_stash(ws: Workspace, who: Participant, label: str) -> Stash:
+def recall_stash(ws: Workspace, who: Participant, tree: Tree, label: str) -> Stash:
     """``recall``: the stash (by label, case-insensitively) back in context."""
-    item = _stash(ws, who, label)
+    item = _stash(ws, who, tree, label)
     repo.mark_recalled(ws, who, item)
     return item
 
 
-def drop_stash(ws: Workspace, who: Participant, label: str) -> None:
-    repo.remove_stash(ws, who, _stash(ws, who, label))
+def drop_stash(ws: Workspace, who: Participant, tree: Tree, label: str) -> None:
+    repo.remove_stash(ws, who, _stash(ws, who, tree, label))
 
 
 def summarize_range(ctx: Ctx, a: Node, b: Node) -> str:
@@ -88,14 +90,14 @@ def state(ctx: Ctx) -> MemoryState:
     """What the operational memory holds, with the tokens it costs in context."""
     shown: list[str] = []
     blocks: list[str] = []
-    for p, entity in repo.pinned(ctx.ws, ctx.me):
+    for p, entity in repo.pinned(ctx.ws, ctx.me, ctx.tree):
         if isinstance(entity, Node):
             shown.append(f.ref(entity.label))
             blocks.append(f'{f.ref(entity.label)} "{entity.summary or entity.content}"')
         else:
             shown.append(f.doc_ref(entity.name, p.section))
             blocks.append(f"{f.doc_ref(entity.name, p.section)}\n{entity.content}")
-    items = stashes(ctx.ws, ctx.me)
+    items = stashes(ctx.ws, ctx.me, ctx.tree)
     recalled = [f'"{s.label}": {s.content}' for s in items if s.recalled]
     used, exact = count_tokens("\n".join(blocks + recalled))
     return MemoryState(shown, [s.label for s in items], used, max(0, CONTEXT_BUDGET - used),

@@ -6,7 +6,15 @@ from enum import Enum
 from typing import Any, NamedTuple, NoReturn
 
 from loom.protocol.errors import LoomProtocolError
-from loom.protocol.lexical import BLOCK_CLIP, BLOCK_STRIP, CELL_SEP, SEP, UNSAFE_RE, scan_quoted
+from loom.protocol.lexical import (
+    BLOCK_CLIP,
+    BLOCK_STRIP,
+    CELL_SEP,
+    MAX_DEPTH,
+    SEP,
+    UNSAFE_RE,
+    scan_quoted,
+)
 from loom.protocol.lines import Line, Notes, split_lines
 from loom.protocol.scalars import (
     Fail,
@@ -16,6 +24,7 @@ from loom.protocol.scalars import (
     parse_scalar,
     split_items,
 )
+from loom.protocol.schema import SchemaLike, Shape, conform
 
 STEP = 2  # strict indentation step
 
@@ -26,20 +35,25 @@ class LenientResult(NamedTuple):
     """Human-readable notes, ``line N: ...``, on everything lenient decoding repaired."""
 
 
-def loads(text: str | bytes, *, lenient: bool = False) -> Any:
+def loads(text: str | bytes, *, lenient: bool = False, schema: SchemaLike = None) -> Any:
     """Decode Loom Protocol text.
 
     Strict by default: malformed text raises :class:`LoomProtocolError` with ``line`` and
     ``column``. ``lenient=True`` also accepts what models often write (inline ``# comments``,
     other indent widths, trailing spaces, a ``` fence, CRLF, duplicate keys); use
-    :func:`loads_lenient` to see what was assumed.
+    :func:`loads_lenient` to see what was assumed. With a ``schema`` (JSON Schema or a
+    pydantic model), a bare scalar where the schema expects an array is that one-item
+    array (seed 004's ``actions: send`` is ``["send"]``; :mod:`loom.protocol.schema`).
     """
-    return _decode(text, lenient).value
+    return conform(_decode(text, lenient).value, Shape.of(schema))
 
 
-def loads_lenient(text: str | bytes) -> LenientResult:
+def loads_lenient(text: str | bytes, *, schema: SchemaLike = None) -> LenientResult:
     """Lenient decoding that also returns the list of assumptions it made."""
-    return _decode(text, True)
+    result = _decode(text, True)
+    shape = Shape.of(schema)
+    return result if shape is None else LenientResult(conform(result.value, shape),
+                                                      result.assumptions)
 
 
 def _decode(text: str | bytes, lenient: bool) -> LenientResult:
@@ -95,6 +109,7 @@ class _Parser:
         self.notes = notes
         self._widths_noted: set[int] = set()
         self._loose_table_lines: list[int] = []
+        self.depth = 0  # blocks open (MAX_DEPTH at most)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -163,7 +178,18 @@ class _Parser:
     def block(self, indent: int) -> Any:
         """The value whose first line is the next line, at exactly ``indent``."""
         line = self.peek()
-        assert line is not None and line.indent == indent
+        if line is None or line.indent != indent:  # e.g. "- #:": a value the line never gave
+            at = line or self.current() or Line(1, 0, "", "")
+            raise LoomProtocolError("expected a value here", at.num, at.indent + 1)
+        if self.depth >= MAX_DEPTH:
+            self.fail(f"the value nests more than {MAX_DEPTH} levels deep", line)
+        self.depth += 1
+        try:
+            return self._block(line, indent)
+        finally:
+            self.depth -= 1
+
+    def _block(self, line: Line, indent: int) -> Any:
         kind = classify(line.text)
         if kind is _Kind.ITEM:
             return self.array(indent)

@@ -10,6 +10,7 @@ from loom.protocol.lexical import (
     BLOCK_CLIP,
     BLOCK_STRIP,
     CELL_SEP,
+    MAX_DEPTH,
     SEP,
     UNSAFE_RE,
     Ctx,
@@ -18,6 +19,7 @@ from loom.protocol.lexical import (
     quote,
     scalar_text,
 )
+from loom.protocol.schema import SchemaLike, Shape
 
 INDENT = 2
 TABLE_MIN_ROWS = 3
@@ -25,16 +27,51 @@ TABLE_MIN_ROWS = 3
 _SCALARS = (str, int, float, type(None))  # bool is an int
 
 
-def dumps(value: Any) -> str:
+def dumps(value: Any, *, schema: SchemaLike = None) -> str:
     """Encode a JSON value (dict, list, str, int, float, bool, None) as Loom Protocol text.
 
     The text has no trailing newline. Tuples are written as arrays. Raises
-    :class:`LoomEncodeError` (a ``ValueError``) for NaN, infinity and reference cycles, and
+    :class:`LoomEncodeError` (a ``ValueError``) for NaN, infinity, reference cycles and
+    values nested more than ``MAX_DEPTH`` levels, and
     :class:`LoomEncodeTypeError` (also a ``TypeError``) for values that are not JSON data.
+
+    With a ``schema`` (JSON Schema or a pydantic model), a one-item array where the schema
+    expects an array is written as its bare item (``actions: send``), as seed 004 writes
+    it; ``loads(text, schema=…)`` reads it back as the array. A scalar where the schema
+    expects only an array is a :class:`LoomEncodeError`: it would read back as an array.
     """
+    _check_depth(value)
     enc = _Encoder()
-    enc.root(value)
+    enc.root(value, Shape.of(schema))
     return "\n".join(enc.lines)
+
+
+def _check_depth(value: Any) -> None:
+    """Refuse a value nested more than MAX_DEPTH levels (``[]`` is one level), with the path
+    to where it passes the bound: checked first, with an explicit stack, so the recursive
+    writer below never goes deeper than the bound."""
+    # (value, depth, path to it, the containers above it as a linked list)
+    stack: list[tuple[Any, int, list[str | int], Any]] = [(value, 0, [], None)]
+    while stack:
+        item, depth, steps, above = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.items()
+        elif isinstance(item, list | tuple):
+            children = enumerate(item)
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            seen, link = {id(item)}, above
+            while link is not None and link[0] not in seen:
+                seen.add(link[0])
+                link = link[1]
+            err = LoomEncodeError("cannot encode a reference cycle" if link is not None else
+                                  f"the value nests more than {MAX_DEPTH} levels deep")
+            err.steps = steps
+            raise err
+        here = (id(item), above)
+        stack.extend((v, depth + 1, [*steps, k], here) for k, v in children
+                     if isinstance(v, dict | list | tuple))
 
 
 def scalar(v: Any, ctx: Ctx) -> str:
@@ -112,7 +149,7 @@ class _Encoder:
             raise LoomEncodeError("cannot encode a reference cycle")
         self._open.add(id(v))
 
-    def _dict_body(self, d: dict[Any, Any], indent: int) -> None:
+    def _dict_body(self, d: dict[Any, Any], indent: int, shape: Shape | None) -> None:
         self._enter(d)
         pad = " " * indent
         for k, v in d.items():
@@ -120,41 +157,43 @@ class _Encoder:
                 raise LoomEncodeTypeError(f"object keys must be strings, not {type(k).__name__}")
             try:
                 lead = pad + (k if key_plain_ok(k) else quote(k)) + ":"
-                if self._needs_body(v):
+                sub = shape.prop(k) if shape is not None else None
+                if self._needs_body(v, sub):
                     self.lines.append(lead)
-                    self._body(v, indent + INDENT)
+                    self._body(v, indent + INDENT, sub)
                 else:
-                    self._tail(lead + " ", v, indent, Ctx.VALUE)
+                    self._tail(lead + " ", v, indent, Ctx.VALUE, sub)
             except LoomEncodeError as e:
                 e.steps.insert(0, k)
                 raise
         self._open.discard(id(d))
 
-    def _list_body(self, items: list[Any], indent: int) -> None:
+    def _list_body(self, items: list[Any], indent: int, shape: Shape | None) -> None:
         self._enter(items)
         pad = " " * indent
         for i, v in enumerate(items):
             try:
-                if self._needs_body(v):
+                sub = shape.item(i) if shape is not None else None
+                if self._needs_body(v, sub):
                     # "- " takes the place of the first line's indentation: "- id: x"
                     start = len(self.lines)
-                    self._body(v, indent + INDENT)
+                    self._body(v, indent + INDENT, sub)
                     self.lines[start] = pad + "- " + self.lines[start][indent + INDENT :]
                 else:
-                    self._tail(pad + "- ", v, indent, Ctx.ITEM)
+                    self._tail(pad + "- ", v, indent, Ctx.ITEM, sub)
             except LoomEncodeError as e:
                 e.steps.insert(0, i)
                 raise
         self._open.discard(id(items))
 
-    def _body(self, v: Any, indent: int) -> None:
+    def _body(self, v: Any, indent: int, shape: Shape | None = None) -> None:
         if isinstance(v, dict):
-            self._dict_body(v, indent)
+            self._dict_body(v, indent, shape)
         else:
-            self._list_body(list(v), indent)
+            self._list_body(list(v), indent, shape)
 
     @staticmethod
-    def _needs_body(v: Any) -> bool:
+    def _needs_body(v: Any, shape: Shape | None = None) -> bool:
         """Is ``v`` written as lines of its own (a non-empty object, or an array that has
         neither an inline nor a table form)?"""
         if isinstance(v, dict):
@@ -165,11 +204,15 @@ class _Encoder:
             if all(_is_scalar(x) for x in v):
                 return any(isinstance(x, str) and block_indicator(x) for x in v)
             return table_columns(v) is None  # type: ignore[arg-type]
+        if shape is not None and shape.wants_array_for(v):
+            raise LoomEncodeError("the schema expects an array here, not a single value "
+                                  "(it would read back as a one-item array)")
         return False
 
     # -- one-line forms ---------------------------------------------------------------------
 
-    def _tail(self, lead: str, v: Any, indent: int, ctx: Ctx) -> None:
+    def _tail(self, lead: str, v: Any, indent: int, ctx: Ctx,
+              shape: Shape | None = None) -> None:
         """Write ``v`` after ``lead`` on the same line; blocks and table rows follow below."""
         if isinstance(v, str):
             indicator = block_indicator(v)
@@ -185,7 +228,12 @@ class _Encoder:
         elif isinstance(v, list | tuple):
             items = list(v)
             cols = table_columns(items)
-            if cols is None:
+            if shape is not None:
+                _check_scalars(items, shape, cols)
+            if cols is None and len(items) == 1 and shape is not None and \
+                    shape.wants_array_for(items[0]):
+                self.lines.append(lead + scalar(items[0], ctx))  # seed 004's "actions: send"
+            elif cols is None:
                 self.lines.append(lead + _inline(items, ctx))
             else:
                 self.lines.append(lead + _header(cols))
@@ -207,11 +255,24 @@ class _Encoder:
 
     # -- the document -----------------------------------------------------------------------
 
-    def root(self, v: Any) -> None:
-        if self._needs_body(v):
-            self._body(v, 0)
+    def root(self, v: Any, shape: Shape | None = None) -> None:
+        if self._needs_body(v, shape):
+            self._body(v, 0, shape)
         else:
-            self._tail("", v, 0, Ctx.TOP)
+            self._tail("", v, 0, Ctx.TOP, shape)
+
+
+def _check_scalars(items: list[Any], shape: Shape, cols: tuple[str, ...] | None) -> None:
+    """Refuse the scalars of an inline array or a table that the schema expects to be
+    arrays: written bare, they would read back as one-item arrays."""
+    for i, item in enumerate(items):
+        at = shape.item(i)
+        for key, x in (item.items() if cols is not None else [(None, item)]):
+            if (at.prop(key) if key is not None else at).wants_array_for(x):
+                err = LoomEncodeError("the schema expects an array here, not a single value "
+                                      "(it would read back as a one-item array)")
+                err.steps[:0] = [i] if key is None else [i, key]
+                raise err
 
 
 def _inline(items: list[Any], ctx: Ctx) -> str:

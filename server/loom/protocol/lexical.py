@@ -10,6 +10,10 @@ import json
 import re
 from enum import Enum
 
+MAX_DEPTH = 128
+"""Levels of nesting the codec reads and writes. Each level is a few Python frames, so a
+bound well inside the interpreter's recursion limit makes a deeper value a clear error
+(``nests more than 128 levels``) rather than a RecursionError that depends on the caller."""
 SEP = ", "
 """Separates the items of an inline array (the seed's ``tags: urgent, daily, automated``)."""
 

@@ -1,5 +1,7 @@
-"""The three examples of seed 004 (the Loom Protocol): each text as the seed prints it and
-the JSON value it obviously means. Shared by the conformance tests and the benchmark."""
+"""The three examples of seed 004 (the Loom Protocol): each text as the seed prints it, the
+JSON value it means, and the schema hint that says so where the text alone cannot
+(``actions: send`` is the seed's ``["send"]``). Shared by the conformance tests and the
+benchmark."""
 
 from __future__ import annotations
 
@@ -19,7 +21,26 @@ EXAMPLE_1_VALUE = {
     "extractedEntities": {
         "trigger": "schedule",
         "services": ["slack", "email"],
-        "actions": "send",  # a bare scalar stays a scalar; ["send"] is written [send]
+        "actions": ["send"],  # the seed's JSON; without a schema it reads as "send"
+    },
+}
+
+#: The shape of Example 1 (a classifier response), as a JSON Schema: ``services`` and
+#: ``actions`` are lists, so a bare ``actions: send`` is the list ``["send"]``.
+EXAMPLE_1_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "intent": {"type": "string"},
+        "confidence": {"type": "number"},
+        "reasoning": {"type": "string"},
+        "extractedEntities": {
+            "type": "object",
+            "properties": {
+                "trigger": {"type": "string"},
+                "services": {"type": "array", "items": {"type": "string"}},
+                "actions": {"type": "array", "items": {"type": "string"}},
+            },
+        },
     },
 }
 
@@ -101,6 +122,10 @@ EXAMPLE_3_VALUE = {
     },
 }
 
-EXAMPLES: tuple[tuple[str, object], ...] = (
-    (EXAMPLE_1, EXAMPLE_1_VALUE), (EXAMPLE_2, EXAMPLE_2_VALUE), (EXAMPLE_3, EXAMPLE_3_VALUE),
+#: (text, value, schema or None): ``loads(text, schema=schema) == value`` and
+#: ``dumps(value, schema=schema) == text``.
+EXAMPLES: tuple[tuple[str, object, dict[str, object] | None], ...] = (
+    (EXAMPLE_1, EXAMPLE_1_VALUE, EXAMPLE_1_SCHEMA),
+    (EXAMPLE_2, EXAMPLE_2_VALUE, None),
+    (EXAMPLE_3, EXAMPLE_3_VALUE, None),
 )

@@ -17,7 +17,7 @@ from loom.render.text import word_count
 class Where:
     """A participant's position, as the ambient line shows it."""
 
-    local_id: str
+    label: str  # the node as view and tree show it: its localId, a7x2' for a version
     depth: int
     tree_title: str
     siblings: int = 0
@@ -34,9 +34,9 @@ def line(where: Where, buffer_variant: bool, extended: bool = False) -> str:
     is active."""
     if buffer_variant:
         words = sum(word_count(text) for text in where.path_texts)
-        return f.ambient_buffer(where.local_id, where.tree_title, words)
+        return f.ambient_buffer(where.label, where.tree_title, words)
     if extended:
-        return f.ambient_extended(where.local_id, where.depth, where.siblings,
+        return f.ambient_extended(where.label, where.depth, where.siblings,
                                   where.permissions, where.others)
-    return f.ambient(where.local_id, where.depth, where.siblings, where.annotations,
+    return f.ambient(where.label, where.depth, where.siblings, where.annotations,
                      where.links)

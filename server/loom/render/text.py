@@ -63,6 +63,72 @@ def extractive_summary(text: str, max_words: int = 30) -> str:
     return first
 
 
+_FENCE = re.compile(r"\s{0,3}(```|~~~)")
+_HEADING = re.compile(r"#{1,6}(?:\s|$)")
+_RULE = re.compile(r"(?:[-*_=]\s*){3,}")
+_QUOTE_MARK = re.compile(r"^(?:>\s?)+")
+_ITEM_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)|\[([^\]]+)\]\[[^\]]*\]")
+_CODE = re.compile(r"`+([^`]*)`+")
+_EMPHASIS = re.compile(r"(\*\*|\*|~~|(?<!\w)__|(?<!\w)_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
+_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+
+
+def markdown_prose(text: str) -> list[str]:
+    """The prose paragraphs of a Markdown text, each on one line: headings, code blocks,
+    rules and HTML tags left out; list and quote markers, emphasis and link syntax
+    removed (the words stay)."""
+    paragraphs: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
+
+    def end() -> None:
+        if current:
+            paragraphs.append(one_line(" ".join(current)))
+            current.clear()
+
+    for raw in text.split("\n"):
+        m = _FENCE.match(raw)
+        if m is not None:
+            fence = None if fence == m.group(1) else (fence or m.group(1))
+            end()
+            continue
+        line = raw.strip()
+        if fence is not None:
+            continue
+        if not line or _HEADING.match(line) or _RULE.fullmatch(line):
+            end()
+            continue
+        line = _ITEM_MARK.sub("", _QUOTE_MARK.sub("", line))
+        line = _LINK.sub(lambda g: g.group(1) or g.group(2), _IMAGE.sub(r"\1", line))
+        line = _TAG.sub("", _CODE.sub(r"\1", line))
+        while (plain := _EMPHASIS.sub(r"\2", line)) != line:
+            line = plain
+        if line.strip():
+            current.append(line)
+    end()
+    return paragraphs
+
+
+def document_summary(text: str, max_words: int = 30) -> str:
+    """SPEC-NOTES decision 11 for a Markdown document: the first sentence of its first
+    prose paragraph (no ``#`` or other Markdown syntax), at most 30 words."""
+    paragraphs = markdown_prose(text)
+    return extractive_summary(paragraphs[0], max_words) if paragraphs else ""
+
+
+_WHOLE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*(?=\s|$)")
+
+
+def whole_sentences(text: str) -> str:
+    """The complete sentences of ``text`` on one line, without a trailing fragment (a
+    model stopped by its token limit mid-sentence); "" when there is no complete one."""
+    flat = one_line(text)
+    ends = [m.end() for m in _WHOLE_END.finditer(flat)]
+    return flat[: ends[-1]].strip() if ends else ""
+
+
 def quote(text: str) -> str:
     """A one-line quoted form, as the seeds quote summaries: ``"…"``."""
     return f'"{one_line(text)}"'

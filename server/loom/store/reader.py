@@ -1,7 +1,7 @@
 """The reader's side of a tree, in the store: bookmarks, tags and ratings on nodes, pruning
 (hiding a subtree from views and model context), soft deletion of subtrees and trees (undone
 with undelete for ``marks.UNDO_WINDOW_S``, purged after), renaming trees, and full-text
-search over every tree (FTS5, schema v6).
+search over every tree (``store/fulltext.py``: FTS5 or PostgreSQL's text search).
 
 Each write is one IMMEDIATE transaction with its change-log row, as in ``Workspace``.
 Callers are the executor's handlers (permissions, branch locks and traces are theirs) and,
@@ -16,11 +16,12 @@ from typing import Any
 
 from loom.errors import LoomError, not_found
 from loom.model import marks
+from loom.store import fulltext
+from loom.store.dialect import dialect_of
 from loom.store.schema import Node, Participant, Tree
 from loom.store.workspace import Workspace
 
 SEARCH_LIMIT = 50
-_WORD = re.compile(r"[\w'’]+", re.UNICODE)
 
 
 # ── marks ─────────────────────────────────────────────────────────────────────
@@ -87,11 +88,11 @@ def bookmarks(ws: Workspace, tree: Tree | None = None,
 def tagged(ws: Workspace, tree: Tree, tag: str) -> list[Node]:
     """Nodes of a tree carrying ``tag``."""
     want = marks.normal_tag(tag)
-    rows = ws.db.execute_sql(
-        "SELECT n.id FROM node n, json_each(CASE WHEN json_valid(n.extra) THEN "
-        "json_extract(n.extra, '$.tags') END) t WHERE n.tree_id = ? AND lower(t.value) = ?",
-        (tree.id, want)).fetchall()
-    return [Node.get_by_id(r[0]) for r in rows]
+    # the tags live in the node's JSON extra: read in Python (the two backends' JSON
+    # functions differ), from the few nodes that have any extra at all
+    q = Node.select().where((Node.tree == tree.id) & Node.extra.is_null(False))
+    return [n for n in q.order_by(Node.created, Node.id)
+            if want in {marks.normal_tag(t) for t in marks.tags_of(marks.extra_of(n.extra))}]
 
 
 # ── pruning and soft deletion ────────────────────────────────────────────────
@@ -100,7 +101,7 @@ def subtree_ids(ws: Workspace, node: Node) -> list[str]:
     rows = ws.db.execute_sql(
         """
         WITH RECURSIVE down(id) AS (
-          SELECT ?
+          SELECT id FROM node WHERE id = ?
           UNION
           SELECT s.target FROM edge_source s JOIN down ON s.node = down.id
         )
@@ -157,11 +158,18 @@ def restore_subtree(ws: Workspace, node: Node, actor: Participant) -> int:
 
 def deleted(ws: Workspace, tree: Tree) -> list[Node]:
     """The subtrees deleted in a tree that can still be restored, newest first."""
-    rows = ws.db.execute_sql(
-        "SELECT id FROM node WHERE tree_id = ? AND pruned = 1 AND json_valid(extra) AND "
-        "json_extract(extra, '$.deleted.at') IS NOT NULL "
-        "ORDER BY json_extract(extra, '$.deleted.at') DESC", (tree.id,)).fetchall()
-    return [Node.get_by_id(r[0]) for r in rows]
+    found = [(mark, n) for n in _deleted_nodes(tree)
+             if (mark := marks.deleted_of(n.extra)) is not None and mark.get("at") is not None]
+    return [n for _m, n in sorted(found, key=lambda mn: -float(mn[0]["at"]))]
+
+
+def _deleted_nodes(tree: Tree | None = None) -> list[Node]:
+    """Pruned nodes with marks (where deleted subtree roots are); the deletion mark is
+    in the JSON extra, read by the callers in Python."""
+    q = Node.select().where((Node.pruned == True) & Node.extra.is_null(False))  # noqa: E712
+    if tree is not None:
+        q = q.where(Node.tree == tree.id)
+    return list(q)
 
 
 # ── trees ─────────────────────────────────────────────────────────────────────
@@ -206,9 +214,10 @@ def purge_expired(ws: Workspace, window_s: float = marks.UNDO_WINDOW_S) -> tuple
     (their nodes, edges and provenance) and archived trees. Returns (nodes, trees)."""
     cutoff = ws.clock() - window_s
     nodes_gone = 0
-    roots = [r[0] for r in ws.db.execute_sql(
-        "SELECT id FROM node WHERE pruned = 1 AND json_valid(extra) AND "
-        "json_extract(extra, '$.deleted.at') < ?", (cutoff,)).fetchall()]
+    roots = [n.id for n in _deleted_nodes()
+             if (mark := marks.deleted_of(n.extra)) is not None
+             and mark.get("at") is not None and float(mark["at"]) < cutoff]
+    values = dialect_of(ws.db).json_values()
     with ws.db.atomic():
         for root_id in roots:
             node = Node.get_or_none(Node.id == root_id)
@@ -217,13 +226,12 @@ def purge_expired(ws: Workspace, window_s: float = marks.UNDO_WINDOW_S) -> tuple
             ids = subtree_ids(ws, node)
             payload = json.dumps(ids)
             for sql in (
-                "DELETE FROM edge_source WHERE target IN (SELECT value FROM json_each(?))",
-                "DELETE FROM edge_source WHERE node IN (SELECT value FROM json_each(?))",
-                "DELETE FROM edge WHERE target IN (SELECT value FROM json_each(?))",
-                "DELETE FROM generation WHERE node IN (SELECT value FROM json_each(?))",
-                "DELETE FROM link WHERE source IN (SELECT value FROM json_each(?)) "
-                "OR target_node IN (SELECT value FROM json_each(?))",
-                "DELETE FROM node WHERE id IN (SELECT value FROM json_each(?))",
+                f"DELETE FROM edge_source WHERE target IN ({values})",
+                f"DELETE FROM edge_source WHERE node IN ({values})",
+                f"DELETE FROM edge WHERE target IN ({values})",
+                f"DELETE FROM generation WHERE node IN ({values})",
+                f"DELETE FROM link WHERE source IN ({values}) OR target_node IN ({values})",
+                f"DELETE FROM node WHERE id IN ({values})",
             ):
                 ws.db.execute_sql(sql, (payload,) * sql.count("?"))
             nodes_gone += len(ids)
@@ -235,10 +243,9 @@ def purge_expired(ws: Workspace, window_s: float = marks.UNDO_WINDOW_S) -> tuple
             ids = [r[0] for r in ws.db.execute_sql("SELECT id FROM node WHERE tree_id = ?",
                                                    (tree.id,)).fetchall()]
             payload = json.dumps(ids)
-            ws.db.execute_sql("DELETE FROM edge_source WHERE target IN "
-                              "(SELECT value FROM json_each(?))", (payload,))
-            ws.db.execute_sql("DELETE FROM generation WHERE node IN "
-                              "(SELECT value FROM json_each(?))", (payload,))
+            ws.db.execute_sql(f"DELETE FROM edge_source WHERE target IN ({values})",
+                              (payload,))
+            ws.db.execute_sql(f"DELETE FROM generation WHERE node IN ({values})", (payload,))
             ws.db.execute_sql("DELETE FROM position WHERE tree = ?", (tree.id,))
             Tree.delete().where(Tree.id == tree.id).execute()
             ws.log_change(tree.id, "tree.purge", tree.id, None, {"title": tree.title})
@@ -254,44 +261,23 @@ class Hit:
     hidden: bool  # pruned (or under a deleted subtree root)
 
 
-def fts_query(text: str) -> str | None:
-    """What a person typed as an FTS5 query: every word must occur (the last may be
-    the start of a word); quotes keep a phrase. None when there is no word."""
-    phrases = re.findall(r'"([^"]+)"', text)
-    rest = re.sub(r'"[^"]*"', " ", text)
-    parts = []
-    for p in phrases:
-        words = _WORD.findall(p)
-        if words:
-            parts.append('"' + " ".join(w.replace('"', "") for w in words) + '"')
-    words = _WORD.findall(rest)
-    for i, w in enumerate(words):
-        w = w.replace('"', "")
-        parts.append(f'"{w}"' + ("*" if i == len(words) - 1 and len(w) >= 2 else ""))
-    return " AND ".join(parts) if parts else None
-
-
 def search(ws: Workspace, text: str, tree: Tree | None = None, limit: int = SEARCH_LIMIT,
            include_hidden: bool = False) -> list[Hit]:
-    """Nodes whose text matches, best first (BM25), across every tree unless ``tree``;
+    """Nodes whose text matches, best first (BM25 or ts_rank), across every tree unless ``tree``;
     deleted trees never, pruned nodes only with ``include_hidden``."""
-    query = fts_query(text)
-    if query is None:
+    if not fulltext.has_words(text):
         raise LoomError("INVALID_SYNTAX", "search needs a word to look for",
                         '→ search "walnut trees"')
-    where = ["node_fts MATCH ?", "t.archived = 0", "n.kind != 'annotation'"]
-    params: list[Any] = [query]
+    where = ["NOT t.archived", "n.kind != 'annotation'"]
+    params: list[Any] = []
     if tree is not None:
         where.append("n.tree_id = ?")
         params.append(tree.id)
     if not include_hidden:
-        where.append("n.pruned = 0")
-    params.append(limit * 2 if not include_hidden else limit)  # room for hidden ones
-    rows = ws.db.execute_sql(
-        "SELECT n.id, t.title, snippet(node_fts, 0, '«', '»', '…', 12), n.pruned "
-        "FROM node_fts JOIN node n ON n.rowid = node_fts.rowid JOIN tree t ON "
-        f"t.id = n.tree_id WHERE {' AND '.join(where)} ORDER BY rank LIMIT ?",
-        params).fetchall()
+        where.append("NOT n.pruned")
+    # room for the ones hidden under a pruned node
+    rows = fulltext.matches(ws.db, text, where, params,
+                            limit * 2 if not include_hidden else limit)
     under_hidden = hidden_below(ws, [r[0] for r in rows])
     if not include_hidden:
         rows = [r for r in rows if r[0] not in under_hidden][:limit]
@@ -307,12 +293,13 @@ def hidden_below(ws: Workspace, ids: list[str]) -> set[str]:
     rows = ws.db.execute_sql(
         """
         WITH RECURSIVE up(start, id) AS (
-          SELECT value, (SELECT parent FROM node WHERE id = value) FROM json_each(?)
+          SELECT n.id, n.parent FROM node n WHERE n.id IN (""" + dialect_of(ws.db).json_values()
+        + """)
           UNION
           SELECT up.start, n.parent FROM node n JOIN up ON n.id = up.id
           WHERE n.parent IS NOT NULL
         )
-        SELECT DISTINCT up.start FROM up JOIN node n ON n.id = up.id WHERE n.pruned = 1
+        SELECT DISTINCT up.start FROM up JOIN node n ON n.id = up.id WHERE n.pruned
         """, (json.dumps(ids),)).fetchall()
     return {r[0] for r in rows}
 
@@ -375,7 +362,7 @@ def outline(ws: Workspace, tree: Tree) -> tuple[str, dict[str, OutlineRow],
     rows: dict[str, OutlineRow] = {}
     for nid, label, text, author_type, bookmarked, extra in ws.db.execute_sql(
             "SELECT id, label, substr(content, 1, 160), author_type, bookmarked, extra "
-            "FROM node WHERE tree_id = ? AND kind != 'annotation' AND pruned = 0",
+            "FROM node WHERE tree_id = ? AND kind != 'annotation' AND NOT pruned",
             (tree.id,)).fetchall():
         rows[nid] = OutlineRow(nid, None, label, text, author_type == "model", bool(bookmarked),
                                extra)

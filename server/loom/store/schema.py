@@ -62,6 +62,7 @@ class Tree(Base):
     themes = JSONField(null=True)  # from a structured tree summary
     created = pw.FloatField()
     updated = pw.FloatField()
+    extra = JSONField(null=True)  # v6: what an imported file says that Loom does not model
 
 
 class Node(Base):
@@ -147,6 +148,8 @@ class Position(Base):
 
 
 class Pin(Base):
+    """A participant's pin in a tree (v6: every pin has its tree)."""
+
     id = pw.AutoField()
     participant = pw.CharField(index=True)
     tree = pw.CharField(null=True)
@@ -157,8 +160,12 @@ class Pin(Base):
 
 
 class Stash(Base):
+    """A participant's stash in a tree (v6); ``tree`` is None only for a stash from before
+    v6 whose participant had no tree (it shows in every tree)."""
+
     id = pw.AutoField()
     participant = pw.CharField()
+    tree = pw.CharField(null=True)
     label = pw.CharField()
     content = pw.TextField()
     tokens = pw.IntegerField()
@@ -167,7 +174,7 @@ class Stash(Base):
     created = pw.FloatField()
 
     class Meta:
-        indexes = ((("participant", "label"), True),)
+        indexes = ((("participant", "tree", "label"), True),)
 
 
 class TraceEntry(Base):
@@ -280,6 +287,29 @@ class AgentTurn(Base):
     record = JSONField()
 
 
+class Media(Base):
+    """An image or audio file an imported tree holds (v6), stored once per content: nodes'
+    content blocks refer to it by its SHA-256, so paths never load the bytes."""
+
+    sha256 = pw.CharField(primary_key=True)
+    mime = pw.CharField()
+    size = pw.IntegerField()
+    data = pw.BlobField()
+    created = pw.FloatField()
+
+
+class NodeTokens(Base):
+    """A model node's per-token data (v8): each token's text and probability and the top-k
+    alternatives, in ``loom.model.tokens``' compact form, tied to the node's content (a
+    node's content never changes; a version's data is derived from its original's)."""
+
+    node = pw.CharField(primary_key=True)
+    k = pw.IntegerField()  # alternatives asked for per token
+    count = pw.IntegerField()  # tokens kept
+    covered = pw.IntegerField()  # characters of the content the tokens spell
+    data = pw.BlobField()
+
+
 MODELS: tuple[type[Base], ...] = (
     Meta, Participant, Tree, Node, Edge, EdgeSource, Document, Link, Position, Pin, Stash,
     TraceEntry, RawResponse, Generation, BranchLock, Change,
@@ -288,3 +318,5 @@ V2_MODELS: tuple[type[Base], ...] = (BufferState,)
 V3_MODELS: tuple[type[Base], ...] = (SummaryJob,)
 V4_MODELS: tuple[type[Base], ...] = (AgentTurn,)
 V5_MODELS: tuple[type[Base], ...] = (EditorSession,)
+V6_MODELS: tuple[type[Base], ...] = (Media,)
+V8_MODELS: tuple[type[Base], ...] = (NodeTokens,)

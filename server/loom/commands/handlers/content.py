@@ -7,11 +7,12 @@ import json
 from loom.commands import ast
 from loom.commands.context import ContinueRequest, Ctx
 from loom.commands.results import Result
-from loom.errors import LoomError
+from loom.errors import CrossTree, LoomError
 from loom.model import permissions as perms
 from loom.model.ids import new_ulid
 from loom.render import formats as f
 from loom.render.text import plural, preview, quote
+from loom.store import tokens as token_store
 from loom.store.schema import Generation, Node, RawResponse
 
 MAX_N = 10
@@ -70,26 +71,33 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
         outcome = ctx.subject.generate(request, ctx.on_delta)
     finally:
         ctx.ws.release_turn(source, ctx.me)
+    if ctx.cancel is not None and ctx.cancel.is_set():  # cancelled as the model finished
+        raise LoomError("MODEL_ERROR", "the generation was cancelled", "nothing was written")
     completions = sorted(outcome.completions, key=lambda c: c.index)
     if not completions:
         raise LoomError("MODEL_ERROR", "the subject model returned no continuations",
                         "retry, or check the model profile")
     created = _store_generation(ctx, source, outcome, completions)
     first = created[0]
-    current = ctx.current_path()
-    if any(x.id == source.id for x in current) or ctx.position()[0].id == source.id:
-        ctx.ws.set_position(ctx.me, ctx.tree, first, first)
     lines = [f"{f.ref(c.label)} {quote(preview(c.content) or '(empty)')}" for c in created]
+    # Continuing where you stand moves you to the first result (buffer mode shows the
+    # first), said as respond says it; continuing elsewhere leaves you where you are.
+    current = ctx.current_path()
+    moved = any(x.id == source.id for x in current) or ctx.position()[0].id == source.id
+    if moved:
+        ctx.ws.set_position(ctx.me, ctx.tree, first, first)
+        lines.append(f"switched to {f.ref(first.label)}")
     return Result.success(
         f.ok(f"generating {plural(len(created), 'continuation')} from {f.ref(source.label)}...",
              *lines),
-        created=[c.id for c in created], source=source.id,
+        created=[c.id for c in created], source=source.id, moved=moved,
     )
 
 
 def _store_generation(ctx: Ctx, source: Node, outcome: object,
                       completions: list) -> list[Node]:
-    """The n results become model-authored children with provenance, in one transaction."""
+    """The n results become model-authored children with provenance, in one transaction.
+    Token logprobs go to the compact per-token store (``store/tokens.py``), not the JSON."""
     subject = ctx.ws.subject()
     created: list[Node] = []
     with ctx.ws.db.atomic():
@@ -97,23 +105,40 @@ def _store_generation(ctx: Ctx, source: Node, outcome: object,
         raw = getattr(outcome, "raw", None)
         if raw:
             raw_id = new_ulid()
-            RawResponse.create(id=raw_id, body=json.dumps(raw, ensure_ascii=False,
-                                                          default=str))
+            RawResponse.create(id=raw_id, body=json.dumps(_without_logprobs(raw),
+                                                          ensure_ascii=False, default=str))
         usage = getattr(outcome, "usage", None)
         usage_d = usage.model_dump() if hasattr(usage, "model_dump") else (usage or {})
+        params = dict(getattr(outcome, "params", {}) or {})
+        k = params.get("logprobs") or 0
         for c in completions:
             node = ctx.ws.add_node(ctx.tree, source, c.text, subject)
             c_usage = getattr(c, "usage", None)
             Generation.create(
                 id=new_ulid(), node=node.id, provider=str(getattr(outcome, "provider", "")),
-                model=str(getattr(outcome, "model", "")),
-                params=dict(getattr(outcome, "params", {}) or {}),
+                model=str(getattr(outcome, "model", "")), params=params,
                 usage=(c_usage.model_dump() if hasattr(c_usage, "model_dump") else usage_d),
                 latency_ms=getattr(outcome, "latency_ms", None), completion_index=c.index,
-                logprobs=getattr(c, "logprobs", None), raw=raw_id, created=ctx.now,
+                logprobs=None, raw=raw_id, created=ctx.now,
             )
+            token_store.save_entries(ctx.ws, node, getattr(c, "logprobs", None), k)
             created.append(node)
     return created
+
+
+def _without_logprobs(raw: list) -> list:
+    """The raw chunks without their logprobs, which the token store keeps compactly (in
+    the chunks they are most of the bytes: every token with its k alternatives as JSON)."""
+    out = []
+    for chunk in raw:
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        if isinstance(choices, list) and any(isinstance(c, dict) and c.get("logprobs")
+                                             for c in choices):
+            chunk = {**chunk, "choices": [
+                {**c, "logprobs": "(in node_tokens)"} if isinstance(c, dict) and
+                c.get("logprobs") else c for c in choices]}
+        out.append(chunk)
+    return out
 
 
 def respond(ctx: Ctx, cmd: ast.Respond) -> Result:
@@ -121,8 +146,8 @@ def respond(ctx: Ctx, cmd: ast.Respond) -> Result:
     if not cmd.content.strip():
         raise LoomError("INVALID_SYNTAX", "respond needs some content",
                         'use → respond [localId] "[content]"')
-    ctx.guard(source, extends=True)
-    node = ctx.ws.add_node(ctx.tree, source, cmd.content, ctx.me, role=_ROLE[cmd.as_])
+    with ctx.guarded((source, True)):
+        node = ctx.ws.add_node(ctx.tree, source, cmd.content, ctx.me, role=_ROLE[cmd.as_])
     ctx.ws.set_position(ctx.me, ctx.tree, node, node)
     return Result.success(
         f.ok(f"created {f.ref(node.label)} as {cmd.as_} from {f.ref(source.label)}",
@@ -139,8 +164,8 @@ def annotate(ctx: Ctx, cmd: ast.Annotate) -> Result:
     if not cmd.content.strip():
         raise LoomError("INVALID_SYNTAX", "an annotation needs some content",
                         'use → annotate [localId] "[content]"')
-    ctx.guard(target, extends=False)
-    ann = ctx.ws.add_node(ctx.tree, target, cmd.content, ctx.me, kind="annotation")
+    with ctx.guarded((target, False)):
+        ann = ctx.ws.add_node(ctx.tree, target, cmd.content, ctx.me, kind="annotation")
     return Result.success(f.ok(f"annotation {f.ref(ann.label)} added to {f.ref(target.label)}"),
                           created=[ann.id], node=target.id)
 
@@ -179,7 +204,12 @@ def link(ctx: Ctx, cmd: ast.Link) -> Result:
                         note=cmd.note)
             shown = f'tree:"{other.title}"'
     else:
-        target = ctx.resolve(t.node)
+        try:
+            target = ctx.resolve(t.node)
+        except CrossTree as err:  # link reaches other trees by naming them
+            raise LoomError("CROSS_TREE", err.message,
+                            f'use → link {source.label} to tree:"{err.tree_title}" '
+                            f"node:{err.node} (requires cross-tree permission)") from None
         if target.id == source.id:
             raise LoomError("INVALID_SYNTAX", "a node cannot link to itself")
         ws.add_link(ctx.tree, source, ctx.me, target_kind="node", target_node=target,
@@ -203,14 +233,16 @@ def edit(ctx: Ctx, cmd: ast.Edit) -> Result:
     if cmd.content == original.content:
         return Result.success(f.ok(f"{f.ref(original.label)} unchanged (same content)"),
                               node=original.id)
-    ctx.guard(original, extends=False)
     current = ctx.current_path()
     on_path = any(n.id == original.id for n in current)
-    version = ctx.ws.add_version(ctx.tree, original, cmd.content, ctx.me)
+    with ctx.guarded((original, False)):
+        version = ctx.ws.add_version(ctx.tree, original, cmd.content, ctx.me)
     if ctx.tree.mode == "buffer":
-        if on_path:
-            ctx.ws.set_position(ctx.me, ctx.tree, version, current[-1]
-                                if current[-1].id != original.id else version)
+        if on_path:  # the version takes the original's place on your path; you stay put
+            node, tip = ctx.position()
+            ctx.ws.set_position(ctx.me, ctx.tree,
+                                version if node.id == original.id else node,
+                                version if tip.id == original.id else tip)
         return Result.success(
             f.ok(f"created version {f.ref(version.label)} from {f.ref(original.label)}",
                  "downstream nodes preserved via hyperedge"),

@@ -8,7 +8,7 @@ from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.model.documents import Section, find_section
 from loom.render import formats as f
-from loom.render.text import extractive_summary, quote, relative_time, thousands, word_count
+from loom.render.text import document_summary, quote, relative_time, thousands, word_count
 from loom.store.schema import Document
 
 
@@ -25,16 +25,16 @@ def read(ctx: Ctx, cmd: ast.Read) -> Result:
     doc = ctx.ws.document(cmd.doc)
     lines = doc.content.split("\n")
     if cmd.summary:
-        if not doc.summary:
-            # Lazy fallback (SPEC-NOTES 11): an extractive summary until a model writes one.
-            with ctx.ws.db.atomic():
-                Document.update(summary=extractive_summary(doc.content),
-                                summary_source="extractive").where(
-                    Document.id == doc.id).execute()
-            doc = Document.get_by_id(doc.id)
+        summary = doc.summary
+        if not summary or doc.summary_source == "extractive":
+            # Lazy fallback (SPEC-NOTES 11): an extractive summary until a model writes one,
+            # made from the prose (an older one may still hold Markdown syntax).
+            summary = document_summary(doc.content)
+            if summary != doc.summary:
+                ctx.ws.set_document_summary(doc, summary, "extractive")
         head = (f"{f.doc_ref(doc.name)} ({thousands(word_count(doc.content))} words · "
                 f"updated {relative_time(doc.updated, ctx.now)})")
-        return Result.success(f"{head}\n{quote(doc.summary or '(empty)')}", doc=doc.id)
+        return Result.success(f"{head}\n{quote(summary or '(empty)')}", doc=doc.id)
     if cmd.lines is not None:
         a, b = cmd.lines
         if a < 1 or b < a:
@@ -94,7 +94,10 @@ def write(ctx: Ctx, cmd: ast.Write) -> Result:
         sec = _section(doc, cmd.section or "")
         body = cmd.content.split("\n")
         if not body or not body[0].lstrip().startswith("#"):
-            body = [lines[sec.start], *body]
+            # the section keeps its heading, and the blank line after it if it had one
+            gap = [""] if sec.start + 1 < len(lines) and not lines[sec.start + 1].strip() \
+                else []
+            body = [lines[sec.start], *gap, *body]
         tail = lines[sec.end:]
         if tail and body and body[-1].strip():
             body.append("")

@@ -3,7 +3,6 @@ text, new trees, document saves, imports, exports), checked and traced like any 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -38,14 +37,13 @@ def commit(ctx: Ctx, cmd: ast.Commit) -> Result:
         return Result.success(f.ok("nothing to commit"), created=[], versions={},
                               text_committed=False)
     end = ctx.resolve(cmd.after) if cmd.after else ctx.position()[1]
-    for node, _ in versions:
-        ctx.guard(node, extends=False)
+    checks = [(node, False) for node, _ in versions]
     if text is not None:
-        ctx.guard(end, extends=True)
+        checks.append((end, True))
     created: list[Node] = []
     mapping: dict[str, str] = {}
     text_committed = False
-    with ws.db.atomic():
+    with ctx.guarded(*checks):
         tip = end
         for original, content in versions:
             version = ws.add_version(tree, original, content, me)
@@ -96,62 +94,81 @@ def save(ctx: Ctx, cmd: ast.Save) -> Result:
 
 
 def export(ctx: Ctx, cmd: ast.Export) -> Result:
+    from loom.interchange import ExportOptions, export_tree
+    from loom.interchange.files import size_text
+
     ws = ctx.ws
     tree = ws.find_tree(cmd.tree) if cmd.tree else ctx.tree
     if ctx.actor.tree is not None and tree.id != ctx.actor.tree.id:
         ctx.require(perms.CROSS_TREE, "export another tree")
     if cmd.path:
         ctx.require(perms.DOC_WRITE, "export to a file")
-    if cmd.format == "md":
-        from loom.interchange.markdown import export_markdown
-
-        tip = (ws.descend(ws.resolve(tree, cmd.node)) if cmd.node
-               else ws.position(ctx.me, tree)[1])
-        text = export_markdown(ws, tree, tip)
-    else:
-        from loom.interchange.openloom import export_openloom
-
-        data = export_openloom(ws, tree)
-        if cmd.format == "loom":
-            from loom.protocol import dumps
-
-            text = dumps(data)
-        else:
-            text = json.dumps(data, ensure_ascii=False, indent=2)
+    options = ExportOptions(system_context=cmd.system_context, raw_responses=cmd.raw_responses,
+                            agent_prompts=cmd.agent_prompts, media=cmd.media,
+                            participant=ctx.me.name)
+    node = ws.resolve(tree, cmd.node) if cmd.node else None
+    out = export_tree(ws, tree, cmd.format, options,
+                      node=ws.descend(node) if node is not None else None)
+    left_out = [what for what, kept in (("the system context", cmd.system_context),
+                                        ("raw responses", cmd.raw_responses),
+                                        ("agents' system prompts", cmd.agent_prompts))
+                if not kept and cmd.format != "md"]
+    notes = [f"left out: {', '.join(left_out)}"] if left_out else []
     if not cmd.path:
-        return Result.success(f.ok(f'exported "{tree.title}" ({cmd.format})'), output=text,
-                              tree=tree.id)
+        if isinstance(out, bytes):
+            raise LoomError("INVALID_SYNTAX",
+                            f'"{tree.title}" holds media files, so it exports as an Open Loom '
+                            "bundle (a ZIP)", "give a file to write it to: -o FILE.zip")
+        return Result.success(f.ok(f'exported "{tree.title}" ({cmd.format})', *notes),
+                              output=out, tree=tree.id)
     target = Path(cmd.path).expanduser()
+    data = out if isinstance(out, bytes) else out.encode("utf-8")
     tmp = target.with_name(target.name + ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(data)
         os.replace(tmp, target)  # atomic: a half-written export never replaces a good one
     except OSError as err:
         tmp.unlink(missing_ok=True)
         raise LoomError("NOT_FOUND", f"cannot write {target}: {err.strerror or err}",
-                        "choose a folder that exists and that you can write to") from err
-    size = len(text.encode())
-    return Result.success(f.ok(f'exported "{tree.title}" to {target} ({size:,} bytes)'),
-                          path=str(target), tree=tree.id)
+                        "choose a folder that exists and that you can write to") from None
+    kind = "an Open Loom bundle" if isinstance(out, bytes) else {
+        "openloom": "Open Loom", "md": "Markdown", "loom": "the Loom Protocol",
+        "bundle": "an Open Loom bundle"}[cmd.format]
+    return Result.success(
+        f.ok(f'exported "{tree.title}" ({ws.tree_counts(tree).nodes} nodes) to {target} as {kind} '
+             f"({size_text(len(data))})", *notes), path=str(target), tree=tree.id)
 
 
 def import_(ctx: Ctx, cmd: ast.Import) -> Result:
-    from loom.interchange import import_data, import_file
+    from loom.interchange import ImportLimits, import_bytes, import_file
 
+    if cmd.trust:  # the file's permissions are granted: only by one who holds them all
+        missing = [p for p in perms.ORDER if p not in ctx.actor.permissions]
+        if missing:
+            raise LoomError("PERMISSION_DENIED", f"{missing[0]} is not yours to give",
+                            "import without trusting the file's permissions")
+    limits = ImportLimits.from_env()
+    if cmd.max_mb is not None:
+        if cmd.max_mb <= 0:
+            raise LoomError("INVALID_SYNTAX", "--max-mb must be positive")
+        limits.max_file_bytes = limits.max_document_bytes = int(cmd.max_mb * 1024 * 1024)
     if cmd.content is not None:
-        try:
-            data = json.loads(cmd.content)
-        except ValueError as err:
-            raise LoomError("INVALID_SYNTAX", f"{cmd.name or 'the file'} is not JSON: {err}",
-                            "import an Open Loom, socketteer or loomsidian file") from err
-        trees = import_data(ctx.ws, data, name=cmd.name)
+        # surrogatepass: a lone surrogate in the sent text is named by the parser, not a crash
+        report = import_bytes(ctx.ws, cmd.content.encode("utf-8", "surrogatepass"),
+                              cmd.name or "the file",
+                              author=ctx.me, trust_permissions=cmd.trust, limits=limits)
     elif cmd.path:
-        trees = import_file(ctx.ws, Path(cmd.path).expanduser())
+        report = import_file(ctx.ws, Path(cmd.path).expanduser(), author=ctx.me,
+                             trust_permissions=cmd.trust, limits=limits)
     else:
         raise LoomError("INVALID_SYNTAX", "import needs a file", "loom import FILE")
-    lines = [f'imported "{t.title}" ({plural(ctx.ws.node_count(t), "node")})' for t in trees]
-    return Result.success(f.ok(*lines) if lines else f.ok("imported nothing"),
-                          trees=[t.id for t in trees])
+    for t in report.trees:  # counted as → tree counts them (the file's records may differ)
+        counts = ctx.ws.tree_counts(t.tree)
+        t.nodes = counts.nodes
+        if counts.apart():
+            report.notes.insert(0, f'"{t.tree.title}": not counted: {counts.apart()}')
+    return Result.success(report.text(), trees=[t.tree.id for t in report.trees],
+                          repairs=report.repairs)
 
 
 def grant(ctx: Ctx, cmd: ast.Grant) -> Result:

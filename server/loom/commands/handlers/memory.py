@@ -48,29 +48,29 @@ def stash(ctx: Ctx, cmd: ast.Stash) -> Result:
     if not cmd.label.strip():
         raise LoomError("INVALID_SYNTAX", "a stash needs a label", 'use → stash "[label]" …')
     tokens, _exact = count_tokens(content)
-    replaced = mem.put_stash(ctx.ws, ctx.me, cmd.label, content, tokens, source)
+    replaced = mem.put_stash(ctx.ws, ctx.me, ctx.tree, cmd.label, content, tokens, source)
     suffix = ", replaced the earlier one" if replaced else ""
-    return Result.success(f.ok(f'stashed "{cmd.label}" ({thousands(tokens)} tokens{suffix})'))
+    return Result.success(f.ok(f'stashed "{cmd.label}" ({_tokens(tokens)}{suffix})'))
 
 
 def recall(ctx: Ctx, cmd: ast.Recall) -> Result:
-    item = mem.recall_stash(ctx.ws, ctx.me, cmd.label)
+    item = mem.recall_stash(ctx.ws, ctx.me, ctx.tree, cmd.label)
     return Result.success(f'✓ recalled "{item.label}":\n"{item.content}"')
 
 
 def drop(ctx: Ctx, cmd: ast.Drop) -> Result:
     if cmd.stash is not None:
-        mem.drop_stash(ctx.ws, ctx.me, cmd.stash)
+        mem.drop_stash(ctx.ws, ctx.me, ctx.tree, cmd.stash)
         return Result.success(f.ok(f'dropped stash "{cmd.stash}"'))
     ref = (cmd.pin or "").strip()
     if ref.startswith("doc:"):
         name, _, section = ref[4:].partition("§")
         doc = ctx.ws.document(name.strip().strip('"“”'))
         section = section.strip() or None
-        mem.drop_pin(ctx.ws, ctx.me, "doc", doc.id, section)
+        mem.drop_pin(ctx.ws, ctx.me, ctx.tree, "doc", doc.id, section)
         return Result.success(f.ok(f"dropped pin {f.doc_ref(doc.name, section)}"))
     node = ctx.resolve(ref)
-    mem.drop_pin(ctx.ws, ctx.me, "node", node.id)
+    mem.drop_pin(ctx.ws, ctx.me, ctx.tree, "node", node.id)
     return Result.success(f.ok(f"dropped pin {f.ref(node.label)}"))
 
 
@@ -91,11 +91,11 @@ def memory(ctx: Ctx, cmd: ast.Memory) -> Result:
             lines += [f"  {e.command}", f"    ✗ {e.code}: {e.message}"]
         return Result.success("\n".join(lines))
     if cmd.what == "stashed":
-        items = mem.stashes(ctx.ws, ctx.me)
+        items = mem.stashes(ctx.ws, ctx.me, ctx.tree)
         if not items:
             return Result.success("Stashed: none")
         lines = ["Stashed:"]
-        lines += [f'  "{s.label}" ({thousands(s.tokens)} tokens · {ctx.when(s.created)})'
+        lines += [f'  "{s.label}" ({_tokens(s.tokens)} · {ctx.when(s.created)})'
                   + (" · recalled" if s.recalled else "") for s in items]
         return Result.success("\n".join(lines))
     state = mem.state(ctx)
@@ -117,4 +117,9 @@ def think(ctx: Ctx, cmd: ast.Think) -> Result:
                         "write your thoughts between → think and ←")
     tokens, _ = count_tokens(cmd.content)
     mem.add_thought(ctx.ws, ctx.me, ctx.tree, cmd.content)
-    return Result.success(f.ok(f"thought kept in memory ({thousands(tokens)} tokens)"))
+    return Result.success(f.ok(f"thought kept in memory ({_tokens(tokens)})"))
+
+
+def _tokens(n: int) -> str:
+    """``1 token``, ``47 tokens``, ``12,847 tokens``."""
+    return f"{thousands(n)} {'token' if n == 1 else 'tokens'}"

@@ -8,14 +8,17 @@ from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.model import permissions as perms
 from loom.render import formats as f
+from loom.render.keywords import themes as keyphrases
 from loom.render.text import (
     plural,
     preview,
     quote,
     relative_time,
+    whole_sentences,
 )
 from loom.render.tree_drawing import MAX_CHILDREN, Item, draw
 from loom.store.schema import Document, Link, Node, Tree
+from loom.store.workspace import TreeCounts
 
 DEFAULT_TREE_DEPTH = 5
 
@@ -124,44 +127,17 @@ def list_(ctx: Ctx, cmd: ast.List) -> Result:
     return Result.success("\n".join(lines), node=node.id)
 
 
-def tree_stats(ctx: Ctx, tree: Tree) -> tuple[int, int, int]:
-    """(nodes, branch points, leaves) — annotations and hidden versions are not counted."""
-    db = ctx.ws.db
-    nodes = db.execute_sql(
-        "SELECT count(*) FROM node n LEFT JOIN edge e ON e.target = n.id WHERE n.tree_id = ? "
-        "AND n.kind != 'annotation' AND (e.kind IS NULL OR e.kind = 'continuation')",
-        (tree.id,)).fetchone()[0]
-    branches = db.execute_sql(
-        "SELECT count(*) FROM (SELECT s.node FROM edge_source s JOIN edge e ON e.target = "
-        "s.target WHERE e.tree_id = ? AND e.kind = 'continuation' GROUP BY s.node "
-        "HAVING count(*) > 1)", (tree.id,)).fetchone()[0]
-    parents = db.execute_sql(
-        "SELECT count(DISTINCT s.node) FROM edge_source s JOIN edge e ON e.target = s.target "
-        "JOIN node p ON p.id = s.node WHERE e.tree_id = ? AND e.kind = 'continuation'",
-        (tree.id,)).fetchone()[0]
-    return nodes, branches, max(0, nodes - parents)
-
-
 def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
     t = ctx.tree
-    nodes, branches, leaves = tree_stats(ctx, t)
+    counts = ctx.ws.tree_counts(t)
     if cmd.summary:
-        lines = [f'Tree: "{t.title}"',
-                 f"{plural(nodes, 'node')} · {plural(branches, 'branch', 'branches')} · "
-                 f"{plural(leaves, 'leaf', 'leaves')}"]
-        if t.themes:
-            lines.append(f"Main themes: {', '.join(t.themes)}")
-        if t.summary:
-            lines.append(f"Summary: {t.summary}")
-        elif t.description:
-            lines.append(f"Description: {t.description}")
-        lines.append(f"Last active: {relative_time(t.updated, ctx.now)}")
-        return Result.success("\n".join(lines))
+        return _tree_summary(ctx, t, counts)
     position, _ = ctx.position()
     depth = cmd.depth if cmd.depth is not None else DEFAULT_TREE_DEPTH
     if depth < 1 or depth > 50:
         raise LoomError("LIMIT_EXCEEDED", "tree depth must be between 1 and 50",
                         "use depth:5 or another value up to 50")
+    on_path = [n.id for n in ctx.current_path()]
     if cmd.from_ is not None:
         start = ctx.resolve(cmd.from_)
         head = ""
@@ -181,12 +157,57 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
             head = f"Root {f.ref(labels[0])} → "
         else:
             head = f"Root {f.ref(labels[0])} → ... → "
+    # A node with buffer-mode versions is drawn as the member on your path (or its newest).
+    start_id, start_label = ctx.ws.shown_members([start.id], set(on_path)).get(
+        start.id, (start.id, start.label))
     children = {parent: [Item(*kid) for kid in kids] for parent, kids in
-                ctx.ws.continuation_map(start.id, depth, MAX_CHILDREN).items()}
-    lines = [f'Tree: "{t.title}" ({plural(nodes, "node")}, '
-             f"{plural(branches, 'branch', 'branches')})"]
-    lines += draw(head, Item(start.id, start.label), children, depth, position.id)
-    lines += ["", "* = current position"]
+                ctx.ws.continuation_map(start_id, depth, MAX_CHILDREN, on_path).items()}
+    lines = [f'Tree: "{t.title}" ({plural(counts.nodes, "node")}, '
+             f"{plural(counts.branches, 'branch', 'branches')})"]
+    drawing = draw(head, Item(start_id, start_label), children, depth, position.id)
+    lines += drawing
+    if any(f"{f.ref(position.label)}*" in line for line in drawing):
+        lines += ["", "* = current position"]
+    else:  # the legend would explain a mark that is not there
+        lines += ["", f"current position: {f.ref(position.label)} (not in this drawing)"]
+    return Result.success("\n".join(lines))
+
+
+THEMES_TEXT_CHARS = 20_000  # the newest text of a long path (~3,500 words): quick to read
+
+
+def _recent_text(path: list[Node]) -> list[str]:
+    """The contents along a path, newest last, up to THEMES_TEXT_CHARS from its end."""
+    texts: list[str] = []
+    left = THEMES_TEXT_CHARS
+    for n in reversed(path):
+        if n.kind == "annotation" or n.excluded or not n.content:
+            continue
+        texts.append(n.content[-left:])
+        left -= len(texts[-1])
+        if left <= 0:
+            break
+    return texts[::-1]
+
+
+def _tree_summary(ctx: Ctx, t: Tree, counts: TreeCounts) -> Result:
+    """Seed 000's condensed overview. The themes are the model's (from its structured tree
+    summary) when a model summarized the tree, else key phrases of your path's text (its
+    newest THEMES_TEXT_CHARS characters); the
+    model's summary is shown only as whole sentences."""
+    lines = [f'Tree: "{t.title}"',
+             f"{plural(counts.nodes, 'node')} · {plural(counts.branches, 'branch', 'branches')}"
+             f" · {plural(counts.leaves, 'leaf', 'leaves')}"]
+    by_model = t.summary_source == "model"
+    themes = list(t.themes or []) if by_model else []
+    if not themes:
+        themes = keyphrases(_recent_text(ctx.current_path()))
+    if themes:
+        lines.append(f"Main themes: {', '.join(themes)}")
+    summary = whole_sentences(t.summary or "") if by_model else ""
+    if summary:
+        lines.append(f"Summary: {summary}")
+    lines.append(f"Last active: {relative_time(t.updated, ctx.now)}")
     return Result.success("\n".join(lines))
 
 

@@ -37,7 +37,7 @@ class Collaborator:
         node = depth = None
         with contextlib.suppress(Exception):
             at, _tip = self.host.app.ws.position(agent.participant, agent.tree)
-            node, depth = at.local_id, at.depth
+            node, depth = at.label, at.depth  # as view and tree show it
         return {"name": agent.name, "busy": agent.busy, "node": node, "depth": depth}
 
     def agent(self, tree: Tree) -> Any:
@@ -49,7 +49,8 @@ class Collaborator:
             settings = self.host.settings
             agent = Agent(self.host.app.ws, self.host.app.executor, tree, spec=AgentSpec(),
                           approve=self._approve, autonomous=settings.collaborator_autonomous,
-                          settle_s=settings.collaborator_settle_s)
+                          settle_s=settings.collaborator_settle_s,
+                          hooks=self.host.app.agent_hooks())
             self.agents[tree.id] = agent
         return agent
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import Counter
 
 from loom.commands import ast
-from loom.commands.executor import parse_line
+from loom.commands.canonical import to_text
+from loom.commands.executor import parse_line_noting, read_as_note
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.buffer import Segment
@@ -22,7 +23,7 @@ from loom.lsp.session import OpenDoc, copy_segments
 from loom.lsp.text import TextDoc
 
 #: Verbs that act on the path: the buffer is committed first, so they see what was typed.
-_COMMIT_FIRST = frozenset({"switch", "edit", "respond", "continue"})
+_COMMIT_FIRST = frozenset({"switch", "edit", "respond", "continue", "split"})
 
 
 def candidate_lines(text: str, segments: list[Segment], encoding: str = "utf-16") -> list[int]:
@@ -105,11 +106,15 @@ class CommandLines:
             return Result.failure(
                 "INVALID_SYNTAX", f"line {line_no + 1} is part of a node's text, not a "
                 "command you typed", "type commands at the end of the buffer")
-        cmd = parse_line(line)
+        cmd, corrected = parse_line_noting(line)
         if isinstance(cmd, ast.Continue) and doc.kind == "path" and (
                 cmd.from_ is None or self._is_tip(doc, cmd.from_)):
             await self.remove_line(doc, line_no)
-            return await self.generation.continue_(uri, cmd.n, cmd.tokens, cmd.temperature)
+            result = await self.generation.continue_(uri, cmd.n, cmd.tokens, cmd.temperature)
+            if corrected and result.ok:  # a typo read as continue is said, as elsewhere
+                result.text += "\n" + read_as_note(to_text(cmd))
+                host.show(result)
+            return result
         if not isinstance(cmd, ast.ParseError) and cmd.verb in _COMMIT_FIRST:
             committed = await self.editing.commit_and_show(doc)
             if not committed.ok:
@@ -132,12 +137,13 @@ class CommandLines:
             await self.remove_line(doc, now_at)
         host.show(result)
         if doc.kind == "path" and doc.tree is not None:
-            if isinstance(cmd, ast.Switch) and actor.tree is not None \
+            if isinstance(cmd, ast.Switch | ast.Split) and actor.tree is not None \
                     and actor.tree.id == doc.tree.id:
                 _node, doc.view.tip = host.app.ws.position(actor.participant, doc.tree)
             if doc.view.tip is not None and host.app.ws.find_node(doc.view.tip.id):
                 text, segments = docs.rerender_target(doc)
                 await host.send_edit(doc, text, segments)
+                self.editing.announce(doc)
         host.refresh_decorations()
         return result
 

@@ -101,7 +101,7 @@ def _named(kind: str, item_kind: str) -> Callable[[Documents, Tree | None, Slot]
     def provide(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
         return [Item(label=slot.head + quote(name), kind=item_kind,
                      insert=slot.head + quote(name))
-                for name in _fuzzy(slot.typed, _names(docs, kind))]
+                for name in _fuzzy(slot.typed, _names(docs, kind, tree))]
     return provide
 
 
@@ -126,12 +126,12 @@ _PROVIDERS: dict[SlotKind, Callable[[Documents, Tree | None, Slot], list[Item]]]
 _ORDER: tuple[SlotKind, ...] = tuple(_PROVIDERS)
 
 
-def _names(docs: Documents, kind: str) -> list[str]:
+def _names(docs: Documents, kind: str, tree: Tree | None) -> list[str]:
     if kind == "doc":
         return [d.name for d in docs.ws.documents()]
     if kind == "tree":
         return [t.title for t, _ in docs.ws.trees()]
-    return [s.label for s in mem.stashes(docs.ws, docs.participant)]
+    return [s.label for s in mem.stashes(docs.ws, docs.participant, tree)]  # this tree's
 
 
 def _fuzzy(typed: str, names: list[str]) -> list[str]:
@@ -153,7 +153,7 @@ def _nodes(docs: Documents, tree: Tree | None, typed: str) -> list[Item]:
         rows = docs.ws.nodes_by_prefix(tree, typed, MAX_ITEMS)
     if len(rows) < 10:
         node, tip = docs.ws.position(docs.participant, tree)
-        near = docs.ws.path(tip, prefer=(node.id,))[-40:]
+        near = docs.ws.path(tip, prefer=(node.id,), limit=40)  # never the whole path
         near += docs.ws.children(node)[:20]
         seen = {n.id for n in rows}
         pool = [n for n in near if n.id not in seen]

@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.text import TextDoc, units
+from loom.model.tokens import BUCKET_NAMES
 from loom.render.text import plural
 from loom.store.schema import Node
 
 TOKEN_TYPES = ["loomModel", "loomHuman", "loomArrow", "loomVerb", "loomNodeRef", "loomFlag",
                "loomString", "loomDocRef"]
-TOKEN_MODIFIERS = ["nodeStart", "edited"]
+# nodeStart, edited, then the token-probability buckets (features/probabilities.py)
+TOKEN_MODIFIERS = ["nodeStart", "edited", *BUCKET_NAMES]
 T = {name: i for i, name in enumerate(TOKEN_TYPES)}
 NODE_START, EDITED = 1, 2
 MAX_SIBLING_LENSES = 3
@@ -144,10 +146,17 @@ def _version_originals(docs: Documents, ids: list[str]) -> dict[str, str]:
     return docs.ws.model_originals(ids)
 
 
+Spans = list[tuple[int, int, int, int]]  # (start, end, type, modifiers), in order
+
+
 def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
     """LSP's relative encoding: [deltaLine, deltaStart, length, type, modifiers]*."""
-    text_doc = doc.session.doc
-    spans: list[tuple[int, int, int, int]] = []  # (start, end, type, modifiers)
+    return encode_spans(doc.session.doc, authorship_spans(docs, doc))
+
+
+def authorship_spans(docs: Documents, doc: OpenDoc) -> Spans:
+    """Model text and human text at character level (a path's segments)."""
+    spans: Spans = []
     if doc.kind == "path":
         originals = _version_originals(docs, [s.node for s in doc.session.segments
                                               if s.node and not s.by_model])
@@ -176,6 +185,11 @@ def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
                 pos = seg.start + h1
             if pos < seg.end:
                 spans.append((pos, seg.end, base, mod))
+    return spans
+
+
+def encode_spans(text_doc: TextDoc, spans: Spans) -> list[int]:
+    """Command lines laid over ``spans``, all of it encoded."""
     command_spans = _command_spans(text_doc)
     if command_spans:
         spans = _overlay(spans, command_spans)

@@ -27,7 +27,10 @@ class Diagnostics:
         self.by_uri: dict[str, list[Diag]] = {}
 
     def failed_lines(self, uri: str) -> set[str]:
-        return {d.line_text for d in self.by_uri.get(uri, [])}
+        """Lines whose failure running them again would only repeat (a busy branch or a
+        model error may well pass next time)."""
+        return {d.line_text for d in self.by_uri.get(uri, [])
+                if d.code not in ("CONFLICT", "MODEL_ERROR")}
 
     def publish(self, doc: OpenDoc) -> None:
         """Send the document's diagnostics, dropping those whose line is gone."""

@@ -32,6 +32,23 @@ class Running:
     streamed: list[str] = field(default_factory=list)
 
 
+async def _outlast_cancellation(work: asyncio.Future[Result],
+                                cancel: threading.Event) -> tuple[Result, bool]:
+    """The worker's result, and whether the awaiting task was cancelled meanwhile. A
+    cancelled task does not walk away from its worker thread (which would go on and
+    commit): it sets ``cancel``, which stops the generation before anything is written,
+    and waits for the worker to finish."""
+    interrupted = False
+    while True:
+        try:
+            return await asyncio.shield(work), interrupted
+        except asyncio.CancelledError:
+            interrupted = True
+            cancel.set()
+            if work.done():
+                return work.result(), interrupted
+
+
 class Generation:
     def __init__(self, host: Host, editing: Editing, diagnostics: Diagnostics,
                  progress: object) -> None:
@@ -79,21 +96,42 @@ class Generation:
 
         doc.generating = True
         host.status(doc, "generating…")
-        token = await self._progress_begin(f"Loom: generating {cmd.n} from [{tip.label}]")
-        flusher = asyncio.create_task(self._flush(doc, run, base_text, base, start, token))
+        token: str | None = None
+        flusher: asyncio.Task[None] | None = None
+        result: Result | None = None
+        interrupted = False
         try:
-            result = await host.execute(cmd, host.actor(doc), on_delta=on_delta,
-                                        cancel=run.cancel)
+            token = await self._progress_begin(
+                f"Loom: generating {cmd.n} from [{tip.label}]")
+            flusher = asyncio.create_task(self._flush(doc, run, base_text, base, start,
+                                                      token))
+            work = asyncio.ensure_future(host.execute(cmd, host.actor(doc),
+                                                      on_delta=on_delta, cancel=run.cancel))
+            result, interrupted = await _outlast_cancellation(work, run.cancel)
+        except asyncio.CancelledError:  # the request was cancelled before it began
+            interrupted = True
         finally:
-            flusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await flusher
+            if flusher is not None:
+                flusher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await flusher
             self.running = None
             await self._progress_end(token)
         # The document stays "generating" until its final edit is out and its tip moved:
         # the change-log loop skips it meanwhile (else it re-renders from the old tip and
         # sends an edit that races ours, and the continuation reads as typed text).
         try:
+            if interrupted:
+                # $/cancelRequest: the work is stopped and nothing of it kept (unless the
+                # nodes were written before the cancel reached the worker: then they show)
+                self.closed_tabs.discard(uri)
+                if result is not None and result.ok:
+                    await self._show(doc, result, base_text, base, start)
+                else:
+                    await host.send_edit(doc, base_text, base)
+                    host.status(doc, "generation cancelled")
+                raise asyncio.CancelledError  # the request answers RequestCancelled
+            assert result is not None
             return await self._land(doc, uri, run, result, base_text, base, start)
         finally:
             doc.generating = False
@@ -124,24 +162,31 @@ class Generation:
                 host.show(result)
             return result
         result = finished(host, result)
-        first = host.app.ws.node(result.data["created"][0])
         if not still_open or tab_gone:
             # the tab closed while it ran: the continuations are in the tree; say where
             host.show(Result.success(f"{result.text.splitlines()[0]} in "
                                      f"\"{doc.tree.title if doc.tree else uri}\" (its tab "
                                      "was closed; they are in the tree)"))
-        if not still_open:
-            return result
+        if still_open:
+            await self._show(doc, result, base_text, base, start)
+        return result
+
+    async def _show(self, doc: OpenDoc, result: Result, base_text: str,
+                    base: list[Segment], start: int) -> None:
+        """The first continuation, committed, in place of the streamed text."""
+        host = self.host
+        first = host.app.ws.node(result.data["created"][0])
         seg = Segment(first.id, first.label, True, start, start + len(first.content),
                       first.content)
+        # the tip first: a change-log catch-up while the edit is in flight must render
+        # the path with the new node, not take it back out
+        doc.view.tip = first
         await host.send_edit(doc, base_text[:start] + first.content + base_text[start:],
                              [*copy_segments(base), seg])
-        doc.view.tip = first
         self.editing.persist(doc)
         doc.generating = False
         host.status(doc, result.text.splitlines()[0])
         host.refresh_decorations()
-        return result
 
     def _committed_end(self, doc: OpenDoc) -> int:
         segs = doc.targets[-1].segments if doc.targets else doc.session.segments
@@ -169,7 +214,8 @@ class Generation:
         token = f"loom-generate-{id(self)}-{asyncio.get_running_loop().time()}"
         progress = self.progress
         try:
-            await asyncio.shield(progress.create_async(token))  # type: ignore[attr-defined]
+            await asyncio.wait_for(asyncio.shield(progress.create_async(  # type: ignore[attr-defined]
+                token)), self.host.settings.client_timeout_s)
             progress.begin(token, lsp.WorkDoneProgressBegin(  # type: ignore[attr-defined]
                 title=title, cancellable=True))
         except Exception:

@@ -41,6 +41,7 @@ class Navigation:
         await self.host.send_edit(doc, text, segments)
         self.editing.persist(doc)
         self.host.status(doc)
+        self.editing.announce(doc)
         self.host.refresh_decorations()
 
     async def _path_committed(self, uri: str, what: str) -> tuple[OpenDoc, Result]:

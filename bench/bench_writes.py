@@ -1,0 +1,77 @@
+"""Write benchmarks (issue 16): one node added with a committed transaction, against the
+way socketteer/loom saves (its whole tree rewritten as JSON after a backup copy), in the
+same run. Prints medians, p99 and the ratio; asserts nothing.
+
+SQLite runs in WAL mode with ``synchronous=NORMAL``: a commit is in the WAL before the call
+returns, so a killed process (kill -9) loses nothing committed (the crash tests hold that);
+only a power loss can take the last commits since the WAL was synced at a checkpoint.
+
+Run: .venv/bin/python bench/bench_writes.py [--samples 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "socketteer-loom-demo.json"
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
+
+
+def socketteer_save(data: dict, target: Path) -> float:
+    """socketteer/loom's save_tree: back the file up, then write the whole tree as JSON."""
+    start = time.perf_counter()
+    if target.exists():
+        shutil.copyfile(target, target.with_suffix(".bak"))
+    with target.open("w", encoding="utf-8") as f:
+        json.dump(data, f)
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--samples", type=int, default=2000)
+    args = ap.parse_args()
+    from loom.interchange import import_file
+    from loom.store.db import open_database
+    from loom.store.workspace import Workspace
+
+    tmp = Path(tempfile.mkdtemp(prefix="loom-bench-writes-"))
+    try:
+        data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+        base = [socketteer_save(data, tmp / "tree.json") for _ in range(30)]
+        ws = Workspace(open_database(tmp / "loom.db"))
+        ws.human()
+        ws.subject()
+        tree = import_file(ws, FIXTURE).trees[0].tree
+        human = ws.human()
+        node = ws.node(tree.root)
+        times = []
+        for i in range(args.samples):
+            start = time.perf_counter()
+            node = ws.add_node(tree, node, f" step {i}.", human)
+            times.append((time.perf_counter() - start) * 1000)
+        base_med, add_med = statistics.median(base), statistics.median(times)
+        print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+        print(f"socketteer/loom save (764 nodes, backup + JSON)  median {base_med:8.2f} ms")
+        print(f"Workspace.add_node (764-node tree, committed)    median {add_med:8.3f} ms   "
+              f"p99 {pct(times, 99):7.3f} ms   (n={len(times)}; goal median ≤ 0.28 ms)")
+        print(f"ratio socketteer save / add_node: {base_med / add_med:6.1f}×  (goal ≥ 100×)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

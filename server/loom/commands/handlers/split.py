@@ -1,0 +1,114 @@
+"""``→ split a7x2 at:57 [alt:"…"]``: cut a node in two, optionally branching there with an
+alternative token (issue 17: what the model almost wrote, one action away)."""
+
+from __future__ import annotations
+
+from loom.commands import ast
+from loom.commands.context import Ctx
+from loom.commands.results import Result
+from loom.errors import LoomError
+from loom.model import tokens as T
+from loom.model.ids import new_ulid
+from loom.render import formats as f
+from loom.render.text import preview, quote
+from loom.store import tokens as token_store
+from loom.store.schema import Generation, Node
+
+
+def split(ctx: Ctx, cmd: ast.Split) -> Result:
+    ws, tree = ctx.ws, ctx.tree
+    node = ctx.resolve(cmd.node)
+    if node.kind == "annotation":
+        raise LoomError("INVALID_SYNTAX", f"[{node.label}] is an annotation",
+                        "split a node of the text")
+    if node.parent is None or node.kind == "root":
+        raise LoomError("INVALID_SYNTAX", "the root cannot be split",
+                        "split a node below it")
+    if node.pruned:
+        raise LoomError("NOT_FOUND", f"[{node.label}] was already split or pruned",
+                        "split the node the path shows now")
+    size = len(node.content)
+    if cmd.at == 0 and cmd.alt:
+        return _beside(ctx, node, cmd)
+    if not 0 < cmd.at < size:
+        where = f"1 to {size - 1}" if size > 1 else "it is too short to split"
+        raise LoomError("LIMIT_EXCEEDED", f"at:{cmd.at} is outside [{node.label}] ({where})",
+                        "give a character offset inside the node's text")
+    if cmd.alt is not None and not cmd.alt:
+        raise LoomError("INVALID_SYNTAX", "an alternative needs some text",
+                        'use → split [localId] at:[offset] alt:"[token]"')
+    ctx.guard(node, extends=False)
+    tokens = token_store.tokens(ws, node) or []
+    k = token_store.k_of(ws, node.id) or T.DEFAULT_K
+    head_tokens, tail_tokens = T.split(tokens, cmd.at)
+    gens = ws.generations([node.id])
+    alt: Node | None = None
+    with ws.db.atomic():
+        head, tail = ws.split_node(tree, node, cmd.at, ctx.me)
+        token_store.save(ws, head.id, head_tokens, k)
+        token_store.save(ws, tail.id, tail_tokens, k)
+        for g in gens:
+            for half in (head, tail):
+                _copy_generation(g, half.id, ctx.now)
+        if cmd.alt is not None:
+            alt = _alternative(ctx, node, head, tokens, cmd, k, gens)
+            ctx.ws.set_position(ctx.me, tree, alt, alt)
+    lines = [f"split {f.ref(node.label)} at {cmd.at}: {f.ref(head.label)} "
+             f"{quote(preview(head.content))} → {f.ref(tail.label)} "
+             f"{quote(preview(tail.content))}"]
+    created = [head.id, tail.id]
+    if alt is not None:
+        lines.append(f"alternative {f.ref(alt.label)} {quote(preview(alt.content))}, "
+                     f"switched to {f.ref(alt.label)}")
+        created.append(alt.id)
+    return Result.success(f.ok(*lines), created=created, head=head.id, tail=tail.id,
+                          alternative=alt.id if alt is not None else None,
+                          node=(alt or tail).id, original=node.id)
+
+
+def _beside(ctx: Ctx, node: Node, cmd: ast.Split) -> Result:
+    """``at:0`` with an alternative: nothing to split, the alternative is a sibling of the
+    node (the model's other choice for its first token)."""
+    ctx.guard(node, extends=False)
+    ws = ctx.ws
+    tokens = token_store.tokens(ws, node) or []
+    with ws.db.atomic():
+        alt = _alternative(ctx, node, ws.node(node.parent or ""), tokens, cmd,
+                           token_store.k_of(ws, node.id) or T.DEFAULT_K,
+                           ws.generations([node.id]))
+        ws.set_position(ctx.me, ctx.tree, alt, alt)
+    return Result.success(
+        f.ok(f"alternative {f.ref(alt.label)} {quote(preview(alt.content))} beside "
+             f"{f.ref(node.label)}, switched to {f.ref(alt.label)}"),
+        created=[alt.id], head=None, tail=None, alternative=alt.id, node=alt.id,
+        original=node.id)
+
+
+def _alternative(ctx: Ctx, original: Node, head: Node, tokens: list[T.Token],
+                 cmd: ast.Split, k: int, gens: list[Generation]) -> Node:
+    """The alternative as a sibling of the tail. One the model weighed at that place (a
+    stored alternative of the token starting there) is the model's text, with that
+    token's probabilities; anything else is the actor's own text."""
+    ws = ctx.ws
+    here = T.token_at(tokens, cmd.at)
+    weighed = dict(here.alternatives) if here is not None and here.start == cmd.at else {}
+    if here is not None and cmd.alt in weighed:
+        author = ws.participant_by_id(original.author_id) or ws.subject()
+        alt = ws.add_node(ctx.tree, head, cmd.alt, author)
+        token_store.save(ws, alt.id, [T.Token(0, cmd.alt, weighed[cmd.alt],
+                                              here.alternatives)], k)
+        for g in gens[-1:]:
+            _copy_generation(g, alt.id, ctx.now, alternative_of=original.id, at=cmd.at)
+        return alt
+    return ws.add_node(ctx.tree, head, cmd.alt or "", ctx.me)
+
+
+def _copy_generation(g: Generation, node_id: str, now: float, **marks: object) -> None:
+    """The provenance of a split half (or of an alternative the model weighed): the
+    original generation's record, for another node."""
+    params = dict(g.params or {})
+    params.update(marks)
+    Generation.create(id=new_ulid(), node=node_id, provider=g.provider, model=g.model,
+                      params=params, usage=g.usage, latency_ms=g.latency_ms,
+                      completion_index=g.completion_index, logprobs=None, raw=g.raw,
+                      created=now)

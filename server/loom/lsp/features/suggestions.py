@@ -1,0 +1,197 @@
+"""A path's continuations as inline suggestions (issue 17).
+
+At the end of a path document, the continuations of its last node that the text typed
+there begins (all of them when nothing is typed) are offered as LSP 3.18
+``textDocument/inlineCompletion`` items: ghost text in VS Code; the Neovim plugin asks the
+same request and shows virtual text. ``loom.suggest`` generates n continuations *without*
+moving to the first, so they appear there to cycle through.
+
+``loom.acceptSuggestion`` makes the choice the current path: the whole continuation is a
+``switch`` to it; part of it (a word, a line) splits it at the accepted length through the
+executor and switches to the head, so the rest stays offered. The text is either already
+in the buffer (VS Code inserts an accepted suggestion itself: ``inserted``) or inserted by
+the server (Neovim).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from loom.commands import ast
+from loom.commands.lexicon import is_command_line
+from loom.commands.results import Result
+from loom.lsp.features.editing import Editing
+from loom.lsp.features.generation import Generation, Running
+from loom.lsp.host import Host
+from loom.lsp.session import OpenDoc
+from loom.render.text import plural
+from loom.store.schema import Node
+
+#: How long an accept waits for the editor's own insertion of the text to arrive.
+INSERT_WAIT_S = 2.0
+
+
+@dataclass
+class Suggestion:
+    node: str  # node id
+    label: str
+    text: str  # the whole continuation (what replaces [start, end))
+    start: int  # document offsets of the text typed over
+    end: int
+
+
+def _working(doc: OpenDoc) -> tuple[int, str]:
+    session = doc.session
+    return session.committed_end, session.working_text
+
+
+def _match(children: list[Node], working: str, node_id: str | None
+           ) -> tuple[Node, str] | None:
+    """The continuation the working text accepted, and how much of it: the whole of one it
+    begins with, else the one it is the beginning of (``node_id`` first)."""
+    if not working:
+        return None
+    ordered = sorted(children, key=lambda c: c.id != node_id)
+    for c in ordered:
+        if working.startswith(c.content):
+            return c, c.content
+    for c in ordered:
+        if c.content.startswith(working):
+            return c, working
+    return None
+
+
+class Suggestions:
+    def __init__(self, host: Host, editing: Editing, generation: Generation) -> None:
+        self.host = host
+        self.editing = editing
+        self.generation = generation
+
+    def items(self, doc: OpenDoc, offset: int) -> list[Suggestion]:
+        """The continuations to offer at ``offset``: only at the end of a path document,
+        after the text typed there (never after a command line)."""
+        if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
+            return []
+        end, working = _working(doc)
+        if offset < end:
+            return []
+        typed, after = working[:offset - end], working[offset - end:]
+        if after.strip() or any(is_command_line(x) for x in typed.split("\n")):
+            return []
+        ws = self.host.app.ws
+        tip = ws.find_node(doc.view.tip.id)
+        if tip is None:
+            return []
+        return [Suggestion(c.id, c.label, c.content, end, offset) for c in ws.children(tip)
+                if c.content.startswith(typed) and len(c.content) > len(typed)]
+
+    async def suggest(self, uri: str, n: int | None, tokens: int | None,
+                      temperature: float | None) -> Result:
+        """Commit, generate n continuations of the path's end and stay there, so they are
+        offered as suggestions (cancellable like any generation: ``loom.cancel``)."""
+        host = self.host
+        doc = host.docs.ensure(uri)
+        if doc.kind != "path" or doc.tree is None:
+            return Result.failure("INVALID_SYNTAX", "suggestions work in a path document",
+                                  "open loom://path/TREE/NODE")
+        if self.generation.running is not None:
+            return Result.failure("CONFLICT", "a generation is already running",
+                                  "wait for it, or cancel it")
+        committed = await self.editing.commit_and_show(doc)
+        if not committed.ok:
+            return committed
+        tip = doc.view.tip
+        assert tip is not None
+        run = Running(uri)
+        self.generation.running = run
+        doc.generating = True
+        host.status(doc, "generating suggestions…")
+        cmd = ast.Continue.model_validate({
+            "from": tip.id, "n": n or host.settings.default_n,
+            "tokens": tokens or host.settings.default_tokens, "temperature": temperature})
+        actor = host.actor(doc)
+        try:
+            result = await host.execute(cmd, actor, cancel=run.cancel)
+        finally:
+            doc.generating = False
+            self.generation.running = None
+        if not result.ok:
+            host.status(doc, result.text)
+            return result
+        # `continue` moves to the first continuation: stay where the suggestions start
+        back = host.execute_now(ast.Switch(node=tip.id, tip=tip.id), actor)
+        if not back.ok:
+            return back
+        host.status(doc)
+        host.refresh_decorations()
+        made = result.data.get("created", [])
+        return Result.success(
+            f"✓ {plural(len(made), 'suggestion')} from [{tip.label}] at the end of the "
+            "buffer: cycle through them, accept one (or a word of it)",
+            created=made, source=tip.id)
+
+    async def accept(self, uri: str, node: str | None, text: str | None,
+                     inserted: bool) -> Result:
+        """Make a suggestion (or its first ``text``) the current path."""
+        host, docs = self.host, self.host.docs
+        doc = docs.ensure(uri)
+        if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
+            return Result.failure("INVALID_SYNTAX", "suggestions work in a path document",
+                                  "open loom://path/TREE/NODE")
+        ws = host.app.ws
+        tip = ws.find_node(doc.view.tip.id)
+        children = ws.children(tip) if tip is not None else []
+        leftover = ""
+        if inserted:
+            picked = await self._inserted(doc, children, node)
+            if picked is None:
+                return Result.failure("CONFLICT", "the accepted text is not at the end of "
+                                      "the buffer", "ask for the suggestions again")
+            child, accepted = picked
+            leftover = _working(doc)[1][len(accepted):]
+        else:
+            child = next((c for c in children if c.id == node or c.local_id == node), None)
+            if child is None:
+                return Result.failure("NOT_FOUND", "that suggestion is not a continuation of "
+                                      "the path's end", "ask for the suggestions again")
+            accepted = child.content if text is None else text
+            if not accepted or not child.content.startswith(accepted):
+                return Result.failure("INVALID_SYNTAX", "the accepted text is not the "
+                                      "beginning of the suggestion", "accept a prefix of it")
+        actor = host.actor(doc)
+        target = child.id
+        if len(accepted) < len(child.content):
+            cut = await host.execute(ast.Split(node=child.id, at=len(accepted)), actor)
+            if not cut.ok:
+                return cut
+            target = cut.data["head"]
+        moved = host.execute_now(ast.Switch(node=target, tip=target), actor)
+        if not moved.ok:
+            return moved
+        _here, doc.view.tip = ws.position(docs.participant, doc.tree)
+        rendered, segments = docs.rerender_target(doc)
+        end = segments[-1].end if segments else 0
+        await host.send_edit(doc, rendered[:end] + leftover, segments)
+        self.editing.persist(doc)
+        host.status(doc)
+        host.refresh_decorations()
+        shown = ws.node(target)
+        part = "" if target == child.id else f" (the first {len(accepted)} characters)"
+        return Result.success(f"✓ accepted [{shown.label}]{part}", node=target,
+                              suggestion=child.id, accepted=len(accepted))
+
+    async def _inserted(self, doc: OpenDoc, children: list[Node], node: str | None
+                        ) -> tuple[Node, str] | None:
+        """The suggestion the editor inserted (waiting for its change to arrive)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + INSERT_WAIT_S
+        while True:
+            picked = _match(children, _working(doc)[1], node)
+            full = picked is not None and picked[1] == picked[0].content
+            # an accepted whole suggestion may still be arriving: wait for all of it
+            if picked is not None and (full or node is None or picked[0].id != node):
+                return picked
+            if loop.time() > deadline:
+                return picked
+            await asyncio.sleep(0.02)

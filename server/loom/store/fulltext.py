@@ -1,0 +1,115 @@
+"""Full-text search over node text, on each backend's own engine: SQLite's FTS5 (an
+external-content index over ``node``, kept by triggers) or PostgreSQL's text search (a GIN
+index over ``to_tsvector('simple', content)``). Both take what a person typed the same way:
+every word must occur, the last may be the start of a word, quotes keep a phrase; both
+tokenise without stemming or stop words (FTS5's ``unicode61``, PostgreSQL's ``simple``), so
+a query finds the same nodes on either.
+
+The one module that speaks FTS5 (its ``rowid`` join is SQLite's own):
+``tests/unit/test_sql_portability.py`` allows it here only."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import peewee as pw
+
+from loom.store.backend import is_postgres
+
+_WORD = re.compile(r"[\w'’]+", re.UNICODE)
+_PG_WORD = re.compile(r"\w+", re.UNICODE)  # what the ``simple`` parser keeps of a word
+
+#: SQLite: the FTS5 index, an external-content table over ``node`` kept by triggers, so
+#: every writer (bulk imports included) updates it.
+FTS5_SQL = (
+    'CREATE VIRTUAL TABLE IF NOT EXISTS "node_fts" USING fts5(content, content="node", '
+    "content_rowid=\"rowid\", tokenize='unicode61 remove_diacritics 2')",
+    'CREATE TRIGGER IF NOT EXISTS "node_fts_ai" AFTER INSERT ON "node" BEGIN '
+    "INSERT INTO node_fts(rowid, content) VALUES (new.rowid, new.content); END",
+    'CREATE TRIGGER IF NOT EXISTS "node_fts_ad" AFTER DELETE ON "node" BEGIN '
+    "INSERT INTO node_fts(node_fts, rowid, content) VALUES ('delete', old.rowid, "
+    "old.content); END",
+    'CREATE TRIGGER IF NOT EXISTS "node_fts_au" AFTER UPDATE OF content ON "node" BEGIN '
+    "INSERT INTO node_fts(node_fts, rowid, content) VALUES ('delete', old.rowid, "
+    "old.content); INSERT INTO node_fts(rowid, content) VALUES (new.rowid, new.content); "
+    "END",
+)
+
+#: PostgreSQL: an expression index the search's ``@@`` condition uses as written.
+PG_SQL = (
+    'CREATE INDEX IF NOT EXISTS "node_fts" ON "node" '
+    "USING gin (to_tsvector('simple', content))",
+)
+
+
+def create_index(db: pw.Database) -> None:
+    """The full-text index of node text, filled from the nodes already there."""
+    if is_postgres(db):
+        for statement in PG_SQL:
+            db.execute_sql(statement)
+        return
+    for statement in FTS5_SQL:
+        db.execute_sql(statement)
+    db.execute_sql("INSERT INTO node_fts(node_fts) VALUES ('rebuild')")
+
+
+def _terms(text: str, word: re.Pattern[str]) -> tuple[list[list[str]], list[str]]:
+    """(quoted phrases as word lists, the other words) of what a person typed."""
+    phrases = [word.findall(p) for p in re.findall(r'"([^"]+)"', text)]
+    rest = re.sub(r'"[^"]*"', " ", text)
+    return [p for p in phrases if p], word.findall(rest)
+
+
+def fts_query(text: str) -> str | None:
+    """What a person typed as an FTS5 query; None when there is no word."""
+    phrases, words = _terms(text, _WORD)
+    parts = ['"' + " ".join(w.replace('"', "") for w in p) + '"' for p in phrases]
+    for i, w in enumerate(words):
+        w = w.replace('"', "")
+        parts.append(f'"{w}"' + ("*" if i == len(words) - 1 and len(w) >= 2 else ""))
+    return " AND ".join(parts) if parts else None
+
+
+def ts_query(text: str) -> str | None:
+    """What a person typed as a PostgreSQL ``to_tsquery`` text (words are ``\\w`` runs, so
+    nothing in it needs quoting); None when there is no word."""
+    phrases, words = _terms(text, _PG_WORD)
+    parts = [" <-> ".join(p) for p in phrases]
+    for i, w in enumerate(words):
+        parts.append(w + (":*" if i == len(words) - 1 and len(w) >= 2 else ""))
+    return " & ".join(f"({p})" for p in parts) if parts else None
+
+
+def has_words(text: str) -> bool:
+    return bool(_WORD.search(text))
+
+
+def matches(db: pw.Database, text: str, where: list[str], params: list[Any],
+            limit: int) -> list[tuple[str, str, str, Any]]:
+    """``(node id, tree title, snippet marked «…», pruned)`` of the nodes matching
+    ``text``, best first, that also meet ``where`` (conditions on ``node n`` and
+    ``tree t`` with ``?`` placeholders and their ``params``). Empty when nothing in
+    ``text`` is a word."""
+    if is_postgres(db):
+        query = ts_query(text)
+        if query is None:
+            return []
+        q = "to_tsquery('simple', ?)"
+        conditions = [f"to_tsvector('simple', n.content) @@ {q}", *where]
+        sql = ("SELECT n.id, t.title, ts_headline('simple', n.content, " + q + ", "
+               "'StartSel=«, StopSel=», MaxWords=14, MinWords=6, MaxFragments=1, "
+               "FragmentDelimiter=…'), n.pruned FROM node n JOIN tree t ON t.id = n.tree_id "
+               f"WHERE {' AND '.join(conditions)} "
+               f"ORDER BY ts_rank(to_tsvector('simple', n.content), {q}) DESC, n.id LIMIT ?")
+        args = [query, query, *params, query, limit]
+    else:
+        query = fts_query(text)
+        if query is None:
+            return []
+        conditions = ["node_fts MATCH ?", *where]
+        sql = ("SELECT n.id, t.title, snippet(node_fts, 0, '«', '»', '…', 12), n.pruned "
+               "FROM node_fts JOIN node n ON n.rowid = node_fts.rowid JOIN tree t ON "
+               f"t.id = n.tree_id WHERE {' AND '.join(conditions)} ORDER BY rank LIMIT ?")
+        args = [query, *params, limit]
+    return [tuple(r) for r in db.execute_sql(sql, tuple(args)).fetchall()]  # type: ignore[misc]

@@ -1,0 +1,173 @@
+"""Model nodes' per-token data as the store keeps it (schema v6 ``node_tokens``), and the
+reads the editor needs: a node's tokens (hover, alternatives), its probability runs
+(colouring), and why a model node has none.
+
+A node's content never changes, so what is read is cached per process by node id. A node
+without a row of its own still has token data when:
+
+- it is a human's version of model text: the original's tokens, minus those whose
+  characters the human changed (``model.tokens.through_edit``);
+- its generation was stored before v6, or imported, with JSON ``logprobs``: read from there.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from loom.model import tokens as T
+from loom.store.dialect import upsert
+from loom.store.schema import Generation, Node, NodeTokens
+from loom.store.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+_CACHE_SIZE = 4096
+_tokens: collections.OrderedDict[str, list[T.Token] | None] = collections.OrderedDict()
+_runs: collections.OrderedDict[str, list[tuple[int, int, int]] | None] = \
+    collections.OrderedDict()
+
+
+def _remember(cache: collections.OrderedDict[str, Any], key: str, value: Any) -> Any:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _CACHE_SIZE:
+        cache.popitem(last=False)
+    return value
+
+
+def save(ws: Workspace, node_id: str, tokens: Sequence[T.Token], k: int) -> None:
+    """Store a node's token data (in the caller's transaction, with the node)."""
+    if not tokens:
+        return
+    upsert(NodeTokens, ("node",), node=node_id, k=k, count=len(tokens),
+           covered=tokens[-1].end, data=T.encode(tokens, k)).execute()
+    _tokens.pop(node_id, None)
+    _runs.pop(node_id, None)
+
+
+def save_entries(ws: Workspace, node: Node, entries: Iterable[Mapping[str, Any]] | None,
+                 k: int) -> int:
+    """A provider's per-token entries laid over ``node``'s text and stored; the number of
+    tokens kept (0: the entries did not spell the text, nothing stored)."""
+    aligned = T.align(entries, node.content, k)
+    save(ws, node.id, aligned, k)
+    return len(aligned)
+
+
+def tokens(ws: Workspace, node: Any) -> list[T.Token] | None:
+    """``node``'s token data (a ``Node`` or a ``NodeRow``), or None when it has none."""
+    if node.id in _tokens:
+        _tokens.move_to_end(node.id)
+        return _tokens[node.id]
+    return _remember(_tokens, node.id, _read(ws, node))
+
+
+def runs(ws: Workspace, ids: Sequence[str]) -> dict[str, list[tuple[int, int, int]]]:
+    """``id → [(start, end, bucket)]``: the probability runs of many nodes' committed
+    content (those with token data), for colouring. Nodes not yet cached cost one query
+    for their stored rows; only versions and older generations are read one by one."""
+    missing = [nid for nid in dict.fromkeys(ids) if nid not in _runs]
+    if missing:
+        rows = _rows(ws, missing)
+        maybe = _may_derive(ws, [nid for nid in missing if nid not in rows])
+        for nid in missing:
+            data = rows.get(nid)
+            found: list[tuple[int, int, int]] | None = None
+            if data is not None:
+                try:
+                    found = T.decode_runs(data)
+                except ValueError:
+                    log.warning("damaged token data of node %s", nid)
+            elif nid in maybe:
+                node = ws.find_node(nid)
+                derived = tokens(ws, node) if node is not None else None
+                found = T.runs(derived) if derived else None
+            _remember(_runs, nid, found)
+    out: dict[str, list[tuple[int, int, int]]] = {}
+    for nid in ids:
+        got = _runs.get(nid)
+        if got:
+            out[nid] = got
+    return out
+
+
+def _rows(ws: Workspace, ids: list[str]) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    for i in range(0, len(ids), 900):
+        chunk = ids[i:i + 900]
+        marks = ",".join("?" * len(chunk))
+        for nid, data in ws.db.execute_sql(
+                f"SELECT node, data FROM node_tokens WHERE node IN ({marks})", chunk):
+            found[nid] = bytes(data)
+    return found
+
+
+def _may_derive(ws: Workspace, ids: list[str]) -> set[str]:
+    """Those of ``ids`` (nodes without a row) whose data may come from elsewhere: versions,
+    and model nodes (their generation's JSON logprobs); human text has none."""
+    found: set[str] = set()
+    for i in range(0, len(ids), 900):
+        chunk = ids[i:i + 900]
+        marks = ",".join("?" * len(chunk))
+        found.update(r[0] for r in ws.db.execute_sql(
+            f"SELECT id FROM node WHERE id IN ({marks}) AND (author_type = 'model' OR "
+            "edited_from IS NOT NULL)", chunk))
+    return found
+
+
+def _read(ws: Workspace, node: Any) -> list[T.Token] | None:
+    if node.author_type != "model" and not node.edited_from:
+        return None
+    data = _rows(ws, [node.id]).get(node.id)
+    if data is not None:
+        try:
+            return T.decode(data)[1]
+        except ValueError:
+            log.warning("damaged token data of node %s", node.id)
+            return None
+    if node.edited_from:  # a version: what survives of its original's tokens
+        original = ws.find_node(node.edited_from)
+        if original is None:
+            return None
+        base = tokens(ws, original)
+        return T.through_edit(base, original.content, node.content) if base else None
+    legacy = Generation.select(Generation.logprobs, Generation.params).where(
+        (Generation.node == node.id) & Generation.logprobs.is_null(False)).first()
+    if legacy is not None and isinstance(legacy.logprobs, list):
+        k = (legacy.params or {}).get("logprobs") or T.DEFAULT_K
+        return T.align(legacy.logprobs, node.content, int(k)) or None
+    return None
+
+
+def k_of(ws: Workspace, node_id: str) -> int | None:
+    """How many alternatives per token were asked for when ``node_id`` was generated."""
+    row = NodeTokens.select(NodeTokens.k).where(NodeTokens.node == node_id).first()
+    return row.k if row is not None else None
+
+
+def entries(ws: Workspace, node_id: str) -> list[dict[str, Any]] | None:
+    """A node's stored token data as provider-neutral entries (for exports), or None."""
+    node = ws.find_node(node_id)
+    found = tokens(ws, node) if node is not None else None
+    return T.entries(found) if found else None
+
+
+def missing_reason(ws: Workspace, node: Any) -> str:
+    """Why a model node has no token data, in words for the editor."""
+    if node.author_type != "model":
+        return "written by a human"
+    gens = ws.generations([node.id])
+    if not gens:
+        return "no generation record (imported or written without one)"
+    g = gens[-1]
+    params = g.params or {}
+    if g.provider == "anthropic":
+        return "Anthropic's API does not return token probabilities"
+    if "logprobs" not in params:
+        return f"a chat reply ({g.provider}, {g.model}): Loom asks chat models for none"
+    if params.get("logprobs") is None:
+        return f"{g.model}'s profile turns them off (logprobs = false)"
+    return f"{g.provider} ({g.model}) returned none"
