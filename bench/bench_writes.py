@@ -39,10 +39,8 @@ def socketteer_save(data: dict, target: Path) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--samples", type=int, default=2000)
-    args = ap.parse_args()
+def measure(samples: int) -> tuple[float, float, float]:
+    """(socketteer save median, add_node median, add_node p99) in ms, in one run."""
     from loom.interchange import import_file
     from loom.store.db import open_database
     from loom.store.workspace import Workspace
@@ -58,18 +56,26 @@ def main() -> int:
         human = ws.human()
         node = ws.node(tree.root)
         times = []
-        for i in range(args.samples):
+        for i in range(samples):
             start = time.perf_counter()
             node = ws.add_node(tree, node, f" step {i}.", human)
             times.append((time.perf_counter() - start) * 1000)
-        base_med, add_med = statistics.median(base), statistics.median(times)
-        print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-        print(f"socketteer/loom save (764 nodes, backup + JSON)  median {base_med:8.2f} ms")
-        print(f"Workspace.add_node (764-node tree, committed)    median {add_med:8.3f} ms   "
-              f"p99 {pct(times, 99):7.3f} ms   (n={len(times)}; goal median ≤ 0.28 ms)")
-        print(f"ratio socketteer save / add_node: {base_med / add_med:6.1f}×  (goal ≥ 100×)")
+        ws.db.close()
+        return statistics.median(base), statistics.median(times), pct(times, 99)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--samples", type=int, default=2000)
+    args = ap.parse_args()
+    base_med, add_med, add_p99 = measure(args.samples)
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(f"socketteer/loom save (764 nodes, backup + JSON)  median {base_med:8.2f} ms")
+    print(f"Workspace.add_node (764-node tree, committed)    median {add_med:8.3f} ms   "
+          f"p99 {add_p99:7.3f} ms   (n={args.samples}; goal median ≤ 0.28 ms)")
+    print(f"ratio socketteer save / add_node: {base_med / add_med:6.1f}×  (goal ≥ 100×)")
     return 0
 
 
