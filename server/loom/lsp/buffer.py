@@ -149,9 +149,11 @@ class BufferSession:
     def mark_committed(self, i: int, node: str, label: str, content: str) -> None:
         s = self.segments[i]
         s.node, s.label, s.original, s.dirty = node, label, content, False
+        self.version += 1
 
     def append_committed(self, node: str, label: str, by_model: bool, content: str) -> None:
         """The working buffer (or its start) became a node: give it a segment."""
         start = self.committed_end
         self.segments.append(Segment(node, label, by_model, start, start + len(content),
                                      content))
+        self.version += 1

@@ -624,12 +624,15 @@ async def loom_export(ls: LoomServer, a: A.ExportParams) -> dict[str, Any]:
 
 @_request("loom/status", A.StopArgs)
 def loom_status(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
-    doc = ls.doc(a.uri or "")
-    tip = doc.view.tip if doc is not None else None
+    view = None
+    if (a.uri or "").startswith(f"{SCHEME}:"):
+        with contextlib.suppress(LoomError):
+            view = ls.docs.peek(a.uri or "")  # never renders an open path again
+    tip = view.tip if view is not None else None
     return {"ok": True, "label": tip.label if tip else None,
             "node": tip.local_id if tip else None, "depth": tip.depth if tip else None,
             "generating": ls.generation.busy, "participant": ls.docs.participant.name,
-            "collaborator": ls.collaborator.status(doc.tree if doc else None)}
+            "collaborator": ls.collaborator.status(view.tree if view else None)}
 
 
 # ── editor features ─────────────────────────────────────────────────────────
@@ -741,31 +744,40 @@ LEGEND = lsp.SemanticTokensLegend(token_types=decorations.TOKEN_TYPES,
                                   token_modifiers=decorations.TOKEN_MODIFIERS)
 
 
-def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
-    if ls.settings.probabilities:
-        return probabilities.semantic_tokens(ls.docs, doc)
-    return decorations.semantic_tokens(ls.docs, doc)
+async def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
+    """The document's tokens: kept per text revision (editors ask again and again), and
+    computed in slices that let hovers and keystrokes in between (a long buffer)."""
+    key = (doc.session.version, id(doc.session.segments), ls.settings.probabilities)
+    data = ls.semantic_results.cached(doc.uri, key)
+    if data is None:
+        if ls.settings.probabilities:
+            data = probabilities.semantic_tokens(ls.docs, doc)
+        else:
+            data = await decorations.semantic_tokens_async(ls.docs, doc)
+        ls.semantic_results.keep(doc.uri, key, data)
+    return data
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
 @_guard(lsp.SemanticTokens(data=[]))
-def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
+async def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams
+                          ) -> lsp.SemanticTokens:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return lsp.SemanticTokens(data=[])
-    rid, data = ls.semantic_results.full(doc.uri, _token_data(ls, doc))
+    rid, data = ls.semantic_results.full(doc.uri, await _token_data(ls, doc))
     return lsp.SemanticTokens(data=data, result_id=rid)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
 @_guard(lsp.SemanticTokens(data=[]))
-def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaParams
-                          ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta:
+async def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaParams
+                                ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta:
     """Typing changes a few tokens of a long buffer: send only those."""
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return lsp.SemanticTokens(data=[])
-    data = _token_data(ls, doc)
+    data = await _token_data(ls, doc)
     rid, edit = ls.semantic_results.delta(doc.uri, params.previous_result_id, data)
     if edit is None:
         return lsp.SemanticTokens(data=data, result_id=rid)

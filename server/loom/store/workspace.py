@@ -156,6 +156,12 @@ class Workspace:
         row = self.db.execute_sql("SELECT max(seq) FROM change").fetchone()
         return int(row[0] or 0)
 
+    def change_kinds_since(self, seq: int) -> list[tuple[str | None, str]]:
+        """``(tree, kind)`` of every change after ``seq``: what caches need to decide what
+        went stale, without reading payloads."""
+        return [(r[0], r[1]) for r in self.db.execute_sql(
+            "SELECT tree, kind FROM change WHERE seq > ? ORDER BY seq", (seq,)).fetchall()]
+
     def changes_since(self, seq: int, tree: str | None = None) -> list[Change]:
         q = Change.select().where(Change.seq > seq)
         if tree is not None:
@@ -728,6 +734,14 @@ class Workspace:
             SELECT n.* FROM up JOIN node n ON n.id = up.id ORDER BY up.d DESC
             """, (tip.id, json.dumps(list(prefer)), max(0, limit - 1)))
         return NodeRow.all(cursor)  # type: ignore[return-value]
+
+    def path_step(self, node_id: str) -> tuple[NodeRow | None, list[str]]:
+        """One step of a path, for callers that extend a path they know: the node's row
+        and the ids of its sources (two indexed reads; no walk)."""
+        rows = NodeRow.all(self.db.execute_sql("SELECT * FROM node WHERE id = ?", (node_id,)))
+        sources = [r[0] for r in self.db.execute_sql(
+            "SELECT node FROM edge_source WHERE target = ? ORDER BY position", (node_id,))]
+        return (rows[0] if rows else None), sources
 
     def continuation_map(self, node_id: str, depth: int, per_node: int | None = None,
                          prefer: Iterable[str] = ()) -> dict[str, list[tuple[str, str]]]:

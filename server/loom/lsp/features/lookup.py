@@ -13,7 +13,6 @@ from loom.errors import LoomError
 from loom.lsp.features.decorations import sibling_position
 from loom.lsp.features.refs import Ref, ref_at, refs_in_line, verb_at
 from loom.lsp.session import Documents, OpenDoc
-from loom.lsp.views import render
 from loom.store.schema import Node, Tree
 from loom.uris import node_uri
 
@@ -103,7 +102,7 @@ def location_of(docs: Documents, doc: OpenDoc | None, node: Node) -> Location:
         if i is not None:
             seg = open_doc.session.segments[i]
             return Location(uri, seg.start, seg.start, open_doc.text)
-    view = render(docs.ws, uri, docs.participant)
+    view = docs.cache.view(uri)
     for seg in view.segments:
         if seg.node == node.id:
             return Location(uri, seg.start, seg.start, view.text)
