@@ -31,13 +31,37 @@ def diff(rendered: Any, original: Any) -> list[Entry]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    # 1 == 1.0 == True in Python, not in a file: the type must match too.
+    # 1 == 1.0 == True in Python, not in a file: the type must match too. (A loop, not
+    # all() over a generator: an import compares every node of the file, 100,000s.)
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        if len(a) != len(b):
+            return False
+        for k, v in a.items():
+            if k not in b:
+                return False
+            w = b[k]
+            if type(v) is not type(w):
+                return False
+            if isinstance(v, dict | list):
+                if not _same(v, w):
+                    return False
+            elif v != w:
+                return False
+        return True
     if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        if len(a) != len(b):
+            return False
+        for v, w in zip(a, b, strict=True):
+            if type(v) is not type(w):
+                return False
+            if isinstance(v, dict | list):
+                if not _same(v, w):
+                    return False
+            elif v != w:
+                return False
+        return True
     return bool(a == b)
 
 

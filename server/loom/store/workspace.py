@@ -840,8 +840,8 @@ class Workspace:
     def enqueue_summary(self, kind: str, entity: str, tree: str | None,
                         priority: int = 5) -> bool:
         """Queue summary work; bounded: past the limit only urgent (lazy) work is taken."""
-        if priority > 0 and self.db.execute_sql(  # full? (cheaper than counting them all)
-                "SELECT 1 FROM summary_job LIMIT 1 OFFSET ?",
+        if priority > 0 and self._queue_may_be_full() and self.db.execute_sql(
+                "SELECT 1 FROM summary_job LIMIT 1 OFFSET ?",  # cheaper than a count
                 (self.SUMMARY_QUEUE_LIMIT - 1,)).fetchone() is not None:
             return False
         # one statement: atomic by itself (no savepoint inside the caller's transaction)
@@ -851,6 +851,14 @@ class Workspace:
             "SET priority = min(priority, excluded.priority)",
             (kind, entity, tree, priority, self.clock()))
         return True
+
+    def _queue_may_be_full(self) -> bool:
+        """The ids' span bounds the queue's length from above: two index reads, where the
+        exact check walks up to the limit's rows (a quarter of an add_node's time)."""
+        low, high = self.db.execute_sql(  # (each alone: SQLite reads one index end)
+            "SELECT (SELECT min(id) FROM summary_job), (SELECT max(id) FROM summary_job)"
+        ).fetchone()
+        return low is not None and high - low + 1 >= self.SUMMARY_QUEUE_LIMIT
 
     def queued_summaries(self) -> int:
         """Summary jobs waiting in the queue."""
@@ -1128,6 +1136,17 @@ class Workspace:
         doc.content, doc.updated, doc.summary = content, now, None
 
     # ── bulk (importers, benchmarks) ──────────────────────────────────────────
+    def any_exists(self, model: type[pw.Model], column: pw.Field, values: Sequence[str]
+                   ) -> bool:
+        """Whether any of ``values`` is stored in ``model.column``: one prepared query per
+        900 values (an importer checks a file's 100,000 ids before keeping them)."""
+        sql = f'SELECT 1 FROM "{model._meta.table_name}" WHERE "{column.column_name}" IN ('
+        for chunk in _chunks([v for v in values if v]):
+            if self.db.execute_sql(sql + ",".join("?" * len(chunk)) + ") LIMIT 1",
+                                   chunk).fetchone() is not None:
+                return True
+        return False
+
     def bulk_add(self, tree: Tree, root: Node, specs: Sequence[NewNode],
                  chunk: int = 2000) -> dict[str, Node]:
         """Insert many nodes fast: one transaction, batched inserts, one change-log row."""

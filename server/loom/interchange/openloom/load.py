@@ -59,6 +59,7 @@ from loom.store.schema import (
     Edge,
     EdgeSource,
     Generation,
+    JSONField,
     Link,
     Media,
     Node,
@@ -100,14 +101,6 @@ def _int(value: Any, minimum: int = 0) -> int | None:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _exists(model: type[pw.Model], column: pw.Field, ids: Iterable[str]) -> bool:
-    wanted = [i for i in ids if i]
-    for i in range(0, len(wanted), _CHUNK):
-        if model.select(column).where(column.in_(wanted[i:i + _CHUNK])).exists():
-            return True
-    return False
 
 
 @dataclass
@@ -445,19 +438,49 @@ def _tic(tree_row: dict[str, Any]) -> dict[str, Any]:
     return _ic(tree_row)
 
 
+def _passes(f: pw.Field) -> tuple[type, ...]:
+    """The value types a column's conversion returns unchanged (SQLite takes them as
+    they are): none for JSON and blobs, which always convert."""
+    if isinstance(f, JSONField | pw.BlobField):
+        return ()
+    if isinstance(f, pw.ForeignKeyField):
+        return _passes(f.rel_field)
+    if isinstance(f, pw.CharField | pw.TextField):
+        return (str, type(None))
+    if isinstance(f, pw.BooleanField):
+        return (bool, type(None))
+    if isinstance(f, pw.IntegerField | pw.AutoField):
+        return (int, bool, type(None))
+    if isinstance(f, pw.FloatField):
+        return (float, type(None))
+    return ()
+
+
 def _insert(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) -> None:
     """One prepared INSERT run for every row (peewee's insert_many spends most of an import
-    building SQL text); values go through the fields' own conversions."""
+    building SQL text); values go through the fields' own conversions, except plain values
+    of plain columns, which those conversions would return unchanged (most of them: a
+    100,000-node import converts millions of values)."""
     if not rows:
         return
-    fields = [model._meta.fields[name] for name in rows[0]]
+    names = list(rows[0])
+    fields = [model._meta.fields[name] for name in names]
+    plain = [_passes(f) for f in fields]
     columns = ", ".join(f'"{f.column_name}"' for f in fields)
     marks = ", ".join("?" for _ in fields)
     sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})'
+    cols = list(zip(names, fields, plain, strict=True))
+
+    def values(row: dict[str, Any]) -> tuple[Any, ...]:
+        out = []
+        for name, f, p in cols:
+            v = row[name]
+            out.append(v if type(v) in p else f.db_value(v))
+        return tuple(out)
+
     cursor = ws.db.cursor()
     for i in range(0, len(rows), 5000):
-        cursor.executemany(sql, [tuple(f.db_value(row[f.name]) for f in fields)
-                                 for row in rows[i:i + 5000]])
+        cursor.executemany(sql, [values(row) for row in rows[i:i + 5000]])
 
 
 def _decode_body(raw: dict[str, Any]) -> str | None:
@@ -511,7 +534,7 @@ class TreePlan:
         self.file_tree_id = file_id if isinstance(file_id, str) and file_id else None
         self.clash = bool(
             (self.file_tree_id and Tree.get_or_none(Tree.id == self.file_tree_id) is not None)
-            or _exists(Node, Node.id, nodes) or any(k in used for k in nodes))
+            or imp.ws.any_exists(Node, Node.id, list(nodes)) or any(k in used for k in nodes))
         self.ids = self.node_ids(keys)
         self.keys = {v: k for k, v in self.ids.items()}
         tree_id = self.file_tree_id if (self.file_tree_id and not self.clash and
@@ -741,9 +764,10 @@ class TreePlan:
         if isinstance(given, list) and given and all(isinstance(g, dict) for g in given):
             for i, g in enumerate(given):
                 gid = _str(g.get("id"))
-                gid = gid if gid and _ULID.match(gid) and not self.clash and \
-                    gid not in imp.issued and not _exists(Generation, Generation.id, [gid]) \
-                    else new_ulid()
+                keep_id = bool(gid and _ULID.match(gid) and not self.clash and
+                               gid not in imp.issued)
+                gid = gid if keep_id and gid and not imp.ws.any_exists(
+                    Generation, Generation.id, [gid]) else new_ulid()
                 imp.issued.add(gid)
                 raw_id = _str(g.get("rawId"))
                 if raw_id:
@@ -794,7 +818,7 @@ class TreePlan:
         if body in self.raw_ids:
             return self.raw_ids[body]
         rid = wanted if _ULID.match(wanted) and wanted not in imp.issued and not self.clash \
-            and not _exists(RawResponse, RawResponse.id, [wanted]) else new_ulid()
+            and not imp.ws.any_exists(RawResponse, RawResponse.id, [wanted]) else new_ulid()
         imp.issued.add(rid)
         snap.raws[rid] = body
         self.raw_ids[body] = rid
