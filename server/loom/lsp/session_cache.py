@@ -89,8 +89,8 @@ class SessionCache:
             return list(hit[1])
         self.misses += 1
         rows = self._extend(tip, key[1])
-        if rows is None:
-            rows = self.ws.path(tip, prefer=key[1])
+        if rows is None:  # a path with no choices on it is read without the walk's rules
+            rows = self.ws.single_source_path(tip) or self.ws.path(tip, prefer=key[1])
         self._remember(key, rows)
         return list(rows)
 

@@ -735,6 +735,36 @@ class Workspace:
             """, (tip.id, json.dumps(list(prefer)), max(0, limit - 1)))
         return NodeRow.all(cursor)  # type: ignore[return-value]
 
+    def single_source_path(self, tip: Node | NodeRow) -> list[NodeRow] | None:
+        """Root → tip by the nodes' ``parent`` column (primary-key reads, no choice made at
+        any step), when every node on the way has exactly one source and it is that
+        parent: then there is nothing for :meth:`path`'s preferences to choose, and this
+        is its answer for any ``prefer``. None when a node on the way has several sources
+        (versions, splits), for :meth:`path` to walk."""
+        rows = NodeRow.all(self.db.execute_sql(
+            """
+            WITH RECURSIVE up(id, d) AS (
+              SELECT ?, 0
+              UNION ALL
+              SELECT n.parent, up.d + 1 FROM up JOIN node n ON n.id = up.id
+              WHERE n.parent IS NOT NULL AND up.d < 100000
+            )
+            SELECT n.* FROM up JOIN node n ON n.id = up.id ORDER BY up.d DESC
+            """, (tip.id,)))
+        if not rows or rows[0].parent is not None:
+            return None
+        ids = [r.id for r in rows]
+        parent_of = {r.id: r.parent for r in rows}
+        seen = 0
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            for target, source in self.db.execute_sql(
+                    f"SELECT target, node FROM edge_source WHERE target IN ({marks})", chunk):
+                if parent_of.get(target) != source:
+                    return None
+                seen += 1
+        return rows if seen == len(ids) - 1 else None
+
     def path_step(self, node_id: str) -> tuple[NodeRow | None, list[str]]:
         """One step of a path, for callers that extend a path they know: the node's row
         and the ids of its sources (two indexed reads; no walk)."""
