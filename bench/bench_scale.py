@@ -245,7 +245,7 @@ async def measure_server(db: Path, facts: dict[str, Any], samples: int
                          ) -> tuple[dict[str, list[float]], dict[str, float]]:
     uri = facts["uri"]
     client = LanguageClient("bench-scale", "1")
-    await client.start_io(sys.executable, "-m", "loom.cli", "serve")
+    await client.start_io(*os.environ.get("LOOM_BENCH_SERVER", f"{sys.executable} -m loom.cli serve").split())
     pid = client._server.pid  # type: ignore[union-attr]
     await client.initialize_async(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(
@@ -331,6 +331,12 @@ async def measure_server(db: Path, facts: dict[str, Any], samples: int
         await client.text_document_hover_async(lsp.HoverParams(
             text_document=doc, position=pos.pos(hover_offset(i))))
 
+    got = await client.text_document_completion_async(lsp.CompletionParams(
+        text_document=doc, position=lsp.Position(last, len("→ view "))))
+    other["completion items"] = len(got.items) if got is not None else 0
+    shown = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=doc, position=pos.pos(bounds[len(bounds) // 2] + 2)))
+    other["hover text"] = len(shown.contents.value) if shown is not None else 0
     for name, fn in (("completion after '→ view ' (nothing typed)", complete_empty),
                      ("completion with a typed prefix", complete_prefix),
                      ("hover (anywhere, boundaries, annotation lines)", hover)):
@@ -435,7 +441,8 @@ async def main() -> int:
         rows, other = await measure_server(db, facts, args.samples)
     print(f"{args.nodes:,} nodes, a {args.deep:,}-node spine, ~{args.fanout} children per "
           f"spine node; the path buffer {other['buffer bytes'] / 1000:,.0f} KB "
-          f"(first open {other['first open']:.0f} ms)")
+          f"(first open {other['first open']:.0f} ms); a completion gave "
+          f"{other['completion items']:.0f} items, a hover {other['hover text']:.0f} characters")
     results = cache_dir() / f"results-{args.nodes}.json"
     before = None
     if args.nodes != 100_000:
