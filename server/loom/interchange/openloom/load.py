@@ -465,17 +465,16 @@ def _insert(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) ->
         return
     names = list(rows[0])
     fields = [model._meta.fields[name] for name in names]
-    plain = [_passes(f) for f in fields]
     columns = ", ".join(f'"{f.column_name}"' for f in fields)
     marks = ", ".join("?" for _ in fields)
     sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})'
-    cols = list(zip(names, fields, plain, strict=True))
+    cols = [(name, f, _passes(f)) for name, f in zip(names, fields, strict=True)]
 
     def values(row: dict[str, Any]) -> tuple[Any, ...]:
         out = []
-        for name, f, p in cols:
+        for name, f, passes in cols:
             v = row[name]
-            out.append(v if type(v) in p else f.db_value(v))
+            out.append(v if type(v) in passes else f.db_value(v))
         return tuple(out)
 
     cursor = ws.db.cursor()
@@ -873,13 +872,15 @@ class TreePlan:
                 continue
             self.relabel = self.relabel or (k != SYNTHETIC and "localId" in loom[k])
             seed = self.ids[k]
-            while k not in out:
+            while True:
                 for candidate in local_id_candidates(seed):
                     if candidate not in taken:
                         out[k] = candidate
                         taken.add(candidate)
                         break
-                seed = new_ulid()
+                if k in out:
+                    break
+                seed = new_ulid()  # every candidate taken (rare): another seed
         return out
 
     def ann_numbers(self, kinds: dict[str, str], loom: dict[str, dict[str, Any]]
