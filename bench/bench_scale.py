@@ -24,6 +24,7 @@ import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -191,23 +192,34 @@ def import_file_of(kind: str, nodes: int, deep: int, fanout: int, specs: list[Sp
     return path
 
 
-def time_import(path: Path, name: str) -> tuple[float, int]:
-    """Seconds to import the file into a fresh database, and the nodes it made."""
-    from loom.interchange import import_bytes
-    from loom.store.db import open_database
-    from loom.store.workspace import Workspace
+_IMPORT = """
+import json, resource, sys, tempfile, time
+from pathlib import Path
+from loom.interchange import import_bytes
+from loom.store.db import open_database
+from loom.store.workspace import Workspace
+data = Path(sys.argv[1]).read_bytes()
+with tempfile.TemporaryDirectory(prefix="loom-bench-scale-") as tmp:
+    ws = Workspace(open_database(Path(tmp) / "import.db"))
+    ws.human()
+    ws.subject()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    report = import_bytes(ws, data, sys.argv[2])
+    took = time.perf_counter() - start
+    made = ws.node_count(report.trees[0].tree)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"s": took, "nodes": made, "peak_mb": peak / 1024,
+                      "before_mb": before / 1024}))
+"""
 
-    data = path.read_bytes()
-    with tempfile.TemporaryDirectory(prefix="loom-bench-scale-") as tmp:
-        ws = Workspace(open_database(Path(tmp) / "import.db"))
-        ws.human()
-        ws.subject()
-        start = time.perf_counter()
-        report = import_bytes(ws, data, name)
-        took = time.perf_counter() - start
-        made = ws.node_count(report.trees[0].tree)
-        ws.db.close()
-    return took, made
+
+def time_import(path: Path, name: str) -> dict[str, float]:
+    """Seconds to import the file into a fresh database, the nodes it made and the peak
+    memory of the importing process (a process of its own, so the peak is the import's)."""
+    out = subprocess.run([sys.executable, "-c", _IMPORT, str(path), name], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 # ── the language server ─────────────────────────────────────────────────────
@@ -245,7 +257,7 @@ async def measure_server(db: Path, facts: dict[str, Any], samples: int
                          ) -> tuple[dict[str, list[float]], dict[str, float]]:
     uri = facts["uri"]
     client = LanguageClient("bench-scale", "1")
-    await client.start_io(*os.environ.get("LOOM_BENCH_SERVER", f"{sys.executable} -m loom.cli serve").split())
+    await client.start_io(sys.executable, "-m", "loom.cli", "serve")
     pid = client._server.pid  # type: ignore[union-attr]
     await client.initialize_async(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(
@@ -457,11 +469,12 @@ async def main() -> int:
     if not args.skip_import:
         for kind, name in (("openloom", "scale.openloom"), ("socketteer", "scale.json")):
             path = import_file_of(kind, args.nodes, args.deep, args.fanout, specs)
-            took, made = time_import(path, name)
+            got = time_import(path, name)
+            took, made = got["s"], int(got["nodes"])
             ok = "✓" if took <= 4 * args.nodes / 100_000 else "✗"
             print(f"{'import ' + kind + f' ({made:,} nodes)':<48} {took:8.2f} s   "
-                  f"({path.stat().st_size / 1e6:.0f} MB; goal ≤ "
-                  f"{4 * args.nodes / 100_000:g} s) {ok}")
+                  f"({path.stat().st_size / 1e6:.0f} MB file, process peak "
+                  f"{got['peak_mb']:,.0f} MB; goal ≤ {4 * args.nodes / 100_000:g} s) {ok}")
     if not args.skip_writes:
         import bench_writes
 
