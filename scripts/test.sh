@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# The PostgreSQL tests start a server of their own from Debian's binaries.
+bash scripts/postgres-setup.sh
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[lsp,models,local,dev]'
+.venv/bin/python -m pip install -q -e '.[lsp,models,local,dev,postgres]'
 .venv/bin/ruff check server tests bench
 exec .venv/bin/pytest "$@"

@@ -12,9 +12,10 @@ from loom.commands.context import Actor, SubjectModel
 from loom.commands.executor import Executor
 from loom.memory import tokens
 from loom.render import ambient as ambient_render
+from loom.store.backend import PostgresDatabase
 from loom.store.db import open_database
 from loom.store.schema import Participant, Tree
-from loom.store.workspace import Workspace
+from loom.store.workspace import HUMAN, Workspace
 
 if TYPE_CHECKING:
     from loom.agent.hooks import Hooks
@@ -26,6 +27,15 @@ log = logging.getLogger(__name__)
 class App:
     ws: Workspace
     executor: Executor
+    participant: str = HUMAN  # who this process acts as (default_participant)
+
+    def me(self) -> Participant:
+        """This process's participant, created on first use as a human. Only the human
+        (``HUMAN``) is born with every permission; any other name (a team member's
+        database role, an editor's ``participant`` setting) starts with none until someone
+        who holds them grants them (``loom users``)."""
+        return self.ws.human(self.participant)
+
     hooks: Hooks | None = None  # the collaborators' hook points (seed 003); see agent_hooks
 
     def agent_hooks(self) -> Hooks:
@@ -40,7 +50,7 @@ class App:
         return self.hooks
 
     def actor(self, tree: Tree, participant: Participant | None = None) -> Actor:
-        return Actor(participant or self.ws.human(), tree)
+        return Actor(participant or self.me(), tree)
 
     def ambient(self, actor: Actor, extended: bool = False) -> str:
         """The actor's ambient line: the buffer variant in buffer trees."""
@@ -78,12 +88,28 @@ def default_subject() -> SubjectModel | None:
         return None
 
 
+def default_participant(db: object, explicit: str | None = None) -> str:
+    """Who a process acts as: the name it was given (``--participant``, the editor's
+    ``participant`` setting), else ``$LOOM_PARTICIPANT``, else — on a team's PostgreSQL —
+    the database user each person connects as, else ``human``."""
+    name = explicit or os.environ.get("LOOM_PARTICIPANT")
+    if name:
+        return name.strip()
+    if isinstance(db, PostgresDatabase):
+        return db.info.user
+    return HUMAN
+
+
 def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = None,
-             use_default_subject: bool = True) -> App:
+             use_default_subject: bool = True, participant: str | None = None) -> App:
+    from loom.llm.keys import database_password
+    from loom.llm.redact import DB_LOGGERS, LOGGERS, install_log_redaction
     from loom.llm.tokenizer import local_tokenizer
 
     tokens.use_tokenizer(local_tokenizer)  # exact counts from the local vocabulary, if any
-    db = open_database(db_path)
+    # a database password never reaches a log line
+    install_log_redaction(LOGGERS + DB_LOGGERS, handlers=True)
+    db = open_database(db_path, password=database_password)
     ws = Workspace(db)
     ws.human()
     ws.subject()
@@ -94,4 +120,4 @@ def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = N
         from loom.llm.classifier import model_classifier
 
         classifier = model_classifier()
-    return App(ws, Executor(ws, subject, classifier))
+    return App(ws, Executor(ws, subject, classifier), default_participant(db, participant))

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Sequence
 
 from loom.commands import ast
-from loom.commands.context import Actor
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.render.formats import error
@@ -34,12 +33,13 @@ def _fail(err: LoomError | str, code: int = 1) -> int:
 def _app(args: argparse.Namespace, models: bool = True):
     from loom.app import open_app
 
-    return open_app(args.db, use_default_subject=models)
+    return open_app(args.db, use_default_subject=models,
+                    participant=getattr(args, "participant", None))
 
 
 def _run(app, command) -> Result:  # type: ignore[no-untyped-def]
-    """A command as the human at this terminal, through the executor like every change."""
-    who = app.ws.human()
+    """A command as the person at this terminal, through the executor like every change."""
+    who = app.me()
     tree = app.ws.tree_or_none(who.current_tree) if who.current_tree else None
     return app.executor.execute(command, app.actor(tree, who))
 
@@ -220,88 +220,32 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return int(main_agent(args) or 0)
 
 
-def _permission_names(words: Sequence[str]) -> list[str]:
-    """Permission names as typed: full (``loom_write``), short (``write``) or ``all``;
-    anything else is passed on for the ``grant`` verb to refuse by name."""
-    from loom.model import permissions as perms
-
-    by_short = {short: full for full, short in perms.SHORT.items()}
-    out: list[str] = []
-    for word in words:
-        out += perms.ORDER if word == "all" else [by_short.get(word, word)]
-    return out
-
-
-def _with_requirements(permission: str) -> list[str]:
-    from loom.model import permissions as perms
-
-    chain = [permission]
-    while (need := perms.REQUIRES.get(chain[-1])) is not None:
-        chain.append(need)
-    return chain[::-1]
-
-
 def cmd_users(args: argparse.Namespace) -> int:
-    """``loom users``: who may do what. Grants and revokes are ``grant`` commands by the
-    human, through the executor."""
-    from loom.model import permissions as perms
+    from loom.cli_team import cmd_users as users
 
-    app = _app(args, models=False)
-    ws = app.ws
-    if args.action is None:
-        for p in ws.participants():
-            have = ", ".join(perms.ordered(p.permissions or [])) or "no permissions"
-            _print(f"{p.name:<16} {p.kind:<6} {p.role or '-':<22} {have}")
-        return 0
-    if args.action == "add":
-        from loom.agent.participant import check_name
+    return users(args, _app(args, models=False))
 
-        try:
-            name = check_name(args.name)
-        except LoomError as err:  # the same rule as agents' names (annotations say @name)
-            return _fail(LoomError(err.code, f"{args.name!r} is not a usable participant "
-                                   "name", err.hint))
-        if ws.find_participant(name) is not None:
-            return _fail(LoomError("CONFLICT", f'participant "{name}" already exists',
-                                   f"change what it may do: loom users grant {name} PERM…"))
-        ws.ensure_participant(name, args.kind, args.role, (), loom_aware=True)
-        _print(f'✓ added {name} ({args.kind}, {args.role}) with no permissions\n'
-               f"  grant some: loom users grant {name} {' '.join(perms.SHORT.values())}")
-        return 0
-    who = ws.participant(args.name)
-    if who.name == ws.human().name:
-        return _fail(LoomError("PERMISSION_DENIED", "the human always has every permission",
-                               "grant or revoke another participant's"))
-    named = _permission_names(args.permissions)
-    have = list(who.permissions or [])
-    if args.action == "grant":  # with what each needs (write needs aware), or it does nothing
-        wanted = [*have]
-        for p in named:
-            wanted += [q for q in _with_requirements(p) if q not in wanted]
-    else:  # revoke: a permission whose requirement goes stops working, so it goes too
-        gone = set(named) & set(perms.ORDER)
-        if len(gone) != len(set(named)):
-            unknown = next(p for p in named if p not in perms.ORDER)
-            return _fail(error("INVALID_SYNTAX", f"unknown permission {unknown}",
-                               "permissions: " + ", ".join(perms.ORDER)))
-        wanted = sorted(perms.effective(set(have) - gone), key=perms.ORDER.index)
-    result = app.executor.execute(ast.Grant(participant=who.name, permissions=tuple(wanted)),
-                                  Actor(ws.human(), None))
-    if not result.ok:
-        return _fail(result.text)
-    _print(result.text)
-    return 0
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from loom.cli_team import cmd_migrate as migrate
+
+    return migrate(args)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from loom.lsp.server import serve
 
-    return serve(db=args.db, tcp=args.tcp, token_file=args.token_file)
+    return serve(db=args.db, tcp=args.tcp, token_file=args.token_file,
+                 participant=args.participant)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="loom", description=__doc__)
-    p.add_argument("--db", help="SQLite file (default: $LOOM_DB or the user data dir)")
+    p.add_argument("--db", help="an SQLite file, or postgresql://user@host/dbname for a "
+                   "team (password: PGPASSWORD, ~/.pgpass or the keyring, never the URL); "
+                   "default: $LOOM_DB, else a file in the user data dir")
+    p.add_argument("--participant", help="act as this participant (default: "
+                   "$LOOM_PARTICIPANT, on PostgreSQL the database user, else human)")
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="cmd", required=True)
 
@@ -380,22 +324,21 @@ def build_parser() -> argparse.ArgumentParser:
     add_agent_arguments(s)
     s.set_defaults(fn=cmd_agent)
 
-    s = sub.add_parser("users", help="participants and what each may do (grant, revoke, add)",
+    from loom.cli_team import add_migrate_arguments, add_users_arguments
+
+    s = sub.add_parser("users", help="participants and what each may do (grant, revoke, "
+                       "add, set)",
                        description="Without an action: every participant with its kind, role "
                        "and permissions. Only the human is born with every permission; any "
-                       "other participant starts with none.")
-    users = s.add_subparsers(dest="action")
-    for action, what in (("grant", "give permissions (all, or names such as write, "
-                                   "loom_write)"),
-                         ("revoke", "take permissions away (and those that need them)")):
-        u = users.add_parser(action, help=what)
-        u.add_argument("name")
-        u.add_argument("permissions", nargs="+", metavar="PERM")
-    u = users.add_parser("add", help="add a participant, with no permissions")
-    u.add_argument("name")
-    u.add_argument("--role", default="human", help="what it is for (default: human)")
-    u.add_argument("--kind", choices=("human", "model"), default="human")
+                       "other participant starts with none. Each change is a grant command "
+                       "by the participant at this terminal (--participant).")
+    add_users_arguments(s)
     s.set_defaults(fn=cmd_users)
+
+    s = sub.add_parser("migrate", help="copy this workspace into an empty database "
+                       "(SQLite ⇄ PostgreSQL), checked by counts and content hashes")
+    add_migrate_arguments(s)
+    s.set_defaults(fn=cmd_migrate)
 
     s = sub.add_parser("serve", help="run the language server (stdio)")
     s.add_argument("--tcp", metavar="[HOST:]PORT",

@@ -36,7 +36,7 @@ def test_users_lists_adds_grants_and_revokes(capsys: pytest.CaptureFixture[str])
     code, out, _ = run(capsys, "users")
     assert code == 0
     assert out.splitlines()[0].split()[:3] == ["human", "human", "human"]
-    assert out.splitlines()[0].endswith(", ".join(perms.ORDER))
+    assert out.splitlines()[0].removesuffix(" (you)").endswith(", ".join(perms.ORDER))
     assert "model" in out and "no permissions" in out
     code, out, _ = run(capsys, "users", "add", "alice")
     assert code == 0 and out.startswith("✓ added alice (human, human) with no permissions")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from loom.model.ids import new_ulid
+from loom.model.ids import ordered_ulid
 from loom.render import formats as f
 from loom.render.text import plural, relative_time, thousands
 from loom.store import turns as turn_store
@@ -92,7 +92,7 @@ class Usage(BaseModel):
 
 
 class TurnRecord(BaseModel):
-    id: str = Field(default_factory=new_ulid)
+    id: str = Field(default_factory=ordered_ulid)
     agent: str
     tree: str
     trigger: TriggerKind = "ask"

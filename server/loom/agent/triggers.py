@@ -92,10 +92,20 @@ class Triggers:
         self.tree = tree
         self.autonomous_mode = autonomous_mode
         self.settle_s = settle_s
-        self.cursor = ws.last_change() if since_seq is None else since_seq
+        # a cursor that also catches changes parallel writers commit out of order
+        self._feed = ws.follow(since_seq, tree.id)
         self.last_human: float | None = None  # time of the latest human change seen
         self._unsettled = False  # human activity since the last autonomous turn
         self._humans: set[str] = set()
+
+    @property
+    def cursor(self) -> int:
+        """The change-log position read up to (stored with each turn, to resume from)."""
+        return self._feed.seen
+
+    @cursor.setter
+    def cursor(self, seq: int) -> None:
+        self._feed.seen = seq
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -114,8 +124,7 @@ class Triggers:
     def poll(self) -> list[TurnInput]:
         """Inputs that arrived since the last poll, oldest first; at most one autonomous."""
         inputs: list[TurnInput] = []
-        for change in self.ws.changes_since(self.cursor, self.tree.id):
-            self.cursor = max(self.cursor, change.seq)
+        for change in self._feed.poll():
             if change.actor == self.agent.id or not self._is_human(change.actor):
                 continue
             self.last_human = change.created

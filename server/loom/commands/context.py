@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -102,6 +103,12 @@ class Ctx:
         """``CONFLICT`` when another participant is generating on this node's branch
         (``extends``: the write adds below the node; else it changes the node)."""
         self.ws.check_branch(node, self.me, extends=extends)
+
+    def guarded(self, *checks: tuple[Node, bool]) -> contextlib.AbstractContextManager[None]:
+        """The write's transaction, entered after :meth:`guard` passed for each ``(node,
+        extends)`` with the tree's other writers held off (so, across processes and
+        machines, no branch lock is taken between the check and the write)."""
+        return self.ws.guarded_write(self.tree.id, self.me, checks)
 
     def current_path(self) -> list[Node]:
         node, tip = self.position()

@@ -23,6 +23,7 @@ from loom.commands.lexicon import CLOSERS
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.memory import operational as mem
+from loom.store.backend import storage_error
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -142,13 +143,11 @@ class Executor:
             return HANDLERS[cmd.verb](ctx, cmd)
         except LoomError as err:
             return Result.from_error(err)
-        except pw.OperationalError as err:
-            if "locked" in str(err) or "busy" in str(err):
-                return Result.failure("CONFLICT", "the workspace is busy (another writer)",
-                                      "retry the command")
-            log.exception("storage error running %s", cmd.verb)
-            return Result.failure("CONFLICT", f"storage error: {err}",
-                                  "retry; nothing was written")
+        except pw.DatabaseError as err:  # busy, a lost connection, a role's refusal…
+            error = storage_error(err)  # rolled back: say what it means, nothing written
+            if "storage error" in error.message:
+                log.exception("storage error running %s", cmd.verb)
+            return Result.from_error(error)
         except MemoryError:  # a file or a request too large for this machine: not a bug
             log.warning("out of memory running %s", cmd.verb)
             return Result.failure("LIMIT_EXCEEDED", f"there is not enough memory to {cmd.verb} "

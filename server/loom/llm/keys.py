@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from pydantic import SecretStr
 
@@ -68,3 +69,20 @@ def resolve_key(
 def clear_cache() -> None:
     _keyring_cache.clear()
     _missing_until.clear()
+
+
+def database_password(info: Any) -> str | None:
+    """The password of a PostgreSQL connection (``info``: ``store.backend.ConnInfo``) from
+    the keyring entry ``loom/postgresql://user@host:port/dbname``, registered with the
+    redactor so no log or model payload ever shows it. ``PGPASSWORD`` and ``~/.pgpass``
+    need nothing from Loom: libpq reads them (``PGPASSWORD`` is registered here too)."""
+    env = os.environ.get("PGPASSWORD")
+    if env:
+        register_secret(env)
+        return None
+    if os.environ.get("LOOM_NO_KEYRING", "") not in ("", "0"):
+        return None
+    value = keyring_lookup(info.keyring_name)
+    if value:
+        register_secret(value)
+    return value

@@ -637,9 +637,18 @@ LOGGERS = (
 _filter = RedactingFilter()
 
 
-def install_log_redaction(names: tuple[str, ...] = LOGGERS) -> None:
-    """Attach the redacting filter to ``names`` (idempotent)."""
+#: Loggers that may see a database connection's details (a team's PostgreSQL).
+DB_LOGGERS = ("loom.store.backend", "loom.store.feed", "loom.store.db", "peewee", "psycopg")
+
+
+def install_log_redaction(names: tuple[str, ...] = LOGGERS, handlers: bool = False) -> None:
+    """Attach the redacting filter to ``names`` (idempotent); with ``handlers``, also to
+    the root logger's handlers, so every record they write is redacted."""
     for name in names:
         logger = logging.getLogger(name)
         if _filter not in logger.filters:
             logger.addFilter(_filter)
+    if handlers:
+        for handler in logging.getLogger().handlers:
+            if _filter not in handler.filters:
+                handler.addFilter(_filter)

@@ -146,6 +146,11 @@ def parse_tree_answer(text: str) -> tuple[str, list[str] | None]:
     return whole_sentences(clean(body, 60)), None
 
 
+#: how long a worker holds a job it took before another may take it (a dead worker's job
+#: comes back after this)
+LEASE_S = 300.0
+
+
 class SummaryWorker:
     """Takes summary work from the queue, oldest-most-urgent first."""
 
@@ -164,11 +169,14 @@ class SummaryWorker:
                 .order_by(SummaryJob.priority, SummaryJob.created, SummaryJob.id).first())
 
     def run_once(self, limit: int = 10) -> int:
-        """Process up to ``limit`` jobs; returns how many summaries were written."""
+        """Process up to ``limit`` jobs; returns how many summaries were written. Each job
+        is leased first, so workers of several processes never do the same one."""
         done = 0
         for _ in range(limit):
-            job = self.next_job()
-            if job is None or self.unavailable:
+            if self.unavailable:
+                break
+            job = self.ws.claim_summary_job(LEASE_S)
+            if job is None:
                 break
             done += self._process(job)
         return done
@@ -202,6 +210,7 @@ class SummaryWorker:
         except ModelError as err:
             if err.kind in ("unavailable", "config", "auth"):
                 self.unavailable = err.message
+                self.ws.release_summary_job(job.id)  # not the job's fault: another may
                 return 0
             attempts = job.attempts + 1
             with self.ws.db.atomic():

@@ -115,6 +115,7 @@ class LoomServer(AnsweringServer):
         super().__init__("loom", __version__, protocol_cls=LoomProtocol,
                          converter_factory=loom_converter, max_workers=8)
         self.db_arg = db
+        self.participant_arg: str | None = None
         self.settings = Settings()
         self._app: App | None = None
         self._docs: Documents | None = None
@@ -142,7 +143,9 @@ class LoomServer(AnsweringServer):
     @property
     def app(self) -> App:
         if self._app is None:
-            self._app = open_app(self.settings.database or self.db_arg)
+            self._app = open_app(self.settings.database or self.db_arg,
+                                 participant=self.settings.participant or
+                                 self.participant_arg)
         return self._app
 
     @property
@@ -151,7 +154,7 @@ class LoomServer(AnsweringServer):
             encoding = str(self.workspace.position_encoding or "utf-16")
             ws = self.app.ws
             # A name the workspace does not know starts with no permissions (Identity).
-            who = ws.human(self.settings.participant)
+            who = self.app.me()
             self._docs = Documents(ws, who, encoding, ws.open_session(who))
         return self._docs
 
@@ -472,6 +475,7 @@ async def shutdown(ls: LoomServer, params: Any = None) -> None:
 
 def _close_session(ls: LoomServer) -> None:
     with contextlib.suppress(Exception):
+        ls.sync.stop()
         for doc in list(ls.docs.open.values()):
             ls.editing.persist(doc)
         ls.app.ws.close_session(ls.docs.session)
@@ -947,11 +951,13 @@ def cmd_stop_collaborator(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
 
 
 def serve(db: str | None = None, tcp: str | None = None,
-          token_file: str | None = None) -> int:
+          token_file: str | None = None, participant: str | None = None) -> int:
     """Serve on stdio, or on ``tcp`` (``[HOST:]PORT``) to one editor holding the token
-    (``lsp/tcp.py``): generated and printed on stderr, or read from ``token_file``."""
+    (``lsp/tcp.py``): generated and printed on stderr, or read from ``token_file``. The
+    server acts as ``participant`` unless the editor's settings name one."""
     logging.basicConfig(level=logging.WARNING)
     server.db_arg = db
+    server.participant_arg = participant
     if not tcp:
         server.start_io()
         return 0

@@ -11,7 +11,8 @@ class Settings(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
     database: str | None = None
-    participant: str = "human"
+    # who this editor acts as; unset: $LOOM_PARTICIPANT, the PostgreSQL user, else "human"
+    participant: str | None = None
     default_n: int = Field(default=3, alias="defaultN", ge=1, le=10)
     default_tokens: int = Field(default=50, alias="defaultTokens", ge=1, le=4096)
     inlay_hints: bool = Field(default=True, alias="inlayHints")

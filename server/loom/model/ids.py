@@ -32,6 +32,13 @@ def new_ulid() -> str:
     return str(ULID.from_bytes(millis.to_bytes(6, "big") + os.urandom(10)))
 
 
+def ordered_ulid() -> str:
+    """A ULID that sorts after every earlier one this process made, even within the same
+    millisecond (python-ulid increments the random part): for records listed in the order
+    they were made, on any database (PostgreSQL has no insertion-ordered rowid)."""
+    return str(ULID())
+
+
 def local_id_candidates(ulid: str) -> list[str]:
     """The localIds a node may take, shortest first (6 characters up to the whole random part)."""
     random_part = ulid[10:].lower()

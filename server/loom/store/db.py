@@ -1,4 +1,5 @@
-"""Opening the database: WAL, foreign keys, a busy timeout, and schema migrations."""
+"""Opening the database — an SQLite file (WAL, foreign keys, a busy timeout) or a
+PostgreSQL server (``postgresql://…``) — and the one schema migration history both share."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import peewee as pw
 import platformdirs
 
 from loom.store import schema
+from loom.store.backend import PasswordSource, connect_postgres, is_postgres, is_url
+from loom.store.dialect import upsert
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_S = 15.0
 
 # Each migration takes the database from version i to i+1; index 0 creates version 1.
-MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
+# Steps are written once for both backends; where the two differ, the step says so.
+MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: db.create_tables(schema.MODELS),
     lambda db: db.create_tables(schema.V2_MODELS),  # v2: buffer state survives restarts
     lambda db: _v3(db),  # v3: the summary queue, tree summary counters and themes
@@ -24,10 +28,11 @@ MIGRATIONS: list[Callable[[pw.SqliteDatabase], None]] = [
     lambda db: _v6(db),  # v6: media of imported trees, and what a file says per tree
     lambda db: _v7(db),  # v7: pins and stashes per participant and per tree
     lambda db: _v8(db),  # v8: per-token data of model nodes
+    lambda db: _v9(db),  # v9: the live change feed (PostgreSQL NOTIFY on every change row)
 ]
 
 
-def _v3(db: pw.SqliteDatabase) -> None:
+def _v3(db: pw.Database) -> None:
     # Plain ADD COLUMNs: a migrator that rebuilds the table would drop it, and with foreign
     # keys on, the drop cascades to every node of every tree.
     db.create_tables(schema.V3_MODELS)
@@ -39,10 +44,13 @@ def _v3(db: pw.SqliteDatabase) -> None:
         db.execute_sql('ALTER TABLE "tree" ADD COLUMN "themes" TEXT')
 
 
-def _v5(db: pw.SqliteDatabase) -> None:
+def _v5(db: pw.Database) -> None:
     # The buffer state's key gains the editor session: SQLite cannot change a primary key,
     # so the table is rebuilt (nothing references it) with the old rows as session "".
     db.execute_sql('ALTER TABLE "buffer_state" RENAME TO "buffer_state_v4"')
+    if is_postgres(db):  # constraint names are per schema there: free the new table's
+        db.execute_sql('ALTER TABLE "buffer_state_v4" RENAME CONSTRAINT "buffer_state_pkey" '
+                       'TO "buffer_state_v4_pkey"')
     db.create_tables([schema.BufferState, *schema.V5_MODELS])
     db.execute_sql('INSERT INTO "buffer_state" (uri, participant, session, tree, tip, pending, '
                    'working, updated) SELECT uri, participant, \'\', tree, tip, pending, '
@@ -50,7 +58,7 @@ def _v5(db: pw.SqliteDatabase) -> None:
     db.execute_sql('DROP TABLE "buffer_state_v4"')
 
 
-def _v6(db: pw.SqliteDatabase) -> None:
+def _v6(db: pw.Database) -> None:
     db.create_tables(schema.V6_MODELS)
     if "extra" not in {c.name for c in db.get_columns("tree")}:
         db.execute_sql('ALTER TABLE "tree" ADD COLUMN "extra" TEXT')
@@ -79,6 +87,41 @@ def _v8(db: pw.SqliteDatabase) -> None:
     db.create_tables(schema.V8_MODELS)
 
 
+NOTIFY_CHANNEL = "loom_changes"
+
+
+def _v9(db: pw.Database) -> None:
+    # Every change row wakes the other processes at once (delivered when its transaction
+    # commits); a trigger, so no writer can forget it. SQLite processes poll the log.
+    if not is_postgres(db):
+        return
+    db.execute_sql(f"""
+        CREATE OR REPLACE FUNCTION loom_notify_change() RETURNS trigger AS $$
+        BEGIN
+          PERFORM pg_notify('{NOTIFY_CHANNEL}', NEW.seq::text || ' ' || coalesce(NEW.tree, ''));
+          RETURN NEW;
+        END $$ LANGUAGE plpgsql""")
+    db.execute_sql('DROP TRIGGER IF EXISTS loom_change_notify ON "change"')
+    db.execute_sql('CREATE TRIGGER loom_change_notify AFTER INSERT ON "change" '
+                   "FOR EACH ROW EXECUTE FUNCTION loom_notify_change()")
+
+
+def _postgres_text_columns(db: pw.Database) -> None:
+    """On PostgreSQL, every string column becomes unbounded ``text`` compared byte by byte
+    (``COLLATE "C"``): what SQLite's TEXT with its BINARY collation is. peewee's CharField
+    would make ``varchar(255)`` (a long title fails) and the server's locale would order
+    and compare localId prefixes differently than SQLite does."""
+    rows = db.execute_sql(
+        "SELECT c.table_name, c.column_name FROM information_schema.columns c "
+        "JOIN information_schema.tables t ON t.table_name = c.table_name "
+        "AND t.table_schema = c.table_schema WHERE c.table_schema = current_schema() "
+        "AND t.table_type = 'BASE TABLE' AND (c.data_type = 'character varying' "
+        "OR (c.data_type = 'text' AND coalesce(c.collation_name, '') <> 'C'))").fetchall()
+    for table, column in rows:
+        db.execute_sql(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" TYPE text '
+                       'COLLATE "C"')
+
+
 def default_db_path() -> Path:
     env = os.environ.get("LOOM_DB")
     if env:
@@ -86,13 +129,32 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir("loom")) / "loom.db"
 
 
+MIGRATION_LOCK = 0x4C4F4F4D  # "LOOM": the advisory lock PostgreSQL migrations take
+
+
 class SchemaTooNew(RuntimeError):
     pass
 
 
-def open_database(path: str | os.PathLike[str] | None = None) -> pw.SqliteDatabase:
-    """Open (creating and migrating as needed) the SQLite file and bind the schema to it."""
-    target = Path(path).expanduser() if path is not None else default_db_path()
+def default_target() -> str | Path:
+    """``$LOOM_DB`` (a file or a ``postgresql://`` URL), else the user data directory's file."""
+    env = os.environ.get("LOOM_DB")
+    return env if is_url(env) else default_db_path()
+
+
+def open_database(path: str | os.PathLike[str] | None = None,
+                  password: PasswordSource | None = None) -> pw.Database:
+    """Open (creating and migrating as needed) the workspace's database and bind the schema
+    to it: a ``postgresql://`` URL (``password`` says where its password comes from when
+    ``PGPASSWORD`` is unset), else an SQLite file."""
+    if path is None:
+        path = default_target()
+    if is_url(path):
+        db: pw.Database = connect_postgres(str(path), password)
+        schema.database_proxy.initialize(db)
+        migrate(db)
+        return db
+    target = Path(path).expanduser()
     if str(target) != ":memory:":
         target.parent.mkdir(parents=True, exist_ok=True)
     db = pw.SqliteDatabase(
@@ -115,21 +177,37 @@ def open_database(path: str | os.PathLike[str] | None = None) -> pw.SqliteDataba
     return db
 
 
-def current_version(db: pw.SqliteDatabase) -> int:
+def current_version(db: pw.Database) -> int:
     if not db.table_exists("meta"):
         return 0
     row = schema.Meta.get_or_none(schema.Meta.key == "schema_version")
     return int(row.value) if row else 0
 
 
-def migrate(db: pw.SqliteDatabase) -> None:
-    """Bring the schema up to date in one transaction, with foreign keys off (as SQLite
-    advises for schema changes) and checked before the transaction commits."""
-    version = current_version(db)
+def _check_version(version: int) -> None:
     if version > SCHEMA_VERSION:
         raise SchemaTooNew(
             f"database schema v{version} is newer than this Loom (v{SCHEMA_VERSION})")
+
+
+def migrate(db: pw.Database) -> None:
+    """Bring the schema up to date in one transaction. SQLite: with foreign keys off (as it
+    advises for schema changes), checked before the transaction commits. PostgreSQL: DDL is
+    transactional; an advisory lock makes concurrent openers migrate one at a time."""
+    version = current_version(db)
+    _check_version(version)
     if version == SCHEMA_VERSION:
+        return
+    if is_postgres(db):
+        with db.atomic():
+            db.execute_sql("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+            version = current_version(db)  # another process may have migrated meanwhile
+            _check_version(version)
+            for step in MIGRATIONS[version:SCHEMA_VERSION]:
+                step(db)
+            _postgres_text_columns(db)
+            upsert(schema.Meta, ["key"], key="schema_version",
+                   value=str(SCHEMA_VERSION)).execute()
         return
     db.execute_sql("PRAGMA foreign_keys = OFF")  # takes effect outside a transaction only
     try:
@@ -140,6 +218,7 @@ def migrate(db: pw.SqliteDatabase) -> None:
             broken = db.execute_sql("PRAGMA foreign_key_check").fetchall()
             if broken:
                 raise RuntimeError(f"migration would break references: {broken[:3]}")
-            schema.Meta.replace(key="schema_version", value=str(SCHEMA_VERSION)).execute()
+            upsert(schema.Meta, ["key"], key="schema_version",
+                   value=str(SCHEMA_VERSION)).execute()
     finally:
         db.execute_sql("PRAGMA foreign_keys = ON")

@@ -10,6 +10,7 @@ every tree."""
 from __future__ import annotations
 
 import peewee as pw
+from peewee import fn
 
 from loom.store.schema import Document, Node, Participant, Pin, Stash, TraceEntry, Tree
 from loom.store.workspace import Workspace
@@ -98,7 +99,7 @@ def find_stash(ws: Workspace, who: Participant, tree: Tree, label: str) -> Stash
     """The stash in ``tree`` labelled exactly ``label``, else the one labelled so ignoring
     case; the tree's own before one from before v6."""
     mine = (Stash.participant == who.id) & _in_tree(tree)
-    for same in (Stash.label == label, Stash.label.collate("NOCASE") == label):
+    for same in (Stash.label == label, fn.lower(Stash.label) == label.lower()):
         item = (Stash.select().where(mine & same)
                 .order_by(Stash.tree.is_null(), Stash.id).first())
         if item is not None:
@@ -136,7 +137,7 @@ def record(ws: Workspace, who: Participant, tree: Tree | None, command: str, ok:
     """Add a trace entry for a command that ran (or was refused)."""
     # one prepared statement: this runs after every command, on the hot path
     with ws.db.atomic():
-        ws.db.execute_sql(
+        ws.sql(
             "INSERT INTO trace_entry (participant, tree, command, ok, code, message, created) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (who.id, tree.id if tree else None, command, ok, code, message, ws.clock()))

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from loom.model import tokens as T
+from loom.store.dialect import upsert
 from loom.store.schema import Generation, Node, NodeTokens
 from loom.store.workspace import Workspace
 
@@ -41,8 +42,8 @@ def save(ws: Workspace, node_id: str, tokens: Sequence[T.Token], k: int) -> None
     """Store a node's token data (in the caller's transaction, with the node)."""
     if not tokens:
         return
-    NodeTokens.replace(node=node_id, k=k, count=len(tokens), covered=tokens[-1].end,
-                       data=T.encode(tokens, k)).execute()
+    upsert(NodeTokens, ("node",), node=node_id, k=k, count=len(tokens),
+           covered=tokens[-1].end, data=T.encode(tokens, k)).execute()
     _tokens.pop(node_id, None)
     _runs.pop(node_id, None)
 

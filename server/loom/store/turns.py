@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import peewee as pw
-
 from loom.store.schema import AgentTurn
 from loom.store.workspace import Workspace
 
@@ -32,7 +30,7 @@ def turn_records(ws: Workspace, agent: str, tree: str | None = None,
     q = AgentTurn.select(AgentTurn.record).where(AgentTurn.agent == agent)
     if tree is not None:
         q = q.where(AgentTurn.tree == tree)
-    q = q.order_by(AgentTurn.started.desc(), pw.SQL("rowid DESC"))
+    q = q.order_by(AgentTurn.started.desc(), AgentTurn.id.desc())  # ids: ordered_ulid
     if limit:
         q = q.limit(limit)
     return [row.record for row in q][::-1]

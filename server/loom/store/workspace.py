@@ -1,20 +1,23 @@
 """The loom workspace over the store: trees, nodes, hyperedges, links, positions.
 
-Every mutation happens in one IMMEDIATE transaction together with its change-log row, so a
-process killed mid-write leaves either all of it or none of it, and other processes can
-catch up by reading the log.
+Every mutation happens in one transaction together with its change-log row, so a process
+killed mid-write leaves either all of it or none of it, and other processes can catch up by
+reading the log. The same code runs on SQLite and PostgreSQL: SQL here uses ``?``
+placeholders and :mod:`loom.store.dialect` for what differs; raw SQL goes through
+:meth:`Workspace.sql`.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
 import json
 import os
 import re
 import socket
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +27,9 @@ from loom.errors import CrossTree, LoomError, not_found
 from loom.model import permissions as perms
 from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_local_id
 from loom.render.text import extractive_summary, plural
+from loom.store.backend import executemany
+from loom.store.dialect import dialect_of, upsert
+from loom.store.feed import ChangeCursor, ChangeListener, listen
 from loom.store.schema import (
     BranchLock,
     BufferState,
@@ -37,6 +43,7 @@ from loom.store.schema import (
     Node,
     Participant,
     Position,
+    SummaryJob,
     Tree,
 )
 
@@ -79,7 +86,7 @@ class NodeRow(_NodeTuple):
 # its original's place on a path (edge kind ``version``; a version of the root has no edge).
 _BUFFER_VERSION = "(n.version_of IS NOT NULL AND coalesce(e.kind, 'version') = 'version')"
 # What ``→ tree`` counts as a node: not an annotation, not a buffer version, not archived.
-_COUNTED = f"n.kind != 'annotation' AND NOT {_BUFFER_VERSION} AND n.pruned = 0"
+_COUNTED = f"n.kind != 'annotation' AND NOT {_BUFFER_VERSION} AND NOT n.pruned"
 
 
 @dataclass(frozen=True)
@@ -119,7 +126,7 @@ class NewNode:
     extra: dict[str, Any] | None = None
 
 
-def _insert_rows(db: pw.SqliteDatabase, model: type[pw.Model],
+def _insert_rows(db: pw.Database, model: type[pw.Model],
                  rows: list[dict[str, Any]]) -> None:
     """One prepared executemany: peewee's insert_many spends most of a bulk import building
     SQL text in Python."""
@@ -129,7 +136,7 @@ def _insert_rows(db: pw.SqliteDatabase, model: type[pw.Model],
     sql = (f'INSERT INTO "{model._meta.table_name}" ('
            + ", ".join(f'"{f.column_name}"' for f in fields) + ") VALUES ("
            + ", ".join("?" for _ in fields) + ")")
-    db.cursor().executemany(sql, [tuple(f.db_value(r[f.name]) for f in fields) for r in rows])
+    executemany(db, sql, [tuple(f.db_value(r[f.name]) for f in fields) for r in rows])
 
 
 def _chunks(items: list[str], size: int = 900) -> list[list[str]]:
@@ -140,9 +147,28 @@ def _chunks(items: list[str], size: int = 900) -> list[list[str]]:
 class Workspace:
     """All reads and writes of the loom workspace. One per process per database."""
 
-    def __init__(self, db: pw.SqliteDatabase, clock: Any = time.time) -> None:
+    def __init__(self, db: pw.Database, clock: Any = time.time) -> None:
         self.db = db
         self.clock = clock
+        self.dialect = dialect_of(db)
+
+    # ── raw SQL, on either backend ────────────────────────────────────────────
+    def sql(self, query: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement written with ``?`` placeholders (and
+        :mod:`loom.store.dialect` fragments); returns the cursor."""
+        return self.db.execute_sql(query, tuple(params))
+
+    def sql_many(self, query: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One ``?``-placeholder statement run for every row (bulk inserts)."""
+        executemany(self.db, query, rows)
+
+    def lock_tree(self, tree_id: str) -> None:
+        """Inside a write transaction: writers of this tree go one at a time until it
+        commits, across processes and machines (localIds, sibling order, annotation and
+        version numbers, branch locks). SQLite's write transaction already excludes every
+        other writer; PostgreSQL locks the tree's row."""
+        if self.dialect.postgres:
+            self.sql("SELECT 1 FROM tree WHERE id = ? FOR UPDATE", (tree_id,))
 
     # ── change log ────────────────────────────────────────────────────────────
     def log_change(self, tree: str | None, kind: str, entity: str, actor: str | None,
@@ -153,14 +179,24 @@ class Workspace:
             (tree, kind, entity, actor, _PAYLOAD.db_value(payload), self.clock()))
 
     def last_change(self) -> int:
-        row = self.db.execute_sql("SELECT max(seq) FROM change").fetchone()
+        row = self.sql("SELECT max(seq) FROM change").fetchone()
         return int(row[0] or 0)
 
     def change_kinds_since(self, seq: int) -> list[tuple[str | None, str]]:
         """``(tree, kind)`` of every change after ``seq``: what caches need to decide what
         went stale, without reading payloads."""
-        return [(r[0], r[1]) for r in self.db.execute_sql(
+        return [(r[0], r[1]) for r in self.sql(
             "SELECT tree, kind FROM change WHERE seq > ? ORDER BY seq", (seq,)).fetchall()]
+
+    def follow(self, start: int | None = None, tree: str | None = None) -> ChangeCursor:
+        """A cursor over the change log from ``start`` (default: now) that misses nothing
+        committed out of order by parallel writers (PostgreSQL)."""
+        return ChangeCursor(self, start, tree)
+
+    def listen(self, wake: Callable[[], None]) -> ChangeListener | None:
+        """On PostgreSQL, call ``wake`` (from another thread) whenever any process commits
+        a change; None on SQLite, whose readers poll :meth:`last_change`."""
+        return listen(self.db, wake)
 
     def changes_since(self, seq: int, tree: str | None = None) -> list[Change]:
         q = Change.select().where(Change.seq > seq)
@@ -211,7 +247,7 @@ class Workspace:
 
     def participant_names(self) -> dict[str, str]:
         """Participant id → name, for many metadata lines at once."""
-        return dict(self.db.execute_sql("SELECT id, name FROM participant").fetchall())
+        return dict(self.sql("SELECT id, name FROM participant").fetchall())
 
     def update_participant(self, participant: Participant, **fields: Any) -> None:
         """Change a participant's profile, role or loom-awareness (permissions:
@@ -222,11 +258,24 @@ class Workspace:
         for k, v in fields.items():
             setattr(participant, k, v)
 
+    def owner(self) -> str | None:
+        """On PostgreSQL, the database's owner role: whoever set the team's workspace up,
+        who administers it as ``HUMAN`` does a personal one. None on SQLite."""
+        if not self.dialect.postgres:
+            return None
+        if not hasattr(self, "_owner"):
+            self._owner: str | None = self.sql(
+                "SELECT pg_get_userbyid(datdba) FROM pg_database "
+                "WHERE datname = current_database()"
+            ).fetchone()[0]
+        return self._owner
+
     def human(self, name: str = HUMAN) -> Participant:
-        """A human participant. Only the human (``HUMAN``) is born with every permission;
-        any other name (an editor's ``participant`` setting, an imported author) starts
-        with none until the human grants them."""
-        born_with = perms.ROLES["human"] if name == HUMAN else ()
+        """A human participant. Only the human (``HUMAN``) — and on PostgreSQL the
+        database's owner role (:meth:`owner`) — is born with every permission; any other
+        name (a team member's role, an editor's ``participant`` setting, an imported
+        author) starts with none until someone who holds them grants them."""
+        born_with = perms.ROLES["human"] if name in (HUMAN, self.owner()) else ()
         return self.ensure_participant(name, "human", "human", born_with, True)
 
     def subject(self, name: str = SUBJECT) -> Participant:
@@ -309,11 +358,11 @@ class Workspace:
         a node (with its versions, which share its continuations) that has more than one
         continuation; a *leaf* is a node with none."""
         row = self.db.execute_sql(
-            "SELECT count(*), "
-            "coalesce(sum(n.kind = 'annotation'), 0), "
-            f"coalesce(sum(n.kind != 'annotation' AND {_BUFFER_VERSION}), 0), "
-            f"coalesce(sum(n.kind != 'annotation' AND NOT {_BUFFER_VERSION} "
-            "AND n.pruned != 0), 0) "
+            "SELECT count(*), "  # count(CASE …): a boolean sum is SQLite's alone
+            "count(CASE WHEN n.kind = 'annotation' THEN 1 END), "
+            f"count(CASE WHEN n.kind != 'annotation' AND {_BUFFER_VERSION} THEN 1 END), "
+            f"count(CASE WHEN n.kind != 'annotation' AND NOT {_BUFFER_VERSION} "
+            "AND n.pruned THEN 1 END) "
             "FROM node n LEFT JOIN edge e ON e.target = n.id WHERE n.tree_id = ?",
             (tree.id,)).fetchone()
         records, annotations, versions, archived = (int(x or 0) for x in row)
@@ -324,18 +373,19 @@ class Workspace:
                 "AND ce.kind = 'continuation'")
         unpruned = ""
         if archived:
-            kids += " JOIN node c ON c.id = s.target AND c.pruned = 0"
-            unpruned = " JOIN node n ON n.id = s.node AND n.pruned = 0"
+            kids += " JOIN node c ON c.id = s.target AND NOT c.pruned"
+            unpruned = " JOIN node n ON n.id = s.node AND NOT n.pruned"
         branches, parents = self.db.execute_sql(
-            f"SELECT coalesce(sum(k > 1), 0), count(*) FROM (SELECT count(*) AS k {kids}"
-            f"{unpruned} WHERE ce.tree_id = ? GROUP BY s.node)", (tree.id,)).fetchone()
+            f"SELECT count(CASE WHEN k > 1 THEN 1 END), count(*) FROM (SELECT count(*) AS k "
+            f"{kids}{unpruned} WHERE ce.tree_id = ? GROUP BY s.node) AS per_node",
+            (tree.id,)).fetchone()
         if versions:
             # a version shares its original's continuations: count each family once
             members: dict[str, str] = {}
             for vid, fam in self.db.execute_sql(
                     "SELECT n.id, n.version_of FROM node n LEFT JOIN edge e ON e.target = n.id "
                     f"WHERE n.tree_id = ? AND n.kind != 'annotation' AND {_BUFFER_VERSION} "
-                    "AND n.pruned = 0", (tree.id,)).fetchall():
+                    "AND NOT n.pruned", (tree.id,)).fetchall():
                 members[vid] = members[fam] = fam
             own: dict[str, set[str]] = {}
             for chunk in _chunks(list(members)):
@@ -374,7 +424,7 @@ class Workspace:
                 if candidate not in taken:
                     return candidate
                 continue
-            clash = self.db.execute_sql(
+            clash = self.sql(
                 "SELECT 1 FROM node WHERE tree_id = ? AND local_id = ?", (tree_id, candidate)
             ).fetchone()
             if clash is None:
@@ -389,6 +439,7 @@ class Workspace:
                      label: str | None = None, extra: dict[str, Any] | None = None) -> Node:
         # Prepared statements, not peewee's query builder: building SQL text cost ~0.8 ms
         # of the ~1 ms a node took (bench/bench_core.py prints the figure).
+        self.lock_tree(tree.id)
         node_id = new_ulid()
         local_id = self._pick_local_id(tree.id, node_id)
         parent = sources[0][0] if sources else None
@@ -420,7 +471,7 @@ class Workspace:
             order = self._child_count_any(parent.id, edge)  # type: ignore[union-attr]
             self.db.execute_sql("INSERT INTO edge (target, tree_id, kind, sibling_order) "
                                 "VALUES (?, ?, ?, ?)", (node_id, tree.id, edge, order))
-            self.db.cursor().executemany(
+            self.sql_many(
                 "INSERT INTO edge_source (target, node, role, position) VALUES (?, ?, ?, ?)",
                 [(node_id, src.id, role, i) for i, (src, role) in enumerate(sources)])
         return Node(**fields)
@@ -456,6 +507,7 @@ class Workspace:
         mode makes a sibling branch the conversation continues from (SPEC-NOTES decision 5)."""
         family = original.version_of or original.id
         with self.db.atomic():
+            self.lock_tree(tree.id)  # the version number below is the tree's to give
             root_label = Node.get_by_id(family).label
             number = (Node.select(pw.fn.MAX(Node.version_number))
                       .where(Node.version_of == family).scalar() or 0) + 1
@@ -471,9 +523,10 @@ class Workspace:
             if not sources:  # a version of the root
                 Node.update(depth=0).where(Node.id == node.id).execute()
             if buffer:
-                self.db.execute_sql(
-                    "INSERT OR IGNORE INTO edge_source (target, node, role, position) "
-                    "SELECT target, ?, role, position FROM edge_source WHERE node = ?",
+                self.sql(
+                    "INSERT INTO edge_source (target, node, role, position) "
+                    "SELECT target, ?, role, position FROM edge_source WHERE node = ? "
+                    "ON CONFLICT DO NOTHING",
                     (node.id, original.id),
                 )
             self.enqueue_summary("node", node.id, tree.id)
@@ -520,12 +573,12 @@ class Workspace:
             tail = self._insert_node(
                 tree, [(head, "primary")], original.content[at:], author, original.kind,
                 original.created, extra={"split_from": original.id, "part": "tail", "at": at})
-            self.db.execute_sql(  # the tail carries the continuations, the head the notes
-                "INSERT OR IGNORE INTO edge_source (target, node, role, position) "
+            self.sql(  # the tail carries the continuations, the head the notes
+                "INSERT INTO edge_source (target, node, role, position) "
                 "SELECT s.target, CASE e.kind WHEN 'annotation' THEN ? ELSE ? END, s.role, "
                 "s.position FROM edge_source s JOIN edge e ON e.target = s.target "
-                "WHERE s.node = ?", (head.id, tail.id, original.id))
-            self.db.execute_sql(
+                "WHERE s.node = ? ON CONFLICT DO NOTHING", (head.id, tail.id, original.id))
+            self.sql(
                 """
                 WITH RECURSIVE down(id) AS (
                   SELECT target FROM edge_source WHERE node = ?
@@ -554,7 +607,7 @@ class Workspace:
         return Tree.get_or_none(Tree.id == tree_id)
 
     def participant_name(self, participant_id: str) -> str:
-        row = self.db.execute_sql("SELECT name FROM participant WHERE id = ?",
+        row = self.sql("SELECT name FROM participant WHERE id = ?",
                                   (participant_id,)).fetchone()
         return row[0] if row else "?"
 
@@ -622,7 +675,7 @@ class Workspace:
         out: dict[str, tuple[str | None, str | None, str]] = {}
         for chunk in _chunks(node_ids):
             marks = ",".join("?" * len(chunk))
-            for nid, parent, version_of, kind in self.db.execute_sql(
+            for nid, parent, version_of, kind in self.sql(
                     f"SELECT id, parent, version_of, kind FROM node WHERE id IN ({marks})",
                     chunk):
                 out[nid] = (parent, version_of, kind)
@@ -634,10 +687,10 @@ class Workspace:
         kids: dict[str, list[str]] = {}
         for chunk in _chunks(parents):
             marks = ",".join("?" * len(chunk))
-            for parent, child in self.db.execute_sql(
+            for parent, child in self.sql(
                     "SELECT s.node, s.target FROM edge_source s JOIN edge e ON "
                     "e.target = s.target JOIN node n ON n.id = s.target WHERE s.node IN ("
-                    + marks + ") AND e.kind = 'continuation' AND n.pruned = 0 "
+                    + marks + ") AND e.kind = 'continuation' AND NOT n.pruned "
                     "ORDER BY s.node, e.sibling_order, s.target", chunk):
                 kids.setdefault(parent, []).append(child)
         return kids
@@ -647,7 +700,7 @@ class Workspace:
         out: dict[str, str] = {}
         for chunk in _chunks(ids):
             marks = ",".join("?" * len(chunk))
-            for nid, content in self.db.execute_sql(
+            for nid, content in self.sql(
                     "SELECT v.id, o.content FROM node v JOIN node o ON o.id = v.version_of "
                     f"WHERE v.id IN ({marks}) AND o.author_type = 'model'", chunk):
                 out[nid] = content
@@ -655,26 +708,26 @@ class Workspace:
 
     def children(self, node: Node, kind: str = "continuation",
                  include_pruned: bool = False) -> list[Node]:
-        pruned = "" if include_pruned else " AND n.pruned = 0"
+        pruned = "" if include_pruned else " AND NOT n.pruned"
         return list(Node.raw(
             "SELECT n.* FROM edge_source s JOIN edge e ON e.target = s.target "
             "JOIN node n ON n.id = s.target WHERE s.node = ? AND e.kind = ?" + pruned +
             " ORDER BY e.sibling_order, n.id", node.id, kind))
 
     def count_children(self, node_id: str, kind: str = "continuation") -> int:
-        return self.db.execute_sql(
+        return self.sql(
             "SELECT count(*) FROM edge_source s JOIN edge e ON e.target = s.target "
             "JOIN node n ON n.id = s.target "
-            "WHERE s.node = ? AND e.kind = ? AND n.pruned = 0", (node_id, kind),
+            "WHERE s.node = ? AND e.kind = ? AND NOT n.pruned", (node_id, kind),
         ).fetchone()[0]
 
     def _child_count_any(self, node_id: str, kind: str) -> int:
-        return self.db.execute_sql(
+        return self.sql(
             "SELECT count(*) FROM edge_source s JOIN edge e ON e.target = s.target "
             "WHERE s.node = ? AND e.kind = ?", (node_id, kind)).fetchone()[0]
 
     def count_links(self, node_id: str) -> int:
-        return self.db.execute_sql(
+        return self.sql(
             "SELECT count(*) FROM link WHERE source = ? OR target_node = ?", (node_id, node_id)
         ).fetchone()[0]
 
@@ -685,19 +738,20 @@ class Workspace:
         if not ids:
             return {}, {}
         payload = json.dumps(list(ids))
+        values = self.dialect.json_values()
         kids: dict[tuple[str, str], int] = {}
-        for node_id, kind, n in self.db.execute_sql(
+        for node_id, kind, n in self.sql(
             "SELECT s.node, e.kind, count(*) FROM edge_source s "
-            "JOIN edge e ON e.target = s.target JOIN node n ON n.id = s.target "
-            "WHERE s.node IN (SELECT value FROM json_each(?)) AND n.pruned = 0 "
+            f"JOIN edge e ON e.target = s.target JOIN node n ON n.id = s.target "
+            f"WHERE s.node IN ({values}) AND NOT n.pruned "
             "GROUP BY s.node, e.kind", (payload,)).fetchall():
             kids[(node_id, kind)] = n
         links: dict[str, int] = {}
-        for node_id, n in self.db.execute_sql(
-            "SELECT x, count(*) FROM (SELECT source AS x FROM link WHERE source IN "
-            "(SELECT value FROM json_each(?1)) UNION ALL SELECT target_node AS x FROM link "
-            "WHERE target_node IN (SELECT value FROM json_each(?1))) GROUP BY x",
-                (payload,)).fetchall():
+        for node_id, n in self.sql(
+            f"SELECT x, count(*) FROM (SELECT source AS x FROM link WHERE source IN "
+            f"({values}) UNION ALL SELECT target_node AS x FROM link "
+            f"WHERE target_node IN ({values})) AS l GROUP BY x",
+                (payload, payload)).fetchall():
             links[node_id] = n
         return kids, links
 
@@ -718,13 +772,13 @@ class Workspace:
         a node has several sources (an original and its versions, a split node and its
         tail), the walk takes a preferred one, else one still shown (not pruned), else the
         newest version."""
-        cursor = self.db.execute_sql(
-            """
+        cursor = self.sql(
+            f"""
             WITH RECURSIVE up(id, d) AS (
-              SELECT ?, 0
+              SELECT id, 0 FROM node WHERE id = ?
               UNION ALL
               SELECT (SELECT s.node FROM edge_source s WHERE s.target = up.id
-                      ORDER BY (s.node IN (SELECT value FROM json_each(?))) DESC,
+                      ORDER BY (s.node IN ({self.dialect.json_values()})) DESC,
                                (SELECT pruned FROM node WHERE id = s.node) ASC,
                                (s.role = 'primary') DESC,
                                (SELECT version_number FROM node WHERE id = s.node) DESC,
@@ -741,7 +795,7 @@ class Workspace:
         parent: then there is nothing for :meth:`path`'s preferences to choose, and this
         is its answer for any ``prefer``. None when a node on the way has several sources
         (versions, splits), for :meth:`path` to walk."""
-        rows = NodeRow.all(self.db.execute_sql(
+        rows = NodeRow.all(self.sql(
             """
             WITH RECURSIVE up(id, d) AS (
               SELECT ?, 0
@@ -758,7 +812,7 @@ class Workspace:
         seen = 0
         for chunk in _chunks(ids):
             marks = ",".join("?" * len(chunk))
-            for target, source in self.db.execute_sql(
+            for target, source in self.sql(
                     f"SELECT target, node FROM edge_source WHERE target IN ({marks})", chunk):
                 if parent_of.get(target) != source:
                     return None
@@ -768,8 +822,8 @@ class Workspace:
     def path_step(self, node_id: str) -> tuple[NodeRow | None, list[str]]:
         """One step of a path, for callers that extend a path they know: the node's row
         and the ids of its sources (two indexed reads; no walk)."""
-        rows = NodeRow.all(self.db.execute_sql("SELECT * FROM node WHERE id = ?", (node_id,)))
-        sources = [r[0] for r in self.db.execute_sql(
+        rows = NodeRow.all(self.sql("SELECT * FROM node WHERE id = ?", (node_id,)))
+        sources = [r[0] for r in self.sql(
             "SELECT node FROM edge_source WHERE target = ? ORDER BY position", (node_id,))]
         return (rows[0] if rows else None), sources
 
@@ -789,10 +843,10 @@ class Workspace:
         for _level in range(depth + 1):
             if not frontier:
                 break
-            rows = self.db.execute_sql(
+            rows = self.sql(
                 "SELECT s.node, n.id, n.label FROM edge_source s JOIN edge e ON e.target = "
-                "s.target JOIN node n ON n.id = s.target WHERE s.node IN (SELECT value FROM "
-                "json_each(?)) AND e.kind = 'continuation' AND n.pruned = 0 "
+                f"s.target JOIN node n ON n.id = s.target WHERE s.node IN ("
+                f"{self.dialect.json_values()}) AND e.kind = 'continuation' AND NOT n.pruned "
                 "ORDER BY s.node, e.sibling_order, n.id", (json.dumps(frontier),)).fetchall()
             shown = self.shown_members([r[1] for r in rows], preferred)
             below: dict[str, None] = {}
@@ -817,7 +871,7 @@ class Workspace:
             for fam, vid, label, number in self.db.execute_sql(
                     "SELECT n.version_of, n.id, n.label, n.version_number FROM node n "
                     f"LEFT JOIN edge e ON e.target = n.id WHERE n.version_of IN ({marks}) "
-                    f"AND {_BUFFER_VERSION} AND n.pruned = 0", chunk):
+                    f"AND {_BUFFER_VERSION} AND NOT n.pruned", chunk):
                 members.setdefault(fam, []).append((number, vid, label))
             for fam, versions in members.items():
                 if fam in prefer:
@@ -829,14 +883,14 @@ class Workspace:
 
     def descend(self, node: Node, limit: int = 100_000) -> Node:
         """Follow first continuations (sibling order) down to a leaf, in one query."""
-        row = self.db.execute_sql(
+        row = self.sql(
             """
             WITH RECURSIVE down(id, d) AS (
-              SELECT ?, 0
+              SELECT id, 0 FROM node WHERE id = ?
               UNION ALL
               SELECT (SELECT s.target FROM edge_source s JOIN edge e ON e.target = s.target
                       JOIN node n ON n.id = s.target
-                      WHERE s.node = down.id AND e.kind = 'continuation' AND n.pruned = 0
+                      WHERE s.node = down.id AND e.kind = 'continuation' AND NOT n.pruned
                       ORDER BY e.sibling_order, s.target LIMIT 1), d + 1
               FROM down WHERE down.id IS NOT NULL AND d < ?
             )
@@ -874,29 +928,50 @@ class Workspace:
                 "SELECT 1 FROM summary_job LIMIT 1 OFFSET ?",  # cheaper than a count
                 (self.SUMMARY_QUEUE_LIMIT - 1,)).fetchone() is not None:
             return False
-        # one statement: atomic by itself (no savepoint inside the caller's transaction)
-        self.db.execute_sql(
+        # one statement: atomic by itself, no savepoint inside the caller's transaction
+        self.sql(
             "INSERT INTO summary_job (kind, entity, tree, priority, attempts, not_before, "
             "created) VALUES (?, ?, ?, ?, 0, 0, ?) ON CONFLICT (kind, entity) DO UPDATE "
-            "SET priority = min(priority, excluded.priority)",
+            "SET priority = "
+            + self.dialect.least("summary_job.priority", "excluded.priority"),
             (kind, entity, tree, priority, self.clock()))
         return True
 
     def _queue_may_be_full(self) -> bool:
         """The ids' span bounds the queue's length from above: two index reads, where the
         exact check walks up to the limit's rows (a quarter of an add_node's time)."""
-        low, high = self.db.execute_sql(  # (each alone: SQLite reads one index end)
+        low, high = self.sql(  # (each alone: SQLite reads one index end)
             "SELECT (SELECT min(id) FROM summary_job), (SELECT max(id) FROM summary_job)"
         ).fetchone()
         return low is not None and high - low + 1 >= self.SUMMARY_QUEUE_LIMIT
 
+    def claim_summary_job(self, lease_s: float) -> SummaryJob | None:
+        """Lease the most urgent due summary job to this worker for ``lease_s`` seconds:
+        workers in other processes (other machines, on PostgreSQL) skip it meanwhile, and a
+        worker that dies leaves it to the next once the lease runs out."""
+        now = self.clock()
+        with self.db.atomic():
+            row = self.sql("SELECT id FROM summary_job WHERE not_before <= ? "
+                           "ORDER BY priority, created, id LIMIT 1" + self.dialect.skip_locked,
+                           (now,)).fetchone()
+            if row is None:
+                return None
+            self.sql("UPDATE summary_job SET not_before = ? WHERE id = ?",
+                     (now + lease_s, row[0]))
+            return SummaryJob.get_by_id(row[0])
+
+    def release_summary_job(self, job_id: int) -> None:
+        """Give a leased job back at once (the worker could not run it: no model)."""
+        self.sql("UPDATE summary_job SET not_before = 0 WHERE id = ?", (job_id,))
+
     def queued_summaries(self) -> int:
         """Summary jobs waiting in the queue."""
-        return self.db.execute_sql("SELECT count(*) FROM summary_job").fetchone()[0]
+        return self.sql("SELECT count(*) FROM summary_job").fetchone()[0]
 
     def _count_for_tree_summary(self, tree: Tree) -> None:
-        Tree.update(summary_counter=Tree.summary_counter + 1).where(Tree.id == tree.id).execute()
-        count = Tree.select(Tree.summary_counter).where(Tree.id == tree.id).scalar() or 0
+        rows = self.sql("UPDATE tree SET summary_counter = summary_counter + 1 WHERE id = ? "
+                        "RETURNING summary_counter", (tree.id,)).fetchall()
+        count = rows[0][0] if rows else 0
         if count >= self.TREE_SUMMARY_EVERY:
             self.enqueue_summary("tree", tree.id, tree.id, priority=6)
 
@@ -921,7 +996,7 @@ class Workspace:
             "SELECT n.* FROM position p JOIN node n ON n.id IN (p.node, p.tip) "
             "WHERE p.participant = ? AND p.tree = ?", participant.id, tree.id)}
         if rows:
-            row = self.db.execute_sql("SELECT node, tip FROM position WHERE participant = ? "
+            row = self.sql("SELECT node, tip FROM position WHERE participant = ? "
                                       "AND tree = ?", (participant.id, tree.id)).fetchone()
             if row is not None and row[0] in rows and row[1] in rows:
                 return rows[row[0]], rows[row[1]]
@@ -932,8 +1007,9 @@ class Workspace:
     def set_position(self, participant: Participant, tree: Tree, node: Node,
                      tip: Node | None = None) -> None:
         with self.db.atomic():
-            Position.replace(participant=participant.id, tree=tree.id, node=node.id,
-                             tip=(tip or node).id, updated=self.clock()).execute()
+            upsert(Position, ("participant", "tree"), participant=participant.id,
+                   tree=tree.id, node=node.id, tip=(tip or node).id,
+                   updated=self.clock()).execute()
             Participant.update(current_tree=tree.id).where(
                 Participant.id == participant.id).execute()
             self.log_change(tree.id, "position", node.id, participant.id, {"tip": (tip or node).id})
@@ -942,12 +1018,12 @@ class Workspace:
     def has_position(self, participant: Participant, tree: Tree) -> bool:
         """Whether ``participant`` has been placed in ``tree`` (else :meth:`position` gives
         a newcomer's default)."""
-        return self.db.execute_sql("SELECT 1 FROM position WHERE participant = ? AND tree = ?",
+        return self.sql("SELECT 1 FROM position WHERE participant = ? AND tree = ?",
                                    (participant.id, tree.id)).fetchone() is not None
 
     def latest_position(self, tree: Tree, kind: str = "human") -> tuple[Node, Node] | None:
         """(node, tip) of whichever participant of ``kind`` moved in ``tree`` most recently."""
-        row = self.db.execute_sql(
+        row = self.sql(
             "SELECT p.node, p.tip FROM position p JOIN participant x ON x.id = p.participant "
             "WHERE p.tree = ? AND x.kind = ? ORDER BY p.updated DESC LIMIT 1",
             (tree.id, kind)).fetchone()
@@ -972,17 +1048,26 @@ class Workspace:
 
     # ── branch turn locks (SPEC-NOTES decision 10) ────────────────────────────
     def acquire_turn(self, node: Node, participant: Participant, ttl_s: float = 120.0) -> None:
+        """Take the turn lock on ``node``'s branch for ``ttl_s`` seconds (a crashed holder
+        blocks nobody past that). One atomic statement claims a free or expired lock (or
+        renews one's own), so two processes on two machines can never both hold it."""
         now = self.clock()
         with self.db.atomic():
-            row = BranchLock.get_or_none(BranchLock.node == node.id)
-            if row is not None and row.participant != participant.id and row.expires > now:
-                holder = Participant.get_or_none(Participant.id == row.participant)
+            self.lock_tree(node.tree_id)
+            won = self.sql(
+                "INSERT INTO branch_lock (node, participant, expires) VALUES (?, ?, ?) "
+                "ON CONFLICT (node) DO UPDATE SET participant = excluded.participant, "
+                "expires = excluded.expires WHERE branch_lock.participant = "
+                "excluded.participant OR branch_lock.expires <= ? RETURNING participant",
+                (node.id, participant.id, now + ttl_s, now)).fetchall()
+            if not won:
+                row = BranchLock.get_or_none(BranchLock.node == node.id)
+                holder = Participant.get_or_none(Participant.id == row.participant) if row \
+                    else None
                 who = holder.name if holder else "another participant"
                 raise LoomError("CONFLICT", f"{who} is generating on [{node.label}]",
                                 "retry in a moment, or branch from another node")
             self.check_branch(node, participant, extends=True)
-            BranchLock.replace(node=node.id, participant=participant.id,
-                               expires=now + ttl_s).execute()
 
     def release_turn(self, node: Node, participant: Participant) -> None:
         with self.db.atomic():
@@ -992,7 +1077,7 @@ class Workspace:
 
     def foreign_locks(self, tree_id: str, participant: Participant) -> list[tuple[str, str]]:
         """Live turn locks of other participants in a tree: ``(node id, holder name)``."""
-        return [(r[0], r[1]) for r in self.db.execute_sql(
+        return [(r[0], r[1]) for r in self.sql(
             "SELECT b.node, p.name FROM branch_lock b JOIN node n ON n.id = b.node "
             "LEFT JOIN participant p ON p.id = b.participant "
             "WHERE n.tree_id = ? AND b.expires > ? AND b.participant != ?",
@@ -1000,7 +1085,7 @@ class Workspace:
 
     def _families_up(self, node_id: str) -> list[str]:
         """The version families (original ids) from a node up to the root, node first."""
-        rows = self.db.execute_sql(
+        rows = self.sql(
             """
             WITH RECURSIVE up(id, fam, parent, d) AS (
               SELECT id, coalesce(version_of, id), parent, 0 FROM node WHERE id = ?
@@ -1010,6 +1095,18 @@ class Workspace:
             )
             SELECT fam FROM up ORDER BY d""", (node_id,)).fetchall()
         return [r[0] for r in rows]
+
+    @contextlib.contextmanager
+    def guarded_write(self, tree_id: str, participant: Participant,
+                      checks: Iterable[tuple[Node, bool]]) -> Iterator[None]:
+        """A write transaction on a tree that first checks each ``(node, extends)`` against
+        the branch locks (:meth:`check_branch`) with the tree's writers held off, so no lock
+        can be taken between the check and the write, on any machine."""
+        with self.db.atomic():
+            self.lock_tree(tree_id)
+            for node, extends in checks:
+                self.check_branch(node, participant, extends=extends)
+            yield
 
     def check_branch(self, node: Node, participant: Participant, *, extends: bool) -> None:
         """Refuse a write on a branch another participant is generating on (SPEC-NOTES
@@ -1080,9 +1177,9 @@ class Workspace:
                           tree: str, tip: str, pending: list[dict[str, str]],
                           working: str) -> None:
         with self.db.atomic():
-            BufferState.replace(uri=uri, participant=participant.id, session=session,
-                                tree=tree, tip=tip, pending=pending, working=working,
-                                updated=self.clock()).execute()
+            upsert(BufferState, ("uri", "participant", "session"), uri=uri,
+                   participant=participant.id, session=session, tree=tree, tip=tip,
+                   pending=pending, working=working, updated=self.clock()).execute()
 
     def drop_buffer_state(self, uri: str, participant: Participant, session: str) -> None:
         with self.db.atomic():
@@ -1172,7 +1269,7 @@ class Workspace:
         900 values (an importer checks a file's 100,000 ids before keeping them)."""
         sql = f'SELECT 1 FROM "{model._meta.table_name}" WHERE "{column.column_name}" IN ('
         for chunk in _chunks([v for v in values if v]):
-            if self.db.execute_sql(sql + ",".join("?" * len(chunk)) + ") LIMIT 1",
+            if self.sql(sql + ",".join("?" * len(chunk)) + ") LIMIT 1",
                                    chunk).fetchone() is not None:
                 return True
         return False
@@ -1181,7 +1278,7 @@ class Workspace:
                  chunk: int = 2000) -> dict[str, Node]:
         """Insert many nodes fast: one transaction, batched inserts, one change-log row."""
         participants = {p.name: p for p in Participant.select()}
-        taken = {r[0] for r in self.db.execute_sql(
+        taken = {r[0] for r in self.sql(
             "SELECT local_id FROM node WHERE tree_id = ?", (tree.id,))}
         by_key: dict[str, Node] = {}
         by_key_ids: set[str] = set()

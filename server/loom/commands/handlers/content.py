@@ -146,8 +146,8 @@ def respond(ctx: Ctx, cmd: ast.Respond) -> Result:
     if not cmd.content.strip():
         raise LoomError("INVALID_SYNTAX", "respond needs some content",
                         'use → respond [localId] "[content]"')
-    ctx.guard(source, extends=True)
-    node = ctx.ws.add_node(ctx.tree, source, cmd.content, ctx.me, role=_ROLE[cmd.as_])
+    with ctx.guarded((source, True)):
+        node = ctx.ws.add_node(ctx.tree, source, cmd.content, ctx.me, role=_ROLE[cmd.as_])
     ctx.ws.set_position(ctx.me, ctx.tree, node, node)
     return Result.success(
         f.ok(f"created {f.ref(node.label)} as {cmd.as_} from {f.ref(source.label)}",
@@ -164,8 +164,8 @@ def annotate(ctx: Ctx, cmd: ast.Annotate) -> Result:
     if not cmd.content.strip():
         raise LoomError("INVALID_SYNTAX", "an annotation needs some content",
                         'use → annotate [localId] "[content]"')
-    ctx.guard(target, extends=False)
-    ann = ctx.ws.add_node(ctx.tree, target, cmd.content, ctx.me, kind="annotation")
+    with ctx.guarded((target, False)):
+        ann = ctx.ws.add_node(ctx.tree, target, cmd.content, ctx.me, kind="annotation")
     return Result.success(f.ok(f"annotation {f.ref(ann.label)} added to {f.ref(target.label)}"),
                           created=[ann.id], node=target.id)
 
@@ -233,10 +233,10 @@ def edit(ctx: Ctx, cmd: ast.Edit) -> Result:
     if cmd.content == original.content:
         return Result.success(f.ok(f"{f.ref(original.label)} unchanged (same content)"),
                               node=original.id)
-    ctx.guard(original, extends=False)
     current = ctx.current_path()
     on_path = any(n.id == original.id for n in current)
-    version = ctx.ws.add_version(ctx.tree, original, cmd.content, ctx.me)
+    with ctx.guarded((original, False)):
+        version = ctx.ws.add_version(ctx.tree, original, cmd.content, ctx.me)
     if ctx.tree.mode == "buffer":
         if on_path:  # the version takes the original's place on your path; you stay put
             node, tip = ctx.position()

@@ -37,14 +37,13 @@ def commit(ctx: Ctx, cmd: ast.Commit) -> Result:
         return Result.success(f.ok("nothing to commit"), created=[], versions={},
                               text_committed=False)
     end = ctx.resolve(cmd.after) if cmd.after else ctx.position()[1]
-    for node, _ in versions:
-        ctx.guard(node, extends=False)
+    checks = [(node, False) for node, _ in versions]
     if text is not None:
-        ctx.guard(end, extends=True)
+        checks.append((end, True))
     created: list[Node] = []
     mapping: dict[str, str] = {}
     text_committed = False
-    with ws.db.atomic():
+    with ctx.guarded(*checks):
         tip = end
         for original, content in versions:
             version = ws.add_version(tree, original, content, me)

@@ -28,7 +28,6 @@ import binascii
 import gzip
 import hashlib
 import re
-import sqlite3
 import zlib
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
@@ -54,6 +53,7 @@ from loom.interchange.report import ImportedTree, ImportReport
 from loom.interchange.times import parse_iso
 from loom.model.ids import local_id_candidates, new_ulid
 from loom.render.text import extractive_summary
+from loom.store.dialect import upsert
 from loom.store.schema import (
     Document,
     Edge,
@@ -251,7 +251,7 @@ class Importer:
                     if file_keep:
                         _tic(plan.snap.tree)["fileKeep"] = file_keep
                 self.write(doc_rows, plans)
-        except (pw.IntegrityError, sqlite3.IntegrityError) as err:
+        except pw.IntegrityError as err:
             raise LoomError("CONFLICT", f"the file clashes with what is stored: {err}",
                             "nothing was imported; retry") from None
         for plan in plans:
@@ -421,8 +421,9 @@ class Importer:
                                {"title": t["title"], "mode": t["mode"], "import": self.format})
             self.ws.log_change(t["id"], "node.bulk", t["id"], None, {"count": len(snap.nodes)})
             if plan.current is not None:
-                Position.replace(participant=self.person.id, tree=t["id"], node=plan.current,
-                                 tip=plan.current, updated=self.now).execute()
+                upsert(Position, ("participant", "tree"), participant=self.person.id,
+                       tree=t["id"], node=plan.current, tip=plan.current,
+                       updated=self.now).execute()
                 self.ws.log_change(t["id"], "position", plan.current, self.person.id,
                                    {"tip": plan.current})
 
@@ -477,9 +478,8 @@ def _insert(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) ->
             out.append(v if type(v) in passes else f.db_value(v))
         return tuple(out)
 
-    cursor = ws.db.cursor()
     for i in range(0, len(rows), 5000):
-        cursor.executemany(sql, [values(row) for row in rows[i:i + 5000]])
+        ws.sql_many(sql, [values(row) for row in rows[i:i + 5000]])
 
 
 def _decode_body(raw: dict[str, Any]) -> str | None:

@@ -54,7 +54,7 @@ def sort_sources(snap: Snap) -> None:
 
 def _rows(ws: Workspace, sql: str, params: tuple[Any, ...],
           json_columns: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    cursor = ws.db.execute_sql(sql, params)
+    cursor = ws.sql(sql, params)
     names = [c[0] for c in cursor.description]
     out = []
     for row in cursor.fetchall():

@@ -1,11 +1,17 @@
 """Keeping open documents in step with the tree: what other participants and processes
 change reaches the buffers through the change log, as minimal edits that keep what the
 human is typing. The same loop keeps this editor session alive in the store, retries
-commits that waited for a lock, and lets the collaborator notice its triggers."""
+commits that waited for a lock, and lets the collaborator notice its triggers.
+
+On SQLite the loop reads the log every ``watch_interval``. On PostgreSQL a listener
+(``LISTEN loom_changes``, a connection of its own) wakes it the moment another process or
+machine commits a change; it still ticks every ``watch_interval`` for the heartbeat and the
+collaborator, and reads the log then only as a safety net, every few seconds."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from loom.errors import LoomError
@@ -14,9 +20,11 @@ from loom.lsp.features.editing import Editing
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc, minimal_edit
 from loom.lsp.views import parse_uri, render
+from loom.store.feed import ChangeCursor, ChangeListener
 
 log = logging.getLogger(__name__)
 HEARTBEAT_EVERY_S = 5.0
+SAFETY_READ_EVERY_S = 5.0  # with a listener: read the log anyway this often
 
 
 class ChangeSync:
@@ -24,17 +32,40 @@ class ChangeSync:
         self.host = host
         self.editing = editing
         self.collaborator = collaborator
-        self.seen = 0
+        self.cursor: ChangeCursor | None = None
+        self.listener: ChangeListener | None = None
         self._last_beat = 0.0
+        self._last_read = 0.0
+        self._woken: asyncio.Event | None = None
+
+    @property
+    def seen(self) -> int:
+        return self.cursor.seen if self.cursor is not None else 0
 
     def start(self) -> None:
-        self.seen = self.host.app.ws.last_change()
+        ws = self.host.app.ws
+        self.cursor = ChangeCursor(ws)
+        self._woken = woken = asyncio.Event()
+        loop = asyncio.get_event_loop()
+        self.listener = ws.listen(lambda: loop.call_soon_threadsafe(woken.set))
         self.host.spawn(self._watch(), "change-log sync")
 
+    def stop(self) -> None:
+        if self.listener is not None:
+            self.listener.stop()
+
     async def _watch(self) -> None:
+        assert self._woken is not None
+        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(self.host.settings.watch_interval_s)
-            for step in (self.beat, self.catch_up, self.collaborator.tick):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._woken.wait(), self.host.settings.watch_interval_s)
+            woken = self._woken.is_set()
+            self._woken.clear()
+            read = (self.listener is None or woken
+                    or loop.time() - self._last_read >= SAFETY_READ_EVERY_S)
+            steps = [self.beat, *([self.catch_up] if read else []), self.collaborator.tick]
+            for step in steps:
                 try:
                     await step()
                 except Exception:
@@ -48,17 +79,18 @@ class ChangeSync:
 
     async def catch_up(self) -> None:
         ws = self.host.app.ws
-        last = ws.last_change()
-        if last <= self.seen:
+        self._last_read = asyncio.get_running_loop().time()
+        assert self.cursor is not None
+        changes = self.cursor.poll()
+        if not changes:
             return
-        changes = ws.changes_since(self.seen)
-        self.seen = last
-        me = self.host.docs.participant
-        if any(c.kind == "participant.permissions" and c.entity == me.id for c in changes):
+        participant = self.host.docs.participant
+        if any(c.kind == "participant.permissions" and c.entity == participant.id
+               for c in changes):
             # granted or revoked elsewhere (``loom users``): act with them from now on
-            fresh = ws.participant_by_id(me.id)
+            fresh = ws.participant_by_id(participant.id)
             if fresh is not None:
-                me.permissions = fresh.permissions
+                participant.permissions = fresh.permissions
                 self.host.refresh_decorations()
         if self.editing.blocked and any(c.kind == "lock.release" for c in changes):
             await self.editing.retry_blocked()
