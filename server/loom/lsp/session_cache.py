@@ -3,12 +3,12 @@ root → tip, rendered views of ``loom:`` URIs, and model originals of version n
 
 A 2,000-node path is one recursive query (~20 ms) and its rendering a few more; opening,
 status, hovers and the change-log loop would each pay that again. The caches are checked
-against the change log on every use (one ``max(seq)`` read when nothing happened): a change
-that can alter a path (a version, a split, a prune, an import, a tree's mode…) drops the
-entries of its tree; the kinds that cannot (a new continuation, a summary, a position, a
-lock, memory, links…) keep them. A tip that moved to a new child or a sibling of a cached
-path extends that path by one step instead of walking it again: nothing here is
-O(path) per request once a path is known.
+against the change log on every use (``Workspace.follow``: one ``max(seq)`` read when
+nothing happened): a change that can alter a path (a version, a split, a prune, an
+import, a tree's mode…) drops the entries of its tree; the kinds that cannot (a new
+continuation, a summary, a position, a lock, memory, links…) keep them. A tip that
+moved to a new child or a sibling of a cached path extends that path by one step instead
+of walking it again: nothing here is O(path) per request once a path is known.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class SessionCache:
     def __init__(self, ws: Workspace, participant: Participant) -> None:
         self.ws = ws
         self.participant = participant
-        self.seq = ws.last_change()
+        self.feed = ws.follow()  # misses no change, even one committed out of order
         #: (tip id, prefer) → (tree id, the path's rows, id → index)
         self._paths: OrderedDict[tuple[str, tuple[str, ...]],
                                  tuple[str, list[Any], dict[str, int]]] = OrderedDict()
@@ -51,17 +51,16 @@ class SessionCache:
     # ── invalidation ──
     def check(self) -> None:
         """Drop what the changes since the last check can have made stale."""
-        last = self.ws.last_change()
-        if last <= self.seq:
+        changes = self.feed.poll()  # (one max(seq) read when nothing happened)
+        if not changes:
             return
         stale: set[str | None] = set()  # trees whose paths may have changed (None: all)
         moved: set[str | None] = set()  # trees where someone moved (views use positions)
-        for tree, kind in self.ws.change_kinds_since(self.seq):
-            if kind == "position":
-                moved.add(tree)
-            elif not kind.startswith(PATH_SAFE):
-                stale.add(tree)
-        self.seq = last
+        for change in changes:
+            if change.kind == "position":
+                moved.add(change.tree)
+            elif not change.kind.startswith(PATH_SAFE):
+                stale.add(change.tree)
         if stale:
             every = None in stale
             for key in [k for k, v in self._paths.items() if every or v[0] in stale]:

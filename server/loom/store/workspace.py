@@ -182,12 +182,6 @@ class Workspace:
         row = self.sql("SELECT max(seq) FROM change").fetchone()
         return int(row[0] or 0)
 
-    def change_kinds_since(self, seq: int) -> list[tuple[str | None, str]]:
-        """``(tree, kind)`` of every change after ``seq``: what caches need to decide what
-        went stale, without reading payloads."""
-        return [(r[0], r[1]) for r in self.sql(
-            "SELECT tree, kind FROM change WHERE seq > ? ORDER BY seq", (seq,)).fetchall()]
-
     def follow(self, start: int | None = None, tree: str | None = None) -> ChangeCursor:
         """A cursor over the change log from ``start`` (default: now) that misses nothing
         committed out of order by parallel writers (PostgreSQL)."""
@@ -798,7 +792,7 @@ class Workspace:
         rows = NodeRow.all(self.sql(
             """
             WITH RECURSIVE up(id, d) AS (
-              SELECT ?, 0
+              SELECT id, 0 FROM node WHERE id = ?
               UNION ALL
               SELECT n.parent, up.d + 1 FROM up JOIN node n ON n.id = up.id
               WHERE n.parent IS NOT NULL AND up.d < 100000
