@@ -21,11 +21,16 @@ def _ids(rows) -> list[str]:  # type: ignore[no-untyped-def]
     return [r.id for r in rows]
 
 
-def test_a_cached_path_is_the_stores_path_and_is_reused(app) -> None:  # type: ignore[no-untyped-def]
+def _spine(app, n):  # type: ignore[no-untyped-def]
+    """A tree whose root has a chain of ``n`` nodes: (ws, human, tree, the chain)."""
     ws = app.ws
     human = ws.human()
     tree = ws.create_tree("t", root_content="Once.")
-    spine = _chain(ws, tree, ws.node(tree.root), 30, human)
+    return ws, human, tree, _chain(ws, tree, ws.node(tree.root), n, human)
+
+
+def test_a_cached_path_is_the_stores_path_and_is_reused(app) -> None:  # type: ignore[no-untyped-def]
+    ws, human, _tree, spine = _spine(app, 30)
     cache = SessionCache(ws, human)
     first = cache.path(spine[-1], prefer=(spine[-1].id,))
     assert _ids(first) == _ids(ws.path(spine[-1], prefer=(spine[-1].id,)))
@@ -34,10 +39,7 @@ def test_a_cached_path_is_the_stores_path_and_is_reused(app) -> None:  # type: i
 
 
 def test_a_new_child_or_sibling_extends_the_cached_path(app) -> None:  # type: ignore[no-untyped-def]
-    ws = app.ws
-    human = ws.human()
-    tree = ws.create_tree("t", root_content="Once.")
-    spine = _chain(ws, tree, ws.node(tree.root), 20, human)
+    ws, human, tree, spine = _spine(app, 20)
     cache = SessionCache(ws, human)
     cache.path(spine[-1], prefer=(spine[-1].id,))
     child = ws.add_node(tree, spine[-1], " more.", human)  # a continuation keeps the cache
@@ -50,10 +52,7 @@ def test_a_new_child_or_sibling_extends_the_cached_path(app) -> None:  # type: i
 
 
 def test_a_version_on_the_path_walks_it_again(app) -> None:  # type: ignore[no-untyped-def]
-    ws = app.ws
-    human = ws.human()
-    tree = ws.create_tree("t", root_content="Once.")
-    spine = _chain(ws, tree, ws.node(tree.root), 10, human)
+    ws, human, tree, spine = _spine(app, 10)
     cache = SessionCache(ws, human)
     before = cache.path(spine[-1], prefer=(spine[-1].id,))
     version = ws.add_version(tree, spine[4], " changed.", human)
@@ -67,10 +66,7 @@ def test_a_version_on_the_path_walks_it_again(app) -> None:  # type: ignore[no-u
 
 
 def test_views_follow_the_participants_position(app) -> None:  # type: ignore[no-untyped-def]
-    ws = app.ws
-    human = ws.human()
-    tree = ws.create_tree("t", root_content="Once.")
-    spine = _chain(ws, tree, ws.node(tree.root), 5, human)
+    ws, human, tree, spine = _spine(app, 5)
     ws.set_position(human, tree, spine[-1], spine[-1])
     docs = Documents(ws, human, "utf-16", "s1")
     uri = node_uri(tree, spine[2])

@@ -31,38 +31,28 @@ def diff(rendered: Any, original: Any) -> list[Entry]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    # 1 == 1.0 == True in Python, not in a file: the type must match too. (A loop, not
-    # all() over a generator: an import compares every node of the file, 100,000s.)
+    # 1 == 1.0 == True in Python, not in a file: the type must match too.
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        if len(a) != len(b):
-            return False
-        for k, v in a.items():
-            if k not in b:
-                return False
-            w = b[k]
-            if type(v) is not type(w):
-                return False
-            if isinstance(v, dict | list):
-                if not _same(v, w):
-                    return False
-            elif v != w:
-                return False
-        return True
+        return a.keys() == b.keys() and _same_pairs(
+            zip(a.values(), map(b.__getitem__, a), strict=True))
     if isinstance(a, list):
-        if len(a) != len(b):
-            return False
-        for v, w in zip(a, b, strict=True):
-            if type(v) is not type(w):
-                return False
-            if isinstance(v, dict | list):
-                if not _same(v, w):
-                    return False
-            elif v != w:
-                return False
-        return True
+        return len(a) == len(b) and _same_pairs(zip(a, b, strict=True))
     return bool(a == b)
+
+
+def _same_pairs(pairs: Any) -> bool:
+    # A loop, not all() over a generator: an import compares every node of the file.
+    for v, w in pairs:
+        if type(v) is not type(w):
+            return False
+        if isinstance(v, dict | list):
+            if not _same(v, w):
+                return False
+        elif v != w:
+            return False
+    return True
 
 
 def _diff_dict(rendered: dict[str, Any], original: dict[str, Any], path: list[str],
