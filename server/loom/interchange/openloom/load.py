@@ -40,6 +40,7 @@ import loom.interchange.keep as keep
 from loom.errors import LoomError
 from loom.interchange.files import ImportLimits, size_text
 from loom.interchange.media import check, data_uri, digest, normal_mime, parse_data_uri
+from loom.interchange.openloom import verbatim
 from loom.interchange.openloom.read import NS, DocumentIn, NodeIn, TreeIn
 from loom.interchange.openloom.render import (
     CONTAINER_OWN,
@@ -360,10 +361,19 @@ class Importer:
             tic["agentIds"] = agent_ids
         r = Renderer(snap, shared, ExportOptions(), {})
         file_nodes = plan.tree.nodes
+        # A file Loom wrote usually renders exactly as it reads (nothing to keep): it is
+        # diffed now. Any other file's nodes are kept whole, diffed only if an export
+        # finds one changed in Loom (``verbatim``).
+        generator = self.doc.raw.get("generator")
+        diffed = isinstance(generator, dict) and generator.get("name") == "Loom"
         for nid, row in snap.nodes.items():
             key = plan.keys.get(nid)
             if key is None or key == SYNTHETIC:
                 continue  # Loom's own root of a multi-root tree
+            if not diffed:
+                r.used_people.add(row["author"])
+                _ic(row).update(verbatim.keep_node(file_nodes[key].raw, row))
+                continue
             rendered = r.node(nid, kept=False)
             entries = keep.diff(rendered, file_nodes[key].raw)
             if entries:
