@@ -52,7 +52,7 @@ from loom.interchange.openloom.render import (
 from loom.interchange.openloom.snapshot import IC, Shared, Snap, sort_sources
 from loom.interchange.report import ImportedTree, ImportReport
 from loom.interchange.times import parse_iso
-from loom.model.ids import local_id_candidates, new_ulid
+from loom.model.ids import local_id_candidates, new_ulid, new_ulids
 from loom.render.text import extractive_summary
 from loom.store.dialect import upsert
 from loom.store.schema import (
@@ -594,7 +594,7 @@ class TreePlan:
 
         old = sorted(keys, key=(lambda k: (k != SYNTHETIC, k)) if all(
             _ULID.match(k) for k in real) else (lambda k: (when(k), index[k])))
-        out = dict(zip(old, sorted(new_ulid() for _ in old), strict=True))
+        out = dict(zip(old, sorted(new_ulids(len(old))), strict=True))
         self.imp.issued.update(out.values())
         return out
 
