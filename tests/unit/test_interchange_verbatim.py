@@ -50,6 +50,7 @@ def test_an_unchanged_foreign_file_comes_back_as_it_was(tmp_path: Path) -> None:
     tree = import_data(ws, copy.deepcopy(data)).trees[0].tree
     out = export_openloom(ws, tree)
     assert out["trees"][0]["nodes"] == data["trees"][0]["nodes"]
+    assert out["trees"][0]["edges"] == data["trees"][0]["edges"]
     # … and so does a file of that export, imported again (Loom wrote it now).
     again = import_data(ws, json.loads(json.dumps(out))).trees[0].tree
     assert without_export_stamp(export_openloom(ws, again)) == without_export_stamp(out)
@@ -89,3 +90,15 @@ def test_a_node_with_several_blocks_is_kept_whole(tmp_path: Path) -> None:
         "content"]
     r = _node(tree, "r")  # one text block, the node's own text: not stored twice
     assert r.extra["interchange"]["file"]["content"] is None
+
+
+def test_an_edge_changed_in_loom_is_loom_s_and_keeps_the_file_s_id(tmp_path: Path) -> None:
+    ws = fresh(tmp_path / "a.db")
+    tree = import_data(ws, foreign()).trees[0].tree
+    ws.split_node(tree, _node(tree, "a"), 6, ws.human())  # "c" gains the tail as a source
+    edges = export_openloom(ws, tree)["trees"][0]["edges"]
+    into_c = next(e for e in edges if e["targetNodeId"] == "c")
+    assert into_c["id"] == "edge-c"  # what Loom did not change comes back
+    assert len(into_c["sources"]) == 2 and into_c["sources"][0]["nodeId"] == "a"
+    untouched = next(e for e in edges if e["targetNodeId"] == "b")
+    assert untouched == foreign()["trees"][0]["edges"][1]

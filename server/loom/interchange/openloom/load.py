@@ -388,6 +388,11 @@ class Importer:
             edge_in = plan.tree.edges.get(plan.keys.get(target, ""))
             if edge_in is None:
                 continue
+            if not diffed:
+                _ic(snap.nodes[target])["edge"] = {
+                    "index": edge_in.index, "file": edge_in.raw,
+                    "at": verbatim.edge_state(snap.edges[target], counted, srcs)}
+                continue
             entries = keep.diff(r.edge(target, counted, kept=False), edge_in.raw)
             ic = _ic(snap.nodes[target])
             ic.setdefault("edge", {})["index"] = edge_in.index

@@ -342,6 +342,10 @@ class Renderer:
     def edge(self, target: str, counted: int, *, kept: bool = True) -> dict[str, Any]:
         snap = self.snap
         e, srcs = snap.edges[target], snap.sources[target]
+        if kept:
+            eic = snap.ic(target).get("edge") or {}
+            if verbatim.kept(eic):
+                return self._verbatim_edge(target, counted, eic)
         out: dict[str, Any] = {
             "id": "e-" + self.ids[target],
             "type": "annotation" if e["kind"] == "annotation" else "continuation",
@@ -364,6 +368,30 @@ class Renderer:
         if kept:
             out = keep.apply(out, (self.snap.ic(target).get("edge") or {}).get("keep") or [])
         return out
+
+    def _verbatim_edge(self, target: str, counted: int, eic: dict[str, Any]
+                       ) -> dict[str, Any]:
+        """An edge a foreign file gave whole: as the file had it while its state is as
+        imported; else today's rendering with the file's differences from the edge as it
+        was imported, where Loom did not change them."""
+        snap = self.snap
+        e, srcs = snap.edges[target], snap.sources[target]
+        if verbatim.edge_state(e, counted, srcs) == eic["at"]:
+            return verbatim.copy_json(eic["file"])  # type: ignore[no-any-return]
+        out = self.edge(target, counted, kept=False)
+        order, was_counted, count = eic["at"]
+        raw = eic["file"]
+        if len(srcs) != count:  # the sources it was imported with: those the file names
+            named = {s.get("nodeId") for s in raw.get("sources") or []
+                     if isinstance(s, dict)}
+            snap.sources[target] = [s for s in srcs if self.ids.get(s["node"], s["node"])
+                                    in named]
+        snap.edges[target] = {**e, "sibling_order": order}
+        try:
+            base = self.edge(target, was_counted, kept=False)
+        finally:
+            snap.edges[target], snap.sources[target] = e, srcs
+        return keep.apply(out, keep.diff(base, verbatim.copy_json(raw)))
 
     def edges(self, *, kept: bool = True) -> list[dict[str, Any]]:
         counters: dict[tuple[str, str], int] = defaultdict(int)

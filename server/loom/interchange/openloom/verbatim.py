@@ -12,6 +12,9 @@ time, only for that node: renders the node as it was imported, diffs the file ag
 it and applies the difference to today's rendering, so that what was changed in Loom
 wins and everything else comes back as the file had it.
 
+Edges are kept the same way (``edge_state``): the file's edge while its sibling order,
+its place among its siblings and its sources are as imported.
+
 A summary changed since the import is known by its digest only: the rendering "as
 imported" holds a stand-in that differs from today's summary, which sends every kept
 entry that involves the summary to Loom's side, as the real old summary would have.
@@ -71,7 +74,7 @@ def unchanged(row: dict[str, Any], ic: dict[str, Any]) -> bool:
 
 def original(row: dict[str, Any], ic: dict[str, Any]) -> dict[str, Any]:
     """The file's node as it was (a fresh copy: the caller may change it)."""
-    out = _copy(ic["file"])
+    out = copy_json(ic["file"])
     if ic.get("text"):
         out["content"] = [{"type": "text", "text": row["content"]}]
     return out  # type: ignore[no-any-return]
@@ -91,9 +94,16 @@ def as_imported(row: dict[str, Any], ic: dict[str, Any]) -> dict[str, Any]:
     return old
 
 
-def _copy(value: Any) -> Any:
+def edge_state(edge: dict[str, Any], counted: int, sources: list[Any]) -> list[int]:
+    """The fingerprint of an edge: its sibling order, its place among its parent's edges
+    of its kind (where an export counts it), how many sources it has (a split adds one)."""
+    return [edge["sibling_order"], counted, len(sources)]
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value."""
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: copy_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [copy_json(v) for v in value]
     return value
