@@ -37,10 +37,10 @@ from typing import Any
 import peewee as pw
 
 import loom.interchange.keep as keep
+import loom.interchange.openloom.verbatim as verbatim
 from loom.errors import LoomError
 from loom.interchange.files import ImportLimits, size_text
 from loom.interchange.media import check, data_uri, digest, normal_mime, parse_data_uri
-from loom.interchange.openloom import verbatim
 from loom.interchange.openloom.read import NS, DocumentIn, NodeIn, TreeIn
 from loom.interchange.openloom.render import (
     CONTAINER_OWN,

@@ -18,9 +18,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 import loom.interchange.keep as keep
+import loom.interchange.openloom.verbatim as verbatim
 from loom import __version__
 from loom.interchange.media import data_uri, extension
-from loom.interchange.openloom import verbatim
 from loom.interchange.openloom.read import FORMAT, NS
 from loom.interchange.openloom.snapshot import Shared, Snap
 from loom.interchange.times import format_time
