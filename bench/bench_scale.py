@@ -13,6 +13,7 @@ prints how much every latency grew from the 100,000-node run (goal: at most 2×)
 
     .venv/bin/python bench/bench_scale.py [--nodes 100000] [--deep 2000] [--fanout 50]
                                           [--samples 300] [--skip-import] [--skip-writes]
+                                          [--imports-only]
 """
 
 from __future__ import annotations
@@ -435,6 +436,19 @@ def print_table(rows: dict[str, list[float]], nodes: int, before: dict[str, Any]
         print(line)
 
 
+def print_imports(args: argparse.Namespace, specs: list[Spec]) -> None:
+    """One row per import file: seconds, nodes made, the importing process's peak memory."""
+    for kind, name in (("openloom", "scale.openloom"), ("socketteer", "scale.json")):
+        path = import_file_of(kind, args.nodes, args.deep, args.fanout, specs)
+        got = time_import(path, name)
+        took, made = got["s"], int(got["nodes"])
+        ok = "✓" if took <= 4 * args.nodes / 100_000 else "✗"
+        print(f"{'import ' + kind + f' ({made:,} nodes)':<48} {took:8.2f} s   "
+              f"({path.stat().st_size / 1e6:.0f} MB file, process peak "
+              f"{got['peak_mb']:,.0f} MB, {got['before_mb']:,.0f} MB before; "
+              f"goal ≤ {4 * args.nodes / 100_000:g} s) {ok}")
+
+
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=100_000)
@@ -443,10 +457,15 @@ async def main() -> int:
     ap.add_argument("--samples", type=int, default=300)
     ap.add_argument("--skip-import", action="store_true")
     ap.add_argument("--skip-writes", action="store_true")
+    ap.add_argument("--imports-only", action="store_true",
+                    help="only the two import rows (no server, no writes)")
     args = ap.parse_args()
-    cached, facts, specs = prepare(args.nodes, args.deep, args.fanout)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
           f"LOOM_SUMMARIES={os.environ.get('LOOM_SUMMARIES', 'on')}")
+    if args.imports_only:
+        print_imports(args, shape(args.nodes, args.deep, args.fanout))
+        return 0
+    cached, facts, specs = prepare(args.nodes, args.deep, args.fanout)
     with tempfile.TemporaryDirectory(prefix="loom-bench-scale-") as tmp:
         db = Path(tmp) / "scale.db"
         shutil.copyfile(cached, db)
@@ -467,14 +486,7 @@ async def main() -> int:
     print(f"{'server resident memory, tree open':<48} {other['rss']:8.0f} MB (peak "
           f"{other['peak rss']:.0f} MB)  goal ≤ 300 MB {rss_ok}")
     if not args.skip_import:
-        for kind, name in (("openloom", "scale.openloom"), ("socketteer", "scale.json")):
-            path = import_file_of(kind, args.nodes, args.deep, args.fanout, specs)
-            got = time_import(path, name)
-            took, made = got["s"], int(got["nodes"])
-            ok = "✓" if took <= 4 * args.nodes / 100_000 else "✗"
-            print(f"{'import ' + kind + f' ({made:,} nodes)':<48} {took:8.2f} s   "
-                  f"({path.stat().st_size / 1e6:.0f} MB file, process peak "
-                  f"{got['peak_mb']:,.0f} MB; goal ≤ {4 * args.nodes / 100_000:g} s) {ok}")
+        print_imports(args, specs)
     if not args.skip_writes:
         import bench_writes
 

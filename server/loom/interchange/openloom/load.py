@@ -37,6 +37,7 @@ from typing import Any
 import peewee as pw
 
 import loom.interchange.keep as keep
+import loom.interchange.openloom.verbatim as verbatim
 from loom.errors import LoomError
 from loom.interchange.files import ImportLimits, size_text
 from loom.interchange.media import check, data_uri, digest, normal_mime, parse_data_uri
@@ -51,7 +52,7 @@ from loom.interchange.openloom.render import (
 from loom.interchange.openloom.snapshot import IC, Shared, Snap, sort_sources
 from loom.interchange.report import ImportedTree, ImportReport
 from loom.interchange.times import parse_iso
-from loom.model.ids import local_id_candidates, new_ulid
+from loom.model.ids import local_id_candidates, new_ulid, new_ulids
 from loom.render.text import extractive_summary
 from loom.store.dialect import upsert
 from loom.store.schema import (
@@ -360,10 +361,19 @@ class Importer:
             tic["agentIds"] = agent_ids
         r = Renderer(snap, shared, ExportOptions(), {})
         file_nodes = plan.tree.nodes
+        # A file Loom wrote usually renders exactly as it reads (nothing to keep): it is
+        # diffed now. Any other file's nodes are kept whole, diffed only if an export
+        # finds one changed in Loom (``verbatim``).
+        generator = self.doc.raw.get("generator")
+        diffed = isinstance(generator, dict) and generator.get("name") == "Loom"
         for nid, row in snap.nodes.items():
             key = plan.keys.get(nid)
             if key is None or key == SYNTHETIC:
                 continue  # Loom's own root of a multi-root tree
+            if not diffed:
+                r.used_people.add(row["author"])
+                _ic(row).update(verbatim.keep_node(file_nodes[key].raw, row))
+                continue
             rendered = r.node(nid, kept=False)
             entries = keep.diff(rendered, file_nodes[key].raw)
             if entries:
@@ -377,6 +387,11 @@ class Importer:
             counters[(srcs[0]["node"], kind)] += 1
             edge_in = plan.tree.edges.get(plan.keys.get(target, ""))
             if edge_in is None:
+                continue
+            if not diffed:
+                _ic(snap.nodes[target])["edge"] = {
+                    "index": edge_in.index, "file": edge_in.raw,
+                    "at": verbatim.edge_state(snap.edges[target], counted, srcs)}
                 continue
             entries = keep.diff(r.edge(target, counted, kept=False), edge_in.raw)
             ic = _ic(snap.nodes[target])
@@ -584,7 +599,7 @@ class TreePlan:
 
         old = sorted(keys, key=(lambda k: (k != SYNTHETIC, k)) if all(
             _ULID.match(k) for k in real) else (lambda k: (when(k), index[k])))
-        out = dict(zip(old, sorted(new_ulid() for _ in old), strict=True))
+        out = dict(zip(old, sorted(new_ulids(len(old))), strict=True))
         self.imp.issued.update(out.values())
         return out
 
