@@ -78,3 +78,31 @@ def test_only_lines_the_human_added_are_commands() -> None:
     edited = "Prose.\n→ view a7x2\n→ view a7x2\n"
     segs = [Segment("n0", "n0", False, 0, len(edited), original)]
     assert candidate_lines(edited, segs) == [2]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_keys_typed_on_a_long_path_give_the_same_ranges_as_moving_each(encoding: str) -> None:
+    # Moves of the ranges after a typed key are deferred (issue 16): reading them, from
+    # any node and after keys in several nodes and backspaces, gives the true ranges.
+    parts = [f"node {i} text. " for i in range(300)]
+    segs, offset = [], 0
+    for i, p in enumerate(parts):
+        segs.append(Segment(f"n{i}", f"n{i}", i % 2 == 1, offset, offset + len(p), p))
+        offset += len(p)
+    s = BufferSession("".join(parts), segs, encoding)
+    expected = [len(p) for p in parts]
+    for node, keys in ((150, "abc"), (150, "d"), (20, "→x"), (299, "yz"), (150, "")):
+        for key in keys:
+            at = sum(expected[:node]) + 3
+            s.apply(at, at, key)
+            expected[node] += 1
+        if not keys:  # a backspace
+            at = sum(expected[:node]) + 3
+            s.apply(at - 1, at, "")
+            expected[node] -= 1
+        assert s.committed_end == sum(expected)
+        assert s.segment_at(sum(expected[:node]) + 1) == node
+    starts = [sum(expected[:i]) for i in range(len(parts))]
+    assert [(x.start, x.end) for x in s.segments] == [
+        (a, a + n) for a, n in zip(starts, expected, strict=True)]
+    assert s.pending() == [20, 150, 299]

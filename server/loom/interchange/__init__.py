@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from loom.errors import LoomError
 from loom.interchange.files import ImportLimits, parse_json, read_source
+from loom.interchange.heap import collector_paused
 from loom.interchange.openloom.render import ExportOptions
 from loom.interchange.report import ImportedTree, ImportReport
 from loom.store.schema import Node, Participant, Tree
@@ -50,13 +51,15 @@ def import_data(ws: Workspace, data: Any, *, name: str | None = None,
     from loom.interchange.openloom.load import import_document
     from loom.interchange.openloom.read import read_document
 
-    fmt, convert = detect(data)
-    if convert is None:
-        return import_openloom(ws, data, author=author, trust_permissions=trust_permissions,
-                               media_source=media_source, limits=limits)
-    document, notes = convert(data, name)
-    report = import_document(ws, read_document(document), person=author or ws.human(),
-                             limits=limits, format=fmt)
+    with collector_paused():
+        fmt, convert = detect(data)
+        if convert is None:
+            return import_openloom(ws, data, author=author,
+                                   trust_permissions=trust_permissions,
+                                   media_source=media_source, limits=limits)
+        document, notes = convert(data, name)
+        report = import_document(ws, read_document(document), person=author or ws.human(),
+                                 limits=limits, format=fmt)
     report.notes.extend(notes)
     return report
 
@@ -82,8 +85,9 @@ def import_bytes(ws: Workspace, data: bytes, name: str, *, author: Participant |
         return import_data(ws, document, name=stem, author=author,
                            trust_permissions=trust_permissions, media_source=member,
                            limits=limits)
-    return import_data(ws, parse_json(data, name), name=stem, author=author,
-                       trust_permissions=trust_permissions, limits=limits)
+    with collector_paused():  # (parsing builds the file's every object)
+        return import_data(ws, parse_json(data, name), name=stem, author=author,
+                           trust_permissions=trust_permissions, limits=limits)
 
 
 def import_file(ws: Workspace, path: str | Path, *, author: Participant | None = None,
@@ -106,7 +110,12 @@ def export_tree(ws: Workspace, tree: Tree, fmt: ExportFormat = "openloom",
     the exporting participant's position, ``loom`` the Loom Protocol), or as an Open Loom
     bundle's bytes (``bundle``, or ``openloom`` when the tree's media files came in a
     bundle: the JSON alone could not hold them as they were)."""
-    options = options or ExportOptions()
+    with collector_paused():
+        return _export(ws, tree, fmt, options or ExportOptions(), node)
+
+
+def _export(ws: Workspace, tree: Tree, fmt: ExportFormat, options: ExportOptions,
+            node: Node | None) -> str | bytes:
     if fmt == "md":
         from loom.interchange.markdown import export_markdown
 

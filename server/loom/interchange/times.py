@@ -9,6 +9,7 @@ seconds (Open Loom v1). A time that does not parse is dropped, never guessed (Op
 from __future__ import annotations
 
 import math
+import time
 from datetime import UTC, datetime
 
 SWIFT_EPOCH = 978_307_200.0  # 2001-01-01T00:00:00Z, where Swift's Date counts from
@@ -23,7 +24,8 @@ def format_time(ts: float) -> str:
     micros = round((ts - whole) * 1_000_000)
     if micros == 1_000_000:
         whole, micros = whole + 1, 0
-    text = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    # time.gmtime, not datetime: a third of the cost, and an export formats every node
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
     if micros == 0:
         return text + "Z"
     if micros % 1000 == 0:

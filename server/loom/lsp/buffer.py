@@ -34,12 +34,60 @@ class Edit:
 
 
 class BufferSession:
-    """The text of one open path document and the node ranges inside it."""
+    """The text of one open path document and the node ranges inside it.
+
+    Typing is kept O(log n) in the number of nodes (a 2,000-node path): the edit's node is
+    found by bisection, and the move of every range after it is *deferred* (one offset
+    for all ranges from an index on) until someone reads the ranges; a key typed right
+    after the last one adds to the same deferred offset. ``segments`` always gives the
+    true ranges."""
 
     def __init__(self, text: str, segments: list[Segment], encoding: str = "utf-16") -> None:
         self.doc = TextDoc(text, encoding)
-        self.segments = segments
         self.version = 0
+        self.segments = segments
+
+    @property
+    def segments(self) -> list[Segment]:
+        """The node ranges, every deferred move applied."""
+        self._settle(len(self._segments))
+        return self._segments
+
+    @segments.setter
+    def segments(self, value: list[Segment]) -> None:
+        self._segments = value
+        self._shift_from, self._shift = len(value), 0  # ranges from here on are behind
+        self._dirty: set[int] | None = None  # pending node indices (None: not known yet)
+        self.version += 1
+
+    def _settle(self, upto: int) -> None:
+        """Apply the deferred move to the ranges before index ``upto``."""
+        if self._shift and self._shift_from < upto:
+            d = self._shift
+            for seg in self._segments[self._shift_from:upto]:
+                seg.start += d
+                seg.end += d
+        if upto >= len(self._segments):
+            self._shift_from, self._shift = len(self._segments), 0
+        elif self._shift_from < upto:
+            self._shift_from = upto
+
+    def _bounds(self, i: int) -> tuple[int, int]:
+        s = self._segments[i]
+        d = self._shift if i >= self._shift_from else 0
+        return s.start + d, s.end + d
+
+    def _first_ending_after(self, offset: int, inclusive: bool) -> int:
+        """The first range whose end is ≥ ``offset`` (> when not ``inclusive``)."""
+        lo, hi = 0, len(self._segments)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            end = self._bounds(mid)[1]
+            if end < offset or (not inclusive and end == offset):
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
 
     # ── reading ──
     @property
@@ -48,47 +96,57 @@ class BufferSession:
 
     @property
     def committed_end(self) -> int:
-        return self.segments[-1].end if self.segments else 0
+        return self._bounds(len(self._segments) - 1)[1] if self._segments else 0
 
     @property
     def working_text(self) -> str:
         return self.doc.text[self.committed_end:]
 
     def segment_text(self, i: int) -> str:
-        s = self.segments[i]
-        return self.doc.text[s.start:s.end]
+        start, end = self._bounds(i)
+        return self.doc.text[start:end]
 
     def segment_at(self, offset: int) -> int | None:
         """The node segment owning the character at ``offset`` (None in the working buffer)."""
-        lo, hi = 0, len(self.segments) - 1
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            s = self.segments[mid]
-            if offset < s.start:
-                hi = mid - 1
-            elif offset >= s.end:
-                lo = mid + 1
-            else:
-                return mid
+        i = self._first_ending_after(offset, inclusive=False)
+        if i < len(self._segments):
+            start, end = self._bounds(i)
+            if start <= offset < end:
+                return i
         return None
 
     def node_segment(self, node_id: str) -> int | None:
-        for i, s in enumerate(self.segments):
+        for i, s in enumerate(self._segments):
             if s.node == node_id:
                 return i
         return None
 
     def pending(self) -> list[int]:
-        return [i for i, s in enumerate(self.segments) if s.dirty]
+        if self._dirty is None:
+            self._dirty = {i for i, s in enumerate(self._segments) if s.dirty}
+        return sorted(self._dirty)
+
+    def _mark(self, i: int) -> None:
+        seg = self._segments[i]
+        seg.dirty = seg.editable and self.segment_text(i) != seg.original
+        if self._dirty is not None:
+            if seg.dirty:
+                self._dirty.add(i)
+            else:
+                self._dirty.discard(i)
 
     # ── editing ──
     def apply(self, start: int, end: int, new: str) -> Edit:
         """Apply ``text[start:end] = new`` and move every range; return what it touched."""
         start, end = max(0, start), min(end, len(self.doc.text))
+        inside = self._inside(start, end)
+        if inside is not None:
+            return self._apply_inside(inside, start, end, new)
+        segments = self.segments  # (every deferred move applied)
         edit = Edit()
         owner = self._owner_of_insert(start) if start == end else None
         delta = len(new) - (end - start)
-        for i, s in enumerate(self.segments):
+        for i, s in enumerate(segments):
             if start == end:  # a pure insertion
                 if i == owner:
                     s.end += delta
@@ -121,10 +179,47 @@ class BufferSession:
         self._fix_order()
         self.doc.replace(start, end, new)
         for i in edit.touched:
-            seg = self.segments[i]
-            seg.dirty = seg.editable and self.segment_text(i) != seg.original
+            self._mark(i)
         self.version += 1
         return edit
+
+    def _inside(self, start: int, end: int) -> int | None:
+        """The one node an edit stays inside of (as the general walk would find it), or
+        None when it reaches past a node, or into the working buffer."""
+        if not self._segments:
+            return None
+        if start == end:  # an insertion belongs to the node it extends (_owner_of_insert)
+            if start >= self.committed_end:
+                return None
+            i = self._first_ending_after(start, inclusive=True)
+            if i < len(self._segments) and (self._bounds(i)[0] < start or start == 0 == i):
+                return i
+            return None
+        i = self._first_ending_after(start, inclusive=False)
+        if i < len(self._segments):
+            s_start, s_end = self._bounds(i)
+            if s_start <= start and end <= s_end:
+                return i
+        return None
+
+    def _apply_inside(self, i: int, start: int, end: int, new: str) -> Edit:
+        delta = len(new) - (end - start)
+        if i >= self._shift_from:
+            self._settle(i + 1)
+        if self._shift and self._shift_from != i + 1:
+            self._settle(len(self._segments))  # typing moved to an earlier node: once
+        self._segments[i].end += delta
+        if delta:
+            if self._shift_from != i + 1:
+                self._shift_from, self._shift = i + 1, 0
+            self._shift += delta
+            if self._shift_from >= len(self._segments):
+                self._shift_from, self._shift = len(self._segments), 0
+        working = end > self.committed_end  # (after the move, as the general walk has it)
+        self.doc.replace(start, end, new)
+        self._mark(i)
+        self.version += 1
+        return Edit(touched=[i], working=working)
 
     def _owner_of_insert(self, at: int) -> int | None:
         """Insertion at a boundary extends the node before it; at the very end it goes to
@@ -138,7 +233,7 @@ class BufferSession:
 
     def _fix_order(self) -> None:
         prev = 0
-        for s in self.segments:
+        for s in self._segments:
             if s.start < prev:
                 s.start = prev
             if s.end < s.start:
@@ -147,11 +242,15 @@ class BufferSession:
 
     # ── committing ──
     def mark_committed(self, i: int, node: str, label: str, content: str) -> None:
-        s = self.segments[i]
+        s = self._segments[i]
         s.node, s.label, s.original, s.dirty = node, label, content, False
+        if self._dirty is not None:
+            self._dirty.discard(i)
+        self.version += 1
 
     def append_committed(self, node: str, label: str, by_model: bool, content: str) -> None:
         """The working buffer (or its start) became a node: give it a segment."""
         start = self.committed_end
         self.segments.append(Segment(node, label, by_model, start, start + len(content),
                                      content))
+        self.version += 1

@@ -209,6 +209,21 @@ async def _read_exactly(reader: Any, n: int) -> bytes:
         return bytes(err.partial)
 
 
+async def _stdin_reader(stdin: Any, pool: Any) -> Any:
+    """Frames from stdin read by the event loop itself when stdin is a pipe (an editor's
+    always is): pygls' reader hands every line to a thread, and a thread waits for the
+    GIL while the loop computes (semantic tokens of a long buffer, in slices), so a hover
+    would wait behind them. A file or anything else is read through pygls' threads."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_FRAME + 1024, loop=loop)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
+                                     stdin)
+    except (ValueError, OSError):  # not a pipe, socket or character device
+        return StdinAsyncReader(stdin, pool)
+    return reader
+
+
 async def read_loop(stop: threading.Event, reader: Any, protocol: AnsweringProtocol) -> None:
     """Read frames until the stream ends (or ``exit``), handing each to the protocol."""
     while not stop.is_set():
@@ -224,6 +239,10 @@ async def read_loop(stop: threading.Event, reader: Any, protocol: AnsweringProto
             raise
         except Exception:  # one message must never stop the server
             log.exception("a message could not be handled")
+        # Let the handler tasks just made start before the next frame is handled (a frame
+        # already buffered is read without yielding): a didOpen's task opens the document
+        # before the didChange after it arrives, as when every read took a turn.
+        await asyncio.sleep(0)
 
 
 # ── the protocol ─────────────────────────────────────────────────────────────
@@ -504,10 +523,15 @@ class AnsweringServer(LanguageServer):
 
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         self._stop_event = threading.Event()
-        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        source = stdin or sys.stdin.buffer
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def run() -> None:
+            await read_loop(self._stop_event, await _stdin_reader(source, self.thread_pool),
+                            self.protocol)
+
         try:
-            asyncio.run(read_loop(self._stop_event, reader, self.protocol))
+            asyncio.run(run())
         except BrokenPipeError:
             log.error("the connection to the client is lost: shutting down")
         except (KeyboardInterrupt, SystemExit):

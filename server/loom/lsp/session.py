@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from loom.lsp.buffer import BufferSession, Segment
 from loom.lsp.merge import merge3
-from loom.lsp.views import View, path_text, render
+from loom.lsp.session_cache import SessionCache
+from loom.lsp.views import View, path_text
 from loom.store.schema import BufferState, Node, Participant, Tree
 from loom.store.workspace import Workspace
 
@@ -107,6 +108,8 @@ class Documents:
         self.orphans: dict[str, list[BufferState]] = {}
         #: uri → what became of kept edits whose nodes were versioned while no editor ran
         self.restored_notes: dict[str, list[Rebased]] = {}
+        #: paths and views read again and again, kept until the change log says otherwise
+        self.cache = SessionCache(ws, participant)
 
     # ── opening ──
     def _state_for(self, uri: str) -> BufferState | None:
@@ -126,7 +129,7 @@ class Documents:
         """The view with this session's uncommitted work for it put back in."""
         state = self._state_for(uri) if uri.startswith("loom://path/") else None
         tip = self.ws.find_node(state.tip) if state else None
-        view = render(self.ws, uri, self.participant, tip)
+        view = self.cache.view(uri, tip)
         if view.kind != "path" or state is None:
             return view
         kept = {p["node"]: p["content"] for p in state.pending or []}
@@ -199,6 +202,12 @@ class Documents:
             return doc.text, doc.view
         view = self.restore_view(uri)
         return view.text, view
+
+    def peek(self, uri: str) -> View:
+        """What a URI shows, for reading only (status, tips): the open document's view,
+        else the cached rendering; nothing is opened."""
+        doc = self.open.get(uri)
+        return doc.view if doc is not None else self.cache.view(uri)
 
     def did_open(self, uri: str, text: str, version: int = 0) -> OpenDoc:
         """Open a document. The rendering of a path (committed nodes, and the uncommitted
@@ -301,7 +310,7 @@ class Documents:
     def rerender_target(self, doc: OpenDoc) -> tuple[str, list[Segment]]:
         """The committed path re-rendered, with pending edits and working text kept."""
         assert doc.tree is not None and doc.view.tip is not None
-        path = self.ws.path(doc.view.tip, prefer=(doc.view.tip.id,))
+        path = self.cache.path(doc.view.tip, prefer=(doc.view.tip.id,))
         _, segments = path_text(self.ws, doc.tree, path, self.ws.clock())
         # Build on what the client will have once our own edits arrive, so an edit in
         # flight (a command line just removed) is not undone.

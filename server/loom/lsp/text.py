@@ -27,12 +27,13 @@ def _index_for_units(line: str, units: int, encoding: str) -> int:
     if encoding == "utf-8":
         raw = line.encode("utf-8")[:max(0, units)]
         return len(raw.decode("utf-8", errors="ignore"))
-    count = 0
-    for i, ch in enumerate(line):
-        if count >= units:
-            return i
-        count += 2 if ord(ch) > 0xFFFF else 1
-    return len(line)
+    # utf-16: decode the first ``units`` code units (in C: a long prose line is typed in
+    # at every key); a position inside a surrogate pair counts the whole character.
+    raw = line[:max(0, units)].encode("utf-16-le")[:2 * max(0, units)]
+    index = len(raw.decode("utf-16-le", errors="ignore"))
+    if len(line[:index].encode("utf-16-le")) < len(raw):
+        index += 1  # the half of a pair that decoding dropped
+    return min(index, len(line))
 
 
 class TextDoc:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import unquote
 
 from loom.errors import LoomError, not_found
@@ -139,8 +140,11 @@ def conversation_text(ws: Workspace, agent: str, tree: Tree) -> str:
     return render_conversation(turns, agent, tree.title, ws.clock())
 
 
-def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -> View:
-    """Render a URI for a participant. ``tip`` overrides the path's end (open buffers)."""
+def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None,
+           paths: Callable[..., list[Any]] | None = None) -> View:
+    """Render a URI for a participant. ``tip`` overrides the path's end (open buffers);
+    ``paths`` reads a path as ``Workspace.path`` does (a session's cache)."""
+    path_of = paths or ws.path
     target = parse_uri(uri)
     if target.kind == "doc":
         doc = ws.document(target.name or "")
@@ -164,19 +168,19 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None) -
             raise LoomError("NOT_FOUND", f"[{anchor.label}] is an annotation",
                             "open the node it annotates")
         node, current_tip = ws.position(who, tree)
-        current = ws.path(current_tip, prefer=(node.id, current_tip.id))
+        current = path_of(current_tip, prefer=(node.id, current_tip.id))
         if any(n.id == anchor.id for n in current):
             tip, path = current_tip, current  # the path shown is the one walked: once
         else:
             tip = ws.descend(anchor)
     if path is None:
-        path = ws.path(tip, prefer=(tip.id,))
+        path = path_of(tip, prefer=(tip.id,))
     if opening and not any(n.content for n in path):
         # An imported tree whose current node has no text (socketteer's demo opens on the
         # root's empty first child): show the path on below it, and say so (a lens).
         below = ws.descend(tip)
         if below.id != tip.id:
             tip = below
-            path = ws.path(tip, prefer=(tip.id,))
+            path = path_of(tip, prefer=(tip.id,))
     text, segments = path_text(ws, tree, path, ws.clock())
     return View(uri, "path", text, False, "loom", tree=tree, tip=tip, segments=segments)

@@ -7,6 +7,7 @@ Crockford base32 characters, extended one character at a time on collision withi
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import time
@@ -30,6 +31,24 @@ def new_ulid() -> str:
     characters; localIds need independent random parts."""
     millis = time.time_ns() // 1_000_000
     return str(ULID.from_bytes(millis.to_bytes(6, "big") + os.urandom(10)))
+
+
+_B32_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+                                     CROCKFORD.upper().encode())
+
+
+def new_ulids(count: int) -> list[str]:
+    """``count`` ULIDs as ``new_ulid`` makes them (this millisecond, fresh randomness
+    each), several times faster: an import of a foreign file makes one a node. Each ULID's
+    16 bytes are left-padded to 20 and the lot base32-encoded at once by the C codec (20
+    bytes are 32 characters; the last 26, 130 bits, are the ULID), then mapped to
+    Crockford's alphabet."""
+    head = b"\0\0\0\0" + (time.time_ns() // 1_000_000).to_bytes(6, "big")
+    random = os.urandom(10 * count)
+    text = base64.b32encode(b"".join([head + random[i:i + 10]
+                                      for i in range(0, 10 * count, 10)]))
+    text = text.translate(_B32_TO_CROCKFORD).decode()
+    return [text[i + 6:i + 32] for i in range(0, 32 * count, 32)]
 
 
 def ordered_ulid() -> str:

@@ -16,9 +16,12 @@ import peewee as pw
 database_proxy = pw.DatabaseProxy()
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # one encoder, not one a value
+
+
 class JSONField(pw.TextField):
     def db_value(self, value: Any) -> str | None:
-        return None if value is None else json.dumps(value, ensure_ascii=False)
+        return None if value is None else _ENCODE(value)
 
     def python_value(self, value: str | None) -> Any:
         return None if value is None else json.loads(value)

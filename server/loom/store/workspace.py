@@ -792,6 +792,44 @@ class Workspace:
             """, (tip.id, json.dumps(list(prefer)), max(0, limit - 1)))
         return NodeRow.all(cursor)  # type: ignore[return-value]
 
+    def single_source_path(self, tip: Node | NodeRow) -> list[NodeRow] | None:
+        """Root → tip by the nodes' ``parent`` column (primary-key reads, no choice made at
+        any step), when every node on the way has exactly one source and it is that
+        parent: then there is nothing for :meth:`path`'s preferences to choose, and this
+        is its answer for any ``prefer``. None when a node on the way has several sources
+        (versions, splits), for :meth:`path` to walk."""
+        rows = NodeRow.all(self.sql(
+            """
+            WITH RECURSIVE up(id, d) AS (
+              SELECT id, 0 FROM node WHERE id = ?
+              UNION ALL
+              SELECT n.parent, up.d + 1 FROM up JOIN node n ON n.id = up.id
+              WHERE n.parent IS NOT NULL AND up.d < 100000
+            )
+            SELECT n.* FROM up JOIN node n ON n.id = up.id ORDER BY up.d DESC
+            """, (tip.id,)))
+        if not rows or rows[0].parent is not None:
+            return None
+        ids = [r.id for r in rows]
+        parent_of = {r.id: r.parent for r in rows}
+        seen = 0
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            for target, source in self.sql(
+                    f"SELECT target, node FROM edge_source WHERE target IN ({marks})", chunk):
+                if parent_of.get(target) != source:
+                    return None
+                seen += 1
+        return rows if seen == len(ids) - 1 else None
+
+    def path_step(self, node_id: str) -> tuple[NodeRow | None, list[str]]:
+        """One step of a path, for callers that extend a path they know: the node's row
+        and the ids of its sources (two indexed reads; no walk)."""
+        rows = NodeRow.all(self.sql("SELECT * FROM node WHERE id = ?", (node_id,)))
+        sources = [r[0] for r in self.sql(
+            "SELECT node FROM edge_source WHERE target = ? ORDER BY position", (node_id,))]
+        return (rows[0] if rows else None), sources
+
     def continuation_map(self, node_id: str, depth: int, per_node: int | None = None,
                          prefer: Iterable[str] = ()) -> dict[str, list[tuple[str, str]]]:
         """``(id, label)`` of the unpruned continuations, in sibling order, of ``node_id`` and
@@ -903,8 +941,8 @@ class Workspace:
     def enqueue_summary(self, kind: str, entity: str, tree: str | None,
                         priority: int = 5) -> bool:
         """Queue summary work; bounded: past the limit only urgent (lazy) work is taken."""
-        if priority > 0 and self.db.execute_sql(  # full? (cheaper than counting them all)
-                "SELECT 1 FROM summary_job LIMIT 1 OFFSET ?",
+        if priority > 0 and self._queue_may_be_full() and self.db.execute_sql(
+                "SELECT 1 FROM summary_job LIMIT 1 OFFSET ?",  # cheaper than a count
                 (self.SUMMARY_QUEUE_LIMIT - 1,)).fetchone() is not None:
             return False
         # one statement: atomic by itself, no savepoint inside the caller's transaction
@@ -915,6 +953,14 @@ class Workspace:
             + self.dialect.least("summary_job.priority", "excluded.priority"),
             (kind, entity, tree, priority, self.clock()))
         return True
+
+    def _queue_may_be_full(self) -> bool:
+        """The ids' span bounds the queue's length from above: two index reads, where the
+        exact check walks up to the limit's rows (a quarter of an add_node's time)."""
+        low, high = self.sql(  # (each alone: SQLite reads one index end)
+            "SELECT (SELECT min(id) FROM summary_job), (SELECT max(id) FROM summary_job)"
+        ).fetchone()
+        return low is not None and high - low + 1 >= self.SUMMARY_QUEUE_LIMIT
 
     def claim_summary_job(self, lease_s: float) -> SummaryJob | None:
         """Lease the most urgent due summary job to this worker for ``lease_s`` seconds:
@@ -1234,6 +1280,17 @@ class Workspace:
         doc.content, doc.updated, doc.summary = content, now, None
 
     # ── bulk (importers, benchmarks) ──────────────────────────────────────────
+    def any_exists(self, model: type[pw.Model], column: pw.Field, values: Sequence[str]
+                   ) -> bool:
+        """Whether any of ``values`` is stored in ``model.column``: one prepared query per
+        900 values (an importer checks a file's 100,000 ids before keeping them)."""
+        sql = f'SELECT 1 FROM "{model._meta.table_name}" WHERE "{column.column_name}" IN ('
+        for chunk in _chunks([v for v in values if v]):
+            if self.sql(sql + ",".join("?" * len(chunk)) + ") LIMIT 1",
+                                   chunk).fetchone() is not None:
+                return True
+        return False
+
     def bulk_add(self, tree: Tree, root: Node, specs: Sequence[NewNode],
                  chunk: int = 2000) -> dict[str, Node]:
         """Insert many nodes fast: one transaction, batched inserts, one change-log row."""

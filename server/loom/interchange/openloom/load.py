@@ -37,6 +37,7 @@ from typing import Any
 import peewee as pw
 
 import loom.interchange.keep as keep
+import loom.interchange.openloom.verbatim as verbatim
 from loom.errors import LoomError
 from loom.interchange.files import ImportLimits, size_text
 from loom.interchange.media import check, data_uri, digest, normal_mime, parse_data_uri
@@ -51,7 +52,7 @@ from loom.interchange.openloom.render import (
 from loom.interchange.openloom.snapshot import IC, Shared, Snap, sort_sources
 from loom.interchange.report import ImportedTree, ImportReport
 from loom.interchange.times import parse_iso
-from loom.model.ids import local_id_candidates, new_ulid
+from loom.model.ids import local_id_candidates, new_ulid, new_ulids
 from loom.render.text import extractive_summary
 from loom.store.dialect import upsert
 from loom.store.schema import (
@@ -59,6 +60,7 @@ from loom.store.schema import (
     Edge,
     EdgeSource,
     Generation,
+    JSONField,
     Link,
     Media,
     Node,
@@ -100,14 +102,6 @@ def _int(value: Any, minimum: int = 0) -> int | None:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _exists(model: type[pw.Model], column: pw.Field, ids: Iterable[str]) -> bool:
-    wanted = [i for i in ids if i]
-    for i in range(0, len(wanted), _CHUNK):
-        if model.select(column).where(column.in_(wanted[i:i + _CHUNK])).exists():
-            return True
-    return False
 
 
 @dataclass
@@ -367,10 +361,19 @@ class Importer:
             tic["agentIds"] = agent_ids
         r = Renderer(snap, shared, ExportOptions(), {})
         file_nodes = plan.tree.nodes
+        # A file Loom wrote usually renders exactly as it reads (nothing to keep): it is
+        # diffed now. Any other file's nodes are kept whole, diffed only if an export
+        # finds one changed in Loom (``verbatim``).
+        generator = self.doc.raw.get("generator")
+        diffed = isinstance(generator, dict) and generator.get("name") == "Loom"
         for nid, row in snap.nodes.items():
             key = plan.keys.get(nid)
             if key is None or key == SYNTHETIC:
                 continue  # Loom's own root of a multi-root tree
+            if not diffed:
+                r.used_people.add(row["author"])
+                _ic(row).update(verbatim.keep_node(file_nodes[key].raw, row))
+                continue
             rendered = r.node(nid, kept=False)
             entries = keep.diff(rendered, file_nodes[key].raw)
             if entries:
@@ -384,6 +387,11 @@ class Importer:
             counters[(srcs[0]["node"], kind)] += 1
             edge_in = plan.tree.edges.get(plan.keys.get(target, ""))
             if edge_in is None:
+                continue
+            if not diffed:
+                _ic(snap.nodes[target])["edge"] = {
+                    "index": edge_in.index, "file": edge_in.raw,
+                    "at": verbatim.edge_state(snap.edges[target], counted, srcs)}
                 continue
             entries = keep.diff(r.edge(target, counted, kept=False), edge_in.raw)
             ic = _ic(snap.nodes[target])
@@ -446,18 +454,47 @@ def _tic(tree_row: dict[str, Any]) -> dict[str, Any]:
     return _ic(tree_row)
 
 
+def _passes(f: pw.Field) -> tuple[type, ...]:
+    """The value types a column's conversion returns unchanged (SQLite takes them as
+    they are): none for JSON and blobs, which always convert."""
+    if isinstance(f, JSONField | pw.BlobField):
+        return ()
+    if isinstance(f, pw.ForeignKeyField):
+        return _passes(f.rel_field)
+    if isinstance(f, pw.CharField | pw.TextField):
+        return (str, type(None))
+    if isinstance(f, pw.BooleanField):
+        return (bool, type(None))
+    if isinstance(f, pw.IntegerField | pw.AutoField):
+        return (int, bool, type(None))
+    if isinstance(f, pw.FloatField):
+        return (float, type(None))
+    return ()
+
+
 def _insert(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) -> None:
     """One prepared INSERT run for every row (peewee's insert_many spends most of an import
-    building SQL text); values go through the fields' own conversions."""
+    building SQL text); values go through the fields' own conversions, except plain values
+    of plain columns, which those conversions would return unchanged (most of them: a
+    100,000-node import converts millions of values)."""
     if not rows:
         return
-    fields = [model._meta.fields[name] for name in rows[0]]
+    names = list(rows[0])
+    fields = [model._meta.fields[name] for name in names]
     columns = ", ".join(f'"{f.column_name}"' for f in fields)
     marks = ", ".join("?" for _ in fields)
     sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})'
+    cols = [(name, f, _passes(f)) for name, f in zip(names, fields, strict=True)]
+
+    def values(row: dict[str, Any]) -> tuple[Any, ...]:
+        out = []
+        for name, f, passes in cols:
+            v = row[name]
+            out.append(v if type(v) in passes else f.db_value(v))
+        return tuple(out)
+
     for i in range(0, len(rows), 5000):
-        ws.sql_many(sql, [tuple(f.db_value(row[f.name]) for f in fields)
-                          for row in rows[i:i + 5000]])
+        ws.sql_many(sql, [values(row) for row in rows[i:i + 5000]])
 
 
 def _decode_body(raw: dict[str, Any]) -> str | None:
@@ -511,7 +548,7 @@ class TreePlan:
         self.file_tree_id = file_id if isinstance(file_id, str) and file_id else None
         self.clash = bool(
             (self.file_tree_id and Tree.get_or_none(Tree.id == self.file_tree_id) is not None)
-            or _exists(Node, Node.id, nodes) or any(k in used for k in nodes))
+            or imp.ws.any_exists(Node, Node.id, list(nodes)) or any(k in used for k in nodes))
         self.ids = self.node_ids(keys)
         self.keys = {v: k for k, v in self.ids.items()}
         tree_id = self.file_tree_id if (self.file_tree_id and not self.clash and
@@ -562,7 +599,7 @@ class TreePlan:
 
         old = sorted(keys, key=(lambda k: (k != SYNTHETIC, k)) if all(
             _ULID.match(k) for k in real) else (lambda k: (when(k), index[k])))
-        out = dict(zip(old, sorted(new_ulid() for _ in old), strict=True))
+        out = dict(zip(old, sorted(new_ulids(len(old))), strict=True))
         self.imp.issued.update(out.values())
         return out
 
@@ -741,9 +778,10 @@ class TreePlan:
         if isinstance(given, list) and given and all(isinstance(g, dict) for g in given):
             for i, g in enumerate(given):
                 gid = _str(g.get("id"))
-                gid = gid if gid and _ULID.match(gid) and not self.clash and \
-                    gid not in imp.issued and not _exists(Generation, Generation.id, [gid]) \
-                    else new_ulid()
+                keep_id = bool(gid and _ULID.match(gid) and not self.clash and
+                               gid not in imp.issued)
+                gid = gid if keep_id and gid and not imp.ws.any_exists(
+                    Generation, Generation.id, [gid]) else new_ulid()
                 imp.issued.add(gid)
                 raw_id = _str(g.get("rawId"))
                 if raw_id:
@@ -794,7 +832,7 @@ class TreePlan:
         if body in self.raw_ids:
             return self.raw_ids[body]
         rid = wanted if _ULID.match(wanted) and wanted not in imp.issued and not self.clash \
-            and not _exists(RawResponse, RawResponse.id, [wanted]) else new_ulid()
+            and not imp.ws.any_exists(RawResponse, RawResponse.id, [wanted]) else new_ulid()
         imp.issued.add(rid)
         snap.raws[rid] = body
         self.raw_ids[body] = rid
@@ -849,13 +887,15 @@ class TreePlan:
                 continue
             self.relabel = self.relabel or (k != SYNTHETIC and "localId" in loom[k])
             seed = self.ids[k]
-            while k not in out:
+            while True:
                 for candidate in local_id_candidates(seed):
                     if candidate not in taken:
                         out[k] = candidate
                         taken.add(candidate)
                         break
-                seed = new_ulid()
+                if k in out:
+                    break
+                seed = new_ulid()  # every candidate taken (rare): another seed
         return out
 
     def ann_numbers(self, kinds: dict[str, str], loom: dict[str, dict[str, Any]]

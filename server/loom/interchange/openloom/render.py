@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 import loom.interchange.keep as keep
+import loom.interchange.openloom.verbatim as verbatim
 from loom import __version__
 from loom.interchange.media import data_uri, extension
 from loom.interchange.openloom.read import FORMAT, NS
@@ -83,6 +84,7 @@ class Renderer:
         self.agent_ids: dict[str, str] = dict(tic.get("agentIds") or {})
         self.tree_id = tic.get("id", snap.tree["id"])
         self.used_people: set[str] = set()
+        self._as_imported: Renderer | None = None  # made when a verbatim node changed
         self.omit_root = self._synthetic_root()
         self.bundle = options.media == "bundle" or (options.media == "auto" and any(
             "path" in m for nid in snap.nodes for m in (snap.ic(nid).get("media") or {})
@@ -294,6 +296,8 @@ class Renderer:
 
     def node(self, nid: str, *, kept: bool = True) -> dict[str, Any]:
         n, ic = self.snap.nodes[nid], self.snap.ic(nid)
+        if kept and verbatim.kept(ic):
+            return self._verbatim_node(nid, n, ic)
         role = ic.get("role") or n["author_type"]
         out: dict[str, Any] = {
             "id": self.ids[nid], "content": self.blocks(nid),
@@ -313,10 +317,35 @@ class Renderer:
             out = keep.apply(out, ic.get("keep") or [])
         return out
 
+    def _verbatim_node(self, nid: str, n: dict[str, Any], ic: dict[str, Any]
+                       ) -> dict[str, Any]:
+        """A node a foreign file gave whole (``verbatim``): as the file had it while Loom
+        changed nothing about it and the options render it as the import did; else
+        today's rendering with what the file said differently where Loom did not change
+        it."""
+        neutral = not ic.get("media") and (self.options.raw_responses or
+                                           not self.snap.generations.get(nid))
+        if neutral and verbatim.unchanged(n, ic):
+            self.agent(n["author"])
+            return verbatim.original(n, ic)
+        out = self.node(nid, kept=False)
+        if self._as_imported is None:  # the options an import renders with
+            self._as_imported = Renderer(self.snap, self.shared, ExportOptions(), {})
+        self.snap.nodes[nid] = verbatim.as_imported(n, ic)
+        try:
+            base = self._as_imported.node(nid, kept=False)
+        finally:
+            self.snap.nodes[nid] = n
+        return keep.apply(out, keep.diff(base, verbatim.original(n, ic)))
+
     # ── edges ─────────────────────────────────────────────────────────────────
     def edge(self, target: str, counted: int, *, kept: bool = True) -> dict[str, Any]:
         snap = self.snap
         e, srcs = snap.edges[target], snap.sources[target]
+        if kept:
+            eic = snap.ic(target).get("edge") or {}
+            if verbatim.kept(eic):
+                return self._verbatim_edge(target, counted, eic)
         out: dict[str, Any] = {
             "id": "e-" + self.ids[target],
             "type": "annotation" if e["kind"] == "annotation" else "continuation",
@@ -339,6 +368,30 @@ class Renderer:
         if kept:
             out = keep.apply(out, (self.snap.ic(target).get("edge") or {}).get("keep") or [])
         return out
+
+    def _verbatim_edge(self, target: str, counted: int, eic: dict[str, Any]
+                       ) -> dict[str, Any]:
+        """An edge a foreign file gave whole: as the file had it while its state is as
+        imported; else today's rendering with the file's differences from the edge as it
+        was imported, where Loom did not change them."""
+        snap = self.snap
+        e, srcs = snap.edges[target], snap.sources[target]
+        if verbatim.edge_state(e, counted, srcs) == eic["at"]:
+            return verbatim.copy_json(eic["file"])  # type: ignore[no-any-return]
+        out = self.edge(target, counted, kept=False)
+        order, was_counted, count = eic["at"]
+        raw = eic["file"]
+        if len(srcs) != count:  # the sources it was imported with: those the file names
+            named = {s.get("nodeId") for s in raw.get("sources") or []
+                     if isinstance(s, dict)}
+            snap.sources[target] = [s for s in srcs if self.ids.get(s["node"], s["node"])
+                                    in named]
+        snap.edges[target] = {**e, "sibling_order": order}
+        try:
+            base = self.edge(target, was_counted, kept=False)
+        finally:
+            snap.edges[target], snap.sources[target] = e, srcs
+        return keep.apply(out, keep.diff(base, verbatim.copy_json(raw)))
 
     def edges(self, *, kept: bool = True) -> list[dict[str, Any]]:
         counters: dict[tuple[str, str], int] = defaultdict(int)

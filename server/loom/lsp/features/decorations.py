@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import functools
+from collections.abc import Generator
 from dataclasses import dataclass
+from typing import Any
 
+from loom.lsp.buffer import BufferSession
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
-from loom.lsp.session import Documents, OpenDoc
+from loom.lsp.session import Documents, OpenDoc, copy_segments
 from loom.lsp.text import TextDoc, units
 from loom.model.tokens import BUCKET_NAMES
 from loom.render.text import plural
@@ -143,7 +147,7 @@ def _human_spans(original: str, edited: str) -> tuple[tuple[int, int], ...]:
 
 def _version_originals(docs: Documents, ids: list[str]) -> dict[str, str]:
     """For version nodes whose original was model-written: node id → the original's text."""
-    return docs.ws.model_originals(ids)
+    return docs.cache.model_originals(ids)
 
 
 Spans = list[tuple[int, int, int, int]]  # (start, end, type, modifiers), in order
@@ -151,16 +155,59 @@ Spans = list[tuple[int, int, int, int]]  # (start, end, type, modifiers), in ord
 
 def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
     """LSP's relative encoding: [deltaLine, deltaStart, length, type, modifiers]*."""
-    return encode_spans(doc.session.doc, authorship_spans(docs, doc))
+    return _drain(_token_steps(docs, doc))
+
+
+async def semantic_tokens_async(docs: Documents, doc: OpenDoc) -> list[int]:
+    """:func:`semantic_tokens` of a snapshot of the document, computed in slices that give
+    the event loop back every ~``SLICE`` segments or spans: a long buffer's tokens (tens of
+    milliseconds) never hold a hover or a keystroke behind them. A change that arrives
+    meanwhile goes into the live document; the client asks again after it."""
+    frozen = OpenDoc(doc.uri, doc.view, BufferSession(
+        doc.text, copy_segments(doc.session.segments), doc.session.doc.encoding))
+    steps = _token_steps(docs, frozen)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        await asyncio.sleep(0)
+
+
+SLICE = 200  # segments or spans between two turns of the event loop (well under 1 ms)
+Steps = Generator[None, None, Any]
+
+
+def _drain(steps: Steps) -> Any:
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def _token_steps(docs: Documents, doc: OpenDoc) -> Steps:
+    spans = yield from _authorship_steps(docs, doc)
+    command_spans = _command_spans(doc.session.doc)
+    if command_spans:
+        spans = _overlay(spans, command_spans)
+    yield
+    return (yield from _encode_steps(doc.session.doc, spans))
 
 
 def authorship_spans(docs: Documents, doc: OpenDoc) -> Spans:
     """Model text and human text at character level (a path's segments)."""
+    return _drain(_authorship_steps(docs, doc))  # type: ignore[no-any-return]
+
+
+def _authorship_steps(docs: Documents, doc: OpenDoc) -> Steps:
     spans: Spans = []
     if doc.kind == "path":
         originals = _version_originals(docs, [s.node for s in doc.session.segments
                                               if s.node and not s.by_model])
-        for seg in doc.session.segments:
+        for i, seg in enumerate(doc.session.segments):
+            if i % SLICE == SLICE - 1:
+                yield
             if seg.node is None or seg.end <= seg.start:
                 if seg.node is None and seg.end > seg.start:
                     spans.append((seg.start, seg.end, T["loomNodeRef"], 0))
@@ -254,6 +301,10 @@ def _overlay(spans: list[tuple[int, int, int, int]],
 def _encode(text_doc: TextDoc, spans: list[tuple[int, int, int, int]]) -> list[int]:
     """Encode sorted spans, walking the text once: positions advance by the units of the
     text between consecutive offsets, so a long single-line buffer costs O(n) in all."""
+    return _drain(_encode_steps(text_doc, spans))  # type: ignore[no-any-return]
+
+
+def _encode_steps(text_doc: TextDoc, spans: list[tuple[int, int, int, int]]) -> Steps:
     data: list[int] = []
     text = text_doc.text
     enc = text_doc.encoding
@@ -273,7 +324,9 @@ def _encode(text_doc: TextDoc, spans: list[tuple[int, int, int, int]]) -> list[i
             col = units(piece[nl + 1:], enc)
         cur = to
 
-    for start, end, typ, mod in spans:
+    for i, (start, end, typ, mod) in enumerate(spans):
+        if i % SLICE == SLICE - 1:
+            yield
         pos = max(start, cur)
         while pos < end:
             advance(pos)

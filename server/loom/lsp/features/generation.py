@@ -30,6 +30,9 @@ class Running:
     uri: str
     cancel: threading.Event = field(default_factory=threading.Event)
     streamed: list[str] = field(default_factory=list)
+    #: the work has ended: the stream flusher stops even if its cancellation is lost
+    #: (Python 3.11's wait_for returns an answer that arrives together with a cancel)
+    finished: bool = False
 
 
 async def _outlast_cancellation(work: asyncio.Future[Result],
@@ -111,6 +114,7 @@ class Generation:
         except asyncio.CancelledError:  # the request was cancelled before it began
             interrupted = True
         finally:
+            run.finished = True
             if flusher is not None:
                 flusher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -195,7 +199,7 @@ class Generation:
     async def _flush(self, doc: OpenDoc, run: Running, base_text: str,
                      base: list[Segment], start: int, token: str | None) -> None:
         shown = ""
-        while True:
+        while not run.finished:  # not only the cancel: a cancel can be lost (Running)
             await asyncio.sleep(STREAM_FLUSH_S)
             if token and self._progress_cancelled(token):
                 run.cancel.set()

@@ -11,7 +11,6 @@ from loom.lsp.features import cards
 from loom.lsp.features.decorations import sibling_position
 from loom.lsp.features.refs import Ref, ref_at, refs_in_line, verb_at
 from loom.lsp.session import Documents, OpenDoc
-from loom.lsp.views import render
 from loom.model import marks
 from loom.store.schema import Node, Tree
 from loom.uris import node_uri
@@ -96,7 +95,7 @@ def location_of(docs: Documents, doc: OpenDoc | None, node: Node) -> Location:
         if i is not None:
             seg = open_doc.session.segments[i]
             return Location(uri, seg.start, seg.start, open_doc.text)
-    view = render(docs.ws, uri, docs.participant)
+    view = docs.cache.view(uri)
     for seg in view.segments:
         if seg.node == node.id:
             return Location(uri, seg.start, seg.start, view.text)

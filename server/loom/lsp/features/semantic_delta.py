@@ -41,6 +41,15 @@ class SemanticResults:
     def __init__(self) -> None:
         self._ids = itertools.count(1)
         self._last: dict[str, tuple[str, list[int]]] = {}
+        self._data: dict[str, tuple[object, list[int]]] = {}  # uri → (revision key, data)
+
+    def cached(self, uri: str, key: object) -> list[int] | None:
+        """The tokens computed for this revision of the document, if they were."""
+        found = self._data.get(uri)
+        return found[1] if found is not None and found[0] == key else None
+
+    def keep(self, uri: str, key: object, data: list[int]) -> None:
+        self._data[uri] = (key, data)
 
     def full(self, uri: str, data: list[int]) -> tuple[str, list[int]]:
         """Remember ``data`` as the document's result: ``(result id, data)``."""
@@ -60,3 +69,4 @@ class SemanticResults:
 
     def forget(self, uri: str) -> None:
         self._last.pop(uri, None)
+        self._data.pop(uri, None)
