@@ -27,6 +27,7 @@ from loom.errors import CrossTree, LoomError, not_found
 from loom.model import permissions as perms
 from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_local_id
 from loom.render.text import extractive_summary, plural
+from loom.store import fulltext
 from loom.store.backend import executemany
 from loom.store.dialect import dialect_of, upsert
 from loom.store.feed import ChangeCursor, ChangeListener, listen
@@ -161,6 +162,11 @@ class Workspace:
     def sql_many(self, query: str, rows: Sequence[Sequence[Any]]) -> None:
         """One ``?``-placeholder statement run for every row (bulk inserts)."""
         executemany(self.db, query, rows)
+
+    def nodes_indexed_after(self, trees: Sequence[str]) -> contextlib.AbstractContextManager[None]:
+        """Inside a write transaction: the full-text index takes the nodes the block
+        inserts into ``trees`` (new trees) at its end, in one statement (bulk imports)."""
+        return fulltext.deferred(self.db, trees)
 
     def lock_tree(self, tree_id: str) -> None:
         """Inside a write transaction: writers of this tree go one at a time until it

@@ -418,6 +418,10 @@ class Importer:
         fresh = [r for sha, r in self.media_rows.items()
                  if Media.get_or_none(Media.sha256 == sha) is None]
         _insert(self.ws, Media, fresh)
+        with self.ws.nodes_indexed_after([plan.snap.tree["id"] for plan in plans]):
+            self.write_trees(plans)
+
+    def write_trees(self, plans: list[TreePlan]) -> None:
         for plan in plans:
             snap = plan.snap
             t = dict(snap.tree)
