@@ -86,6 +86,24 @@ def test_the_flat_decoder_reads_what_json_reads() -> None:
         assert jsontext._decode_flat(text) == json.loads(text), text[:80]
 
 
+def test_the_fast_reader_reads_what_json_reads_or_leaves_it_to_the_careful_one() -> None:
+    rng = random.Random(8)
+    samples = [DEMO.read_text(encoding="utf-8"), "[]", "0", "-0.0", '{"dup": 1, "dup": 2}',
+               '["\\ud83d\\ude00", "\\u00e9"]', "[1.5e300, -1e-9, 18446744073709551615]"]
+    for _ in range(200):
+        value = _random_value(rng, 4)
+        samples += [json.dumps(value), json.dumps(value, indent=2, ensure_ascii=False)]
+    for text in samples:
+        got = jsontext.fast_loads(text.encode())
+        if got is not jsontext.CAREFUL:  # (10**20 is left to the careful reading)
+            assert got == json.loads(text) and json.loads(jsontext.dumps(got)) == got
+    for careful in ["[100000000000000000000]", "[-9223372036854775809]", "[NaN]", "[1e400]",
+                    '["\\ud800"]', "\ufeff[1]", "[" * 1100 + "]" * 1100, "[1,]", ""]:
+        assert jsontext.fast_loads(careful.encode()) is jsontext.CAREFUL, careful[:30]
+    assert json.loads(jsontext.dumps({"n": 10**30, "s": "\ud800"})) == {"n": 10**30,
+                                                                         "s": "\ud800"}
+
+
 def _random_value(rng: random.Random, depth: int) -> Any:
     kind = rng.randrange(7 if depth else 4)
     if kind == 0:
@@ -294,9 +312,13 @@ def test_running_out_of_memory_is_a_limit_not_a_crash(
         raise MemoryError
 
     ws = fresh(tmp_path / "x.db")
-    monkeypatch.setattr(jsontext, "loads", no_memory)
-    err = _refused(ws, chain_text(1), "LIMIT_EXCEEDED", name="big.json")
     size = len(chain_text(1))
+    monkeypatch.setattr(jsontext, "fast_loads", no_memory)  # orjson's reading
+    err = _refused(ws, chain_text(1), "LIMIT_EXCEEDED", name="big.json")
+    assert err.message == f"there is not enough memory to read big.json ({size} bytes)"
+    monkeypatch.setattr(jsontext, "fast_loads", lambda raw: jsontext.CAREFUL)
+    monkeypatch.setattr(jsontext, "loads", no_memory)  # the careful reading
+    err = _refused(ws, chain_text(1), "LIMIT_EXCEEDED", name="big.json")
     assert err.message == f"there is not enough memory to read big.json ({size} bytes)"
     ws.db.close()
     app = open_app(tmp_path / "y.db", use_default_subject=False)

@@ -112,6 +112,12 @@ def parse_json(raw: bytes, name: str) -> Any:
     text: INVALID_SYNTAX for text that is not JSON or holds what is not a character,
     LIMIT_EXCEEDED for a number too long to keep or a file too large for memory."""
     try:
+        value = jsontext.fast_loads(raw)
+    except MemoryError:
+        raise _no_memory(name, raw) from None
+    if value is not jsontext.CAREFUL:
+        return value
+    try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         if raw[err.start:err.start + 1] == b"\xed" and \
@@ -130,9 +136,7 @@ def parse_json(raw: bytes, name: str) -> Any:
     try:
         return jsontext.loads(text)
     except MemoryError:
-        raise LoomError("LIMIT_EXCEEDED", f"there is not enough memory to read {name} "
-                        f"({size_text(len(raw))})",
-                        "close other programs, or import the file on a larger machine") from None
+        raise _no_memory(name, raw) from None
     except jsontext.JsonProblem as err:
         raise json_problem(err, text, name) from None
     except json.JSONDecodeError as err:
@@ -143,6 +147,12 @@ def parse_json(raw: bytes, name: str) -> Any:
                             "the file was cut short; export or copy it again") from None
         raise LoomError("INVALID_SYNTAX", f"{name} is not valid JSON: {err.msg} at line "
                         f"{err.lineno} column {err.colno}") from None
+
+
+def _no_memory(name: str, raw: bytes) -> LoomError:
+    return LoomError("LIMIT_EXCEEDED", f"there is not enough memory to read {name} "
+                     f"({size_text(len(raw))})",
+                     "close other programs, or import the file on a larger machine")
 
 
 def json_problem(err: jsontext.JsonProblem, text: str, name: str) -> LoomError:

@@ -19,12 +19,15 @@ What JSON allows but Loom cannot keep is refused with a :class:`JsonProblem` say
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import sys
 from json.decoder import scanstring
 from json.scanner import NUMBER_RE
 from typing import Any
+
+import orjson
 
 _WS = re.compile(r"[ \t\n\r]*")
 # A \u escape of a surrogate (D800–DFFF) anywhere in the text: only then are the decoded
@@ -82,6 +85,41 @@ def _constant(name: str) -> Any:
 
 def _short(text: str, limit: int = 24) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: What ``fast_loads`` answers when the careful reading must decide.
+CAREFUL = object()
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19  # 19 digits in a row: maybe an integer orjson would make a float
+
+
+def fast_loads(raw: bytes) -> Any:
+    """The JSON value of UTF-8 ``raw`` by orjson (about a third faster than ``json`` on a
+    large file), or ``CAREFUL`` when :func:`loads` must read the text: anything orjson
+    refuses (not JSON, a byte-order mark, a lone surrogate, NaN, a number too large,
+    nesting past 1,024 levels; :func:`loads` reads deep nesting and says what is wrong
+    with the rest) and any run of 19 digits (orjson turns integers beyond 64 bits into
+    floats, which would not come back out as they were)."""
+    if raw.startswith(codecs.BOM_UTF8) or _LONG_NUMBER in raw.translate(_DIGITS):
+        return CAREFUL
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return CAREFUL
+
+
+def dumps(value: Any) -> str:
+    """``value`` (JSON read from a file, and what Loom made of it) as compact JSON text, by
+    orjson; by ``json`` where orjson cannot (an integer beyond 64 bits, a lone surrogate).
+    Not for values that may hold NaN or an infinity, which orjson writes as null: a file
+    read by :func:`loads` or :func:`fast_loads` holds neither."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return _COMPACT(value)
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def loads(text: str) -> Any:

@@ -32,10 +32,12 @@ import zlib
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import peewee as pw
 
+import loom.interchange.jsontext as jsontext
 import loom.interchange.keep as keep
 import loom.interchange.openloom.verbatim as verbatim
 from loom.errors import LoomError
@@ -459,9 +461,9 @@ def _tic(tree_row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _passes(f: pw.Field) -> tuple[type, ...]:
-    """The value types a column's conversion returns unchanged (SQLite takes them as
-    they are): none for JSON and blobs, which always convert."""
-    if isinstance(f, JSONField | pw.BlobField):
+    """The value types a column's conversion returns unchanged (both backends take them as
+    they are): none for blobs, which always convert."""
+    if isinstance(f, pw.BlobField):
         return ()
     if isinstance(f, pw.ForeignKeyField):
         return _passes(f.rel_field)
@@ -476,11 +478,17 @@ def _passes(f: pw.Field) -> tuple[type, ...]:
     return ()
 
 
+def _json(value: Any) -> str | None:
+    return None if value is None else jsontext.dumps(value)
+
+
 def _insert(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) -> None:
     """One prepared INSERT run for every row (peewee's insert_many spends most of an import
-    building SQL text); values go through the fields' own conversions, except plain values
-    of plain columns, which those conversions would return unchanged (most of them: a
-    100,000-node import converts millions of values)."""
+    building SQL text). The rows become tuples column by column, in C (``itemgetter``,
+    ``zip``, ``map``): a 100,000-node import has millions of values, nearly all of them
+    already what the column takes; a column converts through its field only when one of
+    its values is not, and JSON columns are written by orjson (``jsontext.dumps``: what an
+    import stores is JSON read from a file)."""
     if not rows:
         return
     names = list(rows[0])
@@ -488,17 +496,18 @@ def _insert(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) ->
     columns = ", ".join(f'"{f.column_name}"' for f in fields)
     marks = ", ".join("?" for _ in fields)
     sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})'
-    cols = [(name, f, _passes(f)) for name, f in zip(names, fields, strict=True)]
-
-    def values(row: dict[str, Any]) -> tuple[Any, ...]:
-        out = []
-        for name, f, passes in cols:
-            v = row[name]
-            out.append(v if type(v) in passes else f.db_value(v))
-        return tuple(out)
-
+    get = itemgetter(*names)
     for i in range(0, len(rows), 5000):
-        ws.sql_many(sql, [values(row) for row in rows[i:i + 5000]])
+        batch = list(map(get, rows[i:i + 5000]))
+        if len(names) == 1:
+            batch = [(v,) for v in batch]
+        cols: list[Any] = list(zip(*batch, strict=True))
+        for j, f in enumerate(fields):
+            if isinstance(f, JSONField):
+                cols[j] = map(_json, cols[j])
+            elif not set(map(type, cols[j])) <= set(_passes(f)):
+                cols[j] = map(f.db_value, cols[j])
+        ws.sql_many(sql, list(zip(*cols, strict=True)))
 
 
 def _decode_body(raw: dict[str, Any]) -> str | None:
