@@ -54,7 +54,7 @@ from loom.interchange.openloom.render import (
 from loom.interchange.openloom.snapshot import IC, Shared, Snap, sort_sources
 from loom.interchange.report import ImportedTree, ImportReport
 from loom.interchange.times import parse_iso
-from loom.model.ids import local_id_candidates, new_ulid, new_ulids
+from loom.model.ids import LOCAL_ID_LENGTH, local_id_candidates, new_ulid, new_ulids
 from loom.render.text import extractive_summary
 from loom.store.dialect import upsert
 from loom.store.schema import (
@@ -900,6 +900,11 @@ class TreePlan:
                 continue
             self.relabel = self.relabel or (k != SYNTHETIC and "localId" in loom[k])
             seed = self.ids[k]
+            first = seed[10:10 + LOCAL_ID_LENGTH].lower()  # local_id_candidates(seed)[0]
+            if first not in taken:  # nearly always: no list of candidates to make
+                out[k] = first
+                taken.add(first)
+                continue
             while True:
                 for candidate in local_id_candidates(seed):
                     if candidate not in taken:

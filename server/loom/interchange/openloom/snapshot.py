@@ -48,6 +48,8 @@ class Shared:
 def sort_sources(snap: Snap) -> None:
     """Each edge's sources in position order, the node's parent first at its position."""
     for target, srcs in snap.sources.items():
+        if len(srcs) < 2:  # nearly every edge: nothing to sort
+            continue
         parent = snap.nodes[target]["parent"] if target in snap.nodes else None
         srcs.sort(key=lambda s, p=parent: (s["position"], s["node"] != p, s["node"]))
 
