@@ -135,10 +135,10 @@ def _node(node: dict[str, Any], nid: str, ext: dict[str, Any], models: _Models
     meta_rest = {k: v for k, v in meta.items() if k not in ("source", "creation_timestamp")}
     if meta_rest:
         ext["meta"] = meta_rest
-    if meta.get("creation_timestamp") is not None and _created(node) is None:
+    created = _created(node)
+    if meta.get("creation_timestamp") is not None and created is None:
         ext["creation_timestamp"] = meta["creation_timestamp"]
     tags = _tags(node)
-    created = _created(node)
     return text_node(
         nid, node.get("text") or "", role, name=name,
         created=format_time(created) if created is not None else None,
