@@ -107,6 +107,26 @@ def pg_url(_pg_shared: tuple[str, bytes]) -> str:
     return url
 
 
+@pytest.fixture(autouse=True)
+def _interchange_backend(request: Any) -> Iterator[None]:
+    """``LOOM_INTERCHANGE_BACKEND=postgresql``: the interchange tests' workspaces
+    (``interchange_support.fresh``, SQLite files by default) are PostgreSQL databases, each
+    a copy of the migrated template; tests that reopen a workspace's file by its path
+    (the CLI's --db, a second connection) do not apply there."""
+    if os.environ.get("LOOM_INTERCHANGE_BACKEND") != "postgresql" or \
+            "interchange" not in request.module.__name__:
+        yield
+        return
+    from tests.unit import interchange_support as support
+
+    cluster = request.getfixturevalue("pg")
+    support.DATABASES = lambda: new_pg_database(cluster)
+    try:
+        yield
+    finally:
+        support.DATABASES = None
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def backend(request: Any) -> str:
     """Which database the test's workspace lives in: every test using ``app`` or

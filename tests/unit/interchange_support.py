@@ -11,6 +11,7 @@ import hashlib
 import json
 import struct
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,15 @@ FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 DEMO = FIXTURES / "socketteer-loom-demo.json"
 
 
+#: Where ``fresh`` makes a workspace instead of ``path``: a new PostgreSQL database each
+#: time, when the run sets LOOM_INTERCHANGE_BACKEND=postgresql (tests/conftest.py).
+DATABASES: Callable[[], str] | None = None
+
+
 def fresh(path: Path) -> Workspace:
     """A workspace as the app opens one (the human and the subject model exist). The store
     binds one global database, so a test uses one workspace at a time."""
-    ws = Workspace(open_database(path))
+    ws = Workspace(open_database(DATABASES() if DATABASES else path))
     ws.human()
     ws.subject()
     return ws

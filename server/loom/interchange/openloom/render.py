@@ -22,12 +22,13 @@ import loom.interchange.openloom.verbatim as verbatim
 from loom import __version__
 from loom.interchange.media import data_uri, extension
 from loom.interchange.openloom.read import FORMAT, NS
-from loom.interchange.openloom.snapshot import Shared, Snap
+from loom.interchange.openloom.snapshot import IC, Shared, Snap
 from loom.interchange.times import format_time
 from loom.store.workspace import content_hash
 
 BASE_VERSION = "2.0"
 _KIND_RANK = {"continuation": 0, "version": 1, "annotation": 2}
+_NONE: dict[str, Any] = {}  # read only: what a missing extra or interchange record reads as
 CONTAINER_OWN = ("format", "version", "exportedAt", "generator", "trees")  # never kept
 
 
@@ -80,15 +81,16 @@ class Renderer:
         self.snap, self.shared, self.options = snap, shared, options
         self.members = members if members is not None else {}
         tic = snap.tree_ic
-        self.ids = {nid: snap.ic(nid).get("id", nid) for nid in snap.nodes}
+        # (Snap.ic inlined in the loops over every node: an import renders 100,000)
+        ics = [((row.get("extra") or _NONE).get(IC) or _NONE) for row in snap.nodes.values()]
+        self.ids = {nid: ic.get("id", nid) for nid, ic in zip(snap.nodes, ics, strict=True)}
         self.agent_ids: dict[str, str] = dict(tic.get("agentIds") or {})
         self.tree_id = tic.get("id", snap.tree["id"])
         self.used_people: set[str] = set()
         self._as_imported: Renderer | None = None  # made when a verbatim node changed
         self.omit_root = self._synthetic_root()
         self.bundle = options.media == "bundle" or (options.media == "auto" and any(
-            "path" in m for nid in snap.nodes for m in (snap.ic(nid).get("media") or {})
-            .values()))
+            "path" in m for ic in ics for m in (ic.get("media") or _NONE).values()))
 
     # ── ids ───────────────────────────────────────────────────────────────────
     def node_id(self, nid: str | None) -> str | None:
@@ -157,13 +159,15 @@ class Renderer:
             queue.extend(k for k in kids.get(nid, ()) if k not in seen)
         bfs.extend(sorted(t for t in snap.edges if t not in seen and t in snap.nodes))
         out: list[tuple[tuple[int, int], str | None, dict[str, Any] | None]] = []
+        nodes = snap.nodes
         for pos, target in enumerate(bfs):
             if self.omit_root and snap.sources[target][0]["node"] == root:
                 continue
-            index = (snap.ic(target).get("edge") or {}).get("index")
+            ic = (nodes[target].get("extra") or _NONE).get(IC) or _NONE  # snap.ic(target)
+            index = (ic.get("edge") or _NONE).get("index")
             out.append(((0, index) if isinstance(index, int) else (1, pos), target, None))
-        for nid in snap.nodes:
-            for item in snap.ic(nid).get("demoted") or []:
+        for row in nodes.values():
+            for item in ((row.get("extra") or _NONE).get(IC) or _NONE).get("demoted") or ():
                 out.append(((0, item["index"]), None, item["edge"]))
         out.sort(key=lambda x: x[0])
         return out
