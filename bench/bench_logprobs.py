@@ -21,7 +21,6 @@ import asyncio
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,9 +28,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.lsp.client import LanguageClient
 
 from bench_lsp import pct, timed  # (bench/ is the script's directory)
+from lsp_session import start_server
 
 WORDS = ("the house stood empty at the end of the lane she had not visited since her "
          "mother died and the windows watched her with something like reproach , . ; "
@@ -205,13 +204,7 @@ async def bench_serving(db: Path, uri: str, spans: list[tuple[int, int]], deep: 
                         samples: int) -> None:
     from loom.lsp.text import TextDoc
 
-    client = LanguageClient("bench", "1")
-    await client.start_io(sys.executable, "-m", "loom.cli", "serve")
-    await client.initialize_async(lsp.InitializeParams(
-        capabilities=lsp.ClientCapabilities(
-            general=lsp.GeneralClientCapabilities(position_encodings=["utf-16"])),
-        initialization_options={"database": str(db)}))
-    client.initialized(lsp.InitializedParams())
+    client = await start_server(db)
     text = (await client.workspace_text_document_content_async(
         lsp.TextDocumentContentParams(uri=uri))).text
     print(f"── serving: {deep:,}-node path, {len(text.encode()) / 1024:.0f} KB buffer, "

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from pygls.lsp.client import LanguageClient
+
+from lsp_session import start_server
 
 
 def pct(values: list[float], p: float) -> float:
@@ -84,13 +85,7 @@ async def main() -> int:
     print(f"built {args.nodes:,} nodes ({args.deep:,}-deep path) in "
           f"{time.perf_counter() - t:.1f} s")
 
-    client = LanguageClient("bench", "1")
-    await client.start_io(sys.executable, "-m", "loom.cli", "serve")
-    await client.initialize_async(lsp.InitializeParams(
-        capabilities=lsp.ClientCapabilities(
-            general=lsp.GeneralClientCapabilities(position_encodings=["utf-16"])),
-        initialization_options={"database": str(db)}))
-    client.initialized(lsp.InitializedParams())
+    client = await start_server(db)
     content = await client.workspace_text_document_content_async(
         lsp.TextDocumentContentParams(uri=uri))
     text = content.text

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.lsp.client import LanguageClient
+
+from lsp_session import start_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 WORDS = ("the house stood empty at the end of the lane she had not visited since her "
@@ -257,14 +258,8 @@ async def timed(fn: Any, n: int) -> list[float]:
 async def measure_server(db: Path, facts: dict[str, Any], samples: int
                          ) -> tuple[dict[str, list[float]], dict[str, float]]:
     uri = facts["uri"]
-    client = LanguageClient("bench-scale", "1")
-    await client.start_io(sys.executable, "-m", "loom.cli", "serve")
+    client = await start_server(db, "bench-scale")
     pid = client._server.pid  # type: ignore[union-attr]
-    await client.initialize_async(lsp.InitializeParams(
-        capabilities=lsp.ClientCapabilities(
-            general=lsp.GeneralClientCapabilities(position_encodings=["utf-16"])),
-        initialization_options={"database": str(db)}))
-    client.initialized(lsp.InitializedParams())
     rows: dict[str, list[float]] = {}
     other: dict[str, float] = {}
     rng = random.Random(5)

@@ -21,6 +21,8 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
+from lsp_session import start_server
+
 FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / \
     "socketteer-loom-demo.json"
 WORDS = ("the house stood empty at the end of the lane she had not visited since her mother "
@@ -68,17 +70,6 @@ def build_big(db: Path, nodes: int) -> str:
     return tree.id
 
 
-async def start(db: Path) -> LanguageClient:
-    client = LanguageClient("bench", "1")
-    await client.start_io(sys.executable, "-m", "loom.cli", "serve")
-    await client.initialize_async(lsp.InitializeParams(
-        capabilities=lsp.ClientCapabilities(
-            general=lsp.GeneralClientCapabilities(position_encodings=["utf-16"])),
-        initialization_options={"database": str(db)}))
-    client.initialized(lsp.InitializedParams())
-    return client
-
-
 async def request(client: LanguageClient, method: str, params: object) -> object:
     return await client.protocol.send_request_async(method, params)
 
@@ -108,7 +99,7 @@ async def main() -> int:
     result = app.executor.execute(ast.Import(path=str(FIXTURE)), app.actor(None))  # type: ignore[arg-type]
     print(f"import of the 764-node socketteer file: {(time.perf_counter() - t) * 1000:.0f} ms "
           f"({result.text.splitlines()[0]})")
-    client = await start(db)
+    client = await start_server(db)
     trees = await request(client, "loom/trees", {})
     imported = next(x for x in trees if get(x, "title") != "The House at the End of the Lane")
     demo = next(x for x in trees if get(x, "title") == "The House at the End of the Lane")
@@ -154,7 +145,7 @@ async def main() -> int:
     tree_id = build_big(big, args.nodes)
     print(f"built {args.nodes:,} nodes (FTS index kept by triggers) in "
           f"{time.perf_counter() - t:.1f} s")
-    client = await start(big)
+    client = await start_server(big)
     rng = random.Random(3)
 
     async def search_word(i: int) -> None:

@@ -44,7 +44,10 @@ def test_continue_and_summarize_with_the_local_model(tmp_path: Path) -> None:
     assert result.ok, result.text
     created = [Node.get_by_id(i) for i in result.data["created"]]
     assert len(created) == 2 and all(n.author_type == "model" for n in created)
-    assert all(n.content.strip() for n in created)
+    # A base model may end a continuation at once (an empty sibling, shown as "(empty)"), so one
+    # of two short continuations from a random seed is allowed to be blank; both must not be.
+    assert any(n.content.strip() for n in created), [n.content for n in created]
+    assert all(n.content.strip() or "(empty)" in result.text for n in created), result.text
     assert [streamed[i] for i in range(2)] == [n.content for n in created]
     gens = {g.node: g for g in Generation.select()}
     for i, node in enumerate(created):

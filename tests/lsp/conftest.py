@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from loom.lsp.text import TextDoc
+from tests.e2e.fake_provider import FakeProvider
 
 SERVER = [sys.executable, "-m", "loom.cli", "serve"]
 # No model unless a test configures one (the bundled local model would answer otherwise).
@@ -137,6 +140,35 @@ def write_fake_profile(config: Path, base_url: str, model: str, purpose: str) ->
         "max_attempts = 2\n"
         "\n[defaults]\n"
         f'{purpose} = "fake"\n', encoding="utf-8")
+
+
+def fake_model_session(name: str, model: str, purpose: str,
+                       **env: str) -> tuple[Any, Any]:
+    """A test module's ``fake`` and ``client`` fixtures: a local server speaking OpenAI's wire
+    protocol, configured (through a config file named after ``name``) as the model for
+    ``purpose``, and a session with VS Code's and Neovim's capabilities against a server
+    that uses it. Assign both at module level: ``fake, client = fake_model_session(...)``."""
+    config = Path(tempfile.gettempdir()) / f"loom-lsp-{name}-{os.getpid()}.toml"
+    server_env = {**os.environ, "LOOM_CONFIG": str(config),
+                  "LOOM_API_KEY": "sk-test-not-a-secret", "LOOM_NO_KEYRING": "1",
+                  "LOOM_SUMMARIES": "off", **env}
+
+    @pytest.fixture
+    def fake() -> Iterator[FakeProvider]:
+        with FakeProvider() as server:
+            write_fake_profile(config, server.openai_base_url, model, purpose)
+            yield server
+        config.unlink(missing_ok=True)
+
+    @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER,
+                                                  server_env=server_env),
+                        params=["visual_studio_code", "neovim"])
+    async def client(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
+                     fake: FakeProvider):
+        async for _ in start_session(request, lsp_client, db):
+            yield
+
+    return fake, client
 
 
 def make_demo(db: Path) -> None:

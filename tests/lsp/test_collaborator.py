@@ -5,46 +5,20 @@ real executor, and the turn shows in ``loom://conversation/collaborator/TREE``."
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from tests.e2e.fake_provider import OPENAI_CHAT, FakeProvider, openai_chat_stream
 from tests.lsp.conftest import (
-    SERVER,
     Editor,
+    fake_model_session,
     open_demo,
     sql,
-    start_session,
-    write_fake_profile,
 )
 
-CONFIG = Path(tempfile.gettempdir()) / f"loom-lsp-collaborator-{os.getpid()}.toml"
-ENV = {**os.environ, "LOOM_CONFIG": str(CONFIG), "LOOM_API_KEY": "sk-test-not-a-secret",
-       "LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off", "LOOM_SUBJECT": "none"}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as server:
-        write_fake_profile(CONFIG, server.openai_base_url, "fake-chat", "collaborator")
-        yield server
-    CONFIG.unlink(missing_ok=True)
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV),
-                    params=["visual_studio_code", "neovim"])
-async def client(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
-                 fake: FakeProvider):
-    async for _ in start_session(request, lsp_client, db):
-        yield
+fake, client = fake_model_session("collaborator", "fake-chat", "collaborator", LOOM_SUBJECT="none")
 
 
 

@@ -3,16 +3,8 @@ HTTP server speaking the OpenAI wire format."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.e2e.fake_provider import (
     OPENAI_COMPLETIONS,
@@ -21,33 +13,13 @@ from tests.e2e.fake_provider import (
     openai_completion_stream,
 )
 from tests.lsp.conftest import (
-    SERVER,
     Editor,
+    fake_model_session,
     open_demo,
     sql,
-    start_session,
-    write_fake_profile,
 )
 
-CONFIG = Path(tempfile.gettempdir()) / f"loom-lsp-generation-{os.getpid()}.toml"
-ENV = {**os.environ, "LOOM_CONFIG": str(CONFIG), "LOOM_API_KEY": "sk-test-not-a-secret",
-       "LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off"}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as server:
-        write_fake_profile(CONFIG, server.openai_base_url, "fake-base", "subject")
-        yield server
-    CONFIG.unlink(missing_ok=True)
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV),
-                    params=["visual_studio_code", "neovim"])
-async def client(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
-                 fake: FakeProvider):
-    async for _ in start_session(request, lsp_client, db):
-        yield
+fake, client = fake_model_session("generation", "fake-base", "subject")
 
 
 

@@ -6,16 +6,10 @@ continuations are inline suggestions to cycle and accept, whole or in part."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Union
 
-import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from loom.model import tokens as T
 from tests.e2e.fake_provider import (
@@ -24,11 +18,7 @@ from tests.e2e.fake_provider import (
     LogprobToken,
     openai_logprob_stream,
 )
-from tests.lsp.conftest import SERVER, Editor, open_demo, sql, start_session, write_fake_profile
-
-CONFIG = Path(tempfile.gettempdir()) / f"loom-lsp-probabilities-{os.getpid()}.toml"
-ENV = {**os.environ, "LOOM_CONFIG": str(CONFIG), "LOOM_API_KEY": "sk-test-not-a-secret",
-       "LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off"}
+from tests.lsp.conftest import Editor, fake_model_session, open_demo, sql
 
 # " The cat sat on the mat." with what the model weighed at each token
 CAT: list[LogprobToken] = [
@@ -50,20 +40,9 @@ def text_of(tokens: list[LogprobToken]) -> str:
     return "".join(t for t, _lp, _alts in tokens)
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as server:
-        write_fake_profile(CONFIG, server.openai_base_url, "fake-base", "subject")
-        yield server
-    CONFIG.unlink(missing_ok=True)
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV),
-                    params=["visual_studio_code", "neovim"])
-async def client(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
-                 fake: FakeProvider):
-    async for _ in start_session(request, lsp_client, db):
-        yield
+fake, client = fake_model_session("probabilities", "fake-base", "subject")
 
 
 async def command(editor: Editor, name: str, args: dict[str, Any]) -> Any:

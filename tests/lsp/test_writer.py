@@ -4,16 +4,9 @@ clean, generations end with a finished message and survive their tab closing."""
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.e2e.fake_provider import (
     OPENAI_COMPLETIONS,
@@ -21,34 +14,14 @@ from tests.e2e.fake_provider import (
     openai_completion_stream,
 )
 from tests.lsp.conftest import (
-    SERVER,
     Editor,
+    fake_model_session,
     open_demo,
     plain,
     sql,
-    start_session,
-    write_fake_profile,
 )
 
-CONFIG = Path(tempfile.gettempdir()) / f"loom-lsp-writer-{os.getpid()}.toml"
-ENV = {**os.environ, "LOOM_CONFIG": str(CONFIG), "LOOM_API_KEY": "sk-test-not-a-secret",
-       "LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off"}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as server:
-        write_fake_profile(CONFIG, server.openai_base_url, "fake-base", "subject")
-        yield server
-    CONFIG.unlink(missing_ok=True)
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV),
-                    params=["visual_studio_code", "neovim"])
-async def client(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
-                 fake: FakeProvider):
-    async for _ in start_session(request, lsp_client, db):
-        yield
+fake, client = fake_model_session("writer", "fake-base", "subject")
 
 
 async def run(editor: Editor, command: str, args: dict[str, Any]) -> Any:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
-from typing import Protocol
 
 from loom.model import marks
+from loom.render.overview import Row  # the same rows draw both
 from loom.render.text import one_line
 
 DX, DY, R = 34, 22, 6  # SVG: column width, row height, dot radius
@@ -24,15 +24,6 @@ PAD = 24
 MODEL_COLOUR = "#3b6fd8"
 HUMAN_COLOUR = "#5f6b7a"
 PATH_COLOUR = "#e07b00"
-
-
-class Row(Protocol):
-    id: str
-    label: str
-    text: str
-    by_model: bool
-    bookmarked: bool
-    extra: str | None
 
 
 @dataclass
