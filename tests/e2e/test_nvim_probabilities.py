@@ -88,7 +88,9 @@ def generate(ed: Editor, demo: Demo, fake: FakeProvider) -> str:
     before = ed.text
     ed.cmd("Loom continue 2")
     wait_for(lambda: end_of_text(ed, text_of(CAT)), 15, "the continuation in the buffer")
-    assert demo.scalar("SELECT count(*) FROM node_tokens") == 2
+    # the streamed text can show before the generation's nodes are committed
+    wait_for(lambda: demo.scalar("SELECT count(*) FROM node_tokens") == 2, 15,
+             "both continuations' token data stored")
     return before
 
 
@@ -96,7 +98,9 @@ def test_hover_and_branch_from_an_alternative(fake: FakeProvider, editor: Editor
                                               demo: Demo) -> None:
     before = generate(editor, demo, fake)
     editor.set_cursor_on("sat on the mat")
-    shown = editor.request("textDocument/hover")["contents"]["value"]
+    # the streamed text is provisional (no hover) until the generation's last edit lands
+    shown = wait_for(lambda: (editor.request("textDocument/hover") or {}).get("contents"), 15,
+                     "a hover on the landed continuation")["value"]
     assert shown.startswith("**`␣sat`** · 20.2%") and "`␣lay`" in shown
     fake.script(OPENAI_COMPLETIONS, openai_logprob_stream([AFTER_LAY]))
     editor.lua("""vim.lsp.buf.code_action({ apply = true, filter = function(a)

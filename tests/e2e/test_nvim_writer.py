@@ -255,7 +255,7 @@ def test_open_a_tree_by_its_title(editor: Editor, demo: Demo) -> None:
     title = "The House at the End of the Lane"
     editor.cmd(f"Loom open {title}")
     wait_for(lambda: editor.bufname().startswith(f"loom://path/{demo.tree}/"), 10, "by title")
-    assert editor.text.startswith(STORY_START)
+    wait_for(lambda: editor.text.startswith(STORY_START), 10, "the story's text")
     editor.cmd("enew")
     editor.cmd("Loom open the house")  # a unique start of the title, any case
     wait_for(lambda: editor.bufname().startswith(f"loom://path/{demo.tree}/"), 10, "by prefix")
@@ -335,7 +335,8 @@ def test_bookmark_tag_search_and_delete_from_neovim(editor: Editor, demo: Demo) 
     wait_for(lambda: "walnut trees had dropped" not in editor.text, 10, "the subtree gone")
     asked = [p for p in editor.lua("return _G.loom_picks") if p["prompt"].startswith("Delete")]
     assert asked and asked[0]["items"] == ["Delete", "Cancel"], asked
-    assert any("within 30 days" in m for m in editor.messages())
+    wait_for(lambda: any("within 30 days" in m for m in editor.messages()), 10,
+             "the message saying how to undo it")
     wait_for(lambda: not modified(editor), 5, "a clean buffer")
 
 
