@@ -73,9 +73,11 @@ def deferred(db: pw.Database, trees: Sequence[str]) -> Iterator[None]:
     db.execute_sql('DROP TRIGGER IF EXISTS "node_fts_ai"')
     try:
         yield
-        marks = ", ".join("?" for _ in trees)
-        db.execute_sql("INSERT INTO node_fts(rowid, content) SELECT rowid, content FROM node "
-                       f"WHERE tree_id IN ({marks})", tuple(trees))
+        for i in range(0, len(trees), 500):  # (an SQLite statement takes 999 parameters)
+            chunk = tuple(trees[i:i + 500])
+            db.execute_sql("INSERT INTO node_fts(rowid, content) SELECT rowid, content "
+                           f"FROM node WHERE tree_id IN ({', '.join('?' for _ in chunk)})",
+                           chunk)
     finally:  # (after a failure the rollback brings the trigger back: IF NOT EXISTS)
         db.execute_sql(FTS5_SQL[1])
 
