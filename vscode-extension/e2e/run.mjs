@@ -776,7 +776,6 @@ try {
   });
 
   await check("closing the tab during a generation (Don't Save): the continuation lands and a message says so", async () => {
-    const before = await proseText();
     // runs on while its tab is closed: the model holds after 20 words until the tab is gone
     let release;
     const hold = new Promise((r) => { release = r; });
