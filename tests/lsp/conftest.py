@@ -40,6 +40,8 @@ class Editor:
     versions: dict[str, int] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     notifications: list[tuple[str, Any]] = field(default_factory=list)
+    #: the URI of every workspace/applyEdit the server sent, in order
+    edited: list[str] = field(default_factory=list)
     db: Path | None = None
 
     def open(self, uri: str, text: str) -> None:
@@ -214,8 +216,10 @@ async def start_session(request: Any, lsp_client: LanguageClient, db: Path,  # t
         edit = params.edit
         for change in edit.document_changes or []:
             if isinstance(change, lsp.TextDocumentEdit):
+                ed.edited.append(change.text_document.uri)
                 ed.apply_text_edits(change.text_document.uri, list(change.edits))
         for uri, edits in (edit.changes or {}).items():
+            ed.edited.append(uri)
             ed.apply_text_edits(uri, list(edits))
         return lsp.ApplyWorkspaceEditResult(applied=True)
 

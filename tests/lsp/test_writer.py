@@ -89,21 +89,61 @@ async def test_a_generation_survives_its_tab_closing(editor: Editor,
                                       for m in editor.client.messages))
 
 
-async def test_a_generation_whose_last_tab_closed_says_where_it_went(
-        editor: Editor, fake: FakeProvider) -> None:
-    """VS Code keeps a document open after its last tab closes ("Don't Save"): the client
-    says so with loom/tabClosed, the continuation lands and a message says where it is."""
+async def _close_tab_mid_stream(editor: Editor, fake: FakeProvider
+                                ) -> tuple[str, str, asyncio.Future[Any]]:
+    """A generation of 30 words streaming into the demo path, whose last tab then closes:
+    the words, the path's URI and the running continue request."""
     words = "".join(f" word{i}" for i in range(30))
     fake.script(OPENAI_COMPLETIONS, openai_completion_stream([words], event_delay_s=0.05))
     uri = await open_demo(editor)
     task = asyncio.ensure_future(run(editor, "loom.continue", {"uri": uri, "n": 1}))
     await editor.wait_for(lambda: "word" in editor.texts[uri])
     editor.client.protocol.notify("loom/tabClosed", {"uri": uri})
+    return words, uri, task
+
+
+async def test_a_generation_whose_last_tab_closed_says_where_it_went(
+        editor: Editor, fake: FakeProvider) -> None:
+    """VS Code keeps a document open after its last tab closes ("Don't Save"): the client
+    says so with loom/tabClosed, the continuation lands and a message says where it is."""
+    words, _uri, task = await _close_tab_mid_stream(editor, fake)
     res = await task
     assert res["ok"], res
     assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ?", words) == [(1,)]
     await editor.wait_for(lambda: any("its tab was closed" in m.message
                                       for m in editor.client.messages))
+
+
+async def test_a_document_without_a_tab_gets_no_edits_but_a_reload(
+        editor: Editor, fake: FakeProvider) -> None:
+    """VS Code reopens a dirty document in a tab: once its last tab closed mid-stream, the
+    server sends it no edit (no chunk, no final text); the continuation reaches it as a
+    reload (loom/documentChanged, then loom/read has it), which its didChange adopts; with
+    a tab again (loom/tabOpened), the server's changes are edits again."""
+    _words, uri, task = await _close_tab_mid_stream(editor, fake)
+    # answered after the notification: every edit sent before it has arrived by now
+    await editor.request("loom/read", {"uri": uri})
+    edits_before = editor.edited.count(uri)
+    shown = editor.texts[uri]
+    res = await task
+    assert res["ok"], res
+    await editor.wait_for(lambda: uri in [plain(p)["uri"] for k, p in editor.notifications
+                                          if k == "loom/documentChanged"])
+    assert editor.edited.count(uri) == edits_before, "an edit of a document with no tab"
+    assert editor.texts[uri] == shown
+    # the reload: VS Code reads the file again and sends what changed
+    read = await editor.request("loom/read", {"uri": uri})
+    assert read["text"].rstrip().endswith("word29"), read["text"][-80:]
+    editor.replace(uri, 0, len(editor.texts[uri]), read["text"])
+    await editor.wait_for(lambda: editor.versions[uri] in cleans(editor, uri))
+    # a tab again: pruning the continuation takes it out by an edit, as ever
+    editor.client.protocol.notify("loom/tabOpened", {"uri": uri})
+    at = editor.pos(uri, editor.texts[uri].index("word0"))
+    res = await run(editor, "loom.act", {"uri": uri, "line": at.line,
+                                         "character": at.character, "action": "prune"})
+    assert res["ok"], res
+    await editor.wait_for(lambda: editor.edited.count(uri) > edits_before)
+    await editor.wait_for(lambda: "word29" not in editor.texts[uri])
 
 
 async def test_bookmarks_prune_and_search_from_the_editor(editor: Editor) -> None:

@@ -105,7 +105,8 @@ const fakeModel = createHttpServer((req, res) => {
   req.on("end", async () => {
     const payload = JSON.parse(body || "{}");
     modelRequests.push(payload);
-    // an entry is the choices' token lists, or { choices, delayMs } to stream slowly
+    // an entry is the choices' token lists, or { choices, delayMs } to stream slowly, and
+    // { …, holdAt, hold } to stop after holdAt tokens until the promise hold settles
     const next = modelScript.shift() ?? [FOX];
     const planned = Array.isArray(next) ? next : next.choices;
     const delayMs = Array.isArray(next) ? 0 : next.delayMs;
@@ -115,6 +116,7 @@ const fakeModel = createHttpServer((req, res) => {
     const longest = Math.max(...choices.map((c) => c.length));
     for (let step = 0; step < longest; step++) {
       if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+      if (!Array.isArray(next) && next.hold && step === next.holdAt) await next.hold;
       if (res.destroyed) return; // the client hung up (a cancelled generation)
       choices.forEach((tokens, index) => {
         const t = tokens[step];
@@ -774,30 +776,68 @@ try {
   });
 
   await check("closing the tab during a generation (Don't Save): the continuation lands and a message says so", async () => {
-    const before = await proseText();
-    // runs on while its tab is closed
-    modelScript.push({ choices: [words(Array.from({ length: 300 }, (_, i) => ` word${i}`).join(""))], delayMs: 20 });
-    await runCommand("Loom: Continue");
-    await waitFor(async () => (await proseText()) !== before, "the generation streaming in", 30_000);
-    await page.locator(".tabs-container .tab.active .tab-actions .action-label").first().click();
-    // the tab is dirty while text streams in: VS Code asks; the user does not save
-    const dialog = page.locator(".monaco-dialog-box");
-    await dialog.waitFor({ timeout: 10_000 });
-    await dialog.locator(".monaco-button", { hasText: /Don.t Save/ }).click();
+    // runs on while its tab is closed: the model holds after 20 words until the tab is gone
+    let release;
+    const hold = new Promise((r) => { release = r; });
+    modelScript.push({ choices: [words(Array.from({ length: 300 }, (_, i) => ` word${i}`).join(""))], delayMs: 20, holdAt: 20, hold });
+    const pathTabs = async () => (await page.locator(".tabs-container .tab").allTextContents())
+      .map((t) => t.trim()).filter((t) => t.includes("The House at the End of the Lane") && !t.includes("(tree)"));
+    try {
+      await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+      await page.keyboard.press("Control+End");
+      await runCommand("Loom: Continue");
+      // every streamed word in (an edit landing while VS Code reverts would veto the close)
+      await waitFor(async () => (await proseText()).includes("word17word18"), "the generation streaming in", 30_000);
+      await page.locator(".tabs-container .tab.active .tab-actions .action-label").first().click();
+      // the tab is dirty while text streams in: VS Code asks; the user does not save
+      const dialog = page.locator(".monaco-dialog-box");
+      await dialog.waitFor({ timeout: 10_000 });
+      await dialog.locator(".monaco-button", { hasText: /Don.t Save/ }).click();
+      await waitFor(async () => (await pathTabs()).length === 0, "the tab closed", 10_000);
+    } finally {
+      release();
+    }
     // the extension tells the server the last tab of the document closed (loom/tabClosed);
     // the server says where the continuation went once it has landed
     await waitFor(async () => (await page.locator(".notifications-toasts .notification-toast", { hasText: "its tab was closed" }).count()) > 0,
       "the message that the continuation landed", 40_000);
-    log(`tabs after the close: ${await page.locator(".tabs-container .tab").count()}`);
     const tree = /^(\S+)\s/m.exec(spawnSync(LOOM, ["--db", DB, "trees"], { encoding: "utf8" }).stdout)?.[1];
     const found = spawnSync(LOOM, ["--db", DB, "search", "word150", "--tree", tree], { encoding: "utf8" }).stdout;
     if (!/✓ [1-9]\d* match/.test(found)) throw new Error(`the generation is not in the tree: ${found}`);
+    // past the generation's end (its final edit, its "clean"): the closed tab stays closed
+    await waitFor(async () => !/generating/.test((await page.locator(".statusbar").textContent()) ?? ""),
+      "the status bar to stop saying generating", 15_000);
+    for (let i = 0; i < 12; i++) {
+      await page.waitForTimeout(250);
+      const open = await pathTabs();
+      if (open.length) {
+        await shot("14-tab-closed");
+        throw new Error(`the closed path's tab came back: ${open.join(" | ")}`);
+      }
+    }
+    log(`tabs after the close: ${(await page.locator(".tabs-container .tab").allTextContents()).map((t) => t.trim()).join(" | ") || "(none)"}`);
+    await shot("14-tab-closed");
+    // the same document again (its URI, which VS Code may have kept open without a tab):
+    // it shows the tree as it is now, the continuation on the path, and is not dirty
+    await runCommand("View: Reopen Closed Editor");
+    await waitFor(async () => (await pathTabs()).length === 1, "the path's tab again", 15_000);
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await waitFor(async () => (await proseText()).includes("word297word298word299"), "the continuation in the reopened document", 15_000);
+    if ((await page.locator(".tabs-container .tab.active.dirty").count()) !== 0) throw new Error("the reopened document is dirty");
+    await shot("15-reopened");
+    await page.locator(".tabs-container .tab.active .tab-actions .action-label").first().click();
+    await waitFor(async () => (await pathTabs()).length === 0, "the reopened tab closed", 10_000);
     // open the path again (the Loom view's current node)
     await page.locator(".notifications-toasts .notification-toast .codicon-notifications-clear, .notifications-toasts .notification-toast .codicon-close").first().click().catch(() => {});
     const current = page.locator(".monaco-list-row:has(.codicon-circle-filled)").first();
     await current.waitFor({ timeout: 20_000 });
     await current.click();
     await waitFor(async () => (await editorText()).includes(squash("The house stood empty")), "the path again", 20_000);
+    // the human's position moved to the continuation: its path shows it too
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await waitFor(async () => (await proseText()).includes("word297word298word299"), "the continuation on the current path", 15_000);
     // back to the start of the text (the generation left the view at its end)
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+Home");

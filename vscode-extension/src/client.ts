@@ -4,6 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as vscode from "vscode";
 import {
+  CancellationToken,
   DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   LanguageClient,
@@ -11,6 +12,7 @@ import {
   type ServerOptions,
   State,
   type StaticFeature,
+  type WorkspaceEdit,
 } from "vscode-languageclient/node";
 import {
   errorOf,
@@ -105,6 +107,21 @@ class NoTextDocumentContent implements StaticFeature {
   }
 }
 
+/** The documents a workspace edit from the server changes, as VS Code spells their URIs. */
+export function editedUris(edit: WorkspaceEdit): string[] {
+  const raw = [
+    ...(edit.documentChanges ?? []).flatMap((c) => ("textDocument" in c ? [c.textDocument.uri] : [])),
+    ...Object.keys(edit.changes ?? {}),
+  ];
+  return raw.map((u) => {
+    try {
+      return vscode.Uri.parse(u, true).toString();
+    } catch {
+      return u;
+    }
+  });
+}
+
 export class LoomClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private starting: Promise<LanguageClient | undefined> | undefined;
@@ -124,6 +141,12 @@ export class LoomClient implements vscode.Disposable {
   readonly localCommands = new Map<string, (args: unknown[]) => Promise<unknown>>();
   /** Set when the server could not start: no retries until the settings change or a restart. */
   private failed = false;
+  /**
+   * `loom:` documents VS Code keeps open after their last tab closed ("Don't Save" during a
+   * generation): the server's edits to them are refused, because VS Code reopens every dirty
+   * file in a tab. The server reaches them by a reload instead (`loom/documentChanged`).
+   */
+  readonly hidden = new Set<string>();
 
   constructor(readonly log: vscode.LogOutputChannel) {
     this.disposables.push(this.documentChangedEmitter, this.statusEmitter, this.cleanEmitter, this.stateEmitter);
@@ -193,6 +216,15 @@ export class LoomClient implements vscode.Disposable {
       outputChannel: this.log,
       progressOnInitialization: true,
       middleware: {
+        workspace: {
+          // an edit of a document without a tab would bring its tab back (see `hidden`)
+          handleApplyEdit: (params, next) => {
+            const hidden = editedUris(params.edit).filter((u) => this.hidden.has(u));
+            if (!hidden.length) return next(params, CancellationToken.None);
+            this.log.appendLine(`edit refused: ${hidden.join(", ")} is shown in no tab`);
+            return { applied: false, failureReason: "the document is shown in no tab" };
+          },
+        },
         // Commands the server puts on inlay hints and lenses that need a picker here.
         executeCommand: (command: string, args: unknown[], next: (command: string, args: unknown[]) => unknown): unknown => {
           const local = this.localCommands.get(command);

@@ -119,7 +119,8 @@ export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposa
   /**
    * The server says a document changed elsewhere. Writable documents open in an editor get
    * the change as a workspace edit from the server (unsaved text is kept), so only
-   * read-only ones and ones not open are reloaded.
+   * read-only ones, ones not open, and ones open in no tab (`LoomClient.hidden`: an edit
+   * would reopen their tab) are reloaded; VS Code reloads a document that is not dirty.
    */
   private changedOnServer(uriString: string): void {
     let uri: vscode.Uri;
@@ -132,7 +133,7 @@ export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposa
     const entry = this.entries.get(key);
     if (!entry) return;
     const open = vscode.workspace.textDocuments.some((d) => d.uri.toString() === key);
-    if (open && !entry.readOnly) return;
+    if (open && !entry.readOnly && !this.client.hidden.has(key)) return;
     void this.read(uri, true).then(
       (e) => {
         if (e.mtime === entry.mtime) return;

@@ -26,14 +26,20 @@ export class Writing implements vscode.Disposable {
         this.arrow(e);
       }),
       vscode.window.tabGroups.onDidChangeTabs((e) => {
+        this.tabsOpened(e.opened);
         this.tabsClosed(e.closed);
+      }),
+      vscode.workspace.onDidCloseTextDocument((doc) => {
+        this.client.hidden.delete(doc.uri.toString());
       }),
     );
   }
 
   /**
-   * VS Code keeps a document open for a while after its last tab closes (and a generation's
-   * edits keep it so): tell the server, so a generation landing there says where it went.
+   * VS Code keeps a document open after its last tab closes ("Don't Save" during a
+   * generation), and reopens it in a tab as soon as an edit makes it dirty: tell the
+   * server (its changes then come as a reload, and a generation landing there says where
+   * it went), and refuse its edits meanwhile (LoomClient.hidden).
    */
   private tabsClosed(closed: readonly vscode.Tab[]): void {
     const open = new Set<string>();
@@ -45,7 +51,18 @@ export class Writing implements vscode.Disposable {
     for (const tab of closed) {
       if (!(tab.input instanceof vscode.TabInputText)) continue;
       const uri = tab.input.uri;
-      if (uri.scheme === SCHEME && !open.has(uri.toString())) this.client.notify("loom/tabClosed", { uri: uri.toString() });
+      if (uri.scheme !== SCHEME || open.has(uri.toString())) continue;
+      this.client.notify("loom/tabClosed", { uri: uri.toString() });
+      if (vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString())) this.client.hidden.add(uri.toString());
+    }
+  }
+
+  /** A tab shows a document again: the server's changes are edits again. */
+  private tabsOpened(opened: readonly vscode.Tab[]): void {
+    for (const tab of opened) {
+      if (!(tab.input instanceof vscode.TabInputText) || tab.input.uri.scheme !== SCHEME) continue;
+      const uri = tab.input.uri.toString();
+      if (this.client.hidden.delete(uri)) this.client.notify("loom/tabOpened", { uri });
     }
   }
 

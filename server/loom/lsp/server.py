@@ -239,6 +239,11 @@ class LoomServer(AnsweringServer):
         edit = self.docs.propose(doc, text, segments)
         if edit is None:
             return True
+        if doc.unseen:
+            # no tab shows it: the editor reads the target text again (loom/read) and its
+            # didChange adopts the target, as after an edit, without making it dirty
+            self.notify_changed(doc.uri)
+            return True
         start, end, new = edit
         base_doc = (doc.session.doc if base is doc.session.text
                     else TextDoc(base, self.docs.encoding))
@@ -610,6 +615,8 @@ async def _save(ls: LoomServer, uri: str, text: str, run_commands: bool) -> dict
 def loom_read(ls: LoomServer, a: A.UriArgs) -> dict[str, Any]:
     text, view = ls.docs.text_for(a.uri)
     doc = ls.docs.open.get(a.uri)
+    if doc is not None and doc.unseen:
+        text = ls.docs.expected_text(doc)  # the changes it is reloaded for (send_edit)
     return {"ok": True, "uri": a.uri, "text": text, "readOnly": view.read_only,
             "languageId": view.language_id, "version": doc.client_version if doc else 0}
 
@@ -658,12 +665,30 @@ async def loom_export(ls: LoomServer, a: A.ExportParams) -> dict[str, Any]:
     return answer(result, **extra)
 
 
+def _uri_of(params: Any) -> str | None:
+    uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
+    return uri if isinstance(uri, str) else None
+
+
 @server.feature("loom/tabClosed")
 def tab_closed(ls: LoomServer, params: Any) -> None:
     """The editor's last tab showing a document closed (its document may stay open)."""
-    uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
-    if isinstance(uri, str):
-        ls.generation.tab_closed(uri)
+    uri = _uri_of(params)
+    if uri is None:
+        return
+    doc = ls.docs.open.get(uri)
+    if doc is not None:
+        doc.unseen = True
+    ls.generation.tab_closed(uri)
+
+
+@server.feature("loom/tabOpened")
+def tab_opened(ls: LoomServer, params: Any) -> None:
+    """A tab shows the document again: the server's changes are edits again."""
+    uri = _uri_of(params)
+    doc = ls.docs.open.get(uri) if uri is not None else None
+    if doc is not None:
+        doc.unseen = False
 
 
 @_request("loom/picture", A.PictureParams)

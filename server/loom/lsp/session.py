@@ -56,6 +56,11 @@ class OpenDoc:
     #: and every (edited node, their version) pair already told, so it is told once.
     rebased: list[Rebased] = field(default_factory=list)
     told: set[tuple[str, str]] = field(default_factory=set)
+    #: The editor closed its last tab but keeps the document open (VS Code after "Don't
+    #: Save"): an edit would make it dirty, and VS Code reopens every dirty file in a tab.
+    #: The server's changes reach it as a reload (the target text through ``loom/read``)
+    #: until a tab shows it again (``loom/tabClosed`` / ``loom/tabOpened``).
+    unseen: bool = False
 
     @property
     def kind(self) -> str:

@@ -146,7 +146,9 @@ class Generation:
         or the text as it was (a failure, a cancel)."""
         host = self.host
         still_open = host.docs.open.get(uri) is doc
-        tab_gone = uri in self.closed_tabs
+        # its tab closed: what lands reaches the document as a reload, not an edit
+        # (send_edit), and a message says where the continuations went
+        tab_gone = uri in self.closed_tabs or doc.unseen
         self.closed_tabs.discard(uri)
         if not result.ok:
             if run.cancel.is_set() and result.code == "MODEL_ERROR":
@@ -204,7 +206,7 @@ class Generation:
             if token and self._progress_cancelled(token):
                 run.cancel.set()
             text = "".join(run.streamed)
-            if text == shown or self.host.docs.open.get(doc.uri) is not doc:
+            if text == shown or self.host.docs.open.get(doc.uri) is not doc or doc.unseen:
                 continue  # nothing new, or its tab was closed: the nodes still land
             shown = text
             segs = [*copy_segments(base),
