@@ -4,17 +4,21 @@
 from __future__ import annotations
 
 import copy
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import peewee as pw
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loom.interchange import import_data
 from loom.interchange.openloom import export_openloom
 from loom.interchange.openloom.render import block_text
+from loom.store.backend import storage_error
 from loom.store.schema import Node
+from tests.unit import interchange_support
 from tests.unit.interchange_support import data_uri, fresh, png, wav, without_export_stamp
 
 NAMES = st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6)
@@ -171,7 +175,16 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
 def test_export_of_import_is_the_file(doc: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = fresh(Path(tmp) / "loom.db")
-        report = import_data(ws, copy.deepcopy(doc))
+        try:
+            report = import_data(ws, copy.deepcopy(doc))
+        except pw.DatabaseError as err:
+            # PostgreSQL text holds no NUL (JSON kept as text may escape it): the import is
+            # refused as that, and nothing is written
+            assert interchange_support.DATABASES is not None and "\\u0000" in json.dumps(doc)
+            assert "NUL character (U+0000)" in storage_error(err).message
+            assert Node.select().count() == 0
+            ws.db.close()
+            return
         assert report.repairs == []  # a conforming document needs none
         trees = report.tree_list
         assert len(trees) == len(doc["trees"])

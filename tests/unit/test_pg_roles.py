@@ -69,3 +69,19 @@ def test_the_documented_roles_let_the_database_enforce_permissions(pg: Any,
     code, out, err = _cli(capsys, *alice, "do", "Shared", '→ annotate root "hers"')
     assert code == 0, err
     assert nodes() == before + 1
+
+
+def test_text_postgresql_cannot_store_is_refused_clearly(pg: Any, capsys: Any) -> None:
+    """PostgreSQL text holds no NUL (U+0000): the write is refused as what it is, not as a
+    storage error to retry, and nothing is written."""
+    url = new_pg_database(pg)
+    owner = ("--db", url, "--participant", "human")
+    assert _cli(capsys, *owner, "new", "Shared", "--text", "Once.")[0] == 0
+    code, out, err = _cli(capsys, *owner, "do", "Shared", '→ annotate root "a\x00b"')
+    err = err or out
+    assert code == 1
+    assert err.startswith("✗ INVALID_SYNTAX: PostgreSQL cannot store this text: it holds a "
+                          "NUL character (U+0000)"), err
+    assert "hint: remove the character" in err
+    code, out, _ = _cli(capsys, *owner, "do", "Shared", '→ annotate root "ab"')
+    assert code == 0, out

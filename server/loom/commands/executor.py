@@ -183,10 +183,13 @@ class Executor:
                                   "this is a bug in Loom; nothing was written")
 
     def _trace(self, actor: Actor, command: str, result: Result) -> None:
+        # U+0000 as the symbol that shows it: PostgreSQL text cannot hold NUL, and a trace
+        # entry is for reading
+        command = command.replace("\x00", "\u2400")
         try:
             mem.record(self.ws, actor.participant, actor.tree, command, result.ok, result.code,
-                       result.message or "")
-        except pw.OperationalError:
+                       (result.message or "").replace("\x00", "\u2400"))
+        except pw.DatabaseError:  # busy, a lost connection: the command's own result stands
             log.warning("could not record the trace entry for %s", command)
 
     def batch(self, lines: list[str], actor: Actor) -> list[Result]:

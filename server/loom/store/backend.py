@@ -214,6 +214,12 @@ def storage_error(err: Exception) -> LoomError:
     if (state or "").startswith("08") or "connection" in text.lower():
         return LoomError("CONFLICT", "the database connection was lost",
                          "check that the server is running and retry; nothing was written")
+    if "NUL (0x00)" in text or state in ("22021", "22P05"):
+        # psycopg refuses U+0000 in text before sending it; the server, a character its
+        # encoding cannot hold
+        return LoomError("INVALID_SYNTAX", "PostgreSQL cannot store this text: it holds a "
+                         "NUL character (U+0000) or one the database's encoding lacks",
+                         "remove the character and retry (a SQLite workspace keeps it)")
     if state == "42501":
         return LoomError("PERMISSION_DENIED", "the database refused this write for your "
                          "database role", "ask whoever runs the server for the grant "
