@@ -106,6 +106,7 @@ def test_v9_to_v10_indexes_the_text_already_there(own_db_target: str | Path) -> 
         for trigger in ("node_fts_ai", "node_fts_ad", "node_fts_au"):
             con.execute(f'DROP TRIGGER "{trigger}"')
         con.execute('DROP TABLE "node_fts"')
+        con.execute('DROP TABLE "node_fts_pending"')
     con.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
     con.commit()
     con.close()
@@ -118,6 +119,70 @@ def test_v9_to_v10_indexes_the_text_already_there(own_db_target: str | Path) -> 
     tree = ws.find_tree("kept")
     ws.add_node(tree, ws.node(tree.root), " a walnut tree.", ws.human())
     assert [h.node.content for h in reader.search(ws, "walnu")] == [" a walnut tree."]
+
+
+#: v10's triggers, which indexed each node as it was written
+V10_TRIGGERS = (
+    'CREATE TRIGGER "node_fts_ai" AFTER INSERT ON "node" BEGIN '
+    "INSERT INTO node_fts(rowid, content) VALUES (new.rowid, new.content); END",
+    'CREATE TRIGGER "node_fts_ad" AFTER DELETE ON "node" BEGIN '
+    "INSERT INTO node_fts(node_fts, rowid, content) VALUES ('delete', old.rowid, "
+    "old.content); END",
+    'CREATE TRIGGER "node_fts_au" AFTER UPDATE OF content ON "node" BEGIN '
+    "INSERT INTO node_fts(node_fts, rowid, content) VALUES ('delete', old.rowid, "
+    "old.content); INSERT INTO node_fts(rowid, content) VALUES (new.rowid, new.content); "
+    "END",
+)
+
+
+def test_v10_to_v11_queues_written_nodes_for_the_next_search(tmp_path: Path) -> None:
+    """v11 (SQLite): a written node waits in node_fts_pending and is indexed when someone
+    next searches; what v10 indexed stays found, and changing or deleting either kind of
+    node leaves the index right."""
+    from loom.store import reader
+
+    path = tmp_path / "loom.db"
+    _make(path)
+    con = _Raw(path)
+    for trigger in ("node_fts_ai", "node_fts_ad", "node_fts_au"):
+        con.execute(f'DROP TRIGGER "{trigger}"')
+    con.execute('DROP TABLE "node_fts_pending"')
+    con.execute("INSERT INTO node_fts(node_fts) VALUES ('rebuild')")
+    for trigger in V10_TRIGGERS:
+        con.execute(trigger)
+    con.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    ws = Workspace(open_database(path))
+    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 11
+
+    def found(text: str) -> list[str]:
+        return sorted(h.node.content for h in reader.search(ws, text))
+
+    def waiting() -> int:
+        return int(ws.db.execute_sql("SELECT count(*) FROM node_fts_pending").fetchone()[0])
+
+    assert found("step 7") == [" step 7."]  # indexed by v10
+    tree = ws.find_tree("kept")
+    root = ws.node(tree.root)
+    walnut = ws.add_node(tree, root, " a walnut tree.", ws.human())
+    lavender = ws.add_node(tree, root, " lavender by the door.", ws.human())
+    assert waiting() == 2  # written, not yet indexed
+    assert found("walnu") == [" a walnut tree."]
+    assert waiting() == 0
+    # a change to an indexed node, and to one still waiting
+    old = ws.db.execute_sql("SELECT id FROM node WHERE content = ' step 7.'").fetchone()[0]
+    ws.db.execute_sql("UPDATE node SET content = ' step seven.' WHERE id = ?", (old,))
+    fresh = ws.add_node(tree, root, " an oak.", ws.human())
+    ws.db.execute_sql("UPDATE node SET content = ' an elm.' WHERE id = ?", (fresh.id,))
+    assert found("step 7") == [] and found("seven") == [" step seven."]
+    assert found("oak") == [] and found("elm") == [" an elm."]
+    # deleting an indexed node and a waiting one
+    ws.db.execute_sql("UPDATE node SET content = ' a beech.' WHERE id = ?", (lavender.id,))
+    ws.db.execute_sql("DELETE FROM node WHERE id IN (?, ?)", (walnut.id, lavender.id))
+    assert waiting() == 0
+    assert found("walnut") == [] and found("beech") == [] and found("lavender") == []
+    ws.db.execute_sql("INSERT INTO node_fts(node_fts) VALUES ('integrity-check')")
 
 
 def test_v5_to_v6_places_stashes_and_pins_in_trees(tmp_path: Path) -> None:
@@ -147,7 +212,7 @@ def test_v5_to_v6_places_stashes_and_pins_in_trees(tmp_path: Path) -> None:
     from loom.store import memory_repo
 
     db = open_database(path)
-    assert dbmod.current_version(db) == SCHEMA_VERSION == 10
+    assert dbmod.current_version(db) == SCHEMA_VERSION == 11
     ws = Workspace(db)
     human = ws.human()
     tree, other = ws.find_tree("kept"), ws.find_tree("other")

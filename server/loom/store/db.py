@@ -14,7 +14,7 @@ from loom.store import fulltext, schema
 from loom.store.backend import PasswordSource, connect_postgres, is_postgres, is_url
 from loom.store.dialect import upsert
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 BUSY_TIMEOUT_S = 15.0
 
 # Each migration takes the database from version i to i+1; index 0 creates version 1.
@@ -30,6 +30,7 @@ MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: _v8(db),  # v8: per-token data of model nodes
     lambda db: _v9(db),  # v9: the live change feed (PostgreSQL NOTIFY on every change row)
     lambda db: _v10_search(db),  # v10: full-text search over node text
+    lambda db: fulltext.queue_writes(db),  # v11: written nodes indexed when next searched
 ]
 
 

@@ -22,21 +22,32 @@ from loom.store.backend import is_postgres
 _WORD = re.compile(r"[\w'’]+", re.UNICODE)
 _PG_WORD = re.compile(r"\w+", re.UNICODE)  # what the ``simple`` parser keeps of a word
 
-#: SQLite: the FTS5 index, an external-content table over ``node`` kept by triggers, so
-#: every writer (bulk imports included) updates it.
-FTS5_SQL = (
+#: SQLite: the FTS5 index, an external-content table over ``node``. A node written waits in
+#: ``node_fts_pending`` (one rowid, kept by a trigger in the writer's own transaction) and
+#: is indexed when someone next searches (:func:`catch_up`): FTS5's work on every commit
+#: was a sixth of adding a node, and search is rare beside typing. A node still waiting
+#: has nothing in the index to take out when it changes or goes.
+_FTS5_TABLE = (
     'CREATE VIRTUAL TABLE IF NOT EXISTS "node_fts" USING fts5(content, content="node", '
-    "content_rowid=\"rowid\", tokenize='unicode61 remove_diacritics 2')",
+    "content_rowid=\"rowid\", tokenize='unicode61 remove_diacritics 2')")
+_PENDING_TABLE = 'CREATE TABLE IF NOT EXISTS "node_fts_pending" ("node" INTEGER PRIMARY KEY)'
+_INDEXED = "NOT EXISTS (SELECT 1 FROM node_fts_pending WHERE node = old.rowid)"
+_ON_INSERT = (
     'CREATE TRIGGER IF NOT EXISTS "node_fts_ai" AFTER INSERT ON "node" BEGIN '
-    "INSERT INTO node_fts(rowid, content) VALUES (new.rowid, new.content); END",
+    "INSERT INTO node_fts_pending(node) VALUES (new.rowid); END")
+_ON_DELETE = (
     'CREATE TRIGGER IF NOT EXISTS "node_fts_ad" AFTER DELETE ON "node" BEGIN '
-    "INSERT INTO node_fts(node_fts, rowid, content) VALUES ('delete', old.rowid, "
-    "old.content); END",
+    "INSERT INTO node_fts(node_fts, rowid, content) SELECT 'delete', old.rowid, "
+    f"old.content WHERE {_INDEXED}; "
+    "DELETE FROM node_fts_pending WHERE node = old.rowid; END")
+_ON_UPDATE = (
     'CREATE TRIGGER IF NOT EXISTS "node_fts_au" AFTER UPDATE OF content ON "node" BEGIN '
-    "INSERT INTO node_fts(node_fts, rowid, content) VALUES ('delete', old.rowid, "
-    "old.content); INSERT INTO node_fts(rowid, content) VALUES (new.rowid, new.content); "
-    "END",
-)
+    "INSERT INTO node_fts(node_fts, rowid, content) SELECT 'delete', old.rowid, "
+    f"old.content WHERE {_INDEXED}; "
+    "INSERT INTO node_fts_pending(node) SELECT new.rowid WHERE NOT EXISTS "
+    "(SELECT 1 FROM node_fts_pending WHERE node = new.rowid); END")
+FTS5_SQL = (_FTS5_TABLE, _PENDING_TABLE, _ON_INSERT, _ON_DELETE, _ON_UPDATE)
+_TRIGGERS = ("node_fts_ai", "node_fts_ad", "node_fts_au")
 
 #: PostgreSQL: an expression index the search's ``@@`` condition uses as written.
 PG_SQL = (
@@ -56,10 +67,33 @@ def create_index(db: pw.Database) -> None:
     db.execute_sql("INSERT INTO node_fts(node_fts) VALUES ('rebuild')")
 
 
+def queue_writes(db: pw.Database) -> None:
+    """SQLite: the index's triggers queue written nodes (schema v11) instead of indexing
+    them on the spot (v10); what is indexed stays indexed."""
+    if is_postgres(db):
+        return
+    for name in _TRIGGERS:
+        db.execute_sql(f'DROP TRIGGER IF EXISTS "{name}"')
+    for statement in FTS5_SQL:
+        db.execute_sql(statement)
+
+
+def catch_up(db: pw.Database) -> None:
+    """SQLite: index the nodes written since the last search, in one statement (a write
+    transaction of its own unless one is open; writers queue on SQLite's lock)."""
+    if is_postgres(db) or db.execute_sql(
+            "SELECT 1 FROM node_fts_pending LIMIT 1").fetchone() is None:
+        return
+    with db.atomic():
+        db.execute_sql("INSERT INTO node_fts(rowid, content) SELECT n.rowid, n.content "
+                       "FROM node_fts_pending p JOIN node n ON n.rowid = p.node")
+        db.execute_sql("DELETE FROM node_fts_pending")
+
+
 @contextmanager
 def deferred(db: pw.Database, trees: Sequence[str]) -> Iterator[None]:
     """Inside a write transaction: nodes inserted in the block are indexed at its end, all
-    at once, instead of row by row (FTS5's insert trigger made three fifths of the SQLite
+    at once, instead of queued row by row (FTS5's insert trigger made three fifths of the SQLite
     work of a 100,000-node import; one ``INSERT … SELECT`` of the same rows is a twentieth
     of it). The trigger is dropped for the block and created again, in the same
     transaction: a failure rolls both back, and no other writer can insert a node
@@ -79,7 +113,7 @@ def deferred(db: pw.Database, trees: Sequence[str]) -> Iterator[None]:
                            f"FROM node WHERE tree_id IN ({', '.join('?' for _ in chunk)})",
                            chunk)
     finally:  # (after a failure the rollback brings the trigger back: IF NOT EXISTS)
-        db.execute_sql(FTS5_SQL[1])
+        db.execute_sql(_ON_INSERT)
 
 
 def _terms(text: str, word: re.Pattern[str]) -> tuple[list[list[str]], list[str]]:
@@ -135,6 +169,7 @@ def matches(db: pw.Database, text: str, where: list[str], params: list[Any],
         query = fts_query(text)
         if query is None:
             return []
+        catch_up(db)
         conditions = ["node_fts MATCH ?", *where]
         sql = ("SELECT n.id, t.title, snippet(node_fts, 0, '«', '»', '…', 12), n.pruned "
                "FROM node_fts JOIN node n ON n.rowid = node_fts.rowid JOIN tree t ON "
