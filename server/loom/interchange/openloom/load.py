@@ -705,9 +705,13 @@ class TreePlan:
                 ic["id"] = k
             if n.role not in ("human", "model"):
                 ic["role"] = n.role
-            text = block_text(n.blocks)
-            if not (len(n.blocks) == 1 and n.blocks[0] == {"type": "text",
-                                                          "text": n.blocks[0].get("text")}):
+            blocks = n.blocks
+            one = blocks[0] if len(blocks) == 1 else None
+            # (one block {"type": "text", "text": …}, tested without building its twin)
+            plain = one is not None and len(one) == 2 and one.get("type") == "text" and \
+                "text" in one
+            text = (one["text"] or "") if plain else block_text(blocks)  # type: ignore[index]
+            if not plain:
                 stored, media = [], {}
                 for j, block in enumerate(n.blocks):
                     entry = imp.media(block, f'{tree.where}.nodes["{k}"].content[{j}]',
@@ -755,7 +759,8 @@ class TreePlan:
                 extra=extra or None)
             depth[k], hashes[k] = row["depth"], row["content_hash"]
             snap.nodes[nid] = row
-            self.plan_generation(k, n, ext, row)
+            if n.generation is not None or "generations" in ext:
+                self.plan_generation(k, n, ext, row)
         snap.tree["ann_counter"] = max([_int(tree.loom.get("annCounter")) or 0,
                                         *anns.values()])
         self.plan_edges()
