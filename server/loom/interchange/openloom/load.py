@@ -258,10 +258,10 @@ class Importer:
             raise LoomError("CONFLICT", f"the file clashes with what is stored: {err}",
                             "nothing was imported; retry") from None
         for plan in plans:
-            nodes = [n for k, n in plan.tree.nodes.items()]
+            nodes = plan.tree.nodes
             report.trees.append(ImportedTree(
                 Tree.get_by_id(plan.snap.tree["id"]), len(nodes),
-                bookmarks=sum(1 for n in nodes if n.bookmarked),
+                bookmarks=sum(map(attrgetter("bookmarked"), nodes.values())),
                 images=plan.media_count.get("image", 0), audio=plan.media_count.get("audio", 0),
                 unverified=plan.unverified))
         return report
