@@ -53,12 +53,15 @@ def preview(text: str, limit: int = 60) -> str:
 
 def extractive_summary(text: str, max_words: int = 30) -> str:
     """SPEC-NOTES decision 11: the first sentence, at most 30 words."""
-    flat = one_line(text)
-    if not flat:
+    words = text.split()
+    if not words:
         return ""
+    flat = " ".join(words)  # one_line(text)
     m = _SENTENCE_END.search(flat + " ")
     first = flat[: m.start()].strip() if m else flat
     first = first or flat
+    if len(words) <= max_words:  # first, a part of flat, has no more words than it
+        return first
     words = first.split()
     if len(words) > max_words:
         return " ".join(words[:max_words]) + "…"

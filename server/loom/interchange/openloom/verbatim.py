@@ -35,10 +35,9 @@ def _digest(text: str) -> str:
 
 def state(row: dict[str, Any]) -> list[Any]:
     """The fingerprint of a node row's changeable fields (a JSON list)."""
-    flags = 0
-    for name, bit in _FLAGS:
-        if row[name]:
-            flags |= bit
+    # (_FLAGS spelled out: an import fingerprints every node)
+    flags = (1 if row["bookmarked"] else 0) | (2 if row["pruned"] else 0) | \
+        (4 if row["excluded"] else 0)
     summary = row["summary"]
     return [flags, None if summary is None else _digest(summary), row["summary_source"],
             row["label"]]
@@ -57,8 +56,9 @@ def keep_node(raw: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
     caller stores it as it is)."""
     if "content" in raw and _one_text_block(raw["content"], row["content"]):
         # The one text block is the node's own text: not stored twice.
-        return {"file": {k: (None if k == "content" else v) for k, v in raw.items()},
-                "text": True, "at": state(row)}
+        file = dict(raw)  # (a copy: the caller's document is left as it is)
+        file["content"] = None
+        return {"file": file, "text": True, "at": state(row)}
     return {"file": raw, "at": state(row)}
 
 
