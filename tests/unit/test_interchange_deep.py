@@ -73,38 +73,6 @@ def test_a_story_100_000_nodes_deep_is_read_and_converted() -> None:
     assert len(nodes) == 100_001 and len(document["trees"][0]["edges"]) == 100_000
 
 
-def test_deep_text_is_read_by_the_c_decoder_in_a_thread_of_its_own(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past the recursion limit the C decoder reads in a thread with a large stack; the
-    limit comes back as it was; deeper than that thread reads, the flat decoder does; text
-    that is not JSON fails as ``json`` fails."""
-    text = chain_text(300)  # ~600 levels: past the limit below, compared outside it
-    flat = jsontext._decode_flat(text)
-    threads: list[str] = []
-    real_thread = jsontext.threading.Thread
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        threads.append(kwargs.get("name", ""))
-        return real_thread(*args, **kwargs)
-
-    monkeypatch.setattr(jsontext.threading, "Thread", spy)
-    with recursion_limit(400):
-        limit = sys.getrecursionlimit()
-        by_thread = jsontext.loads(text)
-        assert threads == ["loom-deep-json"] and sys.getrecursionlimit() == limit
-        with pytest.raises(json.JSONDecodeError):
-            jsontext.loads(text[:-3])  # the closing brackets cut short
-        assert sys.getrecursionlimit() == limit
-        monkeypatch.setattr(jsontext, "DEEP_LEVELS", limit + 50)  # the thread gives up: flat
-        calls: list[int] = []
-        real_flat = jsontext._decode_flat
-        monkeypatch.setattr(jsontext, "_decode_flat",
-                            lambda t: calls.append(len(t)) or real_flat(t))
-        by_flat = jsontext.loads(text)
-        assert calls == [len(text)] and sys.getrecursionlimit() == limit
-    assert by_thread == flat and by_flat == flat
-
-
 def test_the_flat_decoder_reads_what_json_reads() -> None:
     rng = random.Random(7)
     samples = [DEMO.read_text(encoding="utf-8"), "[]", "{}", ' \n[ 1 , -2.5e3 , "x" ]\t',

@@ -23,7 +23,6 @@ import codecs
 import json
 import re
 import sys
-import threading
 from json.decoder import scanstring
 from json.scanner import NUMBER_RE
 from typing import Any
@@ -131,7 +130,7 @@ def loads(text: str) -> Any:
     try:
         value = json.loads(text, parse_float=_float, parse_constant=_constant)
     except RecursionError:
-        value = _deep_loads(text)
+        value = _decode_flat(text)
     except json.JSONDecodeError:
         raise
     except ValueError:  # _BadNumber, or an integer too long for int(): say where it is
@@ -139,60 +138,6 @@ def loads(text: str) -> Any:
     if _SURROGATE_ESCAPE.search(text):
         _check_surrogates(value)
     return value
-
-
-#: Nesting the C decoder reads in a thread of its own (below), and that thread's stack:
-#: a level takes under 320 bytes of it (measured on CPython 3.11), so 128 MB holds 250,000
-#: levels with room to spare; a file nested deeper is read by :func:`_decode_flat`.
-DEEP_LEVELS = 250_000
-_DEEP_STACK = 128 << 20
-_deep_lock = threading.Lock()
-
-
-def _deep_loads(text: str) -> Any:
-    """``json.loads`` of a text nested past the recursion limit (a socketteer story: two
-    levels a node), by the C decoder in a thread with a stack large enough for
-    ``DEEP_LEVELS`` levels and the limit raised meanwhile: three times faster than
-    :func:`_decode_flat` (0.4 s against 1.2 s for a 2,000-deep, 100,000-node file).
-
-    The recursion limit is the interpreter's, so other threads may recurse deeper than
-    usual for as long as the reading lasts (a fraction of a second); Python-to-Python
-    calls take no C stack on CPython 3.11, so only a runaway recursion through C code in
-    another thread at that moment could reach its stack's end. What the thread cannot read
-    (deeper still, a number Loom cannot keep) goes to :func:`_decode_flat`, which says
-    where; text that is not JSON raises ``json.JSONDecodeError`` as ``json`` does."""
-    got: dict[str, Any] = {}
-
-    def read() -> None:
-        try:
-            got["value"] = json.loads(text, parse_float=_float, parse_constant=_constant)
-        except BaseException as err:  # handed to the calling thread
-            got["error"] = err
-
-    with _deep_lock:  # one at a time: each restores the limit it found
-        limit = sys.getrecursionlimit()
-        thread = threading.Thread(target=read, name="loom-deep-json", daemon=True)
-        sys.setrecursionlimit(max(limit, DEEP_LEVELS))
-        try:
-            try:
-                old_stack = threading.stack_size(_DEEP_STACK)  # (read when a thread starts)
-            except (ValueError, RuntimeError):  # no thread stack size here
-                return _decode_flat(text)
-            try:
-                thread.start()
-            finally:
-                threading.stack_size(old_stack)
-            thread.join()
-        finally:
-            sys.setrecursionlimit(limit)
-    err = got.get("error")
-    if err is None:
-        return got["value"]
-    if isinstance(err, json.JSONDecodeError | MemoryError):
-        raise err
-    if isinstance(err, RecursionError | ValueError):
-        return _decode_flat(text)
-    raise err
 
 
 def _decode_flat(s: str) -> Any:
