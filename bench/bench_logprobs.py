@@ -30,7 +30,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from bench_lsp import pct, timed  # (bench/ is the script's directory)
-from lsp_session import start_server
+from lsp_session import start_server, stop_server
 
 WORDS = ("the house stood empty at the end of the lane she had not visited since her "
          "mother died and the windows watched her with something like reproach , . ; "
@@ -255,9 +255,7 @@ async def bench_serving(db: Path, uri: str, spans: list[tuple[int, int]], deep: 
         last = got  # type: ignore[assignment]
     report("a keystroke's delta, probabilities on", await timed(keystroke_delta, 30),
            "the edit of the previous answer")
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await stop_server(client)
 
 
 def main() -> int:

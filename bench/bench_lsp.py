@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from lsp_session import start_server
+from lsp_session import start_server, stop_server, timed
 
 
 def pct(values: list[float], p: float) -> float:
@@ -57,14 +57,6 @@ def build(db: Path, nodes: int, deep: int) -> tuple[str, list[str]]:
     ws.set_position(ws.human(), tree, tip, tip)
     return f"loom://path/{tree.id}/{tip.local_id}", [built[k].local_id for k in keys]
 
-
-async def timed(fn, n: int) -> list[float]:  # type: ignore[no-untyped-def]
-    out = []
-    for i in range(n):
-        t = time.perf_counter()
-        await fn(i)
-        out.append((time.perf_counter() - t) * 1000)
-    return out
 
 
 def report(name: str, ms: list[float], target: str) -> None:
@@ -181,9 +173,7 @@ async def main() -> int:
 
     in_middle = [x - statistics.median(baseline) for x in await timed(type_middle, n)]
     report("didChange: typing in the middle", in_middle, "target ≤ 5 ms (net of round trip)")
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await stop_server(client)
     return 0
 
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from lsp_session import start_server
+from lsp_session import start_server, stop_server, timed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 WORDS = ("the house stood empty at the end of the lane she had not visited since her "
@@ -246,14 +246,6 @@ class Offsets:
         return lsp.Position(*self.doc.position_at(offset))
 
 
-async def timed(fn: Any, n: int) -> list[float]:
-    out = []
-    for i in range(n):
-        t = time.perf_counter()
-        await fn(i)
-        out.append((time.perf_counter() - t) * 1000)
-    return out
-
 
 async def measure_server(db: Path, facts: dict[str, Any], samples: int
                          ) -> tuple[dict[str, list[float]], dict[str, float]]:
@@ -393,9 +385,7 @@ async def measure_server(db: Path, facts: dict[str, Any], samples: int
     rows["hover sent right after a tokens request"] = hovered
     resident, peak = rss_mb(pid)
     other["rss"], other["peak rss"] = resident, peak
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await stop_server(client)
     return rows, other
 
 

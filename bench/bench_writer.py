@@ -21,7 +21,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
-from lsp_session import start_server
+from lsp_session import start_server, stop_server, timed
 
 FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / \
     "socketteer-loom-demo.json"
@@ -39,14 +39,6 @@ def report(name: str, ms: list[float]) -> None:
     print(f"{name:<46} p50 {statistics.median(ms):8.2f} ms   p99 {pct(ms, 99):8.2f} ms   "
           f"(n={len(ms)})")
 
-
-async def timed(fn, n: int) -> list[float]:  # type: ignore[no-untyped-def]
-    out = []
-    for i in range(n):
-        t = time.perf_counter()
-        await fn(i)
-        out.append((time.perf_counter() - t) * 1000)
-    return out
 
 
 def build_big(db: Path, nodes: int) -> str:
@@ -135,9 +127,7 @@ async def main() -> int:
 
     await hover(0)
     report("hover on model text (card)", await timed(hover, n))
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await stop_server(client)
 
     # ── search over 100,000 nodes ──
     big = tmp / "big.db"
@@ -169,9 +159,7 @@ async def main() -> int:
         await request(client, "loom/read", {"uri": f"loom://tree/{tree_id}"})
 
     report(f"overview of {args.nodes:,} nodes (first 3,000 lines)", await timed(overview, 5))
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await stop_server(client)
     return 0
 
 

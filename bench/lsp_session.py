@@ -1,8 +1,11 @@
-"""The real server over stdio, started the way the LSP benchmarks all start it."""
+"""The real server over stdio, started, timed and stopped the way the LSP benchmarks all
+do it."""
 
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -19,3 +22,20 @@ async def start_server(db: Path, name: str = "bench") -> LanguageClient:
         initialization_options={"database": str(db)}))
     client.initialized(lsp.InitializedParams())
     return client
+
+
+async def stop_server(client: LanguageClient) -> None:
+    """Shut the server down as an editor does."""
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+async def timed(fn: Callable[[int], Awaitable[object]], n: int) -> list[float]:
+    """Milliseconds of each of ``n`` awaited calls ``fn(0)`` … ``fn(n - 1)``."""
+    out = []
+    for i in range(n):
+        t = time.perf_counter()
+        await fn(i)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
