@@ -151,3 +151,26 @@ async def test_autonomous_mode_takes_a_turn_after_the_human_pauses(
     await editor.wait_for(lambda: sql(editor.db, "SELECT count(*) FROM agent_turn")[0][0] == 1,
                           timeout=20)
     assert sql(editor.db, "SELECT trigger FROM agent_turn") == [("autonomous",)]
+
+
+async def test_status_follows_where_the_collaborator_moves(editor: Editor,
+                                                           fake: FakeProvider) -> None:
+    """``loom/status`` remembers the collaborator's place (a newcomer's is a walk down the
+    tree) until something changes in the tree: a switch shows at once."""
+    uri = await open_demo(editor)
+    fake.script(OPENAI_CHAT, openai_chat_stream("I will wait."))
+    assert (await command(editor, "loom.askCollaborator",
+                          {"uri": uri, "message": "Wait."}))["ok"]
+
+    async def place() -> tuple[str, int]:
+        status = await editor.request("loom/status", {"uri": uri})
+        return status["collaborator"]["node"], status["collaborator"]["depth"]
+
+    first = await place()
+    assert first == await place()  # asked again: the same, from memory
+    fake.script(OPENAI_CHAT, openai_chat_stream("→ switch to root\n"),
+                openai_chat_stream("I am at the start."))
+    assert (await command(editor, "loom.askCollaborator",
+                          {"uri": uri, "message": "Go to the start."}))["ok"]
+    root = sql(editor.db, "SELECT n.local_id FROM node n JOIN tree t ON t.root = n.id")[0][0]
+    assert await place() == (root, 0) != first

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from loom.lsp.views import View, render
@@ -46,6 +46,8 @@ class SessionCache:
         #: (uri, tip id or "") → (tree id or "", view)
         self._views: OrderedDict[tuple[str, str], tuple[str, View]] = OrderedDict()
         self._originals: dict[str, str | None] = {}  # immutable: never invalidated
+        #: (what, tree id, …) → a value read from a tree, dropped by any change in it
+        self._memo: dict[tuple[str, ...], Any] = {}
         self.hits = self.misses = 0
 
     # ── invalidation ──
@@ -56,6 +58,12 @@ class SessionCache:
             return
         stale: set[str | None] = set()  # trees whose paths may have changed (None: all)
         moved: set[str | None] = set()  # trees where someone moved (views use positions)
+        touched = {change.tree for change in changes}
+        if None in touched:
+            self._memo.clear()
+        else:
+            for key in [k for k in self._memo if k[1] in touched]:
+                del self._memo[key]
         for change in changes:
             if change.kind == "position":
                 moved.add(change.tree)
@@ -75,6 +83,15 @@ class SessionCache:
     def clear(self) -> None:
         self._paths.clear()
         self._views.clear()
+        self._memo.clear()
+
+    def memo(self, key: tuple[str, ...], compute: Callable[[], Any]) -> Any:
+        """``compute()``, remembered until any change in the tree ``key[1]`` (a status
+        line asks for the same facts many times a second)."""
+        self.check()
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     # ── paths ──
     def path(self, tip: Node | Any, prefer: Sequence[str] = ()) -> list[Any]:

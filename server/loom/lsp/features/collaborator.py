@@ -34,10 +34,15 @@ class Collaborator:
         agent = self.agents.get(tree.id) if tree is not None else None
         if agent is None:
             return None
-        node = depth = None
-        with contextlib.suppress(Exception):
-            at, _tip = self.host.app.ws.position(agent.participant, agent.tree)
-            node, depth = at.label, at.depth  # as view and tree show it
+        def where() -> tuple[str | None, int | None]:
+            with contextlib.suppress(Exception):
+                at, _tip = self.host.app.ws.position(agent.participant, agent.tree)
+                return at.label, at.depth  # as view and tree show it
+            return None, None
+
+        # (a newcomer's place is the end of the first path: a walk down the whole tree)
+        node, depth = self.host.docs.cache.memo(
+            ("collaborator at", agent.tree.id, agent.participant.id), where)
         return {"name": agent.name, "busy": agent.busy, "node": node, "depth": depth}
 
     def agent(self, tree: Tree) -> Any:
