@@ -71,23 +71,12 @@ class Generation:
     async def continue_(self, uri: str, n: int | None = None, tokens: int | None = None,
                         temperature: float | None = None) -> Result:
         host = self.host
-        doc = host.docs.ensure(uri)
-        if doc.kind != "path" or doc.tree is None:
-            return Result.failure("INVALID_SYNTAX", "continue works in a path document",
-                                  "open loom://path/TREE/NODE")
-        if self.running is not None:
-            return Result.failure("CONFLICT", "a generation is already running",
-                                  "wait for it, or cancel it")
-        committed = await self.editing.commit_and_show(doc)
-        if not committed.ok:
-            return committed
+        started = await self.start(uri, "continue works", n, tokens, temperature)
+        if isinstance(started, Result):
+            return started
+        doc, run, cmd = started
         tip = doc.view.tip
         assert tip is not None
-        run = Running(uri)
-        self.running = run
-        cmd = ast.Continue.model_validate({
-            "from": tip.id, "n": n or host.settings.default_n,
-            "tokens": tokens or host.settings.default_tokens, "temperature": temperature})
         loop = asyncio.get_running_loop()
         start = self._committed_end(doc)
         base = base_segments(doc)
@@ -139,6 +128,31 @@ class Generation:
             return await self._land(doc, uri, run, result, base_text, base, start)
         finally:
             doc.generating = False
+
+    async def start(self, uri: str, what: str, n: int | None, tokens: int | None,
+                    temperature: float | None
+                    ) -> tuple[OpenDoc, Running, ast.Continue] | Result:
+        """A generation from the end of ``uri``'s path (``what`` names it where it cannot
+        run): the typed text committed first, the run registered (one at a time), and the
+        ``continue`` to execute; a ``Result`` when it cannot start."""
+        host = self.host
+        doc = host.docs.ensure(uri)
+        if doc.kind != "path" or doc.tree is None:
+            return Result.failure("INVALID_SYNTAX", f"{what} in a path document",
+                                  "open loom://path/TREE/NODE")
+        if self.running is not None:
+            return Result.failure("CONFLICT", "a generation is already running",
+                                  "wait for it, or cancel it")
+        committed = await self.editing.commit_and_show(doc)
+        if not committed.ok:
+            return committed
+        tip = doc.view.tip
+        assert tip is not None
+        self.running = Running(uri)
+        cmd = ast.Continue.model_validate({
+            "from": tip.id, "n": n or host.settings.default_n,
+            "tokens": tokens or host.settings.default_tokens, "temperature": temperature})
+        return doc, self.running, cmd
 
     async def _land(self, doc: OpenDoc, uri: str, run: Running, result: Result,
                     base_text: str, base: list[Segment], start: int) -> Result:

@@ -22,7 +22,7 @@ from loom.commands import ast
 from loom.commands.lexicon import is_command_line
 from loom.commands.results import Result
 from loom.lsp.features.editing import Editing
-from loom.lsp.features.generation import Generation, Running
+from loom.lsp.features.generation import Generation
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc
 from loom.render.text import plural
@@ -91,25 +91,14 @@ class Suggestions:
         """Commit, generate n continuations of the path's end and stay there, so they are
         offered as suggestions (cancellable like any generation: ``loom.cancel``)."""
         host = self.host
-        doc = host.docs.ensure(uri)
-        if doc.kind != "path" or doc.tree is None:
-            return Result.failure("INVALID_SYNTAX", "suggestions work in a path document",
-                                  "open loom://path/TREE/NODE")
-        if self.generation.running is not None:
-            return Result.failure("CONFLICT", "a generation is already running",
-                                  "wait for it, or cancel it")
-        committed = await self.editing.commit_and_show(doc)
-        if not committed.ok:
-            return committed
+        started = await self.generation.start(uri, "suggestions work", n, tokens, temperature)
+        if isinstance(started, Result):
+            return started
+        doc, run, cmd = started
         tip = doc.view.tip
         assert tip is not None
-        run = Running(uri)
-        self.generation.running = run
         doc.generating = True
         host.status(doc, "generating suggestions…")
-        cmd = ast.Continue.model_validate({
-            "from": tip.id, "n": n or host.settings.default_n,
-            "tokens": tokens or host.settings.default_tokens, "temperature": temperature})
         actor = host.actor(doc)
         try:
             result = await host.execute(cmd, actor, cancel=run.cancel)
