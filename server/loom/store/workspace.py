@@ -28,7 +28,8 @@ from loom.model import permissions as perms
 from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_local_id
 from loom.render.text import extractive_summary, plural
 from loom.store import fulltext
-from loom.store.backend import executemany
+from loom.store.backend import executemany, insert_rows
+from loom.store.db import checkpoint_later
 from loom.store.dialect import dialect_of, upsert
 from loom.store.feed import ChangeCursor, ChangeListener, listen
 from loom.store.schema import (
@@ -129,15 +130,13 @@ class NewNode:
 
 def _insert_rows(db: pw.Database, model: type[pw.Model],
                  rows: list[dict[str, Any]]) -> None:
-    """One prepared executemany: peewee's insert_many spends most of a bulk import building
-    SQL text in Python."""
+    """Multi-row inserts: peewee's insert_many spends most of a bulk import building SQL
+    text in Python."""
     if not rows:
         return
     fields = [model._meta.fields[name] for name in rows[0]]
-    sql = (f'INSERT INTO "{model._meta.table_name}" ('
-           + ", ".join(f'"{f.column_name}"' for f in fields) + ") VALUES ("
-           + ", ".join("?" for _ in fields) + ")")
-    executemany(db, sql, [tuple(f.db_value(r[f.name]) for f in fields) for r in rows])
+    insert_rows(db, model._meta.table_name, [f.column_name for f in fields],
+                [tuple(f.db_value(r[f.name]) for f in fields) for r in rows])
 
 
 def _chunks(items: list[str], size: int = 900) -> list[list[str]]:
@@ -162,6 +161,16 @@ class Workspace:
     def sql_many(self, query: str, rows: Sequence[Sequence[Any]]) -> None:
         """One ``?``-placeholder statement run for every row (bulk inserts)."""
         executemany(self.db, query, rows)
+
+    def insert_rows(self, table: str, columns: Sequence[str],
+                    rows: Sequence[Sequence[Any]]) -> None:
+        """Bulk inserts of values the columns take as they are (imports)."""
+        insert_rows(self.db, table, columns, rows)
+
+    def checkpoint_later(self) -> contextlib.AbstractContextManager[None]:
+        """Around a bulk write's transaction: its commit returns without copying the log
+        into the database file; a thread does that afterwards (SQLite)."""
+        return checkpoint_later(self.db)
 
     def nodes_indexed_after(self, trees: Sequence[str]) -> contextlib.AbstractContextManager[None]:
         """Inside a write transaction: the full-text index takes the nodes the block

@@ -30,7 +30,7 @@ import hashlib
 import re
 import zlib
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -43,7 +43,21 @@ import loom.interchange.openloom.verbatim as verbatim
 from loom.errors import LoomError
 from loom.interchange.files import ImportLimits, size_text
 from loom.interchange.media import check, data_uri, digest, normal_mime, parse_data_uri
-from loom.interchange.openloom.read import NS, DocumentIn, NodeIn, TreeIn
+from loom.interchange.openloom.plain import PlainTreePlan
+from loom.interchange.openloom.planning import (
+    _ULID,
+    SYNTHETIC,
+    _int,
+    _str,
+    clashes,
+    file_tree_id,
+    local_id_of,
+    node_ids,
+    registry_of,
+    tree_id_of,
+    tree_row,
+)
+from loom.interchange.openloom.read import NS, DocumentIn, NodeIn, PlainTreeIn, TreeIn
 from loom.interchange.openloom.render import (
     CONTAINER_OWN,
     ExportOptions,
@@ -54,7 +68,7 @@ from loom.interchange.openloom.render import (
 from loom.interchange.openloom.snapshot import IC, Shared, Snap, sort_sources
 from loom.interchange.report import ImportedTree, ImportReport
 from loom.interchange.times import parse_iso
-from loom.model.ids import LOCAL_ID_LENGTH, local_id_candidates, new_ulid, new_ulids
+from loom.model.ids import new_ulid
 from loom.render.text import extractive_summary
 from loom.store.dialect import upsert
 from loom.store.schema import (
@@ -73,37 +87,11 @@ from loom.store.schema import (
 )
 from loom.store.workspace import Workspace, content_hash
 
-_ULID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 _LOCAL_ID = re.compile(r"^[0-9a-hjkmnp-tv-z]{3,16}$")
 _CHUNK = 500
 _DIALOGUE = {"dialogue", "chat", "conversation", "messages", "dialog"}
-_BUFFER = {"buffer", "text", "prose", "completion", "base", "document", "notebook"}
-SYNTHETIC = "\x00root"  # the key of the root Loom adds to a multi-root tree
 
 MediaSource = Callable[[str], bytes | None]  # a bundle member's bytes, None when absent
-
-
-def unique_title(title: str, reserved: Iterable[str] = ()) -> str:
-    """``title``, or ``title (2)``, ``title (3)``… when a tree (or ``reserved``) has it."""
-    title = " ".join(title.split()) or "Imported tree"
-    taken = {t for (t,) in Tree.select(Tree.title).where(
-        (Tree.title == title) | Tree.title.startswith(f"{title} (")).tuples()}
-    taken.update(reserved)
-    if title not in taken:
-        return title
-    n = 2
-    while f"{title} ({n})" in taken:
-        n += 1
-    return f"{title} ({n})"
-
-
-def _int(value: Any, minimum: int = 0) -> int | None:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-    return value if ok else None
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass
@@ -151,12 +139,16 @@ class Importer:
             return self.participant(node.name.strip() or kind, kind,
                                     "subject" if kind == "model" else "human", {})
         if node.role == "model":
-            if "\x00model" not in self.people:  # the subject model, looked up once
-                self.people["\x00model"] = self.ws.subject()
-            return self.people["\x00model"]
+            return self.model_author()
         if node.role == "system":
             return self.participant("system", "human", "system", {})
         return self.person
+
+    def model_author(self) -> Participant:
+        """The subject model: a model's node that names nobody is its."""
+        if "\x00model" not in self.people:  # (looked up once)
+            self.people["\x00model"] = self.ws.subject()
+        return self.people["\x00model"]
 
     def link_author(self, ref: str | None, registry: dict[str, dict[str, Any]]
                     ) -> Participant:
@@ -226,9 +218,9 @@ class Importer:
         used: set[str] = set()
         titles: set[str] = set()
         try:
-            with self.ws.db.atomic():
+            with self.ws.checkpoint_later(), self.ws.db.atomic():
                 doc_rows, doc_ids = self.plan_documents()
-                plans = []
+                plans: list[TreePlan | PlainTreePlan] = []
                 for tree in self.doc.trees:
                     plan = self.plan_tree(tree, used, titles)
                     used.update(plan.ids.values())
@@ -258,15 +250,14 @@ class Importer:
             raise LoomError("CONFLICT", f"the file clashes with what is stored: {err}",
                             "nothing was imported; retry") from None
         for plan in plans:
-            nodes = plan.tree.nodes
             report.trees.append(ImportedTree(
-                Tree.get_by_id(plan.snap.tree["id"]), len(nodes),
-                bookmarks=sum(map(attrgetter("bookmarked"), nodes.values())),
+                Tree.get_by_id(plan.snap.tree["id"]), plan.count, bookmarks=plan.bookmarks,
                 images=plan.media_count.get("image", 0), audio=plan.media_count.get("audio", 0),
                 unverified=plan.unverified))
         return report
 
-    def shared(self, plans: list[TreePlan], doc_rows: list[dict[str, Any]]) -> Shared:
+    def shared(self, plans: list[TreePlan | PlainTreePlan], doc_rows: list[dict[str, Any]]
+               ) -> Shared:
         people = {p.id: {"id": p.id, "name": p.name, "kind": p.kind, "role": p.role,
                          "permissions": list(p.permissions or []), "loom_aware": p.loom_aware,
                          "profile": p.profile} for p in Participant.select()}
@@ -315,7 +306,7 @@ class Importer:
                 ids[did] = new_id
         return rows, ids
 
-    def plan_links(self, plans: list[TreePlan], doc_ids: dict[str, str]) -> None:
+    def plan_links(self, plans: list[TreePlan | PlainTreePlan], doc_ids: dict[str, str]) -> None:
         node_ids = {old: new for p in plans for old, new in p.ids.items()}
         tree_ids = {p.file_tree_id: p.snap.tree["id"] for p in plans if p.file_tree_id}
         tree_of = {new: p.snap.tree["id"] for p in plans for new in p.ids.values()}
@@ -350,10 +341,13 @@ class Importer:
                 p.agent_ids.setdefault(who.id, _str(link.get("author")) or who.id)
 
     # ── one tree ──────────────────────────────────────────────────────────────
-    def plan_tree(self, tree: TreeIn, used: set[str], titles: set[str]) -> TreePlan:
+    def plan_tree(self, tree: TreeIn | PlainTreeIn, used: set[str], titles: set[str]
+                  ) -> TreePlan | PlainTreePlan:
+        if isinstance(tree, PlainTreeIn):
+            return PlainTreePlan(self, tree, used, titles)
         return TreePlan(self, tree, used, titles)
 
-    def keep_differences(self, plan: TreePlan, shared: Shared) -> set[str]:
+    def keep_differences(self, plan: TreePlan | PlainTreePlan, shared: Shared) -> set[str]:
         """Render the planned rows as an export would and keep where the file differs;
         the participants the rendering names."""
         snap = plan.snap
@@ -361,7 +355,18 @@ class Importer:
         agent_ids = {pid: aid for pid, aid in plan.agent_ids.items() if pid != aid}
         if agent_ids:
             tic["agentIds"] = agent_ids
-        r = Renderer(snap, shared, ExportOptions(), {})
+        if isinstance(plan, PlainTreePlan):  # (its nodes and edges are kept as planned)
+            snap.position = plan.current
+            r = plan.renderer(shared)
+            r.used_people |= plan.authors
+        else:
+            r = Renderer(snap, shared, ExportOptions(), {})
+            self.keep_nodes(plan, r)
+        return self.keep_tree(plan, r)
+
+    def keep_nodes(self, plan: TreePlan, r: Renderer) -> None:
+        """What the file says of each node and edge beyond the planned rows."""
+        snap = plan.snap
         file_nodes = plan.tree.nodes
         # A file Loom wrote usually renders exactly as it reads (nothing to keep): it is
         # diffed now. Any other file's nodes are kept whole, diffed only if an export
@@ -407,6 +412,10 @@ class Importer:
             ic.setdefault("edge", {})["index"] = edge_in.index
             if entries:
                 ic["edge"]["keep"] = entries
+
+    def keep_tree(self, plan: TreePlan | PlainTreePlan, r: Renderer) -> set[str]:
+        """What the file says of the tree beyond its row; the participants rendered."""
+        snap, tic = plan.snap, _tic(plan.snap.tree)
         original = {k: v for k, v in plan.tree.raw.items() if k not in ("nodes", "edges")}
         snap.position = plan.current  # as the export will see it
         tree_keep = keep.diff(r.tree_fields(kept=False), original)
@@ -421,7 +430,8 @@ class Importer:
         return r.used_people | {link["author"] for link in snap.links}
 
     # ── writing ───────────────────────────────────────────────────────────────
-    def write(self, doc_rows: list[dict[str, Any]], plans: list[TreePlan]) -> None:
+    def write(self, doc_rows: list[dict[str, Any]], plans: list[TreePlan | PlainTreePlan]
+              ) -> None:
         for row in doc_rows:
             Document.insert(**row).execute()
         fresh = [r for sha, r in self.media_rows.items()
@@ -430,24 +440,30 @@ class Importer:
         with self.ws.nodes_indexed_after([plan.snap.tree["id"] for plan in plans]):
             self.write_trees(plans)
 
-    def write_trees(self, plans: list[TreePlan]) -> None:
+    def write_trees(self, plans: list[TreePlan | PlainTreePlan]) -> None:
         for plan in plans:
             snap = plan.snap
             t = dict(snap.tree)
             Tree.insert(**t).execute()
-            _insert(self.ws, Node, list(snap.nodes.values()))
-            _insert(self.ws, Edge, [dict(target=k, tree=t["id"], kind=e["kind"],
-                                         sibling_order=e["sibling_order"])
-                                    for k, e in snap.edges.items()])
-            _insert(self.ws, EdgeSource, [dict(target=k, node=s["node"], role=s["role"],
-                                               position=s["position"])
-                                          for k, srcs in snap.sources.items() for s in srcs])
-            _insert(self.ws, RawResponse, [dict(id=k, body=v) for k, v in snap.raws.items()])
-            _insert(self.ws, Generation, [g for gl in snap.generations.values() for g in gl])
+            if isinstance(plan, PlainTreePlan):
+                plan.write(self.ws)
+            else:
+                _insert(self.ws, Node, list(snap.nodes.values()))
+                _insert(self.ws, Edge, [dict(target=k, tree=t["id"], kind=e["kind"],
+                                             sibling_order=e["sibling_order"])
+                                        for k, e in snap.edges.items()])
+                _insert(self.ws, EdgeSource, [dict(target=k, node=s["node"], role=s["role"],
+                                                   position=s["position"])
+                                              for k, srcs in snap.sources.items()
+                                              for s in srcs])
+                _insert(self.ws, RawResponse, [dict(id=k, body=v)
+                                               for k, v in snap.raws.items()])
+                _insert(self.ws, Generation, [g for gl in snap.generations.values()
+                                              for g in gl])
             _insert(self.ws, Link, snap.links)
             self.ws.log_change(t["id"], "tree.create", t["id"], self.person.id,
                                {"title": t["title"], "mode": t["mode"], "import": self.format})
-            self.ws.log_change(t["id"], "node.bulk", t["id"], None, {"count": len(snap.nodes)})
+            self.ws.log_change(t["id"], "node.bulk", t["id"], None, {"count": plan.count})
             if plan.current is not None:
                 upsert(Position, ("participant", "tree"), participant=self.person.id,
                        tree=t["id"], node=plan.current, tip=plan.current,
@@ -490,8 +506,8 @@ def _json(value: Any) -> str | None:
 
 
 def _insert(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) -> None:
-    """One prepared INSERT run for every row (peewee's insert_many spends most of an import
-    building SQL text). The rows become tuples column by column, in C (``itemgetter``,
+    """Multi-row INSERTs (``Workspace.insert_rows``; peewee's insert_many spends most of an
+    import building SQL text). The rows become tuples column by column, in C (``itemgetter``,
     ``zip``, ``map``): a 100,000-node import has millions of values, nearly all of them
     already what the column takes; a column converts through its field only when one of
     its values is not, and JSON columns are written by orjson (``jsontext.dumps``: what an
@@ -500,9 +516,7 @@ def _insert(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) ->
         return
     names = list(rows[0])
     fields = [model._meta.fields[name] for name in names]
-    columns = ", ".join(f'"{f.column_name}"' for f in fields)
-    marks = ", ".join("?" for _ in fields)
-    sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})'
+    columns = [f.column_name for f in fields]
     get = itemgetter(*names)
     for i in range(0, len(rows), 5000):
         batch = list(map(get, rows[i:i + 5000]))
@@ -514,7 +528,7 @@ def _insert(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) ->
                 cols[j] = map(_json, cols[j])
             elif not set(map(type, cols[j])) <= set(_passes(f)):
                 cols[j] = map(f.db_value, cols[j])
-        ws.sql_many(sql, list(zip(*cols, strict=True)))
+        ws.insert_rows(model._meta.table_name, columns, list(zip(*cols, strict=True)))
 
 
 def _decode_body(raw: dict[str, Any]) -> str | None:
@@ -556,73 +570,30 @@ class TreePlan:
         self.agent_ids: dict[str, str] = {}
         self.raw_ids: dict[str, str] = {}  # body → raw response id
         self.relabel = False
-        registry = dict(imp.doc.agents)
-        tree_agents = tree.raw.get("agents")
-        if isinstance(tree_agents, dict):
-            registry.update({k: v for k, v in tree_agents.items() if isinstance(v, dict)})
-        self.registry = registry
+        self.registry = registry_of(imp, tree.raw)
         nodes = tree.nodes
         self.synthetic = len(tree.bases) > 1
         keys = ([SYNTHETIC] if self.synthetic else []) + list(nodes)
-        file_id = tree.raw.get("id")
-        self.file_tree_id = file_id if isinstance(file_id, str) and file_id else None
-        self.clash = bool(
-            (self.file_tree_id and Tree.get_or_none(Tree.id == self.file_tree_id) is not None)
-            or imp.ws.any_exists(Node, Node.id, list(nodes)) or any(k in used for k in nodes))
+        self.file_tree_id = file_tree_id(tree.raw)
+        self.clash = clashes(imp, self.file_tree_id, list(nodes), used)
         self.ids = self.node_ids(keys)
         self.keys = {v: k for k, v in self.ids.items()}
-        tree_id = self.file_tree_id if (self.file_tree_id and not self.clash and
-                                        _ULID.match(self.file_tree_id) and
-                                        self.file_tree_id not in imp.issued) else new_ulid()
-        imp.issued.add(tree_id)
+        tree_id = tree_id_of(imp, self.file_tree_id, self.clash)
         self.order = self.parents_first()
         self.current = self.ids[tree.current] if tree.current else None
         root = self.ids[SYNTHETIC] if self.synthetic else self.ids[tree.bases[0]]
-        title = tree.raw.get("title")
-        t_loom = tree.loom
-        mode = tree.raw.get("mode")
-        mode = mode.lower() if isinstance(mode, str) else "dialogue"
-        created = parse_iso(tree.raw.get("createdAt")) or imp.now
         self.snap = Snap(
-            tree=dict(id=tree_id, title=unique_title(title if isinstance(title, str) else "",
-                                                     titles),
-                      description=_str(tree.raw.get("description")) or "",
-                      summary=_str(t_loom.get("summary")),
-                      summary_source=_str(t_loom.get("summarySource")),
-                      mode="buffer" if mode in _BUFFER else "dialogue",
-                      system_context=_str(tree.raw.get("systemContext")) or "",
-                      archived=t_loom.get("archived") is True, root=root, ann_counter=0,
-                      summary_counter=0, themes=t_loom.get("themes")
-                      if isinstance(t_loom.get("themes"), list) else None,
-                      created=created,
-                      updated=parse_iso(tree.raw.get("updatedAt")) or created,
-                      extra={IC: {"id": self.file_tree_id}} if self.file_tree_id and
-                      self.file_tree_id != tree_id else None),
+            tree=tree_row(imp, tree.raw, tree.loom, tree_id, root, titles, self.file_tree_id),
             nodes={}, edges={}, sources={}, generations={}, raws={}, links=[], position=None)
         self.plan_nodes()
+        self.count = len(nodes)
+        self.bookmarks = sum(map(attrgetter("bookmarked"), nodes.values()))
 
     # ids ──────────────────────────────────────────────────────────────────────
     def node_ids(self, keys: list[str]) -> dict[str, str]:
-        """The file's ULIDs when none clashes, else fresh ULIDs in creation order (Loom
-        takes the greatest id among an original's versions as the newest)."""
-        real = [k for k in keys if k != SYNTHETIC]
-        if not self.clash and all(_ULID.match(k) and k not in self.imp.issued for k in real):
-            out = {k: k for k in real}
-            if self.synthetic:
-                out[SYNTHETIC] = new_ulid()
-            self.imp.issued.update(out.values())
-            return out
-        if all(_ULID.match(k) for k in real):
-            old = sorted(keys, key=lambda k: (k != SYNTHETIC, k))
-        else:
-            # (creation time, file order), decorated once: a key function building the
-            # pair per node was a third of a second of a 100,000-node import.
-            nodes, now = self.tree.nodes, self.imp.now
-            when = [-1.0 if k == SYNTHETIC else (nodes[k].created or now) for k in keys]
-            old = [keys[i] for _, i in sorted(zip(when, range(len(keys)), strict=True))]
-        out = dict(zip(old, sorted(new_ulids(len(old))), strict=True))
-        self.imp.issued.update(out.values())
-        return out
+        nodes, now = self.tree.nodes, self.imp.now
+        return node_ids(self.imp, keys, lambda: [
+            -1.0 if k == SYNTHETIC else (nodes[k].created or now) for k in keys], self.clash)
 
     def parent_key(self, key: str) -> str | None:
         if key == SYNTHETIC:
@@ -920,21 +891,7 @@ class TreePlan:
             if k in out:
                 continue
             self.relabel = self.relabel or (k != SYNTHETIC and "localId" in loom[k])
-            seed = self.ids[k]
-            first = seed[10:10 + LOCAL_ID_LENGTH].lower()  # local_id_candidates(seed)[0]
-            if first not in taken:  # nearly always: no list of candidates to make
-                out[k] = first
-                taken.add(first)
-                continue
-            while True:
-                for candidate in local_id_candidates(seed):
-                    if candidate not in taken:
-                        out[k] = candidate
-                        taken.add(candidate)
-                        break
-                if k in out:
-                    break
-                seed = new_ulid()  # every candidate taken (rare): another seed
+            out[k] = local_id_of(self.ids[k], taken)
         return out
 
     def ann_numbers(self, kinds: dict[str, str], loom: dict[str, dict[str, Any]]

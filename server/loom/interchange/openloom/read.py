@@ -75,10 +75,32 @@ class TreeIn:
 
 
 @dataclass
+class PlainTreeIn:
+    """A tree of plain nodes and edges (``read_plain``), read without per-node objects:
+    columns by node, in the file's order."""
+
+    index: int
+    where: str
+    raw: dict[str, Any]
+    keys: list[str]  # the nodes' keys in file order
+    raws: list[dict[str, Any]]  # each node as the file has it
+    texts: list[str]
+    models: list[bool]  # whether the author's role is model (else human)
+    created: list[float | None]
+    edges: dict[str, tuple[int, str, str]]  # target → (index in the file, parent, kind)
+    root: str
+    order: list[int]  # node positions, parents first (breadth-first in node order)
+    current: str | None = None
+    repairs: list[str] = field(default_factory=list)
+    loom: dict[str, Any] = field(default_factory=dict)
+    bookmarked: int = 0
+
+
+@dataclass
 class DocumentIn:
     raw: dict[str, Any]
     version: str
-    trees: list[TreeIn]
+    trees: list[TreeIn | PlainTreeIn]
     agents: dict[str, dict[str, Any]]
     loom: dict[str, Any]
     repairs: list[str]
@@ -101,15 +123,32 @@ def version_of(data: dict[str, Any]) -> str:
     return f"{major}.{minor}"
 
 
-def read_document(data: Any) -> DocumentIn:
+def read_document(data: Any, *, plain: bool = True) -> DocumentIn:
+    """``plain=False`` reads every tree node by node (tests compare the two readings)."""
     if not isinstance(data, dict):
         raise invalid("an Open Loom document is a JSON object")
-    _check_depth(data)
+    generator = data.get("generator")
+    trees_raw = data.get("trees")
+    # A plain tree's nodes and edges nest a few levels deep by construction: the depth
+    # check walks the rest of the document only.
+    plains: dict[int, PlainTreeIn] = {}
+    if plain and isinstance(trees_raw, list) and not (
+            isinstance(generator, dict) and generator.get("name") == "Loom"):
+        for i, raw in enumerate(trees_raw):
+            found = read_plain(i, raw) if isinstance(raw, dict) else None
+            if found is not None:
+                plains[i] = found
+    if plains:
+        assert isinstance(trees_raw, list)
+        _check_depth({**data, "trees": [
+            {**raw, "nodes": {}, "edges": []} if i in plains else raw
+            for i, raw in enumerate(trees_raw)]})
+    else:
+        _check_depth(data)
     if data.get("format") != FORMAT:
         raise invalid(f'format: expected "{FORMAT}", found {data.get("format")!r}')
     version = version_of(data)
     repairs: list[str] = []
-    trees_raw = data.get("trees")
     if not isinstance(trees_raw, list) or not trees_raw:
         raise invalid("trees: the document has no trees", "an Open Loom document lists "
                       "one or more trees")
@@ -117,11 +156,17 @@ def read_document(data: Any) -> DocumentIn:
     agents = {k: v for k, v in agents.items() if isinstance(v, dict)}
     loom = _dict(_dict(data.get("extensions"), "extensions", repairs).get(NS), "extensions.loom",
                  repairs)
-    trees = []
+    trees: list[TreeIn | PlainTreeIn] = []
     for i, raw in enumerate(trees_raw):
         where = f"trees[{i}]"
         if not isinstance(raw, dict):
             repairs.append(f"{where} is not an object: left out")
+            continue
+        if i in plains:
+            trees.append(plains[i])
+            plains[i].loom = _dict(_dict(raw.get("extensions"), f"{where}.extensions",
+                                         plains[i].repairs).get(NS),
+                                   f"{where}.extensions.loom", plains[i].repairs)
             continue
         tree = read_tree(i, raw)
         if tree is None:
@@ -239,6 +284,102 @@ def _read_node(key: str, raw: dict[str, Any], at: str, repairs: list[str]) -> No
         bookmarked=meta.get("bookmarked") is True, pruned=meta.get("pruned") is True,
         excluded=meta.get("excluded") is True,
         generation=generation if isinstance(generation, dict) else None, loom=loom)
+
+
+# ── plain trees ───────────────────────────────────────────────────────────────
+_PLAIN_NODE = frozenset({"id", "content", "author", "createdAt"})
+_PLAIN_EDGE = frozenset({"id", "type", "sources", "targetNodeId"})
+_PLAIN_SOURCE = ({"nodeId"}, {"nodeId", "role"})
+_ROLE_MODEL = {"human": False, "model": True}
+_EDGE_KIND = {"continuation": "continuation", "annotation": "annotation"}
+
+
+def read_plain(index: int, raw: dict[str, Any]) -> PlainTreeIn | None:
+    """The tree when everything in its nodes and edges is plain, else None (read it node by
+    node). Plain is what most looms write and what the general reading would take with no
+    repair and nothing left over: each node ``{id?, content: [one text block], author:
+    {role: human|model}, createdAt?}`` (``id`` its key, ``createdAt`` a time); each edge
+    ``{id?, type: continuation|annotation, sources: [{nodeId, role?: primary}],
+    targetNodeId}``, one per target; one root, listed in ``rootNodeIds``, from which every
+    node descends; ``currentNodeId`` a node when given. A 100,000-node tree is read here
+    in a fraction of the general reading's time: no object per node or edge, no repair to
+    look for, no cycle to break."""
+    nodes, edges_raw, listed = raw.get("nodes"), raw.get("edges"), raw.get("rootNodeIds")
+    if type(nodes) is not dict or not nodes or type(edges_raw) is not list or \
+            type(listed) is not list or len(listed) != 1:
+        return None
+    keys: list[str] = []
+    raws: list[dict[str, Any]] = []
+    texts: list[str] = []
+    models: list[bool] = []
+    created: list[float | None] = []
+    plain_node, role_model = _PLAIN_NODE, _ROLE_MODEL
+    for key, node in nodes.items():
+        if type(node) is not dict or not node.keys() <= plain_node:
+            return None
+        content, author = node.get("content"), node.get("author")
+        if type(content) is not list or len(content) != 1 or type(author) is not dict or \
+                len(author) != 1 or node.get("id", key) != key:
+            return None
+        block = content[0]
+        if type(block) is not dict or len(block) != 2 or block.get("type") != "text":
+            return None
+        text = block.get("text")
+        model = role_model.get(author.get("role"))  # type: ignore[arg-type]
+        if type(text) is not str or model is None:
+            return None
+        when = node.get("createdAt")
+        if when is not None:
+            when = parse_iso(when)
+            if when is None:
+                return None
+        keys.append(key)
+        raws.append(node)
+        texts.append(text)
+        models.append(model)
+        created.append(when)
+    edges: dict[str, tuple[int, str, str]] = {}
+    plain_edge, kinds = _PLAIN_EDGE, _EDGE_KIND
+    for i, edge in enumerate(edges_raw):
+        if type(edge) is not dict or not edge.keys() <= plain_edge:
+            return None
+        target, sources = edge.get("targetNodeId"), edge.get("sources")
+        kind = kinds.get(edge.get("type"))  # type: ignore[arg-type]
+        if kind is None or type(target) is not str or target not in nodes or \
+                target in edges or type(sources) is not list or len(sources) != 1 or \
+                type(edge.get("id", "")) is not str:
+            return None
+        source = sources[0]
+        if type(source) is not dict or source.keys() not in _PLAIN_SOURCE or \
+                source.get("role", "primary") != "primary":
+            return None
+        parent = source["nodeId"]
+        if type(parent) is not str or parent not in nodes or parent == target:
+            return None
+        edges[target] = (i, parent, kind)
+    root = listed[0]
+    if type(root) is not str or root not in nodes or root in edges or \
+            len(edges) != len(nodes) - 1:
+        return None
+    current = raw.get("currentNodeId")
+    if current is not None and (type(current) is not str or current not in nodes):
+        return None
+    # Parents first, each parent's children in node order; a node not reached lies on a
+    # cycle (the general reading breaks it).
+    position = {key: i for i, key in enumerate(keys)}
+    kids: dict[str, list[int]] = {}
+    for key in keys:
+        edge = edges.get(key)
+        if edge is not None:
+            kids.setdefault(edge[1], []).append(position[key])
+    order = [position[root]]
+    extend, get = order.extend, kids.get
+    for at in order:  # (grows as it goes)
+        extend(get(keys[at], ()))
+    if len(order) != len(keys):
+        return None
+    return PlainTreeIn(index, f"trees[{index}]", raw, keys, raws, texts, models, created,
+                       edges, root, order, current)
 
 
 # ── edges ─────────────────────────────────────────────────────────────────────

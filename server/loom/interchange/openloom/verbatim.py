@@ -29,7 +29,7 @@ _FLAGS = (("bookmarked", 1), ("pruned", 2), ("excluded", 4))
 _STAND_IN = "\x00(the summary the node had when it was imported)"
 
 
-def _digest(text: str) -> str:
+def summary_digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=9).hexdigest()
 
 
@@ -39,7 +39,7 @@ def state(row: dict[str, Any]) -> list[Any]:
     flags = (1 if row["bookmarked"] else 0) | (2 if row["pruned"] else 0) | \
         (4 if row["excluded"] else 0)
     summary = row["summary"]
-    return [flags, None if summary is None else _digest(summary), row["summary_source"],
+    return [flags, None if summary is None else summary_digest(summary), row["summary_source"],
             row["label"]]
 
 
@@ -89,7 +89,7 @@ def as_imported(row: dict[str, Any], ic: dict[str, Any]) -> dict[str, Any]:
     old["summary_source"], old["label"] = source, label
     if digest is None:
         old["summary"] = None
-    elif row["summary"] is None or _digest(row["summary"]) != digest:
+    elif row["summary"] is None or summary_digest(row["summary"]) != digest:
         old["summary"] = _STAND_IN
     return old
 
