@@ -204,3 +204,29 @@ def test_the_round_trip_of_a_plain_tree_gives_the_file_back(
     assert json.dumps(tree["nodes"], sort_keys=True) == json.dumps(
         doc["trees"][0]["nodes"], sort_keys=True)
     assert tree["edges"] == doc["trees"][0]["edges"]
+
+
+def test_a_failure_after_a_plain_tree_went_in_leaves_nothing(tmp_path: Path) -> None:
+    """A plain tree planned and a later tree that fails: nothing is written, and the search
+    index's trigger is back."""
+    from loom.errors import LoomError
+    from loom.interchange.files import ImportLimits
+    from loom.store.fulltext import matches
+    from tests.unit.interchange_support import data_uri, png
+
+    ws = fresh(tmp_path / "fail.db")
+    doc = _shape(30)
+    broken = _shape(5)["trees"][0]
+    broken["nodes"]["n1"]["content"] = [{"type": "image", "mimeType": "image/png",
+                                         "ref": data_uri("image/png", png(64, 64))}]
+    doc["trees"].append(broken)
+    read = read_document(doc)
+    assert [type(t).__name__ for t in read.trees] == ["PlainTreeIn", "TreeIn"]
+    before = {t: ws.sql(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in _TABLES}
+    with pytest.raises(LoomError, match="over the limit"):
+        load.import_document(ws, read, person=ws.human(),
+                             limits=ImportLimits(max_media_bytes=64))
+    assert {t: ws.sql(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in _TABLES} == before
+    tree = ws.create_tree("After", root_content="a walnut tree by the lane")
+    assert [m[1] for m in matches(ws.db, "walnut", [], [], 5)] == ["After"]
+    assert tree.title == "After"
