@@ -1,6 +1,7 @@
-"""An import's nodes are in the full-text index (on SQLite it takes them in one statement
-at the end of the import, not row by row: ``fulltext.deferred``), and nodes written after
-an import, or after an import that failed, are indexed as before. On both backends."""
+"""An import's nodes are found by search (on SQLite they are queued for the index in one
+statement at the end of the import, not row by row: ``fulltext.deferred``; the next search
+indexes them), and nodes written after an import, or after an import that failed, are
+indexed as before. On both backends."""
 
 from __future__ import annotations
 

@@ -307,6 +307,8 @@ class Importer:
         return rows, ids
 
     def plan_links(self, plans: list[TreePlan | PlainTreePlan], doc_ids: dict[str, str]) -> None:
+        if not any(p.tree.loom.get("links") for p in plans):
+            return  # (nearly every file: no id maps to build)
         node_ids = {old: new for p in plans for old, new in p.ids.items()}
         tree_ids = {p.file_tree_id: p.snap.tree["id"] for p in plans if p.file_tree_id}
         tree_of = {new: p.snap.tree["id"] for p in plans for new in p.ids.values()}
