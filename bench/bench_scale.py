@@ -430,11 +430,11 @@ def print_imports(args: argparse.Namespace, specs: list[Spec]) -> None:
         runs = [time_import(path, name) for _ in range(max(1, args.repeat))]
         got = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         took, made = got["s"], int(got["nodes"])
-        goal = 4 * args.nodes / 100_000
-        # (The goal is the Open Loom file's; the socketteer file, the same tree
-        # nested 2,000 levels deep, is shown beside it.)
-        judged = (f"goal ≤ {goal:g} s) {'✓' if took <= goal else '✗'}" if kind == "openloom"
-                  else "no goal: the same tree as socketteer/loom nests it)")
+        # (The goal is the Open Loom file's at 100,000 nodes; the socketteer file,
+        # the same tree nested 2,000 levels deep, is shown beside it, and other sizes are
+        # shown for how the time grows.)
+        judged = ("goal ≤ 4 s) " + ("✓" if took <= 4 else "✗")
+                  if kind == "openloom" and args.nodes == 100_000 else "no goal)")
         print(f"{'import ' + kind + f' ({made:,} nodes)':<48} {took:8.2f} s   "
               f"({got['cpu']:.2f} s CPU; {path.stat().st_size / 1e6:.0f} MB file, process peak "
               f"{got['peak_mb']:,.0f} MB, {got['before_mb']:,.0f} MB before; {judged}"
