@@ -14,12 +14,7 @@ import peewee as pw
 import platformdirs
 
 from loom.store import fulltext, schema
-from loom.store.backend import (
-    PasswordSource,
-    connect_postgres,
-    is_postgres,
-    is_url,
-)
+from loom.store.backend import PasswordSource, connect_postgres, is_postgres, is_url
 from loom.store.dialect import upsert
 
 SCHEMA_VERSION = 11

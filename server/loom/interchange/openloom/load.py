@@ -47,14 +47,10 @@ from loom.interchange.openloom.plain import PlainTreePlan
 from loom.interchange.openloom.planning import (
     _ULID,
     SYNTHETIC,
+    TreeStart,
     _int,
     _str,
-    clashes,
-    file_tree_id,
     local_id_of,
-    node_ids,
-    registry_of,
-    tree_id_of,
     tree_row,
 )
 from loom.interchange.openloom.read import NS, DocumentIn, NodeIn, PlainTreeIn, TreeIn
@@ -358,7 +354,6 @@ class Importer:
         if agent_ids:
             tic["agentIds"] = agent_ids
         if isinstance(plan, PlainTreePlan):  # (its nodes and edges are kept as planned)
-            snap.position = plan.current
             r = plan.renderer(shared)
             r.used_people |= plan.authors
         else:
@@ -562,7 +557,7 @@ def _body_bytes(raw: dict[str, Any]) -> bytes | None:
     return None
 
 
-class TreePlan:
+class TreePlan(TreeStart):
     """One tree's rows, planned from the repaired file."""
 
     def __init__(self, imp: Importer, tree: TreeIn, used: set[str], titles: set[str]) -> None:
@@ -572,31 +567,24 @@ class TreePlan:
         self.agent_ids: dict[str, str] = {}
         self.raw_ids: dict[str, str] = {}  # body → raw response id
         self.relabel = False
-        self.registry = registry_of(imp, tree.raw)
-        nodes = tree.nodes
+        nodes, now = tree.nodes, imp.now
         self.synthetic = len(tree.bases) > 1
         keys = ([SYNTHETIC] if self.synthetic else []) + list(nodes)
-        self.file_tree_id = file_tree_id(tree.raw)
-        self.clash = clashes(imp, self.file_tree_id, list(nodes), used)
-        self.ids = self.node_ids(keys)
+        super().__init__(imp, tree.raw, keys, used, lambda: [
+            -1.0 if k == SYNTHETIC else (nodes[k].created or now) for k in keys])
         self.keys = {v: k for k, v in self.ids.items()}
-        tree_id = tree_id_of(imp, self.file_tree_id, self.clash)
         self.order = self.parents_first()
         self.current = self.ids[tree.current] if tree.current else None
         root = self.ids[SYNTHETIC] if self.synthetic else self.ids[tree.bases[0]]
         self.snap = Snap(
-            tree=tree_row(imp, tree.raw, tree.loom, tree_id, root, titles, self.file_tree_id),
+            tree=tree_row(imp, tree.raw, tree.loom, self.tree_id, root, titles,
+                          self.file_tree_id),
             nodes={}, edges={}, sources={}, generations={}, raws={}, links=[], position=None)
         self.plan_nodes()
         self.count = len(nodes)
         self.bookmarks = sum(map(attrgetter("bookmarked"), nodes.values()))
 
     # ids ──────────────────────────────────────────────────────────────────────
-    def node_ids(self, keys: list[str]) -> dict[str, str]:
-        nodes, now = self.tree.nodes, self.imp.now
-        return node_ids(self.imp, keys, lambda: [
-            -1.0 if k == SYNTHETIC else (nodes[k].created or now) for k in keys], self.clash)
-
     def parent_key(self, key: str) -> str | None:
         if key == SYNTHETIC:
             return None

@@ -16,17 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import loom.interchange.jsontext as jsontext
-from loom.interchange.openloom.planning import (
-    Importer,
-    _int,
-    clashes,
-    file_tree_id,
-    local_id_of,
-    node_ids,
-    registry_of,
-    tree_id_of,
-    tree_row,
-)
+from loom.interchange.openloom.planning import Importer, TreeStart, _int, local_id_of, tree_row
 from loom.interchange.openloom.read import PlainTreeIn
 from loom.interchange.openloom.render import ExportOptions, Renderer
 from loom.interchange.openloom.snapshot import IC, Shared, Snap
@@ -41,7 +31,7 @@ NODE_COLUMNS = ("id", "tree_id", "local_id", "label", "content", "author_id", "a
 _ROW_NAMES = ("id", "tree", *NODE_COLUMNS[2:5], "author", *NODE_COLUMNS[6:])
 
 
-class PlainTreePlan:
+class PlainTreePlan(TreeStart):
     """One plain tree's rows: ``nodes``, ``edges`` and ``sources`` as tuples to insert."""
 
     def __init__(self, imp: Importer, tree: PlainTreeIn, used: set[str],
@@ -50,16 +40,12 @@ class PlainTreePlan:
         self.unverified: list[str] = []
         self.media_count: dict[str, int] = {}
         self.agent_ids: dict[str, str] = {}
-        self.registry = registry_of(imp, tree.raw)
-        self.file_tree_id = file_tree_id(tree.raw)
-        self.clash = clashes(imp, self.file_tree_id, tree.keys, used)
         now = imp.now
-        self.ids = node_ids(imp, tree.keys, lambda: [c or now for c in tree.created],
-                                 self.clash)
-        tree_id = tree_id_of(imp, self.file_tree_id, self.clash)
+        super().__init__(imp, tree.raw, tree.keys, used,
+                         lambda: [c or now for c in tree.created])
         self.current = self.ids[tree.current] if tree.current else None
-        self.snap = Snap(tree=tree_row(imp, tree.raw, tree.loom, tree_id,
-                                            self.ids[tree.root], titles, self.file_tree_id),
+        self.snap = Snap(tree=tree_row(imp, tree.raw, tree.loom, self.tree_id,
+                                       self.ids[tree.root], titles, self.file_tree_id),
                          nodes={}, edges={}, sources={}, generations={}, raws={}, links=[],
                          position=None)
         self.count, self.bookmarks = len(tree.keys), 0
@@ -153,7 +139,7 @@ class PlainTreePlan:
         sources = {nid: [{"node": self._shown[nid]["parent"], "role": "primary",
                           "position": 0}] for nid in edges}
         mini = Snap(tree, dict(self._shown), edges, sources, {}, {}, snap.links,
-                    snap.position)
+                    self.current)
         r = Renderer(mini, shared, ExportOptions(), {})
         r.ids = {nid: key for key, nid in self.ids.items()}
         return r

@@ -121,6 +121,22 @@ def tree_id_of(imp: Importer, file_id: str | None, clash: bool) -> str:
     return tree_id
 
 
+class TreeStart:
+    """What both plans begin a tree with, in this order (ids are issued as they are made):
+    the agents its nodes may name, the file's tree id, whether the file's ids clash with
+    what is stored, the nodes' ids (``keys``: the file's, SYNTHETIC first if the tree gets
+    Loom's own root; ``when``: their creation times, for fresh ids), the tree's id."""
+
+    def __init__(self, imp: Importer, raw: dict[str, Any], keys: list[str], used: set[str],
+                 when: Callable[[], list[float]]) -> None:
+        self.registry = registry_of(imp, raw)
+        self.file_tree_id = file_tree_id(raw)
+        self.clash = clashes(imp, self.file_tree_id, [k for k in keys if k != SYNTHETIC],
+                             used)
+        self.ids = node_ids(imp, keys, when, self.clash)
+        self.tree_id = tree_id_of(imp, self.file_tree_id, self.clash)
+
+
 def tree_row(imp: Importer, raw: dict[str, Any], t_loom: dict[str, Any], tree_id: str,
              root: str, titles: set[str], file_id: str | None) -> dict[str, Any]:
     """The tree's row (its annotation counter set once its nodes are planned)."""

@@ -93,7 +93,6 @@ class PlainTreeIn:
     current: str | None = None
     repairs: list[str] = field(default_factory=list)
     loom: dict[str, Any] = field(default_factory=dict)
-    bookmarked: int = 0
 
 
 @dataclass
@@ -164,9 +163,6 @@ def read_document(data: Any, *, plain: bool = True) -> DocumentIn:
             continue
         if i in plains:
             trees.append(plains[i])
-            plains[i].loom = _dict(_dict(raw.get("extensions"), f"{where}.extensions",
-                                         plains[i].repairs).get(NS),
-                                   f"{where}.extensions.loom", plains[i].repairs)
             continue
         tree = read_tree(i, raw)
         if tree is None:
@@ -201,6 +197,12 @@ def _dict(value: Any, where: str, repairs: list[str]) -> dict[str, Any]:
     return value
 
 
+def _tree_loom(raw: dict[str, Any], where: str, repairs: list[str]) -> dict[str, Any]:
+    """A tree's ``extensions.loom`` (empty, with a repair, when it is not an object)."""
+    return _dict(_dict(raw.get("extensions"), f"{where}.extensions", repairs).get(NS),
+                 f"{where}.extensions.loom", repairs)
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value != "" else None
 
@@ -228,8 +230,7 @@ def read_tree(index: int, raw: dict[str, Any]) -> TreeIn | None:
     if not nodes:
         return None
     tree = TreeIn(index, where, raw, nodes, repairs=repairs)
-    tree.loom = _dict(_dict(raw.get("extensions"), f"{where}.extensions", repairs).get(NS),
-                      f"{where}.extensions.loom", repairs)
+    tree.loom = _tree_loom(raw, where, repairs)
     _read_edges(tree)
     _check_edited_from(tree)
     _break_cycles(tree)
@@ -378,8 +379,11 @@ def read_plain(index: int, raw: dict[str, Any]) -> PlainTreeIn | None:
         extend(get(keys[at], ()))
     if len(order) != len(keys):
         return None
-    return PlainTreeIn(index, f"trees[{index}]", raw, keys, raws, texts, models, created,
-                       edges, root, order, current)
+    where = f"trees[{index}]"
+    repairs: list[str] = []
+    loom = _tree_loom(raw, where, repairs)
+    return PlainTreeIn(index, where, raw, keys, raws, texts, models, created, edges, root,
+                       order, current, repairs, loom)
 
 
 # ── edges ─────────────────────────────────────────────────────────────────────
