@@ -243,6 +243,50 @@ async def test_continuations_are_inline_suggestions(editor: Editor, fake: FakePr
     del human
 
 
+async def test_tab_right_after_a_word_accepts_the_rest(editor: Editor,
+                                                      fake: FakeProvider) -> None:
+    """ctrl+right, then Tab before the server has split (VS Code): Tab takes the rest still
+    shown, the item from before the word. The second accept waits for the first, and the
+    text Tab inserted meanwhile stays in the buffer."""
+    fake.script(OPENAI_COMPLETIONS, openai_logprob_stream([CAT, DOG]))
+    uri = await open_demo(editor)
+    before = editor.texts[uri]
+    assert (await command(editor, "loom.suggest", {"uri": uri, "n": 2}))["ok"]
+    got = await editor.client.text_document_inline_completion_async(
+        lsp.InlineCompletionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=editor.pos(uri, len(before)),
+            context=lsp.InlineCompletionContext(
+                trigger_kind=lsp.InlineCompletionTriggerKind.Invoked)))
+    assert got is not None
+    shown = got.items[0]
+    assert shown.insert_text == text_of(CAT)
+
+    def send(args: dict[str, Any]) -> Any:  # sent now, answered later
+        return editor.client.protocol.send_request_async(
+            lsp.WORKSPACE_EXECUTE_COMMAND,
+            lsp.ExecuteCommandParams(command="loom.acceptSuggestion", arguments=[args]))
+
+    editor.append(uri, " The")  # ctrl+right: VS Code inserts the word, the extension tells
+    word = send({"uri": uri, "inserted": True, "text": " The"})
+    editor.append(uri, " cat sat on the mat.")  # Tab: the rest of the item shown
+    rest = send(shown.command.arguments[0])
+    first, second = await word, await rest
+    assert first["ok"], first
+    assert second["ok"], second
+    await editor.wait_for(lambda: editor.texts[uri] == before + text_of(CAT))
+    assert sql(editor.db, "SELECT n.content FROM position p JOIN participant h ON h.id = "
+                          "p.participant JOIN node n ON n.id = p.tip WHERE h.name = 'human'"
+               ) == [(" cat sat on the mat.",)]
+    # the server's copy of the buffer is the client's: the token under " sat" hovers
+    sat = len(before) + len(" The cat s")
+    assert (await hover(editor, uri, sat)).startswith("**`␣sat`**")
+    # split once, at the word: the suggestion (kept, pruned) became the word and the rest
+    assert sql(editor.db, "SELECT content, pruned FROM node WHERE content LIKE '%cat sat%' "
+                          "OR content = ' The' ORDER BY content"
+               ) == [(" The", 0), (" The cat sat on the mat.", 1), (" cat sat on the mat.", 0)]
+
+
 async def test_a_typed_split_line_runs_and_the_buffer_follows(editor: Editor,
                                                               fake: FakeProvider) -> None:
     uri, start = await generate(editor, fake)

@@ -648,6 +648,9 @@ try {
     await page.keyboard.press("Tab");
     await waitFor(() => humanTip() === " cat sat on the mat.", "Tab: the rest as the path's end", 10_000);
     await waitFor(async () => (await docText()).endsWith(squash("third shutter. The cat sat on the mat.")), "the rest in the editor", 10_000);
+    // the accepted text is the tree's now: nothing for VS Code to ask to save
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0,
+      "the tab to be clean after the accept", 10_000);
     const human = sql("SELECT count(*) FROM node WHERE author_type = 'human' AND content LIKE '%cat sat%'")[0][0];
     if (human !== 0) throw new Error("the accepted suggestion was committed as the human's text");
     await shot("9-accepted");

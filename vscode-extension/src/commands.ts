@@ -596,16 +596,20 @@ export class Commands {
   async acceptPart(builtin: string): Promise<void> {
     const ed = pathEditor();
     const before = ed.document.version;
-    const start = ed.document.getText().length;
+    // the suggestion is accepted at the cursor, which ends up after what was taken
+    const from = ed.document.offsetAt(ed.selection.active);
     // VS Code takes the space before a word as a step of its own: take the word too, so a
     // step never leaves a node of whitespace only
+    let accepted = "";
     for (let i = 0; i < 3; i++) {
       const version = ed.document.version;
       await vscode.commands.executeCommand(builtin);
-      if (ed.document.version === version || ed.document.getText().slice(start).trim() !== "") break;
+      accepted = ed.document.getText().slice(from, ed.document.offsetAt(ed.selection.active));
+      if (ed.document.version === version || accepted.trim() !== "") break;
     }
-    if (ed.document.version === before) return;
-    await this.execute(ServerCommands.acceptSuggestion, { uri: ed.document.uri.toString(), inserted: true });
+    if (ed.document.version === before || accepted === "") return;
+    // the text accepted, said: a Tab pressed meanwhile has already added the rest
+    await this.execute(ServerCommands.acceptSuggestion, { uri: ed.document.uri.toString(), inserted: true, text: accepted });
     await vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
   }
 

@@ -9,8 +9,10 @@ moving to the first, so they appear there to cycle through.
 ``loom.acceptSuggestion`` makes the choice the current path: the whole continuation is a
 ``switch`` to it; part of it (a word, a line) splits it at the accepted length through the
 executor and switches to the head, so the rest stays offered. The text is either already
-in the buffer (VS Code inserts an accepted suggestion itself: ``inserted``) or inserted by
-the server (Neovim).
+in the buffer (VS Code inserts an accepted suggestion itself: ``inserted``, with the
+``text`` of a word or line it took) or inserted by the server (Neovim). Accepts in one
+document run one at a time, and keep what the buffer gained meanwhile: Tab pressed right
+after ctrl+right takes the rest of the suggestion shown before the word was split off.
 """
 
 from __future__ import annotations
@@ -46,13 +48,18 @@ def _working(doc: OpenDoc) -> tuple[int, str]:
     return session.committed_end, session.working_text
 
 
-def _match(children: list[Node], working: str, node_id: str | None
+def _match(children: list[Node], working: str, node_id: str | None, text: str | None = None
            ) -> tuple[Node, str] | None:
-    """The continuation the working text accepted, and how much of it: the whole of one it
+    """The continuation the working text accepted, and how much of it: ``text`` when the
+    editor said (a word of one that begins with it), else the whole of one the working text
     begins with, else the one it is the beginning of (``node_id`` first)."""
     if not working:
         return None
     ordered = sorted(children, key=lambda c: c.id != node_id)
+    if text is not None:
+        if not text or not working.startswith(text):
+            return None
+        return next(((c, text) for c in ordered if c.content.startswith(text)), None)
     for c in ordered:
         if working.startswith(c.content):
             return c, c.content
@@ -67,6 +74,9 @@ class Suggestions:
         self.host = host
         self.editing = editing
         self.generation = generation
+        #: one accept at a time per document: a second (Tab right after ctrl+right) must
+        #: see the path and buffer the first one leaves, not the ones it started from
+        self._accepting: dict[str, asyncio.Lock] = {}
 
     def items(self, doc: OpenDoc, offset: int) -> list[Suggestion]:
         """The continuations to offer at ``offset``: only at the end of a path document,
@@ -123,6 +133,12 @@ class Suggestions:
     async def accept(self, uri: str, node: str | None, text: str | None,
                      inserted: bool) -> Result:
         """Make a suggestion (or its first ``text``) the current path."""
+        lock = self._accepting.setdefault(uri, asyncio.Lock())
+        async with lock:
+            return await self._accept(uri, node, text, inserted)
+
+    async def _accept(self, uri: str, node: str | None, text: str | None,
+                      inserted: bool) -> Result:
         host, docs = self.host, self.host.docs
         doc = docs.ensure(uri)
         if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
@@ -133,7 +149,7 @@ class Suggestions:
         children = ws.children(tip) if tip is not None else []
         leftover = ""
         if inserted:
-            picked = await self._inserted(doc, children, node)
+            picked = await self._inserted(doc, children, node, text)
             if picked is None:
                 return Result.failure("CONFLICT", "the accepted text is not at the end of "
                                       "the buffer", "ask for the suggestions again")
@@ -161,6 +177,9 @@ class Suggestions:
         _here, doc.view.tip = ws.position(docs.participant, doc.tree)
         rendered, segments = docs.rerender_target(doc)
         end = segments[-1].end if segments else 0
+        if inserted and rendered[end:].startswith(accepted):
+            # what was typed (or accepted) after the text while the split ran stays
+            leftover = rendered[end + len(accepted):]
         await host.send_edit(doc, rendered[:end] + leftover, segments)
         self.editing.persist(doc)
         host.status(doc)
@@ -170,16 +189,17 @@ class Suggestions:
         return Result.success(f"✓ accepted [{shown.label}]{part}", node=target,
                               suggestion=child.id, accepted=len(accepted))
 
-    async def _inserted(self, doc: OpenDoc, children: list[Node], node: str | None
-                        ) -> tuple[Node, str] | None:
+    async def _inserted(self, doc: OpenDoc, children: list[Node], node: str | None,
+                        text: str | None) -> tuple[Node, str] | None:
         """The suggestion the editor inserted (waiting for its change to arrive)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + INSERT_WAIT_S
         while True:
-            picked = _match(children, _working(doc)[1], node)
+            picked = _match(children, _working(doc)[1], node, text)
             full = picked is not None and picked[1] == picked[0].content
             # an accepted whole suggestion may still be arriving: wait for all of it
-            if picked is not None and (full or node is None or picked[0].id != node):
+            if picked is not None and (full or text is not None or node is None
+                                       or picked[0].id != node):
                 return picked
             if loop.time() > deadline:
                 return picked
