@@ -6,8 +6,10 @@ continuations are inline suggestions to cycle and accept, whole or in part."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Union
 
+import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -243,11 +245,13 @@ async def test_continuations_are_inline_suggestions(editor: Editor, fake: FakePr
     del human
 
 
-async def test_tab_right_after_a_word_accepts_the_rest(editor: Editor,
-                                                      fake: FakeProvider) -> None:
-    """ctrl+right, then Tab before the server has split (VS Code): Tab takes the rest still
-    shown, the item from before the word. The second accept waits for the first, and the
-    text Tab inserted meanwhile stays in the buffer."""
+@pytest.mark.parametrize("tab", ["during", "after", "over-during", "over-after"])
+async def test_tab_right_after_a_word_accepts_the_rest(editor: Editor, fake: FakeProvider,
+                                                      tab: str) -> None:
+    """ctrl+right, then Tab (VS Code) on the rest still shown: the item from before the
+    word. Tab comes while the server splits (the second accept waits for the first, and the
+    text Tab inserted meanwhile stays in the buffer) or once it has; VS Code sends the
+    rest as an insertion, or ("over") as the whole item written over the word."""
     fake.script(OPENAI_COMPLETIONS, openai_logprob_stream([CAT, DOG]))
     uri = await open_demo(editor)
     before = editor.texts[uri]
@@ -262,14 +266,20 @@ async def test_tab_right_after_a_word_accepts_the_rest(editor: Editor,
     shown = got.items[0]
     assert shown.insert_text == text_of(CAT)
 
-    def send(args: dict[str, Any]) -> Any:  # sent now, answered later
-        return editor.client.protocol.send_request_async(
+    def send(args: dict[str, Any]) -> Any:  # sent now (before what follows), answered later
+        return asyncio.wrap_future(editor.client.protocol.send_request(
             lsp.WORKSPACE_EXECUTE_COMMAND,
-            lsp.ExecuteCommandParams(command="loom.acceptSuggestion", arguments=[args]))
+            lsp.ExecuteCommandParams(command="loom.acceptSuggestion", arguments=[args])))
 
     editor.append(uri, " The")  # ctrl+right: VS Code inserts the word, the extension tells
     word = send({"uri": uri, "inserted": True, "text": " The"})
-    editor.append(uri, " cat sat on the mat.")  # Tab: the rest of the item shown
+    if tab.endswith("after"):
+        await word
+    # Tab: the rest of the item shown
+    if tab.startswith("over"):
+        editor.replace(uri, len(before), len(before) + len(" The"), text_of(CAT))
+    else:
+        editor.append(uri, " cat sat on the mat.")
     rest = send(shown.command.arguments[0])
     first, second = await word, await rest
     assert first["ok"], first

@@ -863,7 +863,8 @@ try {
     await page.keyboard.press("Escape");
     // Loom: Search Every Tree, as you type; the hit opens its path
     await runCommand("Loom: Search Every Tree");
-    await page.locator(".quick-input-widget", { hasText: "Search every tree" }).waitFor({ timeout: 10_000 });
+    // (its placeholder, an attribute: "hasText" matched the palette's own row while it faded)
+    await page.locator('.quick-input-widget input[placeholder^="Search every tree"]').waitFor({ timeout: 10_000 });
     await input.fill("walnut leaves");
     const hit = page.locator(".quick-input-widget .monaco-list-row", { hasText: "walnut" }).first();
     await hit.waitFor({ timeout: 15_000 });

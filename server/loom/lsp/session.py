@@ -257,6 +257,15 @@ class Documents:
     # ── client edits ──
     def did_change(self, doc: OpenDoc, start: int, end: int, new: str) -> list[int]:
         """Apply one client change; returns the node segments it touched."""
+        if end > start and new:
+            # A client may write a span over text it only extends (VS Code's Tab on a
+            # suggestion a word of which was accepted writes the whole of it over the
+            # word, by then a node): only what changed is an edit, as if typed.
+            trimmed = minimal_edit(doc.session.text[start:end], new)
+            if trimmed is None:
+                self._adopt_target(doc)
+                return []
+            start, end, new = start + trimmed[0], start + trimmed[1], trimmed[2]
         edit = doc.session.apply(start, end, new)
         self._adopt_target(doc)
         return edit.touched
