@@ -893,12 +893,21 @@ def code_action(ls: LoomServer, params: lsp.CodeActionParams) -> list[lsp.CodeAc
 
 
 @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
+async def inline_completion(ls: LoomServer, params: lsp.InlineCompletionParams
+                            ) -> lsp.InlineCompletionList | None:
+    """The path's continuations as ghost text at the end of the buffer (once an accept
+    running there has settled)."""
+    if not ls.settings.inline_suggestions:
+        return None
+    await ls.suggestions.settled(params.text_document.uri)
+    return _inline_items(ls, params)
+
+
 @_guard(None)
-def inline_completion(ls: LoomServer, params: lsp.InlineCompletionParams
-                      ) -> lsp.InlineCompletionList | None:
-    """The path's continuations as ghost text at the end of the buffer."""
+def _inline_items(ls: LoomServer, params: lsp.InlineCompletionParams
+                  ) -> lsp.InlineCompletionList | None:
     doc = ls.doc(params.text_document.uri)
-    if doc is None or not ls.settings.inline_suggestions:
+    if doc is None:
         return None
     text_doc = doc.session.doc
     found = ls.suggestions.items(doc, _offset(doc, params.position))

@@ -78,6 +78,15 @@ class Suggestions:
         #: see the path and buffer the first one leaves, not the ones it started from
         self._accepting: dict[str, asyncio.Lock] = {}
 
+    async def settled(self, uri: str) -> None:
+        """Wait for an accept running in this document: until it has re-rendered the
+        buffer, its path and its buffer disagree, and an answer from them would be wrong
+        (VS Code, told there was nothing left to offer, showed a word twice)."""
+        lock = self._accepting.get(uri)
+        if lock is not None and lock.locked():
+            async with lock:
+                pass
+
     def items(self, doc: OpenDoc, offset: int) -> list[Suggestion]:
         """The continuations to offer at ``offset``: only at the end of a path document,
         after the text typed there (never after a command line)."""
