@@ -595,7 +595,6 @@ export class Commands {
    */
   async acceptPart(builtin: string): Promise<void> {
     const ed = pathEditor();
-    const before = ed.document.version;
     // the suggestion is accepted at the cursor, which ends up after what was taken
     const from = ed.document.offsetAt(ed.selection.active);
     // VS Code takes the space before a word as a step of its own: take the word too, so a
@@ -607,7 +606,7 @@ export class Commands {
       accepted = ed.document.getText().slice(from, ed.document.offsetAt(ed.selection.active));
       if (ed.document.version === version || accepted.trim() !== "") break;
     }
-    if (ed.document.version === before || accepted === "") return;
+    if (accepted === "") return; // nothing was accepted
     // the text accepted, said: a Tab pressed meanwhile has already added the rest
     await this.execute(ServerCommands.acceptSuggestion, { uri: ed.document.uri.toString(), inserted: true, text: accepted });
     await vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");

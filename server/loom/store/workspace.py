@@ -173,8 +173,9 @@ class Workspace:
         return checkpoint_later(self.db)
 
     def nodes_indexed_after(self, trees: Sequence[str]) -> contextlib.AbstractContextManager[None]:
-        """Inside a write transaction: the full-text index takes the nodes the block
-        inserts into ``trees`` (new trees) at its end, in one statement (bulk imports)."""
+        """Inside a write transaction: the nodes the block inserts into ``trees`` (new
+        trees) are queued for the full-text index at its end, in one statement, and the
+        next search indexes them (bulk imports)."""
         return fulltext.deferred(self.db, trees)
 
     def lock_tree(self, tree_id: str) -> None:
