@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up (first run: a venv with every extra; llama-cpp-python builds in ~6 min, then pip
-# caches the wheel) and run the linters and the whole test suite. Extra args go to pytest.
+# Set up (first run: a venv with every extra, and `loom model setup`: the local model's
+# server built portably in ~5 min, then kept in the user's cache) and run the linters and
+# the whole test suite. Extra args go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -9,5 +10,6 @@ bash scripts/postgres-setup.sh
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[lsp,models,local,dev,postgres]'
+.venv/bin/loom model setup
 .venv/bin/ruff check server tests bench
 exec .venv/bin/pytest "$@"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,29 @@ from tests import pg_cluster
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 FIXTURES = SHARED / "fixtures"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite's model services live in a runtime directory of its own (one shared
+    local model process for every test and every server the tests start), stopped when
+    the run ends; they never meet the user's."""
+    if "LOOM_RUNTIME_DIR" not in os.environ:
+        path = tempfile.mkdtemp(prefix="loom-test-runtime-")
+        os.environ["LOOM_RUNTIME_DIR"] = path
+        config.stash[_RUNTIME] = path
+    os.environ.setdefault("LOOM_MODEL_IDLE_S", "300")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    path = config.stash.get(_RUNTIME, None)
+    if path is not None:
+        from loom.llm.service.client import stop_all
+
+        stop_all(Path(path))
+        shutil.rmtree(path, ignore_errors=True)
+
+
+_RUNTIME = pytest.StashKey[str]()
 
 
 class Clock:

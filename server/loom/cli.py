@@ -392,6 +392,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_migrate_arguments(s)
     s.set_defaults(fn=cmd_migrate)
 
+    from loom.cli_model import add_parsers as model_parsers
+
+    model_parsers(sub)
     s = sub.add_parser("serve", help="run the language server (stdio)")
     s.add_argument("--tcp", metavar="[HOST:]PORT",
                    help="listen on a socket instead of stdio (host 127.0.0.1 unless given; "

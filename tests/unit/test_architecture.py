@@ -232,3 +232,26 @@ def test_relative_imports_resolve_to_modules() -> None:
                  ast.parse("from . import context\nfrom ..commands import ast\n"))
     names = {n for n, _ in imported_names(mod)}
     assert {"loom.agent.context", "loom.commands.ast"} <= names
+
+
+#: Native model code: never loaded by a Loom process (issue 23). The model runs in its
+#: own process (loom.llm.service), where a crash is a message, not an editor's death.
+NATIVE_MODEL_CODE = ("llama_cpp", "ctransformers", "gpt4all", "torch", "transformers")
+
+
+def test_no_loom_process_loads_native_model_code() -> None:
+    found = [(mod.name, name) for mod in modules().values()
+             for name, _node in imported_names(mod) if _under(name, NATIVE_MODEL_CODE)]
+    assert not found, found
+
+
+def test_the_test_suite_loads_no_native_model_code() -> None:
+    tests = PACKAGE.parents[1] / "tests"
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [(path.name, n) for n in names if _under(n, NATIVE_MODEL_CODE)]
+    assert not found, found

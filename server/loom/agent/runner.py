@@ -39,7 +39,7 @@ from loom.commands.executor import Executor
 from loom.errors import LoomError
 from loom.llm.base import Provider
 from loom.llm.config import ModelProfile, resolve_profile
-from loom.llm.providers.local import N_CTX
+from loom.llm.service.client import SEQ_CTX
 from loom.llm.redacting import redacting
 from loom.llm.registry import make_provider
 from loom.store.schema import Tree
@@ -54,7 +54,7 @@ def budgets_for(profile: ModelProfile) -> Budgets:
     hosted models get the defaults (replies of at least 1,024 tokens)."""
     if profile.provider == "local":
         reply = min(320, max(profile.max_tokens, 128))
-        return Budgets(context_tokens=N_CTX - reply - 528, reply_tokens=reply)
+        return Budgets(context_tokens=SEQ_CTX - reply - 528, reply_tokens=reply)
     return Budgets(reply_tokens=max(profile.max_tokens, 1_024))
 
 

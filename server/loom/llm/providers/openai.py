@@ -72,30 +72,30 @@ class OpenAIProvider(SDKProvider):
             logprobs=logprobs,
         )
         collector = Collector(n, on_delta, cancel)
-        native = n == 1 or self.profile.supports_n
+        size = self.batch_size(n)
+        groups = [range(i, min(i + size, n)) for i in range(0, n, size)]
 
         async def body() -> None:
             client = self.client()
-            if native:
-                await call_with_retry(
-                    lambda a: self._complete_once(client, prompt, params, collector, a, range(n)),
-                    self.policy,
-                )
-            else:
-                await gather_all(
-                    [
-                        call_with_retry(
-                            lambda a, i=i: self._complete_once(
-                                client, prompt, params, collector, a, [i]
-                            ),
-                            self.policy,
-                        )
-                        for i in range(n)
-                    ]
-                )
+            await gather_all(
+                [
+                    call_with_retry(
+                        lambda a, g=group: self._complete_once(
+                            client, prompt, params, collector, a, g
+                        ),
+                        self.policy,
+                    )
+                    for group in groups
+                ]
+            )
 
         await run(body(), cancel)
         return collector.build(model=self.profile.model, provider=self.name, params=params)
+
+    def batch_size(self, n: int) -> int:
+        """Continuations per request: all n where the server takes ``n``, else one each
+        (the requests then run in parallel)."""
+        return n if self.profile.supports_n else 1
 
     async def _complete_once(
         self,
@@ -120,7 +120,7 @@ class OpenAIProvider(SDKProvider):
             payload["stop"] = params["stop"]
         if params["logprobs"] is not None:
             payload["logprobs"] = params["logprobs"]
-        if self.profile.provider == "openai":
+        if self.profile.provider in ("openai", "local"):
             payload["stream_options"] = {"include_usage": True}
         log_request(self.profile, "completions", payload)
         with sdk_errors(self.profile):
@@ -154,7 +154,10 @@ class OpenAIProvider(SDKProvider):
         except _READ_ERRORS as exc:
             raise malformed(self.profile, f"sent a chunk Loom cannot read ({exc!r})") from exc
         if usage is not None:
-            sink.usage(usage)
+            # llama-server reports each choice's usage with that choice's last chunk;
+            # OpenAI, the request's in a chunk of its own.
+            one = len(pieces) == 1 and pieces[0][2] is not None
+            sink.usage(usage, pieces[0][0] if one else None)
         for index, text, finish, lp in pieces:
             if lp:
                 sink.logprobs(index, lp)
@@ -209,7 +212,7 @@ class OpenAIProvider(SDKProvider):
         }
         if params["stop"]:
             payload["stop"] = params["stop"]
-        if self.profile.provider == "openai":
+        if self.profile.provider in ("openai", "local"):
             payload["stream_options"] = {"include_usage": True}
         log_request(self.profile, "chat.completions", payload)
         with sdk_errors(self.profile):
