@@ -4,7 +4,6 @@ portable server and weights, and its shared process) and ``loom doctor``."""
 from __future__ import annotations
 
 import argparse
-
 import sys
 import time
 

@@ -39,9 +39,9 @@ from loom.commands.executor import Executor
 from loom.errors import LoomError
 from loom.llm.base import Provider
 from loom.llm.config import ModelProfile, resolve_profile
-from loom.llm.service.client import SEQ_CTX
 from loom.llm.redacting import redacting
 from loom.llm.registry import make_provider
+from loom.llm.service.client import SEQ_CTX
 from loom.store.schema import Tree
 from loom.store.workspace import Workspace
 

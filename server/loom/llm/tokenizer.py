@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from loom.memory.tokens import Tokenizer
 from loom.llm.service.paths import cache_dir
 from loom.llm.service.setup import MODEL_FILE, bundled_gguf
+from loom.memory.tokens import Tokenizer
 
 
 def tokenizer_file() -> Path:

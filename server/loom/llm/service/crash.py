@@ -26,7 +26,7 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> set[str]:
 def missing_features(flags: set[str] | None = None) -> list[str]:
     """What a portable x86-64 build needs and this CPU does not list."""
     flags = cpu_flags() if flags is None else flags
-    if not flags or "avx" not in flags and "sse2" not in flags:  # not x86, or unknown
+    if not flags or ("avx" not in flags and "sse2" not in flags):  # not x86, or unknown
         return []
     return [f for f in X86_NEEDS if f not in flags]
 

@@ -1,0 +1,127 @@
+"""The local model's process dies or hangs mid-generation (issue 23), with the real model
+and the real language server: kill -9, a SIGILL (as a CPU that cannot run the build
+makes it), and a stop (a hang). Each time the request answers ``✗ MODEL_ERROR`` saying
+what happened, nothing is written, the streamed text goes, every open buffer lives on,
+and the next ``→ continue`` succeeds with a fresh model process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from loom.llm.service.client import stop_all
+from loom.llm.service.record import ServiceRecord
+from tests.local_model import requires_local_model
+from tests.lsp.conftest import SERVER, Editor, make_demo, open_demo, sql, start_session
+
+pytestmark = requires_local_model
+
+#: A runtime directory of this module's own: its kills never hit the suite's shared model.
+RUNTIME = Path(tempfile.mkdtemp(prefix="loom-crash-runtime-"))
+CONFIG = RUNTIME.parent / f"{RUNTIME.name}.toml"
+CONFIG.write_text('[profiles.quick]\nprovider = "local"\nmodel = "SmolLM2-135M-Instruct"\n'
+                  "timeout_s = 4\n\n[defaults]\nsubject = \"quick\"\n", encoding="utf-8")
+ENV = {k: v for k, v in os.environ.items()
+       if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LOOM_API_KEY", "LOOM_BASE_URL",
+                    "LOOM_SUBJECT", "LOOM_SUBJECT_PROFILE")}
+ENV.update({"LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off", "LOOM_CONFIG": str(CONFIG),
+            "LOOM_RUNTIME_DIR": str(RUNTIME)})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _runtime() -> Iterator[None]:
+    yield
+    stop_all(RUNTIME)
+    shutil.rmtree(RUNTIME, ignore_errors=True)
+    CONFIG.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "loom.db"
+    make_demo(path)
+    return path
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV),
+                    params=["neovim"])
+async def client(request: Any, lsp_client: LanguageClient, db: Path):  # type: ignore[no-untyped-def]
+    async for _ in start_session(request, lsp_client, db):
+        yield
+
+
+@pytest.fixture
+def editor(client: LanguageClient) -> Editor:
+    return client.editor  # type: ignore[attr-defined,no-any-return]
+
+
+def model_process() -> ServiceRecord:
+    (path,) = [p for p in RUNTIME.glob("model-*.json") if not p.name.endswith(".exit.json")]
+    return ServiceRecord.model_validate_json(path.read_text())
+
+
+async def continue_(editor: Editor, uri: str, n: int, tokens: int) -> dict[str, Any]:
+    return await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(  # type: ignore[no-any-return]
+        command="loom.continue", arguments=[{"uri": uri, "n": n, "tokens": tokens}]))
+
+
+EXPECTED = {
+    signal.SIGKILL: "✗ MODEL_ERROR: the local model process was killed (SIGKILL) while it "
+                    "was generating",
+    signal.SIGILL: "✗ MODEL_ERROR: the local model process died: illegal instruction (SIGILL)",
+    signal.SIGSTOP: "✗ MODEL_ERROR: the local model process stopped answering",
+}
+
+
+@pytest.mark.parametrize("sig", list(EXPECTED), ids=lambda s: s.name)
+async def test_the_model_process_dies_mid_generation_and_nothing_else_does(
+        editor: Editor, sig: signal.Signals) -> None:
+    uri = await open_demo(editor)
+    tree, = sql(editor.db, "SELECT id FROM tree WHERE title LIKE 'The House%'")[0]
+    root, = sql(editor.db, "SELECT n.local_id FROM tree t JOIN node n ON n.id = t.root "
+                           "WHERE t.id = ?", tree)[0]
+    other = f"loom://path/{tree}/{root}"  # a second buffer, open all along
+    got = await editor.client.workspace_text_document_content_async(
+        lsp.TextDocumentContentParams(uri=other))
+    editor.open(other, got.text)
+    warm = await continue_(editor, uri, 1, 3)  # the model process starts
+    assert warm["ok"], warm
+    first = model_process()
+    before = editor.texts[uri]
+    nodes = sql(editor.db, "SELECT count(*) FROM node")
+    generations = sql(editor.db, "SELECT count(*) FROM generation")
+
+    task = asyncio.ensure_future(continue_(editor, uri, 2, 400))
+    await editor.wait_for(lambda: len(editor.texts[uri]) > len(before) + 10, timeout=30)
+    os.kill(first.server_pid, sig)
+    res = await asyncio.wait_for(task, 60)
+    assert not res["ok"]
+    assert res["message"].startswith(EXPECTED[sig]), res["message"]
+    assert "hint:" in res["message"]
+    if sig == signal.SIGILL:
+        assert "this CPU cannot run the model server's build" in res["message"]
+    # nothing written, the streamed text gone, the other buffer and the session alive
+    assert sql(editor.db, "SELECT count(*) FROM node") == nodes
+    assert sql(editor.db, "SELECT count(*) FROM generation") == generations
+    await editor.wait_for(lambda: editor.texts[uri] == before)
+    again = await editor.client.workspace_text_document_content_async(
+        lsp.TextDocumentContentParams(uri=other))
+    assert again.text == editor.texts[other]
+    status = await editor.request("loom/status", {"uri": uri})
+    assert not status["generating"]
+    # the next continue starts a fresh model process and lands
+    res = await continue_(editor, uri, 1, 6)
+    assert res["ok"], res
+    assert model_process().server_pid != first.server_pid
+    assert sql(editor.db, "SELECT count(*) FROM generation") == [(generations[0][0] + 1,)]
