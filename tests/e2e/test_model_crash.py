@@ -7,6 +7,7 @@ and the next ``→ continue`` succeeds with a fresh model process."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -125,3 +126,32 @@ async def test_the_model_process_dies_mid_generation_and_nothing_else_does(
     assert res["ok"], res
     assert model_process().server_pid != first.server_pid
     assert sql(editor.db, "SELECT count(*) FROM generation") == [(generations[0][0] + 1,)]
+
+
+async def test_doctor_through_the_server(editor: Editor) -> None:
+    """VS Code's Loom: Doctor and :checkhealth loom ask the server; it starts the model and
+    times a generation."""
+    got = await editor.request("loom/doctor", {"generate": True})
+    assert got["ok"], got["text"]
+    texts = [c["text"] for c in got["checks"]]
+    assert any(t.startswith("subject: quick (local: SmolLM2-135M-Instruct") for t in texts)
+    assert any(t.startswith("generation: ") and " tokens in " in t for t in texts), texts
+    assert any(t.startswith("language server memory: ") for t in texts), texts
+    assert any("AMX instructions: 0" in t for t in texts) or os.environ.get("LOOM_LLAMA_SERVER")
+    assert got["text"].startswith("Models\n  · subject: quick")
+    assert all(c["status"] != "error" for c in got["checks"]), got["text"]
+
+
+def test_doctor_on_the_command_line() -> None:
+    import subprocess
+    import sys
+
+    env = {**ENV}
+    done = subprocess.run([sys.executable, "-m", "loom.cli", "doctor"], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Local model\n" in done.stdout and "  ✓ generation: " in done.stdout, done.stdout
+    quick = subprocess.run([sys.executable, "-m", "loom.cli", "doctor", "--quick", "--json"],
+                           env=env, capture_output=True, text=True, timeout=60, check=False)
+    checks = json.loads(quick.stdout)["checks"]
+    assert not any(c["text"].startswith("generation") for c in checks)

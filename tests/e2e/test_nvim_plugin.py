@@ -22,11 +22,15 @@ from typing import Any
 
 import pytest
 
+from loom.llm.service.paths import cache_dir
+from tests import local_model
+
 pytestmark = pytest.mark.nvim
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "nvim"
 INIT = Path(__file__).resolve().parent / "nvim" / "init.lua"
+MODEL_CACHE = cache_dir()  # read before a test points XDG_CACHE_HOME elsewhere
 
 
 def _nvim_binary() -> str | None:
@@ -185,6 +189,7 @@ def editor(demo: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     monkeypatch.setenv("LOOM_PLUGIN_DIR", str(PLUGIN))
     monkeypatch.setenv("LOOM_PYTHON", sys.executable)
     monkeypatch.setenv("LOOM_DB", str(demo.db))
+    monkeypatch.setenv("LOOM_CACHE_DIR", str(MODEL_CACHE))  # the set-up local model
     nvim = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "-n", "-i", "NONE",
                                         "-u", str(INIT)])
     try:
@@ -370,9 +375,17 @@ def test_checkhealth(editor: Editor, demo: Demo) -> None:
     editor.open(demo.uri(demo.tip))
     editor.cmd("checkhealth loom")
     report = editor.text
-    assert "ERROR" not in report, report
     assert "--help runs" in report, report
     assert re.search(r"client \d+ running \(initialized\)", report), report
+    # loom doctor's checks, through the running server
+    assert "Models (loom doctor)" in report and "subject: " in report, report
+    if local_model.missing() is None or local_model.REQUIRED:
+        assert "ERROR" not in report, report
+        assert re.search(r"generation: \d+ tokens in \d+ ms", report), report
+        assert "AMX instructions: 0" in report, report
+        assert re.search(r"language server memory: \d+ MB", report), report
+    else:
+        assert "server: not set up" in report, report
 
 
 def test_tree_changed_elsewhere(editor: Editor, demo: Demo) -> None:

@@ -572,3 +572,25 @@ async def test_local_concurrent_calls_and_cancel():
     # The model is usable again right after a cancelled call.
     again = await p.complete("Again", max_tokens=4)
     assert again.completions[0].text
+
+
+@local_model
+@requires_local
+async def test_local_n_continuations_decode_together_and_stream_as_they_come():
+    """Issue 23: n continuations of one request are decoded together in the model server's
+    slots (n beyond the slots is split across requests), each streaming as it comes."""
+    p = make_provider(ModelProfile(name="local", provider="local", model="SmolLM2-135M-Instruct"))
+    order: list[int] = []
+    result = await p.complete("The lighthouse keeper climbed the stairs at dusk.", n=6,
+                              max_tokens=24, temperature=1.0,
+                              on_delta=lambda i, _s: order.append(i))
+    assert [c.index for c in result.completions] == list(range(6))
+    assert sum(bool(c.text) for c in result.completions) >= 5
+    longest = max(range(6), key=order.count)
+    last = max(k for k, i in enumerate(order) if i == longest)
+    assert any(i != longest for i in order[:last]), order  # interleaved, not one by one
+    assert len({c.text for c in result.completions}) >= 4  # each samples its own way
+    for c in result.completions:
+        assert c.logprobs and all(len(e["top_logprobs"]) == 5 for e in c.logprobs)
+        assert c.usage is not None  # each continuation's own (llama-server counts its end)
+        assert c.usage.completion_tokens in (len(c.logprobs), len(c.logprobs) + 1)

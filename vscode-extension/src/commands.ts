@@ -22,6 +22,7 @@ import type { LoomClient } from "./client";
 import {
   Methods,
   ServerCommands,
+  type DoctorResult,
   type ExportResult,
   type ImportResult,
   type NewTreeResult,
@@ -132,6 +133,7 @@ export class Commands {
       return Promise.resolve();
     });
     reg("loom.ui.restartServer", () => this.client.restart());
+    reg("loom.ui.doctor", () => this.doctor());
     reg("loom.ui.siblings", () => this.siblingsAtCursor());
     reg("loom.ui.bookmark", (arg) => this.bookmark(arg));
     reg("loom.ui.unbookmark", (arg) => this.act("unbookmark", arg));
@@ -490,6 +492,25 @@ export class Commands {
     if (!tree) return;
     this.pictureView ??= new TreePicture(this.client, (uri) => this.openUri(uri, vscode.ViewColumn.One));
     await this.pictureView.show(tree, active?.scheme === SCHEME ? active.toString() : undefined);
+  }
+
+  private doctorOutput: vscode.OutputChannel | undefined;
+
+  /** `loom doctor` through the server: which model serves each purpose, whether the local
+   * model starts here and how fast it is; shown in the "Loom Doctor" output. */
+  async doctor(): Promise<void> {
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "Loom: checking the models…" },
+      () => this.client.request<DoctorResult>(Methods.doctor, { generate: true }),
+    );
+    this.doctorOutput ??= vscode.window.createOutputChannel("Loom Doctor");
+    this.doctorOutput.replace(result.text ?? "");
+    this.doctorOutput.show(true);
+    const problems = (result.checks ?? []).filter((c) => c.status === "error");
+    if (problems.length > 0) {
+      const first = problems[0];
+      void vscode.window.showWarningMessage(`Loom: ✗ ${first.text}${first.hint ? ` (${first.hint})` : ""}`);
+    }
   }
 
   /** Full-text search over every tree, as you type; a hit opens its path. */

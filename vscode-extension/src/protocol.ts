@@ -9,6 +9,7 @@ export const Methods = {
   import: "loom/import",
   export: "loom/export",
   status: "loom/status",
+  doctor: "loom/doctor",
   documentChanged: "loom/documentChanged",
   clean: "loom/clean",
 } as const;
@@ -188,4 +189,17 @@ export interface ServerSettings {
   alternativeContinues?: boolean;
   /** Offer the path's continuations as inline suggestions. */
   inlineSuggestions?: boolean;
+}
+
+/** `loom/doctor`: the checks `loom doctor` prints. */
+export interface DoctorCheck {
+  section: string;
+  status: "ok" | "warn" | "error" | "info";
+  text: string;
+  hint?: string | null;
+}
+export interface DoctorResult {
+  ok: boolean;
+  text: string;
+  checks: DoctorCheck[];
 }

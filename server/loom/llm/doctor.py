@@ -8,6 +8,7 @@ reports it. Each check is a status (ok, warn, error, info), a line, and a hint.
 from __future__ import annotations
 
 import asyncio
+import os
 import platform
 import time
 from pathlib import Path
@@ -209,6 +210,14 @@ def tokenizer() -> list[Check]:
                       text="tokenizer: not available, token counts are estimates",
                       hint="pip install 'loom-lsp[local]' and run `loom model setup`")]
     return [Check(section=LOCAL, status="ok", text="tokenizer: exact counts (SmolLM2 vocabulary)")]
+
+
+def this_process(label: str) -> Check:
+    """The memory of the process that runs the checks (the language server, say)."""
+    pid = os.getpid()
+    rss = _rss_mb(pid)
+    shown = f"{rss:.0f} MB" if rss is not None else "unknown"
+    return Check(section=LOCAL, status="info", text=f"{label} memory: {shown} (pid {pid})")
 
 
 def _cpu_name() -> str | None:

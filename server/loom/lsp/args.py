@@ -113,6 +113,10 @@ class StopArgs(Args):
     uri: str | None = None
 
 
+class DoctorParams(Args):
+    generate: bool = True  # start the local model and time a short generation
+
+
 class SaveParams(UriArgs):
     text: str
     reason: Literal["manual", "afterDelay", "focusOut"] | None = None

@@ -696,6 +696,17 @@ def loom_picture(ls: LoomServer, a: A.PictureParams) -> dict[str, Any]:
     return ls.library.picture(a.tree, a.uri)
 
 
+@_request("loom/doctor", A.DoctorParams)
+async def loom_doctor(ls: LoomServer, a: A.DoctorParams) -> dict[str, Any]:
+    """``loom doctor``'s checks, run off the event loop (they may start the model)."""
+    from loom.llm import doctor
+
+    report = await asyncio.to_thread(doctor.run, generate=a.generate)
+    report.checks.append(doctor.this_process("language server"))
+    return {"ok": report.ok, "text": report.render(),
+            "checks": [c.model_dump() for c in report.checks]}
+
+
 @_request("loom/status", A.StopArgs)
 def loom_status(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
     view = None

@@ -206,4 +206,16 @@ def explain(record: ServiceRecord, files: Files, waited_s: float) -> ModelError 
         return None
     with contextlib.suppress(OSError):
         os.kill(record.server_pid, signal.SIGKILL)
+    _wait_gone(record, files)
     return crash.hung(waited_s)
+
+
+def _wait_gone(record: ServiceRecord, files: Files, timeout_s: float = 3.0) -> None:
+    """Until a killed server's supervisor has noticed and forgotten it, so the next request
+    cannot find it still recorded (a killed process takes a moment to be a zombie)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        current = files.read_record()
+        if current is None or current.instance != record.instance:
+            return
+        time.sleep(0.02)
