@@ -5,8 +5,12 @@ a missing model fails the tests that need it instead."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
 import pytest
+import pytest_lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 from loom.llm.service.setup import bundled_gguf, find_server
 
@@ -26,3 +30,39 @@ requires_local_model = [
     pytest.mark.local_model,
     pytest.mark.skipif(not REQUIRED and missing() is not None, reason=missing() or ""),
 ]
+
+
+#: What a language server that should answer with the local model must not inherit.
+HOSTED = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LOOM_API_KEY", "LOOM_BASE_URL",
+          "LOOM_SUBJECT", "LOOM_SUBJECT_PROFILE")
+
+
+def local_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a language server on the local model only."""
+    env = {k: v for k, v in os.environ.items() if k not in HOSTED}
+    env.update({"LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off", **extra})
+    return env
+
+
+def local_model_session(env: dict[str, str]) -> tuple[Any, Any, Any]:
+    """A test module's ``db`` (the demo), ``client`` (a Neovim session against a server
+    with ``env``) and ``editor`` fixtures; assign all three at module level."""
+    from tests.lsp.conftest import SERVER, make_demo, start_session
+
+    @pytest.fixture
+    def db(tmp_path: Path) -> Path:
+        path = tmp_path / "loom.db"
+        make_demo(path)
+        return path
+
+    @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=env),
+                        params=["neovim"])
+    async def client(request: Any, lsp_client: LanguageClient, db: Path):  # type: ignore[no-untyped-def]
+        async for _ in start_session(request, lsp_client, db):
+            yield
+
+    @pytest.fixture
+    def editor(client: LanguageClient) -> Any:
+        return client.editor  # type: ignore[attr-defined]
+
+    return db, client, editor

@@ -5,45 +5,19 @@ the local model continues from the alternative."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any, Union
+from typing import Union
 
-import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
 
 from loom.model import tokens as T
-from tests.local_model import requires_local_model
-from tests.lsp.conftest import SERVER, Editor, make_demo, open_demo, sql, start_session
+from tests.local_model import local_env, local_model_session, requires_local_model
+from tests.lsp.conftest import Editor, open_demo, sql
 
 pytestmark = requires_local_model
 
-ENV = {k: v for k, v in os.environ.items()
-       if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LOOM_API_KEY", "LOOM_BASE_URL",
-                    "LOOM_SUBJECT", "LOOM_SUBJECT_PROFILE")}
-ENV.update({"LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off",
-            "LOOM_CONFIG": "/nonexistent/loom-local-logprobs.toml"})
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    path = tmp_path / "loom.db"
-    make_demo(path)
-    return path
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV),
-                    params=["neovim"])
-async def client(request: Any, lsp_client: LanguageClient, db: Path):  # type: ignore[no-untyped-def]
-    async for _ in start_session(request, lsp_client, db):
-        yield
-
-
-@pytest.fixture
-def editor(client: LanguageClient) -> Editor:
-    return client.editor  # type: ignore[attr-defined,no-any-return]
+db, client, editor = local_model_session(
+    local_env(LOOM_CONFIG="/nonexistent/loom-local-logprobs.toml"))
 
 
 def stored(db: Path) -> list[tuple[str, str, list[T.Token]]]:

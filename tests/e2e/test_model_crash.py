@@ -17,14 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
 
 from loom.llm.service.client import stop_all
 from loom.llm.service.record import ServiceRecord
-from tests.local_model import requires_local_model
-from tests.lsp.conftest import SERVER, Editor, make_demo, open_demo, sql, start_session
+from tests.local_model import local_env, local_model_session, requires_local_model
+from tests.lsp.conftest import Editor, open_demo, sql
 
 pytestmark = requires_local_model
 
@@ -33,11 +31,8 @@ RUNTIME = Path(tempfile.mkdtemp(prefix="loom-crash-runtime-"))
 CONFIG = RUNTIME.parent / f"{RUNTIME.name}.toml"
 CONFIG.write_text('[profiles.quick]\nprovider = "local"\nmodel = "SmolLM2-135M-Instruct"\n'
                   "timeout_s = 4\n\n[defaults]\nsubject = \"quick\"\n", encoding="utf-8")
-ENV = {k: v for k, v in os.environ.items()
-       if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LOOM_API_KEY", "LOOM_BASE_URL",
-                    "LOOM_SUBJECT", "LOOM_SUBJECT_PROFILE")}
-ENV.update({"LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off", "LOOM_CONFIG": str(CONFIG),
-            "LOOM_RUNTIME_DIR": str(RUNTIME)})
+ENV = local_env(LOOM_CONFIG=str(CONFIG), LOOM_RUNTIME_DIR=str(RUNTIME))
+db, client, editor = local_model_session(ENV)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -46,25 +41,6 @@ def _runtime() -> Iterator[None]:
     stop_all(RUNTIME)
     shutil.rmtree(RUNTIME, ignore_errors=True)
     CONFIG.unlink(missing_ok=True)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    path = tmp_path / "loom.db"
-    make_demo(path)
-    return path
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV),
-                    params=["neovim"])
-async def client(request: Any, lsp_client: LanguageClient, db: Path):  # type: ignore[no-untyped-def]
-    async for _ in start_session(request, lsp_client, db):
-        yield
-
-
-@pytest.fixture
-def editor(client: LanguageClient) -> Editor:
-    return client.editor  # type: ignore[attr-defined,no-any-return]
 
 
 def model_process() -> ServiceRecord:

@@ -76,3 +76,14 @@ def test_missing_features_reads_x86_only() -> None:
     assert crash.missing_features({"fp", "asimd"}) == []  # an ARM CPU: nothing to say
     assert crash.missing_features(set()) == []
     assert crash.missing_features({"sse2", "avx"}) == ["avx2", "fma", "f16c", "bmi2"]
+
+
+def test_the_runtime_directory_is_private(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from loom.llm.service.paths import runtime_dir
+
+    shared = tmp_path / "run"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    monkeypatch.setenv("LOOM_RUNTIME_DIR", str(shared))
+    assert runtime_dir() == shared
+    assert shared.stat().st_mode & 0o777 == 0o700

@@ -980,6 +980,34 @@ try {
     await shot("imported");
   });
 
+  await check("Loom: Doctor says which model serves what and times the local model in its own process", async () => {
+    await runCommand("Loom: Doctor: Check the Models");
+    // the whole report as VS Code logs the output channel (the panel shows only what fits)
+    const logged = () => {
+      let text = "";
+      const walk = (dir) => {
+        let entries = [];
+        try { entries = readdirSync(dir); } catch { return; }
+        for (const e of entries) {
+          const p = join(dir, e);
+          try { if (statSync(p).isDirectory()) walk(p); else if (/Loom Doctor/.test(e)) text = readFileSync(p, "utf8"); } catch { /* racing the writer */ }
+        }
+      };
+      walk(join(USER_DATA, "logs"));
+      return text;
+    };
+    const panel = page.locator(".part.panel .monaco-editor .view-lines");
+    const report = async () => logged() || ((await panel.first().textContent().catch(() => "")) ?? "").replace(/\u00a0/g, " ");
+    const required = process.env.LOOM_REQUIRE_LOCAL_MODEL === "1";
+    await waitFor(async () => /generation: \d+ tokens in \d+ ms|server: not set up/.test(await report()),
+      "the doctor's report in the Loom Doctor output", 90_000);
+    const text = await report();
+    if (!/subject: fake \(openai-compatible: fake-base/.test(text)) throw new Error(`the report names no subject: ${text.slice(0, 300)}`);
+    if (required && !/generation: \d+ tokens in \d+ ms/.test(text)) throw new Error(`no generation timed: ${text.slice(0, 600)}`);
+    if (!/language server memory: \d+ MB/.test(text)) throw new Error(`no memory figure: ${text.slice(0, 600)}`);
+    await shot("14-doctor");
+  });
+
   if (consoleErrors.length) log(`browser console errors (not failures): ${consoleErrors.slice(0, 5).join(" | ").slice(0, 600)}`);
 } catch (err) {
   failed = true;

@@ -24,6 +24,7 @@ from loom.llm.base import ChatMessage, ModelError, Provider
 from loom.llm.config import LOCAL_MODEL, ModelProfile, load_config, resolve_profile
 from loom.llm.redacting import redacting
 from loom.llm.registry import make_provider
+from loom.llm.service.record import alive
 from loom.memory.tokens import count_tokens
 from loom.protocol import loads_lenient
 from loom.render.text import one_line, whole_sentences
@@ -356,13 +357,8 @@ def _worker_main(argv: list[str] | None = None) -> int:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return os.getppid() == pid
+    """Whether the parent that started this worker still is its parent."""
+    return alive(pid) and os.getppid() == pid
 
 
 def drain(ws: Workspace, limit: int | None = None, deadline_s: float | None = None) -> int:

@@ -77,17 +77,14 @@ class OpenAIProvider(SDKProvider):
 
         async def body() -> None:
             client = self.client()
-            await gather_all(
-                [
-                    call_with_retry(
-                        lambda a, g=group: self._complete_once(
-                            client, prompt, params, collector, a, g
-                        ),
-                        self.policy,
-                    )
-                    for group in groups
-                ]
-            )
+            calls = [
+                call_with_retry(
+                    lambda a, g=group: self._complete_once(client, prompt, params, collector, a, g),
+                    self.policy,
+                )
+                for group in groups
+            ]
+            await (calls[0] if len(calls) == 1 else gather_all(calls))
 
         await run(body(), cancel)
         return collector.build(model=self.profile.model, provider=self.name, params=params)

@@ -63,9 +63,14 @@ def spec_for(model: str) -> ServiceSpec:
     if server is None:
         raise ModelError("unavailable", "the local model server is not set up on this "
                          "machine", SETUP_HINT)
+    try:
+        runtime = runtime_dir()
+    except OSError as exc:
+        raise ModelError("unavailable", f"no private runtime directory for the model: {exc}",
+                         "set LOOM_RUNTIME_DIR to a directory only you can use") from exc
     return ServiceSpec(binary=str(server), model=str(path), alias=path.stem,
                        threads=os.cpu_count() or 2, parallel=PARALLEL, ctx=CTX,
-                       idle_s=idle_s(), runtime=str(runtime_dir()))
+                       idle_s=idle_s(), runtime=str(runtime))
 
 
 def files_of(spec: ServiceSpec) -> Files:

@@ -28,4 +28,9 @@ def runtime_dir() -> Path:
     else:
         path = Path(tempfile.gettempdir()) / f"loom-{os.getuid()}"
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.stat()
+    if info.st_uid != os.getuid():  # a shared /tmp: someone else made it first
+        raise PermissionError(f"{path} belongs to another user; set LOOM_RUNTIME_DIR")
+    if info.st_mode & 0o077:
+        path.chmod(0o700)
     return path

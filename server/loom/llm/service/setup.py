@@ -256,7 +256,8 @@ def _describe(flags: tuple[str, ...]) -> str:
 def _fetch_source(tmp: Path, log: Log) -> Path:
     name, version = LLAMA_CPP_SDIST
     log(f"fetching llama.cpp's source ({name} {version} sdist from PyPI, 77 MB)…")
-    _pip(["download", "--no-deps", "--no-binary", ":all:", f"{name}=={version}", "-d",
+    # the sdist (llama.cpp inside), its build tools as wheels: pip prepares its metadata
+    _pip(["download", "--no-deps", "--no-binary", name, f"{name}=={version}", "-d",
           str(tmp)], log)
     archives = sorted(tmp.glob("*.tar.gz"))
     if not archives:
