@@ -10,7 +10,8 @@
    server, warm (goal: <= 1.2x); the first streamed token in the editor (goal: <= 300 ms);
    resident memory of the language server and of the model process.
 
-Run: ``.venv/bin/python bench/bench_models.py [--runs 50] [--skip-local]``
+Run: ``.venv/bin/python bench/bench_models.py [--runs 50] [--local-runs 9] [--skip-local]
+[--skip-overhead]`` (the local part needs ``loom model setup``)
 """
 
 from __future__ import annotations
@@ -216,6 +217,7 @@ async def local_model(runs: int, tokens: int, n: int) -> None:
         client = await start_server(db)
         try:
             uri = human_path_uri(db)
+            start_node = uri.rsplit("/", 1)[1]
             got = await client.workspace_text_document_content_async(
                 lsp.TextDocumentContentParams(uri=uri))
             editor = EditorSide(client, uri, got.text)
@@ -231,6 +233,12 @@ async def local_model(runs: int, tokens: int, n: int) -> None:
                 if not res["ok"]:
                     raise SystemExit(f"continue failed: {res['message']}")
                 first = (editor.first_edit or done) - started
+                # back to where it started: every run continues the same prompt (a path
+                # growing by 50 tokens a run would slow each run's decoding a little more)
+                back = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+                    command="loom.switchTo", arguments=[{"uri": uri, "node": start_node}]))
+                if not back["ok"]:
+                    raise SystemExit(f"switch back failed: {back['message']}")
                 return (done - started) * 1000, first * 1000
 
             def raw() -> tuple[float, int]:
@@ -276,8 +284,10 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=50)
     parser.add_argument("-n", type=int, default=3, help="continuations per request")
     parser.add_argument("--skip-local", action="store_true")
+    parser.add_argument("--skip-overhead", action="store_true")
     args = parser.parse_args()
-    asyncio.run(overhead(args.runs))
+    if not args.skip_overhead:
+        asyncio.run(overhead(args.runs))
     if not args.skip_local:
         asyncio.run(local_model(args.local_runs, args.tokens, args.n))
 
