@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 # The PostgreSQL tests start a server of their own from Debian's binaries.
 bash scripts/postgres-setup.sh
+# The terminal journeys drive `loom demo` in tmux.
+bash scripts/tmux-setup.sh
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[lsp,models,local,dev,postgres]'

@@ -106,7 +106,8 @@ vim.opt.runtimepath:prepend({plugin})
 vim.cmd("runtime plugin/loom.lua")
 require("loom").setup({{ cmd = {{ {python}, "-m", "loom.cli", "--db", {db}, "serve" }},
                         db = {db} }})
-vim.cmd.edit({uri})
+-- fnameescape: the URI holds %20 (and may hold #), which :edit would expand
+vim.cmd.edit(vim.fn.fnameescape({uri}))
 vim.schedule(function()
   vim.notify("Loom demo: K hover · gd jump · ]s/[s siblings · type → and complete · :w commits"
     .. " · :Loom continue · :Loom tree")
