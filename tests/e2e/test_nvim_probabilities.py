@@ -139,6 +139,15 @@ def test_probability_colours_and_ghost_text_suggestions(fake: FakeProvider, edit
     editor.cmd("Loom probabilities off")
     wait_for(lambda: not mods_at(" mat.") or "probVeryLow" not in mods_at(" mat."), 10,
              "the colours gone")
+    # the bare toggle (issue 24, finding 4: its argument went as a JSON array, refused),
+    # on and off again, and no "assertion failed!" from the semantic tokens client
+    editor.cmd("Loom probabilities")
+    wait_for(lambda: "probVeryLow" in mods_at(" mat."), 10, "the toggle to colour again")
+    editor.cmd("Loom probabilities")
+    wait_for(lambda: not mods_at(" mat.") or "probVeryLow" not in mods_at(" mat."), 10,
+             "the toggle to take them away")
+    said = editor.nvim.command_output("messages")
+    assert "INVALID_SYNTAX" not in said and "assertion failed" not in said, said
     # a fresh path end: suggestions from the model, shown as ghost text
     editor.cmd("Loom commit")
     fake.script(OPENAI_COMPLETIONS, openai_logprob_stream([DOG, CAT]))

@@ -87,3 +87,18 @@ def test_the_runtime_directory_is_private(tmp_path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("LOOM_RUNTIME_DIR", str(shared))
     assert runtime_dir() == shared
     assert shared.stat().st_mode & 0o777 == 0o700
+
+
+def test_model_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from loom.llm.service import client
+
+    monkeypatch.delenv("LOOM_MODEL_THREADS", raising=False)
+    for cores, threads in ((1, 1), (2, 2), (4, 3), (16, 15)):
+        monkeypatch.setattr(client.os, "cpu_count", lambda c=cores: c)
+        assert client.model_threads() == threads
+    monkeypatch.setenv("LOOM_MODEL_THREADS", "1")
+    assert client.model_threads() == 1
+    monkeypatch.setenv("LOOM_MODEL_THREADS", "64")
+    assert client.model_threads() == 16  # never more than the cores
+    monkeypatch.setenv("LOOM_MODEL_THREADS", "lots")
+    assert client.model_threads() == 15

@@ -213,17 +213,13 @@ S.probabilities = function(args)
   elseif args[1] == "off" then
     on = false
   end
-  C.exec("loom.toggleProbabilities", { on = on }, { echo = true, on_done = function(res, ok)
+  -- an empty Lua table is sent as a JSON array: the toggle's argument must be an object
+  local arg = on == nil and vim.empty_dict() or { on = on }
+  C.exec("loom.toggleProbabilities", arg, { echo = true, on_done = function(res, ok)
     if ok then
+      -- the server's workspace/semanticTokens/refresh brings the colours; forcing a refresh
+      -- here too raced its delta request (semantic_tokens.lua: "assertion failed!")
       vim.g.loom_probabilities = res.data and res.data.on
-      vim.schedule(function()
-        -- ask for the tokens again now, whether or not the client honours the refresh
-        for _, buf in ipairs(api.nvim_list_bufs()) do
-          if api.nvim_buf_is_loaded(buf) and buffers.is_loom_name(api.nvim_buf_get_name(buf)) then
-            pcall(vim.lsp.semantic_tokens.force_refresh, buf)
-          end
-        end
-      end)
     end
   end })
 end

@@ -160,6 +160,10 @@ def local_run() -> list[Check]:
         out.append(Check(section=LOCAL, status="ok",
                          text=f"model process: started in {time.perf_counter() - started:.2f} s "
                               f"(pid {record.server_pid}; stops after {spec.idle_s:g} s idle)"))
+    out.append(Check(section=LOCAL, status="info",
+                     text=f"decoding with {spec.threads} thread{'s' if spec.threads != 1 else ''}"
+                          f" of {os.cpu_count()} cores, {spec.parallel} continuations at once "
+                          "(LOOM_MODEL_THREADS)"))
     try:
         first, total, tokens = asyncio.run(_time_generation())
     except ModelError as err:

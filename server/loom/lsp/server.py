@@ -595,9 +595,14 @@ async def _save(ls: LoomServer, uri: str, text: str, run_commands: bool) -> dict
     messages: list[str] = []
     ok = True
     if ls.settings.run_on_save and run_commands:
-        for res in await ls.command_lines.run_all(doc):
+        for res in await ls.command_lines.run_all(doc, background=True):
             messages.append(res.text)
             ok = ok and res.ok
+            if res.data.get("generating"):
+                # it commits the typed text itself, first, and streams in after this
+                # answer: the save returns now (an editor waits for it)
+                return {"ok": ok, "message": "\n".join(messages), "data": res.data,
+                        "uri": uri, "text": ls.docs.expected_text(doc)}
     if doc.kind == "doc":
         result = ls.editing.save(doc)
     else:

@@ -73,9 +73,11 @@ class CommandLines:
         return candidate_lines(docs.expected_text(doc), docs.expected_segments(doc),
                                docs.encoding)
 
-    async def run_all(self, doc: OpenDoc) -> list[Result]:
+    async def run_all(self, doc: OpenDoc, background: bool = False) -> list[Result]:
         """Every command line the human typed, once each, in order; the ones that ran are
-        removed, the failed ones stay with their diagnostic."""
+        removed, the failed ones stay with their diagnostic. With ``background`` (a save)
+        a ``→ continue`` starts a generation that runs on its own, and the lines after it
+        wait for the next save (they would act on the path before it lands)."""
         docs = self.host.docs
         failed = self.diagnostics.failed_lines(doc.uri)
         todo = [TextDoc(docs.expected_text(doc), docs.encoding).line(i)
@@ -89,10 +91,13 @@ class CommandLines:
                             if text_doc.line(i) == line_text), None)
             if line_no is None:
                 continue
-            results.append(await self.run_line(doc.uri, line_no))
+            result = await self.run_line(doc.uri, line_no, background)
+            results.append(result)
+            if result.data.get("generating"):
+                break
         return results
 
-    async def run_line(self, uri: str, line_no: int) -> Result:
+    async def run_line(self, uri: str, line_no: int, background: bool = False) -> Result:
         host, docs = self.host, self.host.docs
         doc = docs.ensure(uri)
         text_doc = TextDoc(docs.expected_text(doc), docs.encoding)
@@ -110,9 +115,13 @@ class CommandLines:
         if isinstance(cmd, ast.Continue) and doc.kind == "path" and (
                 cmd.from_ is None or self._is_tip(doc, cmd.from_)):
             await self.remove_line(doc, line_no)
+            note = read_as_note(to_text(cmd)) if corrected else None
+            if background:
+                return self.generation.continue_in_background(uri, cmd.n, cmd.tokens,
+                                                              cmd.temperature, note)
             result = await self.generation.continue_(uri, cmd.n, cmd.tokens, cmd.temperature)
-            if corrected and result.ok:  # a typo read as continue is said, as elsewhere
-                result.text += "\n" + read_as_note(to_text(cmd))
+            if note and result.ok:  # a typo read as continue is said, as elsewhere
+                result.text += "\n" + note
                 host.show(result)
             return result
         if not isinstance(cmd, ast.ParseError) and cmd.verb in _COMMIT_FIRST:

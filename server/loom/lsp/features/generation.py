@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from dataclasses import dataclass, field
 
@@ -20,6 +21,8 @@ from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc, copy_segments
 from loom.lsp.text import TextDoc
 from loom.render.text import plural, preview, quote
+
+log = logging.getLogger(__name__)
 
 STREAM_FLUSH_S = 0.08
 PROVISIONAL = "…"
@@ -60,6 +63,8 @@ class Generation:
         self.diagnostics = diagnostics
         self.progress = progress  # pygls' work-done progress helper
         self.running: Running | None = None
+        #: generations a save started, running on their own (continue_in_background)
+        self.background: set[asyncio.Task[None]] = set()
         #: documents whose last editor tab closed while they generated (``loom/tabClosed``;
         #: VS Code keeps the document open for a while, so no didClose says so)
         self.closed_tabs: set[str] = set()
@@ -67,6 +72,30 @@ class Generation:
     @property
     def busy(self) -> bool:
         return self.running is not None
+
+    def continue_in_background(self, uri: str, n: int | None, tokens: int | None,
+                               temperature: float | None, note: str | None = None) -> Result:
+        """Start a generation that runs on its own (a save's ``→ continue`` line): the
+        save answers at once, the continuations stream in and land in the tree whatever
+        becomes of the request that started them, and their end is said as a message.
+        ``loom.cancel`` stops it as any other."""
+        async def run() -> None:
+            try:
+                result = await self.continue_(uri, n, tokens, temperature)
+            except Exception:  # the boundary of a task nobody awaits: say it, never lose it
+                log.exception("a background generation failed")
+                result = Result.failure("CONFLICT", "the generation failed inside Loom",
+                                        "this is a bug in Loom; your text is kept")
+            if note and result.ok:
+                result.text += "\n" + note
+            self.host.show(result)
+
+        task = asyncio.ensure_future(run())
+        self.background.add(task)  # held: a task only the loop references may be collected
+        task.add_done_callback(self.background.discard)
+        count = n or self.host.settings.default_n
+        return Result.success(f"✓ generating {plural(count, 'continuation')}… (they land "
+                              "in the tree when done; cancel stops them)", generating=True)
 
     async def continue_(self, uri: str, n: int | None = None, tokens: int | None = None,
                         temperature: float | None = None) -> Result:

@@ -1,0 +1,59 @@
+"""A save on a ``→ continue`` line (issue 24, finding 2: Neovim's `:w` timed out after 10 s
+and lost the line and the streamed text; VS Code showed "Saving…" for 45 s): the save
+answers at once, the generation runs on its own, streams in, lands in the tree and says
+so; cancelling it keeps the typed text and writes no continuation."""
+
+from __future__ import annotations
+
+from lsprotocol import types as lsp
+
+from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider, openai_completion_stream
+from tests.lsp.conftest import Editor, fake_model_session, open_demo, sql
+
+fake, client = fake_model_session("save-continue", "fake-base", "subject")
+
+SLOW = " ".join(f"word{i}" for i in range(40))
+
+
+async def test_a_save_on_a_continue_line_answers_at_once_and_the_generation_lands(
+        editor: Editor, fake: FakeProvider) -> None:
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([" " + SLOW, " Other."],
+                                                             event_delay_s=0.1))
+    uri = await open_demo(editor)
+    editor.append(uri, " She went in.\n→ continue n:2 tokens:40")
+    res = await editor.request("loom/save", {"uri": uri, "text": editor.texts[uri]})
+    # answered while the model still streams: nothing of it in the tree yet
+    assert res["ok"] and res["data"]["generating"], res
+    assert res["message"].startswith("✓ generating 2 continuations…"), res
+    assert sql(editor.db, "SELECT count(*) FROM generation") == [(0,)]
+    # the line is gone, the typed text is a node, the continuation streams in and lands
+    await editor.wait_for(lambda: "→ continue" not in editor.texts[uri])
+    await editor.wait_for(lambda: "word3" in editor.texts[uri], timeout=20)
+    await editor.wait_for(lambda: sql(editor.db, "SELECT count(*) FROM generation") == [(2,)],
+                          timeout=30)
+    assert sql(editor.db, "SELECT author_type FROM node WHERE content = ' She went in.'") \
+        == [("human",)]
+    await editor.wait_for(lambda: editor.texts[uri].endswith(SLOW))
+    await editor.wait_for(lambda: any(m.message.startswith("✓ 2 continuations from")
+                                      for m in editor.client.messages))
+
+
+async def test_a_generation_a_save_started_can_be_cancelled(editor: Editor,
+                                                             fake: FakeProvider) -> None:
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([" " + SLOW],
+                                                             event_delay_s=0.1))
+    uri = await open_demo(editor)
+    editor.append(uri, " Then silence.\n→ continue n:1")
+    res = await editor.request("loom/save", {"uri": uri, "text": editor.texts[uri]})
+    assert res["ok"] and res["data"]["generating"], res
+    await editor.wait_for(lambda: "word2" in editor.texts[uri], timeout=20)
+    cancelled = await editor.client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="loom.cancel", arguments=[{}]))
+    assert cancelled["ok"]
+    await editor.wait_for(lambda: any("generation cancelled" in m.message
+                                      for m in editor.client.messages), timeout=20)
+    await editor.wait_for(lambda: "word" not in editor.texts[uri])
+    assert editor.texts[uri].endswith(" Then silence.")
+    assert sql(editor.db, "SELECT count(*) FROM generation") == [(0,)]
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ' Then silence.'") \
+        == [(1,)]
