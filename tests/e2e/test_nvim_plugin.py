@@ -325,6 +325,30 @@ def test_next_sibling_swaps_the_path(editor: Editor, demo: Demo) -> None:
     wait_for(lambda: "windows seemed to watch" in editor.text, 10, "back to the first sibling")
 
 
+def test_undo_after_a_sibling_switch_goes_back_and_writes_nothing(editor: Editor,
+                                                                   demo: Demo) -> None:
+    """Issue 24, finding 3: `]s` then `u` brought the old text back as an edit of the new
+    branch (the buffer unmodified, `:e!` no help, a save made versions). Now `u` is the
+    switch undone: the view goes back, and `:w` has nothing to commit."""
+    editor.open(demo.uri(demo.tip))
+    nodes = demo.scalar("SELECT count(*) FROM node")
+    tip = "SELECT n.local_id FROM position p JOIN participant h ON h.id = p.participant " \
+          "JOIN node n ON n.id = p.tip WHERE h.name = 'human'"
+    first = demo.scalar(tip)
+    editor.set_cursor_on("the windows seemed to watch")
+    editor.nvim.input("]s")
+    wait_for(lambda: "walnut trees had dropped" in editor.text, 10, "the sibling's text")
+    wait_for(lambda: demo.scalar(tip) != first, 5, "the switch in the tree")
+    editor.nvim.input("u")
+    wait_for(lambda: demo.scalar(tip) == first, 10, "the undo to switch back")
+    assert "windows seemed to watch" in editor.text and KITCHEN in editor.text
+    editor.cmd("write")
+    wait_for(lambda: any("nothing to commit" in m for m in editor.messages()), 10,
+             "the save to find nothing to commit")
+    assert demo.scalar("SELECT count(*) FROM node") == nodes
+    wait_for(lambda: editor.lua("return vim.bo.modified") is False, 5, "a clean buffer")
+
+
 def test_run_annotate_line(editor: Editor, demo: Demo) -> None:
     editor.open(demo.uri(demo.tip))
     command = f'→ annotate {demo.tip} "the clock is a clue"'

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
+from loom.lsp.session import minimal_edit
 from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider, openai_completion_stream
 from tests.lsp.conftest import Editor, fake_model_session, open_demo, sql
 
@@ -56,4 +57,26 @@ async def test_a_generation_a_save_started_can_be_cancelled(editor: Editor,
     assert editor.texts[uri].endswith(" Then silence.")
     assert sql(editor.db, "SELECT count(*) FROM generation") == [(0,)]
     assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ' Then silence.'") \
+        == [(1,)]
+
+
+async def test_undo_after_a_generation_lands_goes_back_and_keeps_the_continuations(
+        editor: Editor, fake: FakeProvider) -> None:
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([" The door was open."]))
+    uri = await open_demo(editor)
+    res = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="loom.continue", arguments=[{"uri": uri, "n": 1}]))
+    assert res["ok"], res
+    await editor.wait_for(lambda: editor.texts[uri].endswith(" The door was open."))
+    nodes = sql(editor.db, "SELECT count(*) FROM node")
+    edit = minimal_edit(editor.texts[uri], editor.texts[uri][:-len(" The door was open.")])
+    assert edit is not None
+    editor.replace(uri, *edit)  # Ctrl+Z: the landing undone
+    await editor.wait_for(lambda: any("↶ back at" in (getattr(p, "message", None) or "")
+                                      for m, p in editor.notifications
+                                      if m == "loom/status"))
+    saved = await editor.request("loom/save", {"uri": uri, "text": editor.texts[uri]})
+    assert saved["ok"] and "nothing to commit" in saved["message"], saved
+    assert sql(editor.db, "SELECT count(*) FROM node") == nodes  # the continuation stays
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ' The door was open.'") \
         == [(1,)]

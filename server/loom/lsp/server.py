@@ -134,6 +134,7 @@ class LoomServer(AnsweringServer):
                                           self.generation)
         self.collaborator = Collaborator(self, self.editing)
         self.navigation = Navigation(self, self.editing)
+        self.generation.moves = self.navigation.moves
         self.library = Library(self, self.editing, self.navigation._follow)
         self.files = Files(self)
         self.identity = Identity(self)
@@ -546,6 +547,8 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
             touched += ls.docs.did_change(doc, start, end, change.text)
         else:
             ls.docs.replace_all(doc, change.text)
+    if ls.navigation.moves.undone(doc):
+        return  # an undo (or redo) of a move of the view: the view goes back, no typing
     pending = doc.session.pending()
     if pending and any(i not in touched for i in pending) and touched and not doc.targets:
         # started editing another node: commit the one edited before (SPEC-NOTES)

@@ -61,6 +61,9 @@ class OpenDoc:
     #: The server's changes reach it as a reload (the target text through ``loom/read``)
     #: until a tab shows it again (``loom/tabClosed`` / ``loom/tabOpened``).
     unseen: bool = False
+    #: The last move of the view (a sibling switch, a branch), for an undo in the editor:
+    #: its text coming back is the move undone, not typing (ViewMove).
+    last_move: ViewMove | None = None
 
     @property
     def kind(self) -> str:
@@ -73,6 +76,26 @@ class OpenDoc:
     @property
     def text(self) -> str:
         return self.session.text
+
+
+@dataclass
+class ViewMove:
+    """A move of the path view the server made (a sibling switch, a branch from a node):
+    the text and node ranges before and after, and where the participant stood. An editor's
+    undo brings ``before_text`` back as a change; it is read as the move undone (the view
+    goes back), never as the human rewriting the other branch's nodes."""
+
+    before_text: str
+    before_segments: list[Segment]
+    before: tuple[str, str]  # (position node id, tip id)
+    after_text: str
+    after_segments: list[Segment]
+    after: tuple[str, str]
+
+    def reversed(self) -> ViewMove:
+        """The same move seen from its other end (an undo's redo is the move again)."""
+        return ViewMove(self.after_text, self.after_segments, self.after,
+                        self.before_text, self.before_segments, self.before)
 
 
 def minimal_edit(old: str, new: str) -> tuple[int, int, str] | None:

@@ -17,6 +17,7 @@ from loom.commands.results import Result
 from loom.lsp.buffer import Segment
 from loom.lsp.features.diagnostics import Diagnostics
 from loom.lsp.features.editing import Editing, base_segments
+from loom.lsp.features.moves import Moves, ViewState
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc, copy_segments
 from loom.lsp.text import TextDoc
@@ -63,6 +64,7 @@ class Generation:
         self.diagnostics = diagnostics
         self.progress = progress  # pygls' work-done progress helper
         self.running: Running | None = None
+        self.moves: Moves | None = None  # set by the server (an undo of a landing)
         #: generations a save started, running on their own (continue_in_background)
         self.background: set[asyncio.Task[None]] = set()
         #: documents whose last editor tab closed while they generated (``loom/tabClosed``;
@@ -104,6 +106,7 @@ class Generation:
         if isinstance(started, Result):
             return started
         doc, run, cmd = started
+        before = self.moves.state(doc) if self.moves is not None else None
         tip = doc.view.tip
         assert tip is not None
         loop = asyncio.get_running_loop()
@@ -154,7 +157,7 @@ class Generation:
                     host.status(doc, "generation cancelled")
                 raise asyncio.CancelledError  # the request answers RequestCancelled
             assert result is not None
-            return await self._land(doc, uri, run, result, base_text, base, start)
+            return await self._land(doc, uri, run, result, base_text, base, start, before)
         finally:
             doc.generating = False
 
@@ -184,7 +187,8 @@ class Generation:
         return doc, self.running, cmd
 
     async def _land(self, doc: OpenDoc, uri: str, run: Running, result: Result,
-                    base_text: str, base: list[Segment], start: int) -> Result:
+                    base_text: str, base: list[Segment], start: int,
+                    before: ViewState | None = None) -> Result:
         """The generation's result into the document: the first continuation as a node,
         or the text as it was (a failure, a cancel)."""
         host = self.host
@@ -217,11 +221,11 @@ class Generation:
                                      f"\"{doc.tree.title if doc.tree else uri}\" (its tab "
                                      "was closed; they are in the tree)"))
         if still_open:
-            await self._show(doc, result, base_text, base, start)
+            await self._show(doc, result, base_text, base, start, before)
         return result
 
     async def _show(self, doc: OpenDoc, result: Result, base_text: str,
-                    base: list[Segment], start: int) -> None:
+                    base: list[Segment], start: int, before: ViewState | None = None) -> None:
         """The first continuation, committed, in place of the streamed text."""
         host = self.host
         first = host.app.ws.node(result.data["created"][0])
@@ -234,6 +238,8 @@ class Generation:
                              [*copy_segments(base), seg])
         self.editing.persist(doc)
         doc.generating = False
+        if before is not None and self.moves is not None:
+            self.moves.moved(doc, before)  # an undo takes the view back to before it
         host.status(doc, result.text.splitlines()[0])
         host.refresh_decorations()
 

@@ -13,6 +13,7 @@ from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.features import cards
 from loom.lsp.features.editing import Editing, base_segments
+from loom.lsp.features.moves import Moves
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc
 from loom.lsp.text import TextDoc
@@ -24,6 +25,7 @@ class Navigation:
     def __init__(self, host: Host, editing: Editing) -> None:
         self.host = host
         self.editing = editing
+        self.moves = Moves(host, self._follow)
 
     def node(self, doc: OpenDoc, ref: str) -> Node:
         """A node of the document's tree (never another tree's, whatever id is sent)."""
@@ -69,10 +71,12 @@ class Navigation:
             return Result.failure("NOT_FOUND", f"[{node.label}] has no siblings",
                                   "→ continue to make some")
         target = siblings[(ids.index(here) + delta) % len(ids)]
+        before = self.moves.state(doc)
         result = host.execute_now(ast.Switch(node=target.id), host.actor(doc))
         if not result.ok:
             return result
         await self._follow(doc)
+        self.moves.moved(doc, before)
         k = ids.index(target.id) + 1
         return Result.success(f"✓ switched to [{target.label}] ({k}/{len(ids)})",
                               node=target.id)
@@ -112,10 +116,12 @@ class Navigation:
         if not committed.ok:
             return committed
         target = self.node(doc, ref)
+        before = self.moves.state(doc)
         result = host.execute_now(ast.Switch(node=target.id), host.actor(doc))
         if not result.ok:
             return result
         await self._follow(doc)
+        self.moves.moved(doc, before)
         ws = host.app.ws
         siblings = ws.children(ws.node(target.parent)) if target.parent else [target]
         k = next((i for i, s in enumerate(siblings, 1) if s.id == target.id), 1)
@@ -128,10 +134,12 @@ class Navigation:
         if not committed.ok:
             return committed
         node = self.node(doc, ref)
+        before = self.moves.state(doc)
         result = host.execute_now(ast.Switch(node=node.id, tip=node.id), host.actor(doc))
         if not result.ok:
             return result
         await self._follow(doc)
+        self.moves.moved(doc, before)
         return Result.success(f"✓ branching from [{node.label}]: type to continue",
                               node=node.id)
 
