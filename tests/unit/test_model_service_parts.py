@@ -93,7 +93,7 @@ def test_model_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     from loom.llm.service import client
 
     monkeypatch.delenv("LOOM_MODEL_THREADS", raising=False)
-    for cores, threads in ((1, 1), (2, 2), (4, 3), (16, 15)):
+    for cores, threads in ((1, 1), (2, 1), (4, 3), (16, 15)):
         monkeypatch.setattr(client.os, "cpu_count", lambda c=cores: c)
         assert client.model_threads() == threads
     monkeypatch.setenv("LOOM_MODEL_THREADS", "1")

@@ -604,6 +604,27 @@ try {
     log(`alt+] on "${title.trim()}" → ${(k % n) + 1}/${n}`);
   });
 
+  await check("Ctrl+Z after a sibling switch takes the view back; Ctrl+S writes nothing", async () => {
+    // issue 24, finding 3: the old branch's text came back as an edit of the new branch,
+    // and a save made versions of it and a node reading "The"
+    const count = () => sql("SELECT count(*) FROM node")[0][0];
+    const nodes = count();
+    const before = await editorText();
+    const lens = page.locator(".editor-group-container.active .codelens-decoration a", { hasText: /◀\s*\d+\/\d+\s*▶/ }).first();
+    await lens.click();
+    await waitFor(async () => (await editorText()) !== before, "the text to change after the sibling switch", 20_000);
+    await page.waitForTimeout(500);
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+z");
+    await waitFor(async () => (await editorText()) === before, "Ctrl+Z to bring the view before the switch back", 20_000);
+    await page.keyboard.press("Control+s");
+    await page.waitForTimeout(1500);
+    if (count() !== nodes) throw new Error(`the save after the undo wrote ${count() - nodes} node(s)`);
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0,
+      "the tab to be clean after the undo and the save", 10_000);
+    await shot("4b-undo-after-switch");
+  });
+
   await check("typing and saving commits the text through loom/save", async () => {
     const typed = " She found the key under the third shutter.";
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();

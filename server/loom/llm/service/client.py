@@ -43,11 +43,12 @@ def idle_s() -> float:
 
 
 def model_threads() -> int:
-    """Threads the model decodes with (``LOOM_MODEL_THREADS``): every core on a small
-    machine, one left for the editor from four up. llama.cpp's threads wait for each other
-    at every step, so a core another program holds slows them all (two threads on two
-    cores, one of them busy: 50 tokens took 1.6 s against 0.47 s idle; one thread, 0.78 s
-    either way): under steady load on two cores, LOOM_MODEL_THREADS=1 is the steadier."""
+    """Threads the model decodes with (``LOOM_MODEL_THREADS``): one core left for the
+    editor and everything else. llama.cpp's threads wait for each other at every token, so
+    a core another program holds stalls them all: on two cores, 50 tokens took 0.47 s with
+    two threads and 0.79 s with one on an idle machine, but 1.6 s against 0.78 s with one
+    core busy, and a generation crawled at 4 tokens/s beside code-server and a browser.
+    A writer's machine is not idle while they write: the steady choice is the default."""
     cores = os.cpu_count() or 2
     try:
         wanted = int(os.environ.get("LOOM_MODEL_THREADS", "0"))
@@ -55,7 +56,7 @@ def model_threads() -> int:
         wanted = 0
     if wanted > 0:
         return min(wanted, cores)
-    return cores - 1 if cores >= 4 else cores
+    return max(1, cores - 1)
 
 
 def model_file(model: str) -> Path:
