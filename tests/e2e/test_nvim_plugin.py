@@ -214,6 +214,9 @@ def test_open_path_shows_the_prose(editor: Editor, demo: Demo) -> None:
     opts = editor.lua("return { vim.bo.filetype, vim.bo.buftype, vim.bo.modified, "
                       "vim.bo.modifiable, vim.bo.swapfile }")
     assert opts == ["loom", "acwrite", False, True, False]
+    # prose wraps between words (issue 24: it wrapped mid-word)
+    wait_for(lambda: editor.lua("return { vim.wo.wrap, vim.wo.linebreak }") == [True, True],
+             5, "wrap and linebreak in the prose window")
     # the same through :Loom open TREE NODE (loom.open → window/showDocument)
     editor.cmd("enew")
     editor.cmd(f"Loom open {demo.tree} {demo.tip}")

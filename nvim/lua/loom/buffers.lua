@@ -435,6 +435,14 @@ local function on_attach(buf, client)
   if cfg.suggestions then
     require("loom.suggest").attach(buf)
   end
+  if B.parse(api.nvim_buf_get_name(buf)).kind ~= "tree" then
+    -- prose: a paragraph is one long line; wrap it between words, not mid-word (issue 24)
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      vim.wo[win][0].wrap = true
+      vim.wo[win][0].linebreak = true
+      vim.wo[win][0].breakindent = false
+    end
+  end
   if B.parse(api.nvim_buf_get_name(buf)).kind == "tree" then
     -- the overview: every branch folds (the server's folding ranges); <CR> opens the
     -- node on the line

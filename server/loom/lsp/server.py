@@ -904,11 +904,15 @@ def code_action(ls: LoomServer, params: lsp.CodeActionParams) -> list[lsp.CodeAc
         return []
     found = probabilities.actions(ls.docs, doc, _offset(doc, params.range.start),
                                   ls.settings.alternative_continues)
+    asked = params.context.trigger_kind == lsp.CodeActionTriggerKind.Invoked
     return [lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.RefactorRewrite,
+                           disabled=lsp.CodeActionDisabled(reason=a.disabled))
+            if a.disabled else
+            lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.RefactorRewrite,
                            is_preferred=a.preferred or None,
                            command=lsp.Command(title=a.title, command="loom.split",
                                                arguments=[a.args]))
-            for a in found]
+            for a in found if asked or not a.disabled]
 
 
 @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())

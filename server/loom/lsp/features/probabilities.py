@@ -282,19 +282,14 @@ def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, lookup.Span]
     found = segment_tokens(docs, doc, i)
     if not found and not seg.by_model:
         return None
-    card = lookup.hover(docs, doc, offset)
     tok = T.token_at(found, offset - seg.start) if found else None
-    if tok is not None:
-        section = token_table(tok)
-        span = lookup.Span(seg.start + tok.start, seg.start + tok.end)
-    elif not found:
-        section = f"*No token probabilities: {token_store.missing_reason(docs.ws, node)}.*"
-        span = card[1] if card else lookup.Span(seg.start, seg.end)
-    else:
-        why = ("a human changed these characters" if seg.dirty or node.edited_from
-               else "the model's tokens do not spell this text")
-        section = f"*No token probabilities here: {why}.*"
-        span = lookup.Span(offset, offset)
+    if tok is None:
+        # nothing to say about probabilities here (imported or human text, an edited
+        # span): the ordinary card answers, without a note on every hover (issue 24)
+        return None
+    card = lookup.hover(docs, doc, offset)
+    section = token_table(tok)
+    span = lookup.Span(seg.start + tok.start, seg.start + tok.end)
     text = section if card is None else f"{section}\n\n---\n\n{card[0]}"
     return text, span
 
@@ -307,6 +302,7 @@ class Action:
     title: str
     args: dict[str, Any]
     preferred: bool = False
+    disabled: str | None = None  # shown greyed with this reason where nothing can be done
 
 
 def actions(docs: Documents, doc: OpenDoc, offset: int, continues: bool) -> list[Action]:
@@ -321,7 +317,13 @@ def actions(docs: Documents, doc: OpenDoc, offset: int, continues: bool) -> list
     found = segment_tokens(docs, doc, i)
     tok = T.token_at(found, offset - seg.start) if found else None
     if tok is None:
-        return []
+        node = docs.ws.find_node(seg.node) if seg.node and seg.by_model else None
+        if node is None or found:
+            return []
+        # asked for alternatives on model text without token data: say why, once, here
+        # (not on every hover)
+        return [Action("Alternatives", {}, disabled="no token probabilities: "
+                       + token_store.missing_reason(docs.ws, node))]
     line, character = doc.session.doc.position_at(seg.start + tok.start)
     base = {"uri": doc.uri, "node": seg.node, "at": tok.start, "line": line,
             "character": character}
