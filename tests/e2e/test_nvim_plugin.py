@@ -287,6 +287,17 @@ def test_completion_offers_view_after_arrow(editor: Editor, demo: Demo) -> None:
     # accepting it applies the server's textEdit: the line becomes "→ view "
     editor.nvim.input("<C-n><C-y><Esc>")
     wait_for(lambda: editor.lines[-1] == "→ view ", 5, "the accepted completion")
+    # typed on: after "→ view " the menu leads with node ids (issue 24, finding 9)
+    editor.nvim.input("A<BS> ")
+
+    def first_abbrs() -> list[str]:
+        info = editor.lua("return vim.fn.complete_info({'pum_visible', 'items'})")
+        return [it["abbr"] for it in info["items"]][:3] if info["pum_visible"] else []
+
+    wait_for(lambda: demo.tip in first_abbrs() or bool(
+        first_abbrs() and all(re.fullmatch(r"[0-9a-z]{6}", a) for a in first_abbrs())), 10,
+        "node ids first in the menu after → view")
+    editor.nvim.input("<Esc>")
 
 
 def test_hover_shows_the_node_that_owns_the_text(editor: Editor, demo: Demo) -> None:

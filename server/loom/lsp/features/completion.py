@@ -144,7 +144,8 @@ def _fuzzy(typed: str, names: list[str]) -> list[str]:
 
 def _nodes(docs: Documents, tree: Tree | None, typed: str) -> list[Item]:
     """localIds: a prefix match through the index, else the nodes near the position,
-    matched fuzzily on id, author and summary."""
+    matched fuzzily on id, author and summary. Where a node may stand they come first,
+    before the flags (``→ view `` in Neovim showed flags and hid the ids below them)."""
     if tree is None:
         return []
     typed = typed.lower()
@@ -172,5 +173,5 @@ def _nodes(docs: Documents, tree: Tree | None, typed: str) -> list[Item]:
         summary = (n.summary or n.content or "").strip().replace("\n", " ")[:80]
         items.append(Item(label=n.local_id, kind="reference",
                           detail=f"{names[n.author_id]} · {summary}", insert=n.local_id,
-                          sort=f"2{i:03d}", documentation=n.content[:500]))
+                          sort=f"0{i:03d}", documentation=n.content[:500]))
     return items
