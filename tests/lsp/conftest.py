@@ -246,6 +246,10 @@ async def start_session(request: Any, lsp_client: LanguageClient, db: Path,  # t
     def clean(params: Any) -> None:
         ed.notifications.append(("loom/clean", params))
 
+    @lsp_client.feature("loom/treesChanged")
+    def trees_changed(params: Any) -> None:
+        ed.notifications.append(("loom/treesChanged", params))
+
     options: dict[str, Any] = {"database": str(db), "documentProvider": "textDocumentContent",
                                "watchInterval": 0.2}
     if participant is not None:

@@ -356,3 +356,20 @@ async def test_dialogue_path_view(editor: Editor) -> None:
     await editor.wait_for(lambda: editor.texts[uri].count("human · ") == 2)
     rows = sql(editor.db, "SELECT content FROM node WHERE content LIKE '%How are you?%'")
     assert [r[0] for r in rows] == ["How are you?"]
+
+
+async def test_a_tree_made_elsewhere_is_announced(editor: Editor) -> None:
+    """Issue 24, finding 11: the VS Code Loom view did not show a tree made from the CLI
+    (same database) until Refresh. The server says which trees changed anywhere."""
+    await open_demo(editor)
+    out = subprocess.run([sys.executable, "-m", "loom.cli", "--db", str(editor.db), "new",
+                          "Made in a terminal", "--text", "It begins."],
+                         capture_output=True, text=True, check=True)
+    assert out.returncode == 0, out
+    made = sql(editor.db, "SELECT id FROM tree WHERE title = 'Made in a terminal'")[0][0]
+
+    def announced() -> bool:
+        return any(m == "loom/treesChanged" and made in list(getattr(p, "trees", []) or [])
+                   for m, p in editor.notifications)
+
+    await editor.wait_for(announced)

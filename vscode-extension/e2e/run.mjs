@@ -1001,6 +1001,15 @@ try {
     await shot("imported");
   });
 
+  await check("a tree made from the terminal shows in the Loom view without Refresh", async () => {
+    // issue 24, finding 11: the view stayed stale until Refresh
+    const made = spawnSync(LOOM, ["--db", DB, "new", "Written in a terminal", "--text", "It begins."], { encoding: "utf8" });
+    if (made.status !== 0) throw new Error(`loom new failed: ${made.stdout}${made.stderr}`);
+    await page.locator(".monaco-list-row", { hasText: "Written in a terminal" }).first().waitFor({ timeout: 20_000 })
+      .catch(() => { throw new Error("the new tree is not in the Loom view"); });
+    await shot("15b-tree-from-terminal");
+  });
+
   await check("Loom: Doctor says which model serves what and times the local model in its own process", async () => {
     await runCommand("Loom: Doctor: Check the Models");
     // the whole report as VS Code logs the output channel (the panel shows only what fits)

@@ -19,6 +19,7 @@ import {
   Methods,
   type CleanNotification,
   type DocumentChangedNotification,
+  type TreesChangedNotification,
   type ServerSettings,
   type StatusNotification,
 } from "./protocol";
@@ -131,7 +132,10 @@ export class LoomClient implements vscode.Disposable {
   private readonly statusEmitter = new vscode.EventEmitter<StatusNotification>();
   private readonly cleanEmitter = new vscode.EventEmitter<CleanNotification>();
   private readonly stateEmitter = new vscode.EventEmitter<"running" | "stopped">();
+  private readonly treesChangedEmitter = new vscode.EventEmitter<TreesChangedNotification>();
   readonly onDocumentChanged = this.documentChangedEmitter.event;
+  /** The server's `loom/treesChanged`: trees changed anywhere (a tree made from the CLI). */
+  readonly onTreesChanged = this.treesChangedEmitter.event;
   readonly onStatus = this.statusEmitter.event;
   /** The server's `loom/clean`: a document shows only what the tree holds. */
   readonly onClean = this.cleanEmitter.event;
@@ -149,7 +153,8 @@ export class LoomClient implements vscode.Disposable {
   readonly hidden = new Set<string>();
 
   constructor(readonly log: vscode.LogOutputChannel) {
-    this.disposables.push(this.documentChangedEmitter, this.statusEmitter, this.cleanEmitter, this.stateEmitter);
+    this.disposables.push(this.documentChangedEmitter, this.statusEmitter, this.cleanEmitter, this.stateEmitter,
+      this.treesChangedEmitter);
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration("loom")) return;
@@ -243,6 +248,9 @@ export class LoomClient implements vscode.Disposable {
       }),
       client.onNotification(Methods.clean, (p: CleanNotification) => {
         this.cleanEmitter.fire(p);
+      }),
+      client.onNotification(Methods.treesChanged, (p: TreesChangedNotification) => {
+        this.treesChangedEmitter.fire(p);
       }),
       client.onDidChangeState((e) => {
         this.stateEmitter.fire(e.newState === State.Running ? "running" : "stopped");

@@ -60,15 +60,39 @@ export class TreePicture {
   private panel: vscode.WebviewPanel | undefined;
   private last: PictureResult | undefined;
 
+  private timer: NodeJS.Timeout | undefined;
+  private uri: string | undefined;
+
   constructor(
     private readonly client: LoomClient,
     private readonly open: (uri: string) => Promise<unknown>,
-  ) {}
+  ) {
+    // continuations, edits and moves anywhere redraw the picture of their tree
+    client.onTreesChanged((e) => {
+      if (!this.panel || !this.last || !e.trees.includes(this.last.tree.id)) return;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.redraw();
+      }, 500);
+    });
+  }
+
+  /** The open picture again, in place (no focus taken). */
+  private async redraw(): Promise<void> {
+    if (!this.panel || !this.last) return;
+    const tree = this.last.tree.id;
+    const p = await this.client.request<PictureResult>("loom/picture", this.uri ? { tree, uri: this.uri } : { tree });
+    if (!this.panel) return;
+    this.last = p;
+    this.panel.webview.html = pictureHtml(p, this.panel.webview.cspSource);
+  }
 
   /** Show (or refresh) the picture of a tree. */
   async show(tree: string, uri?: string): Promise<void> {
     const p = await this.client.request<PictureResult>("loom/picture", uri ? { tree, uri } : { tree });
     this.last = p;
+    this.uri = uri;
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel("loom.picture", `Tree: ${p.tree.title}`, vscode.ViewColumn.Beside, {
         enableScripts: true,

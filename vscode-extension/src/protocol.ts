@@ -10,6 +10,7 @@ export const Methods = {
   export: "loom/export",
   status: "loom/status",
   doctor: "loom/doctor",
+  treesChanged: "loom/treesChanged",
   documentChanged: "loom/documentChanged",
   clean: "loom/clean",
 } as const;
@@ -170,6 +171,9 @@ export interface StatusNotification {
 }
 
 export interface DocumentChangedNotification { uri: string }
+
+/** `loom/treesChanged`: these trees changed, here or in another process. */
+export interface TreesChangedNotification { trees: string[] }
 
 /** At `version` the document holds nothing uncommitted: what it shows is the tree's. */
 export interface CleanNotification { uri: string; version: number }

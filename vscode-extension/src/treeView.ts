@@ -26,6 +26,10 @@ export class LoomTreeProvider implements vscode.TreeDataProvider<ItemData>, vsco
       client.onState(() => {
         this.refreshSoon();
       }),
+      // a tree made or changed elsewhere (the CLI, another editor) shows without Refresh
+      client.onTreesChanged(() => {
+        this.refreshSoon();
+      }),
     );
   }
 

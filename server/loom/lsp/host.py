@@ -61,6 +61,9 @@ class Host(Protocol):
 
     def notify_changed(self, uri: str) -> None: ...
 
+    def notify_trees_changed(self, trees: list[str]) -> None:
+        """``loom/treesChanged``: these trees changed (anywhere), for the editor's lists."""
+
     def refresh_decorations(self) -> None: ...
 
     def show(self, result: Result) -> None:

@@ -285,6 +285,9 @@ class LoomServer(AnsweringServer):
                 self.workspace_text_document_content_refresh(
                     lsp.TextDocumentContentRefreshParams(uri=uri))
 
+    def notify_trees_changed(self, trees: list[str]) -> None:
+        self.protocol.notify("loom/treesChanged", {"trees": trees})
+
     def refresh_decorations(self) -> None:
         ws_caps = self.caps.workspace
         if ws_caps is None:

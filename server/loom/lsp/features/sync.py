@@ -115,6 +115,12 @@ class ChangeSync:
                 await self.refresh_readonly(doc)
         if trees or any(c.kind.startswith(("link.", "node.flags")) for c in content):
             self.host.refresh_decorations()  # lenses count links; hints show bookmarks
+        # the editor's lists and pictures of trees (VS Code's Loom view, the tree picture)
+        # follow what changed anywhere: a tree made from the CLI, continuations, renames
+        touched = sorted({c.tree for c in content if c.tree and not c.kind.startswith(
+            ("agent.", "participant."))})
+        if touched:
+            self.host.notify_trees_changed(touched)
 
     async def refresh_traces(self) -> None:
         """Open trace views of this participant show each command as it runs."""
