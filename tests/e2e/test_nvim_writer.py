@@ -150,6 +150,31 @@ def test_continue_says_when_it_has_finished(fake: FakeProvider, editor: Editor,
     assert "Continuation 1 of 3 from one request" in value, value
 
 
+def test_write_on_a_continue_line_returns_at_once_and_the_continuations_land(
+        fake: FakeProvider, editor: Editor, demo: Demo) -> None:
+    """Issue 24, finding 2: `:w` on `→ continue n:3` waited for the whole generation, timed
+    out after 10 s (`✗ loom/save: timeout`) and lost the line and the streamed text."""
+    words = "".join(f" word{i}" for i in range(60))
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(
+        [words, " Nobody answered.", " A dog barked."], event_delay_s=0.25))  # ~15 s
+    editor.open(demo.uri(demo.tip))
+    editor.append_line("She knocked twice.")
+    editor.append_line("→ continue n:3")
+    editor.cmd("write")  # returns once the save is answered
+    assert any(m.startswith("✓ generating 3 continuations") for m in editor.messages()), \
+        editor.messages()
+    assert "timeout" not in vim_messages(editor)
+    wait_for(lambda: "→ continue" not in editor.text, 5, "the command line to go")
+    wait_for(lambda: "word3" in editor.text, 10, "the continuation streaming in")
+    wait_for(lambda: any(m.startswith("✓ 3 continuations") for m in editor.messages()), 40,
+             "✓ 3 continuations")
+    wait_for(lambda: editor.text.endswith(words), 5, "the first continuation in place")
+    assert demo.scalar("SELECT count(*) FROM generation") == 3
+    assert demo.scalar("SELECT count(*) FROM node WHERE content LIKE '%She knocked twice.%'") \
+        == 1
+    wait_for(lambda: not modified(editor), 5, "a clean buffer")
+
+
 def test_cancel_is_not_an_error(fake: FakeProvider, editor: Editor, demo: Demo) -> None:
     words = "".join(f" word{i}" for i in range(80))
     fake.script(OPENAI_COMPLETIONS, openai_completion_stream([words], event_delay_s=0.1))
