@@ -84,15 +84,17 @@ async def test_stored_tokens_spell_each_node_and_hover_shows_the_alternatives(
     sat = start + text_of(CAT).index(" sat") + 2
     shown = await hover(editor, uri, sat)
     assert shown.startswith("**`␣sat`** · 20.2%")
-    assert "| ▸ | `␣sat` | 20.2% |" in shown and "|  | `␣lay` | 40.7% |" in shown
+    assert "| ▸ | `␣sat`   | 20.2% |" in shown and "|   | `␣lay`   | 40.7% |" in shown
+    bars = [line.index("|", 5) for line in shown.splitlines() if line.startswith("|")]
+    assert len(set(bars)) == 1  # the columns line up where Markdown is shown as text
     assert shown.index("␣lay") < shown.index("␣stood")  # most likely first
-    assert "---" in shown and "[" in shown.split("---")[1]  # the node's card below
+    assert "\n---\n" in shown and "[" in shown.split("\n---\n")[1]  # the card below
     # model text without token data (the demo's) and human text: the ordinary card, no
     # note about probabilities on every hover (issue 24)
     demo_model = editor.texts[uri].index("Inside, the kitchen")
     shown = await hover(editor, uri, demo_model + 3)
     assert "probabilit" not in shown.lower() and "Inside, the kitchen" in shown
-    assert "token" not in (await hover(editor, uri, 5)).split("---")[0].lower()
+    assert "token" not in (await hover(editor, uri, 5)).split("\n---\n")[0].lower()
     # asked for alternatives there, the answer says why there are none (a greyed action)
     at = editor.pos(uri, demo_model + 3)
     asked = await editor.client.text_document_code_action_async(lsp.CodeActionParams(

@@ -260,10 +260,15 @@ def token_table(tok: T.Token) -> str:
     rows = list(tok.alternatives)
     if tok.text not in dict(rows):
         rows.append((tok.text, tok.logprob))
-    lines = [head, "", "| | token | p |", "|:-:|:--|--:|"]
-    for text, lp in rows:
-        mark = "▸" if text == tok.text else ""
-        lines.append(f"| {mark} | {_code(text)} | {percent(T.probability(lp))} |")
+    # columns padded to one width: an editor that shows Markdown as text (Neovim's hover)
+    # still reads a table whose bars line up; one that renders it sees the same table
+    cells = [("▸" if text == tok.text else " ", _code(text), percent(T.probability(lp)))
+             for text, lp in rows]
+    wide = max(len("token"), *(len(c[1]) for c in cells))
+    num = max(len("p"), *(len(c[2]) for c in cells))
+    lines = [head, "", f"|   | {'token'.ljust(wide)} | {'p'.rjust(num)} |",
+             f"|:-:|:{'-' * wide}-|-{'-' * num}:|"]
+    lines += [f"| {m} | {t.ljust(wide)} | {p.rjust(num)} |" for m, t, p in cells]
     return "\n".join(lines)
 
 
