@@ -8,12 +8,4 @@ set -euo pipefail
 if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then
   exit 0
 fi
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "postgres-setup: no PostgreSQL binaries and no root: apt-get install postgresql" >&2
-    exit 0
-  fi
-fi
-$SUDO apt-get update -q
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends postgresql
+exec bash "$(dirname "$0")/apt-install.sh" postgresql

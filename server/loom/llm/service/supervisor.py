@@ -34,6 +34,7 @@ from loom.llm.service.record import ExitReason, ExitRecord, Files, ServiceRecord
 POLL_S = 0.05
 WATCH_S = 0.25
 TAIL_LINES = 40
+LOG_LIMIT = 5_000_000  # bytes of the server's log kept across its runs
 
 
 def free_port() -> int:
@@ -80,6 +81,9 @@ class Supervisor:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         started = time.time()
+        with contextlib.suppress(OSError):  # a service that ran for weeks: start the log anew
+            if self.files.log.stat().st_size > LOG_LIMIT:
+                os.truncate(self.files.log, 0)
         self.port = free_port()
         log = os.fdopen(os.open(self.files.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
                         "ab")
