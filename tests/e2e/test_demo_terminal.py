@@ -44,7 +44,9 @@ def test_loom_demo_opens_the_story_in_neovim(tmp_path: Path) -> None:
         assert "The house stood empty at the end of the lane." in shown, shown
         assert "Loom demo: K hover" in shown, shown
         assert "E499" not in shown and "Error detected" not in shown, shown
-        assert "loom://path/" in shown  # the status line names the path document
+        # the status line names the tree as a person does: no ULID, no %20 (issue 24)
+        assert "The House at the End of the Lane" in shown, shown
+        assert "%20" not in shown and "loom://path/" not in shown, shown
         subprocess.run(["tmux", "-L", sock, "send-keys", "-t", "demo", ":qa!", "Enter"],
                        check=False)
     finally:

@@ -214,6 +214,11 @@ def test_open_path_shows_the_prose(editor: Editor, demo: Demo) -> None:
     opts = editor.lua("return { vim.bo.filetype, vim.bo.buftype, vim.bo.modified, "
                       "vim.bo.modifiable, vim.bo.swapfile }")
     assert opts == ["loom", "acwrite", False, True, False]
+    # the status line names the tree and the place, not the URI (issue 24)
+    wait_for(lambda: editor.lua("return require('loom').title()").startswith(
+        "The House at the End of the Lane · ["), 10, "the title in the status line")
+    assert "%20" not in editor.lua("return require('loom').title()")
+    assert "loom'.title()" in editor.lua("return vim.wo.statusline")
     # prose wraps between words (issue 24: it wrapped mid-word)
     wait_for(lambda: editor.lua("return { vim.wo.wrap, vim.wo.linebreak }") == [True, True],
              5, "wrap and linebreak in the prose window")

@@ -443,6 +443,13 @@ local function on_attach(buf, client)
       vim.wo[win][0].breakindent = false
     end
   end
+  if vim.o.statusline == "" then
+    -- the default status line shows the URI (a ULID, %20s): name the tree instead; a
+    -- status line of the user's own (lualine, …) is left alone (it has loom.statusline())
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      vim.wo[win][0].statusline = "%<%{v:lua.require'loom'.title()} %h%m%r%=%-14.(%l,%c%V%) %P"
+    end
+  end
   if B.parse(api.nvim_buf_get_name(buf)).kind == "tree" then
     -- the overview: every branch folds (the server's folding ranges); <CR> opens the
     -- node on the line

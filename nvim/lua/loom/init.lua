@@ -196,6 +196,31 @@ function M.statusline()
   return ("loom [%s] d%s%s"):format(st.label, tostring(st.depth or "?"), st.generating and " …" or "")
 end
 
+--- The buffer as a person names it, for the status line: the tree's title (not its ULID,
+--- not `%20`) and, in a path, where you are: `The House at the End of the Lane · [a7x2] d4`.
+function M.title(buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(buf)
+  local kind, rest = name:match("^loom:/*([%a]+)/(.*)$")
+  if not kind then
+    return vim.fn.fnamemodify(name, ":~:.")
+  end
+  local title
+  if kind == "path" then
+    title = rest:match("^[^/]+/[^/]+/(.+)$")
+  elseif kind == "tree" then
+    title = rest:match("^[^/]+/(.+)$")
+  else
+    title = kind .. ": " .. rest
+  end
+  title = vim.uri_decode(title or rest)
+  local st = vim.b[buf].loom_status
+  if kind == "path" and type(st) == "table" and st.label then
+    title = ("%s · [%s] d%s%s"):format(title, st.label, tostring(st.depth or "?"), st.generating and " …" or "")
+  end
+  return title
+end
+
 --- A failure as the user reads it: `✗ CODE: message` once (the server's answers already
 --- carry the `✗`; a client-side error gets one).
 function M.failure(err)
