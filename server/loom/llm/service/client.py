@@ -94,12 +94,14 @@ def files_of(spec: ServiceSpec) -> Files:
     return Files(Path(spec.runtime), spec.key)
 
 
+def _live(record: ServiceRecord | None) -> bool:
+    return record is not None and alive(record.supervisor_pid) and alive(record.server_pid)
+
+
 def running(spec: ServiceSpec) -> ServiceRecord | None:
     """The live service for ``spec``, if there is one (no lock, no start)."""
     record = files_of(spec).read_record()
-    if record and alive(record.supervisor_pid) and alive(record.server_pid):
-        return record
-    return None
+    return record if _live(record) else None
 
 
 def ensure_running(spec: ServiceSpec, timeout_s: float = START_TIMEOUT_S) -> ServiceRecord:
@@ -110,7 +112,8 @@ def ensure_running(spec: ServiceSpec, timeout_s: float = START_TIMEOUT_S) -> Ser
         return record
     with files.locked():
         record = files.read_record()
-        if record and alive(record.supervisor_pid) and alive(record.server_pid):
+        if _live(record):
+            assert record is not None
             return record
         if record is not None:
             _clear(record, files)
@@ -157,16 +160,6 @@ def _is_ours(pid: int, record: ServiceRecord) -> bool:
     except OSError:
         return False
     return record.instance.encode() in cmdline or record.binary.encode() in cmdline
-
-
-def stop(spec: ServiceSpec, timeout_s: float = 10.0) -> bool:
-    """Stop the service for ``spec``; whether one was running."""
-    files = files_of(spec)
-    record = files.read_record()
-    if record is None:
-        return False
-    stop_record(record, files, timeout_s)
-    return True
 
 
 def stop_record(record: ServiceRecord, files: Files, timeout_s: float = 10.0) -> None:

@@ -34,6 +34,7 @@ from loom.llm.service.record import ExitReason, ExitRecord, Files, ServiceRecord
 POLL_S = 0.05
 WATCH_S = 0.25
 TAIL_LINES = 40
+READY_LIMIT_S = 90.0  # past the client's wait (client.START_TIMEOUT_S)
 LOG_LIMIT = 5_000_000  # bytes of the server's log kept across its runs
 
 
@@ -117,8 +118,12 @@ class Supervisor:
             self.tail.append(raw.decode("utf-8", "replace").rstrip())
 
     def _wait_ready(self) -> bool:
+        """Until the model answers; a server that never does is given up on (the client
+        that started it stopped waiting too), never left running unrecorded."""
         assert self.proc is not None
-        while self.proc.poll() is None and self.stopping is None:
+        deadline = time.monotonic() + READY_LIMIT_S
+        while (self.proc.poll() is None and self.stopping is None
+               and time.monotonic() < deadline):
             if self._get("/health", timeout=1.0) == 200:
                 return True
             time.sleep(POLL_S)
