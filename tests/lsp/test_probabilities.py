@@ -330,3 +330,59 @@ async def test_a_typed_split_line_runs_and_the_buffer_follows(editor: Editor,
     assert ends == [(" sat on the mat.",)]
     shown = await hover(editor, uri, start + 2)
     assert shown.startswith("**`␣The`**") and "`␣A`" in shown
+
+
+@pytest.mark.parametrize("client_kind", ["neovim", "vscode"])
+async def test_words_taken_one_by_one_grow_one_node(editor: Editor, fake: FakeProvider,
+                                                    client_kind: str) -> None:
+    """Issue 24: a suggestion taken a word at a time (ctrl+right, ctrl+right, …) is one
+    node that grows, not a node per word each with its own marker; Tab then takes the
+    rest. Neovim's plugin lets the server insert the word; VS Code inserts it itself."""
+    fake.script(OPENAI_COMPLETIONS, openai_logprob_stream([CAT, DOG]))
+    uri = await open_demo(editor)
+    before = editor.texts[uri]
+    assert (await command(editor, "loom.suggest", {"uri": uri, "n": 2}))["ok"]
+    cat = sql(editor.db, "SELECT id FROM node WHERE content = ?", text_of(CAT))[0][0]
+    taken = ""
+    labels = set()
+    for word in (" The", " cat", " sat"):
+        args: dict[str, Any] = {"uri": uri, "node": cat, "text": word}
+        if client_kind == "vscode":
+            editor.append(uri, word)
+            args = {"uri": uri, "inserted": True, "text": word}
+        res = await command(editor, "loom.acceptSuggestion", args)
+        assert res["ok"], res
+        taken += word
+        await editor.wait_for(lambda: editor.texts[uri] == before + taken)
+        cat = sql(editor.db, "SELECT id FROM node WHERE content = ?",
+                  text_of(CAT)[len(taken):])[0][0]
+        labels.add(sql(editor.db, "SELECT label FROM node WHERE content = ?", taken)[0][0])
+    # one head that grew (same node, same label), one tail, the original kept pruned
+    assert len(labels) == 1
+    assert sql(editor.db, "SELECT content, pruned FROM node WHERE content LIKE '%cat%' OR "
+                          "content LIKE '%the mat.' ORDER BY content") == [
+        (" The cat sat", 0), (" The cat sat on the mat.", 1), (" on the mat.", 0)]
+    hints = await editor.client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri),
+        range=lsp.Range(start=editor.pos(uri, 0), end=editor.pos(uri, len(editor.texts[uri])))))
+    marked = [h for h in hints or [] if editor.pos(uri, len(before)) == h.position]
+    assert len(marked) <= 1  # no marker inside the words taken
+    assert not [h for h in hints or []
+                if editor.pos(uri, len(before)) < h.position < editor.pos(uri, len(before + taken))]
+    # the tokens followed the moving cut: " sat" hovers as the model's token
+    assert (await hover(editor, uri, len(before) + len(" The cat s"))).startswith("**`␣sat`**")
+    # the rest, whole (Tab)
+    got = await editor.client.text_document_inline_completion_async(
+        lsp.InlineCompletionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=editor.pos(uri, len(editor.texts[uri])),
+            context=lsp.InlineCompletionContext(
+                trigger_kind=lsp.InlineCompletionTriggerKind.Invoked)))
+    assert got is not None and [i.insert_text for i in got.items] == [" on the mat."]
+    editor.append(uri, " on the mat.")
+    res = await command(editor, "loom.acceptSuggestion", got.items[0].command.arguments[0])
+    assert res["ok"], res
+    assert editor.texts[uri] == before + text_of(CAT)
+    # the second word after a word of another suggestion cuts afresh (nothing moved)
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content LIKE '%cat%' AND pruned = 0"
+               ) == [(1,)]

@@ -223,3 +223,46 @@ def test_token_data_travels_through_open_loom(app, tree, tmp_path) -> None:  # t
     twin = next(n for n in Node.select().where(Node.tree == copy.id) if n.content == TEXT)
     got = token_store.tokens(other.ws, twin)
     assert [t.text for t in got] == PIECES and got[2].alternatives[1][0] == " lay"
+
+
+def test_a_cut_nobody_built_on_moves_and_the_head_grows(app, tree) -> None:  # type: ignore[no-untyped-def]
+    """Issue 24 (a suggestion taken word by word): ``grow`` moves the cut between the halves
+    of a fresh split into the tail; the same two nodes, their labels, hashes chained, the
+    tokens re-cut from the original's, and summaries following the text."""
+    node = generated(app, tree)
+    first = run(app, tree, ast.Split(node=node.id, at=len(" The")))
+    head, tail = app.ws.node(first.data["head"]), app.ws.node(first.data["tail"])
+    grown = run(app, tree, ast.Split(node=tail.id, at=len(" cat sat"), grow=True))
+    assert grown.ok, grown.text
+    assert (grown.data["head"], grown.data["tail"], grown.data["created"]) == (
+        head.id, tail.id, [])
+    head2, tail2 = app.ws.node(head.id), app.ws.node(tail.id)
+    assert (head2.content, tail2.content) == (" The cat sat", " on the mat.")
+    assert (head2.label, tail2.label) == (head.label, tail.label)
+    parent = app.ws.node(head2.parent)
+    assert head2.content_hash == content_hash(parent.content_hash, head2.content)
+    assert tail2.content_hash == content_hash(head2.content_hash, tail2.content)
+    assert [t.text for t in token_store.tokens(app.ws, head2)] == [" The", " cat", " sat"]
+    assert [t.text for t in token_store.tokens(app.ws, tail2)] == [" on", " the", " mat", "."]
+    assert "cat sat" in (head2.summary or "")
+    assert Node.select().where(Node.tree == tree.id, Node.pruned == False).count() == 4  # noqa: E712
+
+
+@pytest.mark.parametrize("since", ["annotated", "continued", "bookmarked", "other-position"])
+def test_a_cut_built_on_does_not_move(app, tree, since: str) -> None:  # type: ignore[no-untyped-def]
+    node = generated(app, tree)
+    first = run(app, tree, ast.Split(node=node.id, at=len(" The")))
+    head, tail = app.ws.node(first.data["head"]), app.ws.node(first.data["tail"])
+    if since == "annotated":
+        assert run(app, tree, f'→ annotate {head.label} "a note"').ok
+    elif since == "continued":
+        assert run(app, tree, f'→ respond {tail.label} "More."').ok
+    elif since == "bookmarked":
+        assert run(app, tree, f"→ bookmark {head.label}").ok
+    else:
+        other = app.ws.human("ada")
+        app.ws.set_position(other, tree, head, head)
+    grown = run(app, tree, ast.Split(node=tail.id, at=len(" cat"), grow=True))
+    assert not grown.ok and grown.code == "CONFLICT", grown.text
+    assert app.ws.node(head.id).content == " The"
+    assert app.ws.node(tail.id).content == " cat sat on the mat."

@@ -84,6 +84,10 @@ class Split(_Command):
     node: str
     at: int
     alt: str | None = None
+    #: ``node`` is the tail of a split nobody has built on (a suggestion taken a word at a
+    #: time): move that cut ``at`` characters into the tail rather than cut the tail, so
+    #: the head grows (issue 24). Not in the arrow grammar: the editors' accepts set it.
+    grow: bool = False
 
 
 class Respond(_Command):

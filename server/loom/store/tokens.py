@@ -2,7 +2,8 @@
 reads the editor needs: a node's tokens (hover, alternatives), its probability runs
 (colouring), and why a model node has none.
 
-A node's content never changes, so what is read is cached per process by node id. A node
+A node's content never changes (but for the halves of a split a suggestion's accepts
+move, ``Workspace.move_split``), so what is read is cached per process by node id. A node
 without a row of its own still has token data when:
 
 - it is a human's version of model text: the original's tokens, minus those whose
@@ -25,7 +26,8 @@ from loom.store.workspace import Workspace
 log = logging.getLogger(__name__)
 
 _CACHE_SIZE = 4096
-_tokens: collections.OrderedDict[str, list[T.Token] | None] = collections.OrderedDict()
+_tokens: collections.OrderedDict[str, tuple[int, list[T.Token] | None]] = \
+    collections.OrderedDict()
 _runs: collections.OrderedDict[str, list[tuple[int, int, int]] | None] = \
     collections.OrderedDict()
 
@@ -48,6 +50,17 @@ def save(ws: Workspace, node_id: str, tokens: Sequence[T.Token], k: int) -> None
     _runs.pop(node_id, None)
 
 
+def replace(ws: Workspace, node_id: str, tokens: Sequence[T.Token], k: int) -> None:
+    """``save``, for a node whose text has moved (``Workspace.move_split``): no tokens
+    left removes what was stored."""
+    if tokens:
+        save(ws, node_id, tokens, k)
+        return
+    NodeTokens.delete().where(NodeTokens.node == node_id).execute()
+    _tokens.pop(node_id, None)
+    _runs.pop(node_id, None)
+
+
 def save_entries(ws: Workspace, node: Node, entries: Iterable[Mapping[str, Any]] | None,
                  k: int) -> int:
     """A provider's per-token entries laid over ``node``'s text and stored; the number of
@@ -59,10 +72,13 @@ def save_entries(ws: Workspace, node: Node, entries: Iterable[Mapping[str, Any]]
 
 def tokens(ws: Workspace, node: Any) -> list[T.Token] | None:
     """``node``'s token data (a ``Node`` or a ``NodeRow``), or None when it has none."""
-    if node.id in _tokens:
+    # cached with the text's length: the halves of a split that a suggestion's accepts move
+    # keep their ids (``Workspace.move_split``), and another process may hold the old cut
+    hit = _tokens.get(node.id)
+    if hit is not None and hit[0] == len(node.content):
         _tokens.move_to_end(node.id)
-        return _tokens[node.id]
-    return _remember(_tokens, node.id, _read(ws, node))
+        return hit[1]
+    return _remember(_tokens, node.id, (len(node.content), _read(ws, node)))[1]
 
 
 def runs(ws: Workspace, ids: Sequence[str]) -> dict[str, list[tuple[int, int, int]]]:

@@ -616,6 +616,61 @@ class Workspace:
                             {"head": head.id, "tail": tail.id, "at": at})
         return Node.get_by_id(head.id), Node.get_by_id(tail.id)
 
+    def split_unbuilt(self, head: Node, tail: Node, actor: Participant) -> str | None:
+        """Why the split that made ``head`` and ``tail`` can no longer move (None: it can):
+        nothing may rest on the halves but the original's own continuations, and nobody
+        but ``actor`` may stand on the head."""
+        h, t = head.extra or {}, tail.extra or {}
+        origin = h.get("split_from")
+        if (origin is None or t.get("split_from") != origin or h.get("part") != "head"
+                or t.get("part") != "tail" or tail.parent != head.id):
+            return f"[{tail.label}] is not the rest of a split at [{head.label}]"
+        if set(h) | set(t) > {"split_from", "part", "at"} or any(
+                n.bookmarked or n.pruned or n.excluded for n in (head, tail)):
+            return "the halves were marked since (bookmark, tag, rating or prune)"
+        ids = (head.id, tail.id)
+        built = self.sql(
+            "SELECT (SELECT COUNT(*) FROM edge_source s WHERE s.node IN (?, ?) "
+            " AND s.target <> ? AND NOT EXISTS (SELECT 1 FROM edge_source o "
+            " WHERE o.node = ? AND o.target = s.target)) + "
+            "(SELECT COUNT(*) FROM node WHERE version_of IN (?, ?) OR edited_from IN (?, ?)) + "
+            "(SELECT COUNT(*) FROM link WHERE source IN (?, ?) OR target_node IN (?, ?)) + "
+            "(SELECT COUNT(*) FROM position WHERE participant <> ? AND (node = ? OR tip = ?))",
+            (*ids, tail.id, origin, *ids, *ids, *ids, *ids, actor.id, head.id, head.id),
+        ).fetchone()[0]
+        return "the halves have been built on since" if built else None
+
+    def move_split(self, tree: Tree, head: Node, tail: Node, at: int,
+                   actor: Participant) -> tuple[Node, Node]:
+        """Move the cut between ``head`` and ``tail`` to character ``at`` of the original
+        they were split from (issue 24: a suggestion taken a word at a time grows one node
+        instead of leaving a node per word). The one place a node's text changes: only for
+        halves nobody has built on (``split_unbuilt``), which keep their ids and labels; the
+        change log says so, and per-process caches of a node's text key on its length."""
+        original = self.node((head.extra or {})["split_from"])
+        if not 0 < at < len(original.content):
+            raise LoomError("LIMIT_EXCEEDED", f"at:{at} is outside [{original.label}]",
+                            "give an offset inside the original's text")
+        parent_hash = self.sql("SELECT content_hash FROM node WHERE id = ?",
+                               (head.parent,)).fetchone()
+        with self.db.atomic():
+            self.lock_tree(tree.id)
+            texts = (original.content[:at], original.content[at:])
+            hashes = (content_hash(parent_hash[0] if parent_hash else "", texts[0]),)
+            hashes += (content_hash(hashes[0], texts[1]),)
+            for node, text, digest in zip((head, tail), texts, hashes, strict=True):
+                fields: dict[str, Any] = {"content": text, "content_hash": digest,
+                                          "extra": {**(node.extra or {}), "at": at}}
+                if node.summary_source in (None, "extractive"):
+                    fields.update(summary=extractive_summary(text) if text.strip() else None,
+                                  summary_source="extractive" if text.strip() else None)
+                Node.update(**fields).where(Node.id == node.id).execute()
+                self.enqueue_summary("node", node.id, tree.id)
+            Tree.update(updated=self.clock()).where(Tree.id == tree.id).execute()
+            self.log_change(tree.id, "node.split", original.id, actor.id,
+                            {"head": head.id, "tail": tail.id, "at": at, "moved": True})
+        return Node.get_by_id(head.id), Node.get_by_id(tail.id)
+
     def node(self, node_id: str) -> Node:
         n = Node.get_or_none(Node.id == node_id)
         if n is None:

@@ -28,6 +28,8 @@ def split(ctx: Ctx, cmd: ast.Split) -> Result:
         raise LoomError("NOT_FOUND", f"[{node.label}] was already split or pruned",
                         "split the node the path shows now")
     size = len(node.content)
+    if cmd.grow:
+        return _grow(ctx, node, cmd)
     if cmd.at == 0 and cmd.alt:
         return _beside(ctx, node, cmd)
     if not 0 < cmd.at < size:
@@ -64,6 +66,34 @@ def split(ctx: Ctx, cmd: ast.Split) -> Result:
     return Result.success(f.ok(*lines), created=created, head=head.id, tail=tail.id,
                           alternative=alt.id if alt is not None else None,
                           node=(alt or tail).id, original=node.id)
+
+
+def _grow(ctx: Ctx, tail: Node, cmd: ast.Split) -> Result:
+    """Move the cut between ``tail`` and the head before it ``cmd.at`` characters into the
+    tail: the head takes them (the same two nodes, one node grown)."""
+    ws = ctx.ws
+    head = ws.node(tail.parent or "")
+    why = ws.split_unbuilt(head, tail, ctx.me)
+    if why is not None:
+        raise LoomError("CONFLICT", why, f"split [{tail.label}] instead")
+    if not 0 < cmd.at < len(tail.content):
+        raise LoomError("LIMIT_EXCEEDED", f"at:{cmd.at} is outside [{tail.label}]",
+                        "give a character offset inside the node's text")
+    ctx.guard(tail, extends=False)
+    original = ws.node((head.extra or {})["split_from"])
+    at = len(head.content) + cmd.at
+    tokens = token_store.tokens(ws, original) or []
+    k = token_store.k_of(ws, original.id) or T.DEFAULT_K
+    head_tokens, tail_tokens = T.split(tokens, at)
+    with ws.db.atomic():
+        head, tail = ws.move_split(ctx.tree, head, tail, at, ctx.me)
+        token_store.replace(ws, head.id, head_tokens, k)
+        token_store.replace(ws, tail.id, tail_tokens, k)
+    return Result.success(
+        f.ok(f"{f.ref(head.label)} grew to {quote(preview(head.content))} → "
+             f"{f.ref(tail.label)} {quote(preview(tail.content))}"),
+        created=[], head=head.id, tail=tail.id, alternative=None, node=tail.id,
+        original=original.id)
 
 
 def _beside(ctx: Ctx, node: Node, cmd: ast.Split) -> Result:

@@ -8,7 +8,9 @@ moving to the first, so they appear there to cycle through.
 
 ``loom.acceptSuggestion`` makes the choice the current path: the whole continuation is a
 ``switch`` to it; part of it (a word, a line) splits it at the accepted length through the
-executor and switches to the head, so the rest stays offered. The text is either already
+executor and switches to the head, so the rest stays offered; the next word of the same
+suggestion moves that cut instead of cutting again, so words taken one by one grow one node
+(``Split.grow``), not a node per word. The text is either already
 in the buffer (VS Code inserts an accepted suggestion itself: ``inserted``, with the
 ``text`` of a word or line it took) or inserted by the server (Neovim). Accepts in one
 document run one at a time, and keep what the buffer gained meanwhile: Tab pressed right
@@ -77,6 +79,10 @@ class Suggestions:
         #: one accept at a time per document: a second (Tab right after ctrl+right) must
         #: see the path and buffer the first one leaves, not the ones it started from
         self._accepting: dict[str, asyncio.Lock] = {}
+        #: uri → (head, tail) of the split the last partial accept made there: the next
+        #: word of the same suggestion moves that cut, so the head grows (one node, not a
+        #: node per word)
+        self._taking: dict[str, tuple[str, str]] = {}
 
     async def settled(self, uri: str) -> None:
         """Wait for an accept running in this document: until it has re-rendered the
@@ -175,11 +181,20 @@ class Suggestions:
                                       "beginning of the suggestion", "accept a prefix of it")
         actor = host.actor(doc)
         target = child.id
+        taking = self._taking.pop(uri, None)
         if len(accepted) < len(child.content):
-            cut = await host.execute(ast.Split(node=child.id, at=len(accepted)), actor)
+            cut = None
+            if taking == (tip.id if tip is not None else None, child.id):
+                cut = await host.execute(ast.Split(node=child.id, at=len(accepted),
+                                                   grow=True), actor)
+                if not cut.ok and cut.code != "CONFLICT":
+                    return cut
+            if cut is None or not cut.ok:  # (built on since: an ordinary cut)
+                cut = await host.execute(ast.Split(node=child.id, at=len(accepted)), actor)
             if not cut.ok:
                 return cut
             target = cut.data["head"]
+            self._taking[uri] = (target, cut.data["tail"])
         moved = host.execute_now(ast.Switch(node=target, tip=target), actor)
         if not moved.ok:
             return moved
