@@ -353,7 +353,7 @@ async def test_words_taken_one_by_one_grow_one_node(editor: Editor, fake: FakePr
         res = await command(editor, "loom.acceptSuggestion", args)
         assert res["ok"], res
         taken += word
-        await editor.wait_for(lambda: editor.texts[uri] == before + taken)
+        await editor.wait_for(lambda t=taken: editor.texts[uri] == before + t)
         cat = sql(editor.db, "SELECT id FROM node WHERE content = ?",
                   text_of(CAT)[len(taken):])[0][0]
         labels.add(sql(editor.db, "SELECT label FROM node WHERE content = ?", taken)[0][0])
