@@ -132,6 +132,15 @@ async def test_code_lens_cycles_siblings(editor: Editor) -> None:
         lsp.CodeLensParams(text_document=td(uri)))
     titles = [lens.command.title for lens in lenses]
     _, lid = node(editor, "windows seemed to watch")
+    # quiet by default (issue 24): one sibling lens over a line, its last node's with
+    # alternatives; the others' ◀ k/n ▶ sit at their boundaries
+    quiet = [t for t in titles if t.startswith("◀")]
+    assert len(quiet) == 1 and quiet[0].startswith("◀ 1/2 ▶ ") and lid not in quiet[0]
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"loom": {"markers": "all"}}))
+    lenses = await editor.client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=td(uri)))
+    titles = [lens.command.title for lens in lenses]
     assert f"◀ 1/3 ▶ [{lid}]" in titles
     assert any(t.startswith("Branch") for t in titles)
     assert any(t.startswith("Annotate") for t in titles)
@@ -196,9 +205,23 @@ async def test_semantic_tokens_and_inlay_hints(editor: Editor) -> None:
     labels = ["".join(p.value for p in h.label) if isinstance(h.label, list | tuple)
               else h.label for h in hints]
     # the editor's boundary glyph renders in common fonts (the seeds' ︱ drew as a box)
+    assert all(label.startswith("¦") for label in labels), labels
+    # quiet by default (issue 24): only where there is a choice of siblings
+    assert len(hints) == 3 and all("◀" in label for label in labels), labels
+    assert any("◀ 1/3 ▶" in label for label in labels)  # siblings where they belong
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"loom": {"markers": "all"}}))
+    hints = await editor.client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        text_document=td(uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(50, 0))))
+    labels = ["".join(p.value for p in h.label) if isinstance(h.label, list | tuple)
+              else h.label for h in hints]
     assert len(hints) == 4 and all(label.startswith("¦") for label in labels), labels
     assert any(label.startswith("¦›") for label in labels)
-    assert any("◀ 1/3 ▶" in label for label in labels)  # siblings where they belong
+    assert sum("◀" in label for label in labels) == 3
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"loom": {"markers": "every"}}))  # not a choice: refused, the last stays
+    assert len(await editor.client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        text_document=td(uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(50, 0))))) == 4
 
 
 async def test_edited_model_text_shows_human_characters(editor: Editor) -> None:

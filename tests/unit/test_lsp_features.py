@@ -83,9 +83,14 @@ def test_semantic_tokens_are_in_the_client_encoding(opened) -> None:  # type: ig
 
 def test_inlay_hints_sit_at_node_boundaries(opened) -> None:  # type: ignore[no-untyped-def]
     _docs, doc, _tree, _node = opened
-    hints = decorations.inlay_hints(doc, 0, len(doc.text))
+    hints = decorations.inlay_hints(doc, 0, len(doc.text), every=True)
     starts = {s.start for s in doc.session.segments if s.node}
     assert hints and {off for off, _label, _tip in hints} <= starts
+    # quiet (the default): only where siblings offer a choice
+    positions = decorations.positions_for(_docs, doc)
+    quiet = decorations.inlay_hints(doc, 0, len(doc.text), positions)
+    assert quiet and all("◀" in label for _off, label, _tip in quiet)
+    assert len(quiet) < len(decorations.inlay_hints(doc, 0, len(doc.text), positions, True))
 
 
 def test_lenses_offer_siblings_and_actions(opened) -> None:  # type: ignore[no-untyped-def]

@@ -36,6 +36,7 @@ export function serverSettings(): ServerSettings {
     defaultN: c.get<number>("defaultN", 3),
     defaultTokens: c.get<number>("defaultTokens", 50),
     inlayHints: c.get<boolean>("inlayHints", true),
+    markers: c.get<"siblings" | "all">("markers", "siblings"),
     runOnSave: c.get<boolean>("runOnSave", true),
     documentProvider: "fileSystem",
     probabilities: c.get<boolean>("probabilities", false),

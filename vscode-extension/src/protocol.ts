@@ -185,6 +185,8 @@ export interface ServerSettings {
   defaultN: number;
   defaultTokens: number;
   inlayHints: boolean;
+  /** Which node boundaries get a marker: where siblings offer a choice, or all. */
+  markers?: "siblings" | "all";
   runOnSave: boolean;
   documentProvider: "textDocumentContent" | "fileSystem" | "bufReadCmd";
   /** Colour model text by token probability. */

@@ -9,6 +9,7 @@ M.defaults = {
   keymaps = true, -- buffer-local keymaps in loom buffers
   completion = true, -- vim.lsp.completion with autotrigger in loom buffers
   inlay_hints = true, -- node boundaries as inlay hints
+  markers = "siblings", -- which boundaries get one: "siblings" (where there is a choice) or "all"
   default_n = 3, -- continuations per :Loom continue
   default_tokens = nil,
   run_on_save = nil, -- server default: true
@@ -56,6 +57,7 @@ function M.init_options(opts)
     documentProvider = "bufReadCmd",
     defaultN = opts.default_n,
     inlayHints = opts.inlay_hints and true or false,
+    markers = opts.markers,
   }
   if opts.db then
     o.database = vim.fn.fnamemodify(opts.db, ":p")

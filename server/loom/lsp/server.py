@@ -829,7 +829,8 @@ def code_lens(ls: LoomServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     if doc is None:
         return []
     out = []
-    for lens in decorations.lenses(ls.docs, doc, ls.settings.default_n):
+    for lens in decorations.lenses(ls.docs, doc, ls.settings.default_n,
+                                   ls.settings.markers == "all"):
         rng = _range(doc.session.doc, lens.offset, lens.offset)
         out.append(lsp.CodeLens(range=rng, command=lsp.Command(
             title=lens.title, command=lens.command, arguments=[lens.args])))
@@ -956,7 +957,7 @@ def inlay_hint(ls: LoomServer, params: lsp.InlayHintParams) -> list[lsp.InlayHin
     positions = decorations.positions_for(ls.docs, doc)
     dirty = {s.node for s in doc.session.segments if s.dirty}
     out = []
-    for h in decorations.hints(doc, start, end, positions):
+    for h in decorations.hints(doc, start, end, positions, ls.settings.markers == "all"):
         tip = (f"[{h.label}] {'model' if h.by_model else 'human'}"
                f"{' (edited)' if h.node in dirty else ''}")
         label: str | list[lsp.InlayHintLabelPart] = h.text

@@ -36,7 +36,7 @@ class Lens:
     args: dict
 
 
-def lenses(docs: Documents, doc: OpenDoc, default_n: int) -> list[Lens]:
+def lenses(docs: Documents, doc: OpenDoc, default_n: int, every: bool = False) -> list[Lens]:
     out: list[Lens] = []
     session = doc.session
     text_doc = session.doc
@@ -49,13 +49,16 @@ def lenses(docs: Documents, doc: OpenDoc, default_n: int) -> list[Lens]:
         tip = doc.view.tip.id if doc.view.tip is not None else None
         positions = positions_for(docs, doc)
         out += _empty_path_lenses(docs, doc)
-        # A line holding many node starts (prose paragraphs) gets sibling lenses for the last
-        # few with alternatives; the rest are a keystroke away (cycle at the cursor).
+        # A line holding many node starts (prose paragraphs) gets a sibling lens for the
+        # last with alternatives (the last few with ``markers: "all"``): lenses stacked above
+        # a paragraph's first line cannot say where in it they belong; the boundary's own
+        # marker can, and the rest are a keystroke away (cycle at the cursor).
+        keep = MAX_SIBLING_LENSES if every else 1
         per_line: dict[int, list[str]] = {}
         for seg in session.segments:
             if seg.node and positions.get(seg.node, (1, 1))[1] > 1:
                 per_line.setdefault(text_doc.position_at(seg.start)[0], []).append(seg.node)
-        shown = {nid for nids in per_line.values() for nid in nids[-MAX_SIBLING_LENSES:]}
+        shown = {nid for nids in per_line.values() for nid in nids[-keep:]}
         for seg in session.segments:
             if seg.node is None or seg.node not in positions:
                 continue
@@ -380,10 +383,12 @@ class Hint:
 
 
 def hints(doc: OpenDoc, start: int, end: int,
-          positions: dict[str, tuple[int, int]] | None = None) -> list[Hint]:
-    """A hint at each node boundary inside [start, end]: the node's id (``›`` for model
-    text), ``◀ k/n ▶`` where it has siblings, ``(no text)`` for a node with none. The very
-    first node has no boundary to mark unless it is empty or has siblings."""
+          positions: dict[str, tuple[int, int]] | None = None, every: bool = False
+          ) -> list[Hint]:
+    """A hint at node boundaries inside [start, end]: the node's id (``›`` for model
+    text), ``◀ k/n ▶`` where it has siblings, ``(no text)`` for a node with none. Only
+    where there is a choice or nothing to read, unless ``every`` (the ``markers: "all"``
+    setting): then at each boundary but the very first node's."""
     out: list[Hint] = []
     if doc.kind != "path":
         return out
@@ -393,20 +398,20 @@ def hints(doc: OpenDoc, start: int, end: int,
             continue
         k, n = positions.get(seg.node, (1, 1))
         empty = seg.end <= seg.start
-        if i == 0 and seg.start == 0 and not empty and n <= 1:
+        if not empty and n <= 1 and (not every or (i == 0 and seg.start == 0)):
             continue
         out.append(Hint(seg.start, seg.node, seg.label, seg.by_model, empty, k, n))
     return out
 
 
 def inlay_hints(doc: OpenDoc, start: int, end: int,
-                positions: dict[str, tuple[int, int]] | None = None
+                positions: dict[str, tuple[int, int]] | None = None, every: bool = False
                 ) -> list[tuple[int, str, str]]:
-    """``¦a7x2 ◀ 2/3 ▶`` at each node boundary inside [start, end): (offset, label,
-    tooltip)."""
+    """``¦a7x2 ◀ 2/3 ▶`` at node boundaries inside [start, end) (see ``hints``):
+    (offset, label, tooltip)."""
     out = []
     dirty = {s.node for s in doc.session.segments if s.dirty}
-    for h in hints(doc, start, end, positions):
+    for h in hints(doc, start, end, positions, every):
         pending = " (edited)" if h.node in dirty else ""
         out.append((h.offset, h.text,
                     f"[{h.label}] {'model' if h.by_model else 'human'}{pending}"))
