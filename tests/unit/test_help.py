@@ -169,3 +169,26 @@ def test_seed_syntax_lines_parse_once_placeholders_are_filled() -> None:
 
 def test_reserved_words_include_the_filler() -> None:
     assert {"the", "me", "node", "full", "tree", "show"} <= RESERVED
+
+
+def test_a_humans_overview_lists_the_reader_tools_too(app) -> None:  # type: ignore[no-untyped-def]
+    """Issue 24: a writer's ``→ help`` named none of bookmark, tag, prune, search; the
+    seed's overview (an agent's) stays to the letter."""
+    from loom.commands.context import Actor
+
+    tree = app.ws.create_tree("Help", root_content="Once.")
+    out = app.executor.execute("→ help", Actor(app.ws.human(), tree)).text
+    assert out.splitlines()[2:8] == [
+        "Navigation: view, list, tree, switch",
+        "Content: respond, annotate, link, edit, continue, split",
+        "Documents: read, write",
+        "Memory: pin, stash, recall, drop, memory",
+        "Meta: help, think",
+        "Reader: bookmark, unbookmark, tag, untag, rate, prune, unprune, delete, undelete, "
+        "rename, search",
+    ]
+    assert out.endswith("→ help [tool] for details on any tool")
+    assert "Reader:" not in render_help_overview(["loom_aware", "loom_write", "doc_read"])
+    # without loom_write, the reader's writes are starred like the seed's tools
+    starred = render_help_overview(["loom_aware"], reader=True)
+    assert "Reader: bookmark*, unbookmark*, tag*" in starred and "search\n" in starred

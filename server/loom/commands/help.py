@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from loom.commands.catalogue import CATEGORIES, PERMISSIONS, TOOLS, TOOLS_BY_NAME, Tool
+from loom.commands.catalogue import (
+    CATEGORIES,
+    PERMISSIONS,
+    READER_TOOLS,
+    TOOLS,
+    TOOLS_BY_NAME,
+    Tool,
+)
 
 #: Categories whose tools are hidden, not starred, when their permission is missing.
 _HIDDEN_WHEN_MISSING = frozenset({"Documents"})
@@ -16,8 +23,10 @@ def _ordered(permissions: Iterable[str]) -> list[str]:
     return known + sorted(held - set(PERMISSIONS))
 
 
-def render_help_overview(permissions: Iterable[str]) -> str:
-    """The tool overview for an agent holding ``permissions``.
+def render_help_overview(permissions: Iterable[str], reader: bool = False) -> str:
+    """The tool overview for an agent holding ``permissions``; ``reader`` adds Loom's
+    reader tools (bookmark, tag, prune, search, …) as a category of their own after the
+    seed's: a human's overview (issue 24), where the seed shows an agent's.
 
     The rule for tools whose permission is missing:
 
@@ -33,17 +42,18 @@ def render_help_overview(permissions: Iterable[str]) -> str:
     """
     held = set(permissions)
     order = _ordered(held)
+    tools = TOOLS + READER_TOOLS if reader else TOOLS
     missing = [
         p for p in PERMISSIONS
         if p not in held and any(
-            t.permission == p and t.category not in _HIDDEN_WHEN_MISSING for t in TOOLS
+            t.permission == p and t.category not in _HIDDEN_WHEN_MISSING for t in tools
         )
     ]
     marks = {p: "*" * (k + 1) for k, p in enumerate(missing)}
     lines = [f"Available tools (your permissions: {', '.join(order) or 'none'}):", ""]
-    for category in CATEGORIES:
+    for category in (*CATEGORIES, "Reader") if reader else CATEGORIES:
         names = []
-        for t in TOOLS:
+        for t in tools:
             if t.category != category:
                 continue
             if t.permission in held:

@@ -11,7 +11,10 @@ from loom.errors import LoomError
 
 def help_(ctx: Ctx, cmd: ast.Help) -> Result:
     if cmd.tool is None:
-        return Result.success(render_help_overview(ctx.actor.permissions))
+        # a human also sees the reader tools the editors offer (the seed's overview is an
+        # agent's, and its text is kept to the letter)
+        human = ctx.actor.participant.kind == "human"
+        return Result.success(render_help_overview(ctx.actor.permissions, reader=human))
     page = render_help_tool(cmd.tool.strip().lower())
     if page is None:
         raise LoomError("NOT_FOUND", f'no tool named "{cmd.tool}"',
