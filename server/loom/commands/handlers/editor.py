@@ -165,8 +165,7 @@ def import_(ctx: Ctx, cmd: ast.Import) -> Result:
     for t in report.trees:  # counted as → tree counts them (the file's records may differ)
         counts = ctx.ws.tree_counts(t.tree)
         t.nodes = counts.nodes
-        if counts.apart():
-            report.notes.insert(0, f'"{t.tree.title}": not counted: {counts.apart()}')
+        t.apart = counts.apart()
     return Result.success(report.text(), trees=[t.tree.id for t in report.trees],
                           repairs=report.repairs)
 
