@@ -108,10 +108,10 @@ require("loom").setup({{ cmd = {{ {python}, "-m", "loom.cli", "--db", {db}, "ser
                         db = {db} }})
 -- fnameescape: the URI holds %20 (and may hold #), which :edit would expand
 vim.cmd.edit(vim.fn.fnameescape({uri}))
-vim.schedule(function()
-  vim.notify("Loom demo: K hover · gd jump · ]s/[s siblings · type → and complete · :w commits"
-    .. " · :Loom continue · :Loom tree")
-end)
+-- the guide stays in sight above the story (as a message, this long, it stopped at a
+-- hit-enter prompt before the story could be read)
+vim.o.winbar = "Loom demo: K hover · gd jump · ]s/[s siblings · type → and complete"
+  .. " · :w commits · :Loom continue · :Loom tree"
 """
 
 

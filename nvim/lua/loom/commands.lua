@@ -195,9 +195,12 @@ S.suggest = function(args)
   loom.notify("Loom: generating suggestions… (:Loom cancel stops it)")
   C.exec("loom.suggest", { uri = uri, n = n, tokens = tonumber(args[2]) }, {
     commits = true,
-    on_done = function(_, ok)
+    on_done = function(result, ok)
       if ok then
         vim.schedule(function()
+          -- (the "generating…" line would stay on the command line after it is done)
+          local made = type(result) == "table" and type(result.data) == "table" and result.data.created or {}
+          loom.notify(("✓ %d suggestion%s: <M-]> next · <M-l> accept · <M-Right> a word"):format(#made, #made == 1 and "" or "s"))
           require("loom.suggest").fetch(buf)
         end)
       end
@@ -336,6 +339,11 @@ local function confirm(prompt, yes, cb)
       cb()
     end
   end)
+end
+
+--- :Loom messages — every message of the session in full (long ones showed in a corner).
+S.messages = function()
+  require("loom.toast").list()
 end
 
 S.bookmark = function(args, line)

@@ -234,7 +234,15 @@ function M.failure(err)
 end
 
 function M.notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.INFO, { title = "Loom" })
+  level = level or vim.log.levels.INFO
+  local toast = require("loom.toast")
+  -- Neovim's own vim.notify would stop at a hit-enter prompt for a long message (and eat
+  -- the writer's next keystroke); a notification plugin's is left to do its job
+  if type(msg) == "string" and not toast.fits(msg) and toast.builtin_notify() then
+    toast.show(msg, level)
+    return
+  end
+  vim.notify(msg, level, { title = "Loom" })
 end
 
 return M

@@ -46,6 +46,7 @@ function P.render(siblings, width)
       owner[#lines] = s
     end
     lines[#lines + 1] = ""
+    owner[#lines] = s -- (<CR> on the gap after a sibling, G then <CR>, takes that sibling)
   end
   return lines, owner
 end

@@ -1,0 +1,113 @@
+-- Messages too long for the command line, shown without a hit-enter prompt.
+--
+-- Neovim's own vim.notify echoes a multi-line (or wider than the command line) message and
+-- then waits: "Press ENTER or type command to continue". A generation finishing in the
+-- background while the writer types ("✓ 3 continuations from [bby4ps]" and a line per
+-- continuation) would take their next keystroke. So the first line is echoed, cut to fit
+-- (it stays in :messages), and the whole message shows in a float in the top right corner
+-- that closes by itself; `:Loom messages` lists every message of the session in full.
+local T = {}
+local api = vim.api
+
+local HIGHLIGHT = {
+  [vim.log.levels.ERROR] = "ErrorMsg",
+  [vim.log.levels.WARN] = "WarningMsg",
+}
+local MAX_LINES = 12
+
+--- Every message of the session, in full (`:Loom messages`).
+T.history = {}
+
+local state = { win = nil, buf = nil, timer = nil }
+
+--- Does `msg` fit the command line without a prompt?
+function T.fits(msg)
+  return not msg:find("\n", 1, true) and vim.fn.strdisplaywidth(msg) < vim.v.echospace
+end
+
+--- Is vim.notify still Neovim's own (a notification plugin handles long messages itself)?
+function T.builtin_notify()
+  local info = debug.getinfo(vim.notify, "S")
+  return info ~= nil and type(info.source) == "string" and info.source:find("vim/_editor.lua", 1, true) ~= nil
+end
+
+local function cut(line, width)
+  if vim.fn.strdisplaywidth(line) <= width then
+    return line
+  end
+  return vim.fn.strcharpart(line, 0, math.max(width - 1, 1)) .. "…"
+end
+
+local function close()
+  if state.timer then
+    state.timer:stop()
+    state.timer:close()
+    state.timer = nil
+  end
+  if state.win and api.nvim_win_is_valid(state.win) then
+    api.nvim_win_close(state.win, true)
+  end
+  state.win = nil
+end
+
+--- Show `msg` as a corner float for a few seconds, its first line echoed.
+function T.show(msg, level)
+  table.insert(T.history, msg)
+  local lines = vim.split(msg, "\n", { plain = true })
+  local width = math.max(math.min(math.floor(vim.o.columns * 0.6), 100), 20)
+  local shown = {}
+  for i, l in ipairs(lines) do
+    if i > MAX_LINES then
+      shown[#shown] = ("… %d more lines (:Loom messages)"):format(#lines - MAX_LINES + 1)
+      break
+    end
+    shown[#shown + 1] = cut(l, width)
+  end
+  local w = 1
+  for _, l in ipairs(shown) do
+    w = math.max(w, vim.fn.strdisplaywidth(l))
+  end
+  api.nvim_echo({ { cut(lines[1], math.max(vim.v.echospace - 1, 10)), HIGHLIGHT[level] or "None" } }, true, {})
+  close()
+  if not (state.buf and api.nvim_buf_is_valid(state.buf)) then
+    state.buf = api.nvim_create_buf(false, true)
+    vim.bo[state.buf].bufhidden = "hide"
+  end
+  api.nvim_buf_set_lines(state.buf, 0, -1, false, shown)
+  local ok, win = pcall(api.nvim_open_win, state.buf, false, {
+    relative = "editor",
+    anchor = "NE",
+    row = 1,
+    col = vim.o.columns,
+    width = w,
+    height = #shown,
+    style = "minimal",
+    border = "rounded",
+    focusable = false,
+    noautocmd = true,
+    zindex = 250,
+  })
+  if not ok then
+    return
+  end
+  state.win = win
+  vim.wo[win].winhighlight = "Normal:NormalFloat,FloatBorder:" .. (HIGHLIGHT[level] or "FloatBorder")
+  state.timer = vim.uv.new_timer()
+  state.timer:start(math.min(4000 + 600 * #shown, 12000), 0, vim.schedule_wrap(close))
+end
+
+--- `:Loom messages`: the session's messages, in full, in a scratch buffer.
+function T.list()
+  local buf = api.nvim_create_buf(false, true)
+  local lines = {}
+  for _, m in ipairs(T.history) do
+    vim.list_extend(lines, vim.split(m, "\n", { plain = true }))
+    lines[#lines + 1] = ""
+  end
+  api.nvim_buf_set_lines(buf, 0, -1, false, #lines > 0 and lines or { "(no messages yet)" })
+  vim.bo[buf].modifiable = false
+  vim.cmd("botright split")
+  api.nvim_win_set_buf(0, buf)
+end
+
+return T
