@@ -233,16 +233,49 @@ function M.failure(err)
   return "✗ " .. text
 end
 
-function M.notify(msg, level)
-  level = level or vim.log.levels.INFO
-  local toast = require("loom.toast")
-  -- Neovim's own vim.notify would stop at a hit-enter prompt for a long message (and eat
-  -- the writer's next keystroke); a notification plugin's is left to do its job
-  if type(msg) == "string" and not toast.fits(msg) and toast.builtin_notify() then
-    toast.show(msg, level)
+local pending = {} -- messages of the last moments, shown together
+local recent = {} -- message → when it was last shown (ms)
+
+local function flush()
+  local batch = pending
+  pending = {}
+  local now = vim.uv.now()
+  local lines, seen, level = {}, {}, vim.log.levels.INFO
+  for _, m in ipairs(batch) do
+    -- a save's answer and the server's own message can say the same thing
+    if not seen[m.msg] and now - (recent[m.msg] or -1e9) > 1500 then
+      seen[m.msg] = true
+      recent[m.msg] = now
+      lines[#lines + 1] = m.msg
+      level = math.max(level, m.level)
+    end
+  end
+  if #lines == 0 then
     return
   end
-  vim.notify(msg, level, { title = "Loom" })
+  local toast = require("loom.toast")
+  local text = table.concat(lines, "\n")
+  if toast.fits(text) then
+    vim.notify(text, level, { title = "Loom" })
+  else
+    toast.show(text, level)
+  end
+end
+
+function M.notify(msg, level)
+  level = level or vim.log.levels.INFO
+  -- Neovim's own vim.notify stops at a hit-enter prompt for a message longer than the
+  -- command line, or for two in a row (and the prompt eats the writer's next keystroke):
+  -- messages a moment apart are shown together, once, a long one in a corner float. A
+  -- notification plugin's vim.notify is left to do its job.
+  if type(msg) ~= "string" or not require("loom.toast").builtin_notify() then
+    vim.notify(msg, level, { title = "Loom" })
+    return
+  end
+  pending[#pending + 1] = { msg = msg, level = level }
+  if #pending == 1 then
+    vim.defer_fn(flush, 30)
+  end
 end
 
 return M

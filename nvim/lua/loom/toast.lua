@@ -5,7 +5,8 @@
 -- background while the writer types ("✓ 3 continuations from [bby4ps]" and a line per
 -- continuation) would take their next keystroke. So the first line is echoed, cut to fit
 -- (it stays in :messages), and the whole message shows in a float in the top right corner
--- that closes by itself; `:Loom messages` lists every message of the session in full.
+-- that closes by itself after a few seconds or at the writer's next move; `:Loom messages`
+-- lists every message of the session in full.
 local T = {}
 local api = vim.api
 
@@ -39,6 +40,7 @@ local function cut(line, width)
 end
 
 local function close()
+  pcall(api.nvim_del_augroup_by_name, "LoomToast")
   if state.timer then
     state.timer:stop()
     state.timer:close()
@@ -93,7 +95,18 @@ function T.show(msg, level)
   state.win = win
   vim.wo[win].winhighlight = "Normal:NormalFloat,FloatBorder:" .. (HIGHLIGHT[level] or "FloatBorder")
   state.timer = vim.uv.new_timer()
-  state.timer:start(math.min(4000 + 600 * #shown, 12000), 0, vim.schedule_wrap(close))
+  state.timer:start(math.min(3000 + 500 * #shown, 8000), 0, vim.schedule_wrap(close))
+  -- it covers prose: the writer's next move (after a moment to read it) puts it away
+  local since = vim.uv.now()
+  api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "InsertEnter", "WinScrolled" }, {
+    group = api.nvim_create_augroup("LoomToast", { clear = true }),
+    callback = function()
+      if vim.uv.now() - since > 1500 then
+        close()
+        return true
+      end
+    end,
+  })
 end
 
 --- `:Loom messages`: the session's messages, in full, in a scratch buffer.

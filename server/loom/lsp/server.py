@@ -613,7 +613,8 @@ async def _save(ls: LoomServer, uri: str, text: str, run_commands: bool) -> dict
         result = ls.editing.save(doc)
     else:
         result = await ls.editing.commit_and_show(doc)
-    messages.append(result.text)
+    if not (messages and result.ok and result.text == "✓ nothing to commit"):
+        messages.append(result.text)  # (after the commands' answers it is only noise)
     ok = ok and result.ok
     ls.refresh_decorations()
     return {"ok": ok, "message": "\n".join(messages), "data": result.data, "uri": uri,

@@ -1,0 +1,323 @@
+"""The writer's first hour in Neovim, as a person goes through it (issue 24): `loom demo` in
+a real terminal (tmux), the bundled local model, keys typed one at a time at typing speed,
+and after every step the screen read as the person reads it and the tree read from the
+database.
+
+The steps: the story on screen with the demo's guide (no hit-enter prompt); two paragraphs
+typed and saved; `→ continue n:3` saved (the save answers at once, the continuations land,
+the `→` line is gone); siblings cycled, the move undone and redone; the sibling picker;
+hover; bookmark, tag, search, prune; the probability toggle; suggestions taken a word at a
+time (one node grows); quit and reopen (the place and the text are kept). Each screen is
+written to ``$LOOM_JOURNEY_OUT`` (CI keeps them as artifacts) or the test's temporary
+directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.local_model import local_env, requires_local_model
+
+REQUIRED = os.environ.get("CI") == "true"
+pytestmark = [
+    *requires_local_model,
+    pytest.mark.skipif(shutil.which("tmux") is None and not REQUIRED,
+                       reason="tmux is not installed (scripts/tmux-setup.sh)"),
+]
+
+KEY_DELAY_S = 0.03  # a quick typist: ~30 characters a second
+P1 = "Marie set down her bag in the hall. Dust lay on everything, soft as flour."
+P2 = "She called out, though she knew that no one would answer."
+#: what no screen of the journey may show
+BROKEN = ("Press ENTER", "E5108", "E5113", "Error detected", "assertion failed", "stack traceback",
+          "INVALID_SYNTAX", "timeout")
+
+
+def squash(text: str) -> str:
+    """Text without whitespace: a wrapped line on screen still contains its words."""
+    return re.sub(r"\s+", "", text)
+
+
+class Terminal:
+    """One tmux server running `loom demo`, typed into and read like a person would."""
+
+    def __init__(self, tmp: Path, db: Path, out: Path) -> None:
+        self.sock = f"loom-journey-{os.getpid()}"
+        self.db, self.out, self.shots = db, out, 0
+        self.env = local_env(PATH=f"{Path(sys.executable).parent}{os.pathsep}"
+                                  f"{os.environ.get('PATH', '')}")
+        for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+            (tmp / var).mkdir(exist_ok=True)
+            self.env[var] = str(tmp / var)
+
+    def start(self) -> None:
+        command = f"{sys.executable} -m loom.cli --db {self.db} demo"
+        subprocess.run(["tmux", "-L", self.sock, "new-session", "-d", "-s", "w", "-x", "130",
+                        "-y", "40", command], env=self.env, check=True)
+
+    def running(self) -> bool:
+        return subprocess.run(["tmux", "-L", self.sock, "has-session", "-t", "w"],
+                              capture_output=True, check=False).returncode == 0
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True,
+                       check=False)
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-p", "-t", "w"],
+                              capture_output=True, text=True, check=False).stdout
+
+    def keys(self, *keys: str) -> None:
+        """tmux key names (Escape, Enter, C-r, M-Right), each pressed once."""
+        for key in keys:
+            subprocess.run(["tmux", "-L", self.sock, "send-keys", "-t", "w", key], check=True)
+            time.sleep(KEY_DELAY_S * 3)
+
+    def type(self, text: str) -> None:
+        """Typed one character at a time (a newline is Enter)."""
+        for ch in text:
+            if ch == "\n":
+                self.keys("Enter")
+                continue
+            subprocess.run(["tmux", "-L", self.sock, "send-keys", "-t", "w", "-l", ch],
+                           check=True)
+            time.sleep(KEY_DELAY_S)
+
+    def command(self, line: str) -> None:
+        """An Ex command, typed: ``:w``."""
+        self.keys("Escape")
+        self.type(":" + line)
+        self.keys("Enter")
+
+    def wait(self, pred: Callable[[str], bool], what: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        shown = self.screen()
+        while time.monotonic() < deadline:
+            shown = self.screen()
+            if pred(shown):
+                return shown
+            time.sleep(0.2)
+        self.keep("timed-out", shown)
+        raise AssertionError(f"waited {timeout:.0f} s for {what}; the screen:\n{shown}")
+
+    def see(self, *needles: str, timeout: float = 30) -> str:
+        return self.wait(lambda s: all(squash(n) in squash(s) for n in needles),
+                         " and ".join(repr(n) for n in needles), timeout)
+
+    def keep(self, step: str, shown: str | None = None) -> str:
+        """The screen now, written to the journey's folder and checked for breakage."""
+        shown = self.screen() if shown is None else shown
+        self.shots += 1
+        (self.out / f"{self.shots:02d}-{step}.txt").write_text(shown, encoding="utf-8")
+        broken = [b for b in BROKEN if b in shown]
+        assert not broken, f"{step}: the screen shows {broken}:\n{shown}"
+        return shown
+
+
+class Tree:
+    """The demo tree, read from the database as the steps write it."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+
+    def rows(self, query: str, *args: object) -> list[tuple]:
+        con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10)
+        try:
+            return con.execute(query, args).fetchall()
+        finally:
+            con.close()
+
+    def tip(self) -> tuple[str, str, str]:
+        """The human's place: the tip's (id, label, text)."""
+        return self.rows("SELECT n.id, n.label, n.content FROM position p JOIN participant h "
+                         "ON h.id = p.participant JOIN node n ON n.id = p.tip "
+                         "WHERE h.name = 'human'")[0]
+
+    def children(self, node: str) -> list[tuple[str, str, str]]:
+        return self.rows("SELECT n.id, n.label, n.content FROM edge_source s "
+                         "JOIN edge e ON e.target = s.target JOIN node n ON n.id = s.target "
+                         "WHERE s.node = ? AND e.kind = 'continuation' AND n.pruned = 0 "
+                         "ORDER BY e.sibling_order", node)
+
+    def wait(self, pred: Callable[[], object], what: str, timeout: float = 60) -> object:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            got = pred()
+            if got:
+                return got
+            time.sleep(0.2)
+        raise AssertionError(f"waited {timeout:.0f} s for the tree: {what}")
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    base = os.environ.get("LOOM_JOURNEY_OUT")
+    folder = Path(base) / "neovim" if base else tmp_path / "screens"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def test_a_writers_first_hour_in_neovim(tmp_path: Path, out: Path) -> None:
+    db = tmp_path / "loom.db"
+    term, tree = Terminal(tmp_path, db, out), Tree(db)
+    term.start()
+    try:
+        _journey(term, tree)
+    finally:
+        term.kill()
+
+
+def _journey(term: Terminal, tree: Tree) -> None:
+    # ── the story on screen, the guide above it, no prompt in the way
+    term.see("The house stood empty at the end of the lane.", "Loom demo: K hover",
+             "The House at the End of the Lane", timeout=60)
+    shown = term.keep("demo-opens")
+    assert "%20" not in shown and "loom://" not in shown
+
+    # ── two paragraphs typed at the end and saved: the human's text in the tree
+    term.keys("G", "A")
+    term.type(f"\n\n{P1}\n\n{P2}")
+    term.keys("Escape")
+    term.see(P1, P2)
+    term.command("w")
+    term.see("✓ committed")
+    term.keep("two-paragraphs-saved")
+    mine = tree.wait(lambda: tree.rows("SELECT id, label FROM node WHERE author_type = 'human' "
+                                       "AND content LIKE ?", f"%{P2}%"), "the paragraphs")
+    assert tree.rows("SELECT count(*) FROM node WHERE content LIKE ?", f"%{P1}%")[0][0] == 1
+    human_id = mine[0][0]  # type: ignore[index]
+    assert tree.tip()[0] == human_id
+
+    # ── → continue n:3, saved: the save answers at once, the continuations land
+    term.keys("o")
+    term.type("→ continue n:3 tokens:16")
+    term.keys("Escape")
+    term.command("w")
+    term.see("generating 3 continuations", timeout=8)  # the save did not wait for them
+    term.keep("continue-saved")
+    siblings = tree.wait(lambda: len(tree.children(human_id)) == 3 and tree.children(human_id),
+                         "three continuations of the paragraphs", timeout=120)
+    assert isinstance(siblings, list)
+    first = tree.tip()
+    assert first[0] == siblings[0][0], (first, siblings)
+    shown = term.wait(lambda s: "◀ 1/3 ▶" in s and "→ continue" not in s
+                      and squash(first[2])[:24] in squash(s),
+                      "the first continuation in the buffer, the → line gone")
+    term.keep("continuations-landed", shown)
+
+    # ── siblings: ]s, then u (the move undone), then Ctrl-R (redone)
+    term.keys("G", "$", "]", "s")
+    term.wait(lambda s: "◀ 2/3 ▶" in s, "the second sibling")
+    tree.wait(lambda: tree.tip()[0] == siblings[1][0], "the place on the second sibling")
+    term.see(siblings[1][2][:24])
+    # the result of the generation (a line per continuation) showed in a corner, not at a
+    # hit-enter prompt; the writer's moves put it away
+    term.wait(lambda s: "continuations from" not in s, "the corner message gone", 12)
+    term.keep("next-sibling")
+    term.keys("u")
+    term.wait(lambda s: "◀ 1/3 ▶" in s, "the first sibling again after u")
+    tree.wait(lambda: tree.tip()[0] == siblings[0][0], "the move undone in the tree")
+    term.keep("undo-the-move")
+    term.keys("C-r")
+    term.wait(lambda s: "◀ 2/3 ▶" in s, "the second sibling again after Ctrl-R")
+    tree.wait(lambda: tree.tip()[0] == siblings[1][0], "the move redone in the tree")
+    term.keep("redo-the-move")
+    assert tree.rows("SELECT count(*) FROM node WHERE version_of IS NOT NULL") == [(0,)], \
+        "an undo wrote a version"
+
+    # ── the picker: every sibling's own text, pick the third
+    term.keys("G", "$")
+    term.type("\\li")
+    term.see("Siblings of [", *(label for _id, label, _text in siblings))
+    shown = term.keep("sibling-picker")
+    for _id, _label, text in siblings:
+        assert squash(text)[:30] in squash(shown), text
+    term.type("/3\\/3")
+    term.keys("Enter", "Enter")
+    term.wait(lambda s: "◀ 3/3 ▶" in s and "Siblings of" not in s, "the third sibling")
+    tree.wait(lambda: tree.tip()[0] == siblings[2][0], "the place on the third sibling")
+    term.keep("picked-the-third")
+
+    # ── hover on the model's text: who wrote it and where it is
+    term.keys("G", "$", "K")
+    term.see(siblings[2][1], "model")
+    term.keep("hover")
+    term.keys("h")
+
+    # ── bookmark, tag, search, prune
+    term.command("Loom bookmark cold hall")
+    term.see(f"✓ bookmarked [{siblings[2][1]}]")
+    assert tree.rows("SELECT bookmarked FROM node WHERE id = ?", siblings[2][0]) == [(1,)]
+    term.keep("bookmark")
+    term.command("Loom tag mood")
+    term.see(f"✓ tagged [{siblings[2][1]}]")
+    extra = tree.rows("SELECT extra FROM node WHERE id = ?", siblings[2][0])[0][0]
+    assert "mood" in json.dumps(json.loads(extra)), extra
+    term.keep("tag")
+    term.command("Loom search lavender")
+    term.see("Search: lavender", "The House at the End of the Lane")
+    term.keep("search")
+    term.keys("Enter")  # (empty: cancelled, the path stays)
+    term.keys("o")
+    term.type(f"→ prune {siblings[0][1]}")
+    term.keys("Escape")
+    term.command("w")
+    term.wait(lambda s: "◀ 2/2 ▶" in s and "→ prune" not in s,
+              "two siblings left, the → line gone")
+    assert tree.rows("SELECT pruned FROM node WHERE id = ?", siblings[0][0]) == [(1,)]
+    term.keep("prune")
+
+    # ── the probability toggle, on and off
+    term.type("\\lp")
+    term.see("✓ token probabilities shown")
+    term.keep("probabilities-on")
+    term.type("\\lp")
+    term.see("✓ token probabilities hidden")
+    term.keep("probabilities-off")
+
+    # ── suggestions, taken a word at a time: one node that grows
+    end = tree.tip()
+    term.keys("G", "$")
+    term.command("Loom suggest 2 12")
+    term.see("✓ 2 suggestions", timeout=90)
+    offered = term.keep("suggestions")
+    grown: list[tuple[str, str]] = []
+    for _ in range(3):
+        before = tree.tip()
+        term.keys("M-Right")
+        tree.wait(lambda b=before: tree.tip() != b, "the word taken")
+        grown.append(tree.tip()[:2])
+        time.sleep(0.3)
+    assert len({node for node, _label in grown}) == 1, f"a node per word: {grown}"
+    head = tree.tip()
+    assert tree.rows("SELECT parent FROM node WHERE id = ?", head[0]) == [(end[0],)]
+    term.see(head[2])
+    shown = term.keep("words-taken")
+    # one marker where the words taken begin (the other suggestion is its sibling), none
+    # between them
+    assert shown.count("¦") == offered.count("¦") + 1 and f"¦›{head[1]} ◀ 1/2 ▶" in shown, \
+        "a marker between the words taken"
+
+    # ── quit and reopen: the place and the text are kept
+    term.keys("Escape")
+    term.command("qa")
+    deadline = time.monotonic() + 20
+    while term.running() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not term.running(), f":qa did not quit:\n{term.screen()}"
+    term.start()
+    term.see(P1, P2, head[2], "Loom demo: K hover", timeout=60)
+    term.keep("reopened")
+    assert tree.tip()[0] == head[0]
