@@ -572,3 +572,78 @@ def test_cli_headless_ask(world, fake, tmp_path: Path, monkeypatch, capsys) -> N
     args = parser.parse_args(["--db", db, "Marie Character Study", "--show"])
     assert main_agent(args) == 0
     assert "Conversation with collaborator" in capsys.readouterr().out
+
+
+# ── continuity (issue 25): what the agent said and did reaches its next calls ──
+NARRATION = "Let me look at both branches before I answer."
+CONCLUSION = ("My conclusion: the father branch carries the story; the confrontation "
+              "reads as a shortcut. Shall I continue the father branch three ways?")
+
+
+def test_the_last_turns_conclusion_and_writes_reach_the_next_turn(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """The human answered "Yes please" to an offer the agent's context had lost: an
+    earlier answer kept only its first 300 characters (the narration)."""
+    b = world["b"]
+    long_middle = " ".join(f"Point {i}: the scene at the gate holds." for i in range(60))
+    say(fake,
+        f"{NARRATION}\n→ view {b.local_id} full\n",
+        f'→ annotate {b.local_id} "the father leaves: the turn"\n',
+        f"{long_middle}\n\n{CONCLUSION}",
+        "Continuing now.")
+    agent = make_agent(world, fake)
+    first = asyncio.run(agent.run_turn(ask("Which branch is stronger?")))
+    assert first.stop_reason == "done" and CONCLUSION in first.message
+    asyncio.run(agent.run_turn(ask("Yes please, continue that branch.")))
+    sent = chat_bodies(fake)[-1][1]["content"]
+    earlier = sent[sent.index("Earlier with the human"):]
+    assert "  human: Which branch is stronger?" in earlier
+    assert CONCLUSION in earlier  # the end of the answer, where the offer is
+    assert NARRATION in earlier  # its opening line's start, then the cut
+    assert "[…]" in earlier and len(earlier) < len(first.message)
+    ann = next(c.head for c in first.commands if c.canonical.startswith("→ annotate"))
+    assert f"  your writes: {ann}" in earlier
+    assert "view" not in earlier.split("your writes:")[1].split("\n")[0]  # reads are not writes
+
+
+def test_thoughts_come_back_in_memory(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """Seed 000: think content is "preserved in collaborator memory"; it was stored and the
+    memory block only said "thought"."""
+    b = world["b"]
+    say(fake,
+        "→ think\nThe father theme is the spine.\nKeep Thomas for later.\n←\n"
+        f"→ view {b.local_id}\n",
+        "Noted.",
+        "Still on it.")
+    agent = make_agent(world, fake)
+    asyncio.run(agent.run_turn(ask("Plan the next scene.")))
+    within = chat_bodies(fake)[1][1]["content"]
+    assert ("Your latest thoughts (→ think):\n"
+            '  "The father theme is the spine. Keep Thomas for later."') in within
+    asyncio.run(agent.run_turn(ask("Go on.")))
+    assert "The father theme is the spine." in chat_bodies(fake)[-1][1]["content"]
+
+
+def test_an_autonomous_turn_is_told_what_the_human_changed(world, fake, clock) -> None:  # type: ignore[no-untyped-def]
+    ws, tree, human, b, c = world["ws"], world["tree"], world["human"], world["b"], world["c"]
+    agent = make_agent(world, fake, autonomous=True, settle_s=30)
+    assert agent.pending() == []
+    new = ws.add_node(tree, c, "Marie slams the door on Thomas.", human)
+    edited = ws.add_version(tree, b, "Building on the childhood theme, her father left in "
+                            "the night.", human)
+    ann = ws.add_node(tree, b, "too quick?", human, kind="annotation")
+    clock.advance(31)
+    nudge = agent.pending()
+    assert [i.kind for i in nudge] == ["autonomous"]
+    text = nudge[0].text
+    assert "Since your last turn they changed:" in text
+    assert f'  wrote [{new.label}] "Marie slams the door on Thomas."' in text
+    assert f"  edited [{b.label}] into [{edited.label}]" in text
+    assert f'  annotated [{b.label}]: [{ann.label}] "too quick?"' in text
+    say(fake, "Nothing to add.")
+    asyncio.run(agent.run_turn(nudge[0]))
+    assert "Marie slams the door" in chat_bodies(fake)[-1][1]["content"]
+    ws.set_position(human, tree, c, c)  # activity without writing
+    clock.advance(31)
+    again = agent.pending()
+    assert [i.kind for i in again] == ["autonomous"]
+    assert "Nothing they wrote changed since your last turn." in again[0].text

@@ -85,6 +85,8 @@ END = "==="
 TRACE_RECENT = 10  # trace entries shown in "Recent actions"
 TRACE_KEPT_WHEN_PRUNED = 3
 PIN_CHARS = 1_200  # per pinned node/document/recalled stash in the memory block
+THOUGHTS_SHOWN = 2  # the agent's latest thoughts in its memory block
+THOUGHT_CHARS = 600
 HISTORY_TURNS = 3
 DROPPED_RESULTS = "(results of these commands were dropped from context to save space)"
 
@@ -106,10 +108,12 @@ class Exchange:
 
 @dataclass
 class HistoryItem:
-    """An earlier turn with the human: their input and the agent's message."""
+    """An earlier turn with the human: their input, the agent's message and what its
+    writes answered (``✓ annotation [ann-2] added to [b3k9]``)."""
 
     input: str
     message: str
+    wrote: Sequence[str] = ()
 
 
 @dataclass
@@ -265,6 +269,11 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
         pinned.append(f"  {f.doc_ref(doc.name, p.section)} "
                       f"({plural(word_count(text), 'word')})")
         pinned.append(f"    {quote(_capped(text))}")
+    # seed 000: think content is "preserved in collaborator memory" (issue 25: it was
+    # stored and never shown back)
+    thought = [f"  {quote(_capped(t, THOUGHT_CHARS // (3 if compress else 1)))}"
+               for t in mem.thoughts(ws, who, 1 if compress else THOUGHTS_SHOWN,
+                                     tree_id=actor.tree.id)]
     items = mem.stashes(ws, who, actor.tree)
     recalled = [f'  "{s.label}": {quote(_capped(s.content))}' for s in items if s.recalled]
     stashed = [f'"{s.label}"' for s in items if not s.recalled]
@@ -283,6 +292,8 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
         lines += ["Pinned:", *pinned]
     if recalled:
         lines += ["Recalled:", *recalled]
+    if thought:
+        lines += ["Your latest thoughts (→ think):", *thought]
     if recent:
         lines += ["", "Recent actions:", f"  {recent}"] if len(lines) > 1 else \
             ["Recent actions:", f"  {recent}"]
@@ -486,7 +497,30 @@ def loom_context(ws: Workspace, actor: Actor, node: Node, path: Sequence[Node], 
 # ── the current turn input ───────────────────────────────────────────────────
 
 
+HISTORY_MESSAGE_CHARS = 1_500  # of each earlier answer: its conclusion is at its end
+HISTORY_WROTE = 6  # writes named per earlier turn
+
+
+def own_words(text: str, limit: int = HISTORY_MESSAGE_CHARS) -> str:
+    """The agent's earlier message, whole when it fits; else its opening line's start and
+    as much of its end as fits, where a turn's conclusion and offer are (its "Let me
+    look…" narration comes first)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = preview(text.split("\n", 1)[0], 160)
+    room = limit - len(head) - 5
+    tail = text[-room:]
+    cut = tail.find(" ")
+    if 0 <= cut < 40:
+        tail = tail[cut + 1:]
+    return f"{head} […] {tail}"
+
+
 def input_text(turn_input: str, history: Sequence[HistoryItem] = ()) -> str:
+    """The turn's input after the latest earlier turns with the human: what they said,
+    what the agent answered (results fade, seed 001; the agent's own answers do not) and
+    the nodes its writes touched."""
     parts = []
     if history:
         lines = ["Earlier with the human (most recent last):"]
@@ -494,7 +528,13 @@ def input_text(turn_input: str, history: Sequence[HistoryItem] = ()) -> str:
             if h.input:
                 lines.append(f"  human: {preview(h.input, 300)}")
             if h.message:
-                lines.append(f"  you: {preview(h.message, 300)}")
+                said = own_words(h.message).replace("\n", "\n       ")
+                lines.append(f"  you: {said}")
+            if h.wrote:
+                shown = [preview(w, 140) for w in h.wrote[-HISTORY_WROTE:]]
+                more = len(h.wrote) - len(shown)
+                lines.append("  your writes: " + " · ".join(shown)
+                             + (f" (and {more} more)" if more > 0 else ""))
         parts.append("\n".join(lines))
     parts.append(turn_input.strip() or "(no message)")
     return "\n\n".join(parts)

@@ -31,6 +31,7 @@ from loom.agent.transcript import (
     TurnRecord,
     render_conversation,
     usage_line,
+    written,
 )
 from loom.agent.triggers import DEFAULT_SETTLE_S, Triggers, TurnInput, ask
 from loom.commands import ast
@@ -113,7 +114,7 @@ class Agent:
         self._cancel.set()
 
     def history(self, limit: int = 3) -> list[HistoryItem]:
-        return [HistoryItem(t.input, t.message)
+        return [HistoryItem(t.input, t.message, written(t))
                 for t in self.turn_log.turns(self.name, self.tree.id, limit=limit)]
 
     def _place(self) -> None:

@@ -117,6 +117,23 @@ class TurnRecord(BaseModel):
     seen_seq: int = 0  # the change-log sequence when the turn started (trigger cursor)
 
 
+#: the verbs whose results an earlier turn's summary keeps (the nodes it touched)
+WRITTEN_VERBS = frozenset({"respond", "annotate", "link", "edit", "write", "continue", "split",
+                           "bookmark", "unbookmark", "tag", "untag", "rate", "prune",
+                           "unprune", "delete", "undelete"})
+
+
+def written(turn: TurnRecord) -> list[str]:
+    """What a turn's writes answered, in order: ``✓ annotation [ann-2] added to [b3k9]``
+    (the nodes it created, edited or annotated, for its next turns' context)."""
+    out = []
+    for c in turn.commands:
+        words = (c.canonical or c.line).removeprefix("→").split()
+        if c.ok and c.executed and words and words[0] in WRITTEN_VERBS:
+            out.append(c.head)
+    return out
+
+
 class TurnLog(Protocol):
     """Where turn records live; swap the implementation to move them into the store."""
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from loom.agent.transcript import TriggerKind
 from loom.render import formats as f
-from loom.render.text import plural
+from loom.render.text import plural, preview, quote
 from loom.store.schema import Node, Participant, Tree
 from loom.store.workspace import Workspace
 
@@ -50,12 +50,48 @@ def ask(message: str | None = None, author: str = "human") -> TurnInput:
     return TurnInput("ask", text, message, author)
 
 
-def autonomous(settle_s: float) -> TurnInput:
+#: change kinds that are a human's writing, and how the autonomous nudge names them
+_WROTE = {"node.continuation": "wrote", "node.version": "edited into",
+          "node.annotation": "annotated"}
+CHANGED_SHOWN = 6
+
+
+def autonomous(settle_s: float, changed: Iterable[str] = ()) -> TurnInput:
+    """The nudge of an autonomous turn; ``changed``: lines naming what the human wrote
+    since the agent's last turn (issue 25: "look at what changed" said nothing of what)."""
+    lines = list(changed)
+    what = ("Since your last turn they changed:\n" + "\n".join(lines) + "\n") if lines else \
+        "Nothing they wrote changed since your last turn. "
     text = (f"(Autonomous turn: the human has paused for {plural(round(settle_s), 'second')}.) "
-            "Look at what changed where they are working and add something useful: an "
+            f"{what}Look at it where they are working and add something useful: an "
             "annotation, a question, or alternatives. If there is nothing worth adding, say "
             "so in one line and issue no commands. Do not repeat earlier suggestions.")
     return TurnInput("autonomous", text)
+
+
+def changed_lines(ws: Workspace, changes: dict[str, str]) -> list[str]:
+    """``  wrote [a7x2] "She opened…"`` for each node a human wrote, edited or annotated
+    (node id → change kind, oldest first), the latest ``CHANGED_SHOWN``."""
+    out = []
+    items = list(changes.items())
+    for node_id, kind in items[-CHANGED_SHOWN:]:
+        node = ws.find_node(node_id)
+        if node is None or node.pruned:
+            continue
+        text = quote(preview(node.content, 100))
+        if kind == "node.annotation" and node.parent:
+            target = ws.find_node(node.parent)
+            on = f" {f.ref(target.label)}" if target is not None else ""
+            out.append(f"  annotated{on}: {f.ref(node.label)} {text}")
+        elif kind == "node.version" and node.version_of:
+            original = ws.find_node(node.version_of)
+            was = f.ref(original.label) if original is not None else "a node"
+            out.append(f"  edited {was} into {f.ref(node.label)} {text}")
+        else:
+            out.append(f"  wrote {f.ref(node.label)} {text}")
+    if len(items) > CHANGED_SHOWN:
+        out.insert(0, f"  (and {plural(len(items) - CHANGED_SHOWN, 'earlier change')})")
+    return out
 
 
 def addressed_to(text: str, names: Iterable[str]) -> str | None:
@@ -97,6 +133,8 @@ class Triggers:
         self.last_human: float | None = None  # time of the latest human change seen
         self._unsettled = False  # human activity since the last autonomous turn
         self._humans: set[str] = set()
+        #: what the humans wrote since the agent's last turn: node id → change kind
+        self._changed: dict[str, str] = {}
 
     @property
     def cursor(self) -> int:
@@ -129,6 +167,9 @@ class Triggers:
                 continue
             self.last_human = change.created
             self._unsettled = True
+            if change.kind in _WROTE:
+                self._changed.pop(change.entity, None)
+                self._changed[change.entity] = change.kind
             if change.kind != "node.annotation":
                 continue
             ann = self.ws.find_node(change.entity)
@@ -139,9 +180,11 @@ class Triggers:
                 inputs.append(from_annotation(self.ws, ann, message))
         if inputs:
             self._unsettled = False  # answering the human is this settle's turn
+            self._changed.clear()
         elif self.autonomous_mode and self.settled():
             self._unsettled = False
-            inputs.append(autonomous(self.settle_s))
+            inputs.append(autonomous(self.settle_s, changed_lines(self.ws, self._changed)))
+            self._changed.clear()
         return inputs
 
     def settled(self) -> bool:

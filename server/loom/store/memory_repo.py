@@ -162,9 +162,12 @@ def trace(ws: Workspace, who: Participant, limit: int = 10, errors_only: bool = 
     return list(reversed(rows))
 
 
-def thoughts(ws: Workspace, who: Participant, limit: int = 5) -> list[str]:
-    """The text of ``who``'s latest thoughts, oldest first."""
-    rows = (TraceEntry.select().where((TraceEntry.participant == who.id) &
-                                      (TraceEntry.command == THINK))
-            .order_by(TraceEntry.id.desc()).limit(limit))
+def thoughts(ws: Workspace, who: Participant, limit: int = 5,
+             tree_id: str | None = None) -> list[str]:
+    """The text of ``who``'s latest thoughts (in ``tree_id``), oldest first."""
+    q = TraceEntry.select().where((TraceEntry.participant == who.id) &
+                                  (TraceEntry.command == THINK))
+    if tree_id is not None:
+        q = q.where(TraceEntry.tree == tree_id)
+    rows = q.order_by(TraceEntry.id.desc()).limit(limit)
     return [r.message for r in reversed(list(rows))]
