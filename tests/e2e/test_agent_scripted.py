@@ -15,7 +15,7 @@ import pytest
 
 from loom.agent import Agent, AgentSpec, Budgets, LockPolicy, ask
 from loom.agent.cli import add_agent_arguments, main_agent
-from loom.agent.loop import CUT_NOTE
+from loom.agent.loop import CUT_NOTE, LAST_CALL
 from loom.agent.transcript import JsonlTurnLog, MemoryTurnLog
 from loom.commands.context import Actor
 from loom.llm import keys as llm_keys
@@ -317,6 +317,10 @@ def test_iteration_budget(world, fake) -> None:  # type: ignore[no-untyped-def]
     assert turn.stop_reason == "iterations" and turn.iterations == 4
     assert len(fake.requests_to(OPENAI_CHAT)) == 4 and len(turn.commands) == 4
     assert any(e.kind == "notice" and "iteration budget" in e.text for e in events)
+    # the last call, and only it, was told it is the last (issue 25)
+    bodies = chat_bodies(fake)
+    assert bodies[-1][-1]["content"].endswith(LAST_CALL)
+    assert not any(LAST_CALL in m["content"] for body in bodies[:-1] for m in body)
 
 
 def test_token_and_continuation_budgets(app, clock, fake) -> None:  # type: ignore[no-untyped-def]

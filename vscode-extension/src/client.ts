@@ -9,6 +9,7 @@ import {
   ExecuteCommandRequest,
   LanguageClient,
   type LanguageClientOptions,
+  ResponseError,
   type ServerOptions,
   State,
   type StaticFeature,
@@ -24,6 +25,7 @@ import {
   type StatusNotification,
 } from "./protocol";
 import { resolveServerCommand, ServerNotFound, type ServerCommand } from "./serverCommand";
+import { offeredItems, type Offered } from "./shownSuggestion";
 import { SCHEME } from "./uris";
 
 export const CLIENT_ID = "loom";
@@ -124,6 +126,20 @@ export function editedUris(edit: WorkspaceEdit): string[] {
   });
 }
 
+/** The inline suggestions the server offered in a document, at a version of it. */
+export interface InlineItemsEvent {
+  uri: string;
+  version: number;
+  items: Offered[];
+}
+
+/** A workspace edit from the server, before and after the editor applied it. */
+export interface ServerEditEvent {
+  edit: WorkspaceEdit;
+  /** Set once the editor has answered. */
+  applied?: boolean;
+}
+
 export class LoomClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private starting: Promise<LanguageClient | undefined> | undefined;
@@ -134,6 +150,20 @@ export class LoomClient implements vscode.Disposable {
   private readonly cleanEmitter = new vscode.EventEmitter<CleanNotification>();
   private readonly stateEmitter = new vscode.EventEmitter<"running" | "stopped">();
   private readonly treesChangedEmitter = new vscode.EventEmitter<TreesChangedNotification>();
+  private readonly inlineItemsEmitter = new vscode.EventEmitter<InlineItemsEvent>();
+  private readonly willApplyEditEmitter = new vscode.EventEmitter<ServerEditEvent>();
+  private readonly didApplyEditEmitter = new vscode.EventEmitter<ServerEditEvent>();
+  /** The inline suggestions each answer of the server offered (VS Code does not say which it shows). */
+  readonly onInlineItems = this.inlineItemsEmitter.event;
+  /** A server edit is about to be applied: the document changes it makes are Loom's, not typing. */
+  readonly onWillApplyEdit = this.willApplyEditEmitter.event;
+  readonly onDidApplyEdit = this.didApplyEditEmitter.event;
+  /**
+   * Documents whose last write only recorded a save (`LoomFileSystem.markSynced`): their
+   * `textDocument/didSave` is not sent, since the server already has that text (and a save
+   * would make it commit and run command lines while a generation streams in).
+   */
+  readonly quietSaves = new Set<string>();
   readonly onDocumentChanged = this.documentChangedEmitter.event;
   /** The server's `loom/treesChanged`: trees changed anywhere (a tree made from the CLI). */
   readonly onTreesChanged = this.treesChangedEmitter.event;
@@ -155,7 +185,7 @@ export class LoomClient implements vscode.Disposable {
 
   constructor(readonly log: vscode.LogOutputChannel) {
     this.disposables.push(this.documentChangedEmitter, this.statusEmitter, this.cleanEmitter, this.stateEmitter,
-      this.treesChangedEmitter);
+      this.treesChangedEmitter, this.inlineItemsEmitter, this.willApplyEditEmitter, this.didApplyEditEmitter);
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration("loom")) return;
@@ -224,12 +254,35 @@ export class LoomClient implements vscode.Disposable {
       middleware: {
         workspace: {
           // an edit of a document without a tab would bring its tab back (see `hidden`)
-          handleApplyEdit: (params, next) => {
+          handleApplyEdit: async (params, next) => {
             const hidden = editedUris(params.edit).filter((u) => this.hidden.has(u));
-            if (!hidden.length) return next(params, CancellationToken.None);
-            this.log.appendLine(`edit refused: ${hidden.join(", ")} is shown in no tab`);
-            return { applied: false, failureReason: "the document is shown in no tab" };
+            if (hidden.length) {
+              this.log.appendLine(`edit refused: ${hidden.join(", ")} is shown in no tab`);
+              return { applied: false, failureReason: "the document is shown in no tab" };
+            }
+            const event: ServerEditEvent = { edit: params.edit };
+            this.willApplyEditEmitter.fire(event);
+            let applied = false;
+            try {
+              const result = await next(params, CancellationToken.None);
+              applied = !(result instanceof ResponseError) && result.applied;
+              return result;
+            } finally {
+              this.didApplyEditEmitter.fire({ ...event, applied });
+            }
           },
+        },
+        provideInlineCompletionItems: async (document, position, context, token, next) => {
+          const result = await next(document, position, context, token);
+          if (!token.isCancellationRequested) {
+            const items = !result ? [] : Array.isArray(result) ? result : result.items;
+            this.inlineItemsEmitter.fire({ uri: document.uri.toString(), version: document.version, items: offeredItems(items) });
+          }
+          return result;
+        },
+        didSave: (document, next) => {
+          if (this.quietSaves.delete(document.uri.toString())) return Promise.resolve();
+          return next(document);
         },
         // Commands the server puts on inlay hints and lenses that need a picker here.
         executeCommand: (command: string, args: unknown[], next: (command: string, args: unknown[]) => unknown): unknown => {

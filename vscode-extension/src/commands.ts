@@ -31,7 +31,9 @@ import {
   type TreeSummary,
 } from "./protocol";
 import { TreePicture } from "./picture";
-import { siblingItems, type Sibling } from "./siblingModel";
+import { ShownSuggestion } from "./shownSuggestion";
+import { siblingItems, siblingPreview, type Sibling } from "./siblingModel";
+import { SiblingPreview } from "./siblingPreview";
 import type { LoomTreeProvider } from "./treeView";
 import { OPEN_NODE_COMMAND } from "./treeView";
 import { parseLoomUri, SCHEME, treeOf, treeUri } from "./uris";
@@ -92,10 +94,23 @@ async function hintAnchors(doc: vscode.TextDocument): Promise<Anchor[]> {
 }
 
 export class Commands {
+  /** uri → the inline suggestion VS Code shows there (see ShownSuggestion). */
+  private readonly suggestions = new Map<string, ShownSuggestion>();
+
   constructor(
     private readonly client: LoomClient,
     private readonly view: LoomTreeProvider,
   ) {}
+
+  private shownSuggestion(uri: vscode.Uri): ShownSuggestion {
+    const key = uri.toString();
+    let s = this.suggestions.get(key);
+    if (!s) {
+      s = new ShownSuggestion();
+      this.suggestions.set(key, s);
+    }
+    return s;
+  }
 
   register(context: vscode.ExtensionContext): void {
     const reg = (id: string, fn: (...args: unknown[]) => Promise<unknown>): void => {
@@ -128,6 +143,18 @@ export class Commands {
     reg("loom.ui.alternatives", () => this.alternatives());
     reg("loom.ui.acceptSuggestionWord", () => this.acceptPart("editor.action.inlineSuggest.acceptNextWord"));
     reg("loom.ui.acceptSuggestionLine", () => this.acceptPart("editor.action.inlineSuggest.acceptNextLine"));
+    reg("loom.ui.nextSuggestion", () => this.cycleSuggestion(1));
+    reg("loom.ui.previousSuggestion", () => this.cycleSuggestion(-1));
+    reg("loom.ui.hideSuggestion", () => this.hideSuggestion());
+    context.subscriptions.push(
+      this.preview,
+      this.client.onInlineItems((e) => {
+        this.shownSuggestion(vscode.Uri.parse(e.uri, true)).provided(e.items, e.version);
+      }),
+      vscode.workspace.onDidCloseTextDocument((doc) => {
+        this.suggestions.delete(doc.uri.toString());
+      }),
+    );
     reg("loom.ui.refresh", () => {
       this.view.refresh();
       return Promise.resolve();
@@ -339,39 +366,70 @@ export class Commands {
     return r.data?.siblings ?? [];
   }
 
-  /** Every sibling of a node side by side (its own text under each), to show one instead. */
+  private readonly preview = new SiblingPreview();
+
+  /**
+   * Every sibling of a node, to show one instead: the picker lists them (place, author,
+   * marks, a line of text) and a preview below the editor shows the whole text of the one
+   * it is on; Enter switches to it, Escape leaves the view as it was.
+   */
   async pickSibling(uri: string, node: string): Promise<void> {
     const siblings = await this.siblingsOf(uri, node);
+    const here = siblings.find((s) => s.current);
+    const origin = vscode.window.activeTextEditor?.document.uri.toString() === uri ? vscode.window.activeTextEditor : undefined;
+    const view = origin && { selection: origin.selection, visible: origin.visibleRanges[0], column: origin.viewColumn };
     const compare: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon("diff"), tooltip: "Compare with the one shown" };
     const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { sibling: Sibling }>();
-    qp.title = `Siblings of [${siblings.find((s) => s.current)?.label ?? node}]`;
-    qp.placeholder = "Pick one to show it in place of the current one";
+    qp.title = `Siblings of [${here?.label ?? node}]`;
+    qp.placeholder = "Pick one to show it in place of the current one (its whole text below)";
     qp.matchOnDetail = true;
+    // a click in the preview (to scroll it) leaves the picker open
+    qp.ignoreFocusOut = true;
     qp.items = siblingItems(siblings).map((i) => ({ ...i, buttons: i.sibling.current ? [] : [compare] }));
-    const current = qp.items.find((i) => i.sibling.current);
-    if (current) qp.activeItems = [current];
+    const previewUri = this.preview.newUri(qp.title);
+    let after: (() => Promise<void>) | undefined;
     const done = new Promise<void>((resolve) => {
+      qp.onDidChangeActive((active) => {
+        const s = active[0]?.sibling;
+        if (s) this.preview.update(previewUri, siblingPreview(s, here));
+      });
       qp.onDidTriggerItemButton((e) => {
-        const here = siblings.find((s) => s.current);
+        after = here ? () => this.compare(here, e.item.sibling) : undefined;
         qp.hide();
-        if (here) void this.compare(here, e.item.sibling);
       });
       qp.onDidAccept(() => {
         const pick = qp.selectedItems[0];
-        qp.hide();
         if (pick && !pick.sibling.current) {
-          void this.execute(ServerCommands.switchTo, { uri, node: pick.sibling.id }).then(() => {
+          after = () => this.execute(ServerCommands.switchTo, { uri, node: pick.sibling.id }).then(() => {
             this.view.refreshSoon(50);
           });
         }
+        qp.hide();
       });
       qp.onDidHide(() => {
         qp.dispose();
         resolve();
       });
     });
+    const current = qp.items.find((i) => i.sibling.current);
+    if (current) qp.activeItems = [current];
+    const first = current?.sibling ?? siblings[0];
+    if (first) {
+      try {
+        await this.preview.open(previewUri, siblingPreview(first, here), origin);
+      } catch (err) {
+        this.client.log.appendLine(`the sibling preview: ${message(err)}`);
+      }
+    }
     qp.show();
     await done;
+    await this.preview.close(previewUri);
+    // the editor as it was: focused, the cursor and the scroll where they were
+    if (origin && view && !origin.document.isClosed) {
+      const ed = await vscode.window.showTextDocument(origin.document, { viewColumn: view.column, selection: view.selection, preserveFocus: false });
+      if (view.visible) ed.revealRange(view.visible, vscode.TextEditorRevealType.AtTop);
+    }
+    if (after) await after();
   }
 
   async siblingsAtCursor(): Promise<void> {
@@ -610,12 +668,31 @@ export class Commands {
   }
 
   /**
-   * Accept part of the suggestion shown (a word, a line), then tell the server, which makes
-   * the accepted text the path: it splits the continuation there (VS Code's API does not
-   * report partial accepts to the language client).
+   * Alt+] / Alt+[ on a suggestion: VS Code's own cycle, followed here, so a word accepted
+   * next is known to come from the suggestion shown (VS Code does not say which).
+   */
+  async cycleSuggestion(delta: 1 | -1): Promise<void> {
+    const ed = vscode.window.activeTextEditor;
+    await vscode.commands.executeCommand(delta > 0 ? "editor.action.inlineSuggest.showNext" : "editor.action.inlineSuggest.showPrevious");
+    if (ed?.document.uri.scheme === SCHEME) this.shownSuggestion(ed.document.uri).cycle(delta);
+  }
+
+  /** Escape on a suggestion: hidden, it starts from the first when it shows again. */
+  async hideSuggestion(): Promise<void> {
+    const ed = vscode.window.activeTextEditor;
+    await vscode.commands.executeCommand("editor.action.inlineSuggest.hide");
+    if (ed?.document.uri.scheme === SCHEME) this.shownSuggestion(ed.document.uri).reset();
+  }
+
+  /**
+   * Accept part of the suggestion shown (a word, a line), then tell the server which
+   * suggestion and how much of it: it makes the accepted text the path, splitting that
+   * continuation there, and offers the rest of it (VS Code's API does not report partial
+   * accepts to the language client, nor which suggestion Alt+] shows: see ShownSuggestion).
    */
   async acceptPart(builtin: string): Promise<void> {
     const ed = pathEditor();
+    const shown = this.shownSuggestion(ed.document.uri).shown();
     // the suggestion is accepted at the cursor, which ends up after what was taken
     const from = ed.document.offsetAt(ed.selection.active);
     // VS Code takes the space before a word as a step of its own: take the word too, so a
@@ -629,7 +706,9 @@ export class Commands {
     }
     if (accepted === "") return; // nothing was accepted
     // the text accepted, said: a Tab pressed meanwhile has already added the rest
-    await this.execute(ServerCommands.acceptSuggestion, { uri: ed.document.uri.toString(), inserted: true, text: accepted });
+    await this.execute(ServerCommands.acceptSuggestion, {
+      uri: ed.document.uri.toString(), inserted: true, text: accepted, ...(shown ? { node: shown.node } : {}),
+    });
     await vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
   }
 

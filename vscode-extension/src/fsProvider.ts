@@ -69,6 +69,11 @@ export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposa
     this.synced.add(uri.toString());
   }
 
+  /** The save markSynced was for is over (or never wrote): the next save is the user's again. */
+  clearSynced(uri: vscode.Uri): void {
+    this.synced.delete(uri.toString());
+  }
+
   /** Remember why a document is about to be saved: the server runs command lines on a manual save only. */
   noteSaveReason(uri: vscode.Uri, reason: vscode.TextDocumentSaveReason): void {
     this.saveReasons.set(uri.toString(), saveReasonName(reason));
@@ -178,6 +183,7 @@ export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposa
     const text = new TextDecoder().decode(content);
     if (this.synced.delete(key)) {
       this.saveReasons.delete(key);
+      this.client.quietSaves.add(key);
       this.entries.set(key, {
         mtime: this.now(),
         ctime: existing?.ctime ?? this.now(),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { siblingItems, type Sibling } from "../src/siblingModel";
+import { siblingItems, siblingPreview, type Sibling } from "../src/siblingModel";
 
 function sib(index: number, extra: Partial<Sibling> = {}): Sibling {
   return {
@@ -17,4 +17,11 @@ test("each sibling with its place, author, request and own text", () => {
   assert.equal(items[1].description, "fake-base · one of 3 from one request · ★ bookmarked · 2 continuations");
   assert.equal(items[0].detail, "text 1 second line");
   assert.equal(items[2].detail, "(no text)");
+});
+
+test("the preview: place, author and whether it is shown, its bits, then the whole text", () => {
+  const one = sib(1);
+  assert.equal(siblingPreview(one, one), "● 1/3 [aaa1] model · shown now\nfake-base · one of 3 from one request\n\ntext 1\nsecond line\n");
+  assert.equal(siblingPreview(sib(2, { model: null, request: null, author: "human", text: "" }), one),
+    "2/3 [aaa2] human · Enter shows it in place of [aaa1]\n\n(no text)\n");
 });

@@ -71,6 +71,12 @@ Approver = Callable[[str], Awaitable[bool] | bool]
 Summarizer = Callable[[str], Awaitable[str]]
 
 
+#: Appended to the last model call a turn's budgets allow.
+LAST_CALL = ("(This is your last model call of this turn. Commands you write now still run, "
+             "but you will not see their results: end with your message to the human, what "
+             "you found and what you would do next.)")
+
+
 @dataclass
 class Budgets:
     max_iterations: int = 32  # model calls per turn (seed 003)
@@ -308,6 +314,11 @@ class TurnLoop:
                     break
                 messages, tokens = await asyncio.to_thread(self._messages, turn_input,
                                                            exchanges, record)
+                if self._last_call(iteration, tokens, record):
+                    # told, so the turn ends with a word to the human (issue 25: it ended
+                    # mid-work, with no message at all)
+                    messages[-1] = ChatMessage(role=messages[-1].role,
+                                               content=f"{messages[-1].content}\n\n{LAST_CALL}")
                 record.iterations = iteration
                 reply = await self._call(messages, iteration, tokens, record)
                 exchange = await self._handle_reply(reply, iteration, record)
@@ -331,6 +342,13 @@ class TurnLoop:
             self._emit("error", record.error)
         record.message = "\n\n".join(s.text for s in record.said if s.text.strip())
         return record
+
+    def _last_call(self, iteration: int, tokens: int, record: TurnRecord) -> bool:
+        """No model call of this turn can follow this one: the iteration budget's last, or
+        what it may spend leaves the token budget spent."""
+        b = self.budgets
+        return (iteration == b.max_iterations or
+                record.usage.total + tokens + b.reply_tokens >= b.max_turn_tokens)
 
     def _messages(self, turn_input: TurnInput, exchanges: list[agent_context.Exchange],
                   record: TurnRecord) -> tuple[list[ChatMessage], int]:
