@@ -334,6 +334,9 @@ def test_help_overview_for_analysis_role(marie: Marie) -> None:
 
 def test_errors(marie: Marie) -> None:
     assert marie.run("→ view xyz999") == "✗ NOT_FOUND: node [xyz999] does not exist in this tree"
+    # one character off an id (wrong, extra, swapped): the hint names it (issue 25)
+    for typo in ("b3k8", "b3k9x", "3bk9"):
+        assert marie.run(f"→ view {typo}").endswith("\n  hint: did you mean [b3k9]?"), typo
     assert marie.run("→ continue from a7x2 n:50") == (
         "✗ LIMIT_EXCEEDED: max continuations per request is 10\n  hint: use n:10 or less"
     )

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import peewee as pw
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
 
 from loom.errors import CrossTree, LoomError, not_found
 from loom.model import permissions as perms
@@ -727,7 +729,8 @@ class Workspace:
             other = Node.get_or_none(Node.local_id == text)
             if other is not None:
                 raise CrossTree(text, Tree.get_by_id(other.tree_id).title)
-            raise not_found(f"node [{raw.strip('[]')}] does not exist in this tree")
+            raise not_found(f"node [{raw.strip('[]')}] does not exist in this tree",
+                            self._near_ids(tree, text))
         for r in rows:
             if r.local_id == text:
                 return r
@@ -736,6 +739,24 @@ class Workspace:
         listed = ", ".join(f"[{r.local_id}]" for r in rows[:6])
         raise not_found(f"[{text}] is ambiguous: {listed}",
                         "use more characters of the localId")
+
+    def _near_ids(self, tree: Tree, text: str) -> str | None:
+        """``did you mean [a7x2q9]?`` for a localId (or the start of one) typed one
+        character off (a wrong, missing, extra or swapped character), if any."""
+        if len(text) < 4:
+            return None
+        ids = [r[0] for r in self.sql("SELECT local_id FROM node WHERE tree_id = ? AND "
+                                      "kind <> 'annotation'", (tree.id,))]
+        starts = [lid[:len(text)] for lid in ids]
+        found = {i for candidates in (ids, starts) for _s, _d, i in
+                 process.extract(text, candidates, scorer=OSA.distance, score_cutoff=1,
+                                 limit=4)}
+        near = [ids[i] for i in found]
+        if not near:
+            return None
+        shown = [f"[{x}]" for x in sorted(near)[:3]]
+        return "did you mean " + (shown[0] if len(shown) == 1 else
+                                  ", ".join(shown[:-1]) + f" or {shown[-1]}") + "?"
 
     def nodes_by_prefix(self, tree: Tree, prefix: str, limit: int) -> list[Node]:
         """Nodes of a tree whose localId starts with ``prefix``, in localId order."""
@@ -1313,8 +1334,6 @@ class Workspace:
             d = Document.get_or_none(Document.id == name)
         if d is None:
             names = [x.name for x in Document.select(Document.name).limit(50)]
-            from rapidfuzz import process
-
             best = process.extractOne(name, names) if names else None
             hint = f'did you mean doc:"{best[0]}"?' if best and best[1] >= 70 else None
             raise not_found(f'document doc:"{name}" does not exist', hint)
