@@ -709,6 +709,10 @@ export class Commands {
     await this.execute(ServerCommands.acceptSuggestion, {
       uri: ed.document.uri.toString(), inserted: true, text: accepted, ...(shown ? { node: shown.node } : {}),
     });
+    // what the server offers now (the rest of that suggestion) from scratch: a trigger alone
+    // keeps the item VS Code shows, and after a word of the second one it shows the first
+    await vscode.commands.executeCommand("editor.action.inlineSuggest.hide");
+    this.shownSuggestion(ed.document.uri).reset();
     await vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
   }
 
