@@ -664,6 +664,9 @@ try {
     // moved to a later branch point of the new path)
     const next = `◀${(k % n) + 1}/${n}▶`;
     await waitFor(async () => (await editorText()).includes(next), `the marker to show ${next} after alt+]`, 15_000);
+    // and the lenses are the new path's (a click on a stale one cycles the old node)
+    await waitFor(async () => !(await page.locator(".editor-group-container.active .codelens-decoration a").allTextContents()).includes(title),
+      "the lenses of the new path", 15_000);
     log(`alt+] on "${title.trim()}" → ${(k % n) + 1}/${n}`);
   });
 
