@@ -848,14 +848,14 @@ try {
     // was typed after the save: each streamed piece is an edit of the document
     const statusBar = page.locator(".statusbar");
     const before = await proseText();
-    modelScript.push({ choices: [words(Array.from({ length: 40 }, (_, i) => ` wind${i}`).join("")), words(" Somewhere a door closed.")], delayMs: 60 });
+    modelScript.push({ choices: [words(Array.from({ length: 60 }, (_, i) => ` wind${i}`).join("")), words(" Somewhere a door closed.")], delayMs: 60 });
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+End");
     await page.keyboard.press("Enter");
     await page.keyboard.type("→ continue n:2", { delay: 20 });
     await page.keyboard.press("Control+s");
     await waitFor(async () => (await proseText()).includes("wind3wind4"), "the generation streaming in", 30_000);
-    // every change of the tab's dirty class from here on, timed (the stream goes on ~2 s)
+    // every change of the tab's dirty class from here on, timed (the stream goes on ~3 s)
     await page.evaluate(() => {
       const w = /** @type {any} */ (window);
       const tab = () => document.querySelector(".tabs-container .tab.active");
@@ -869,7 +869,8 @@ try {
     });
     await page.waitForTimeout(300);
     await shot("8b-streaming");
-    await waitFor(async () => (await statusBar.textContent())?.includes("✓ 2 continuations"), "✓ 2 continuations in the status bar", 40_000);
+    await waitFor(async () => (await proseText()).includes("wind58wind59"), "the whole continuation in", 40_000);
+    await waitFor(async () => !/generating/.test((await statusBar.textContent()) ?? ""), "the status bar to stop saying generating", 20_000);
     await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "the tab clean after the generation", 10_000);
     const changes = await page.evaluate(() => {
       const w = /** @type {any} */ (window);
@@ -877,18 +878,25 @@ try {
       w.__dirty.push([performance.now(), null]);
       return w.__dirty;
     });
-    // the longest stretch the tab showed "unsaved" while the text streamed in
+    // how long the tab showed "unsaved" while the text streamed in: each piece is an edit,
+    // saved (quietly) as soon as it is in, so a flash per piece at most (longer when the
+    // next piece overtakes the save)
     let longest = 0;
     let flashes = 0;
+    let dirty = 0;
     for (let i = 0; i < changes.length - 1; i++) {
       if (changes[i][1] === true) {
+        const ms = changes[i + 1][0] - changes[i][0];
         flashes++;
-        longest = Math.max(longest, changes[i + 1][0] - changes[i][0]);
+        dirty += ms;
+        longest = Math.max(longest, ms);
       }
     }
+    const span = changes.at(-1)[0] - changes[0][0];
     const streamed = (await proseText()).slice(before.length);
-    log(`while streaming: ${flashes} dirty flash(es), the longest ${longest.toFixed(0)} ms; ${streamed.length} characters in`);
-    if (longest > 400) throw new Error(`the tab showed "unsaved" for ${longest.toFixed(0)} ms while the generation streamed in`);
+    log(`while streaming (${span.toFixed(0)} ms, ${streamed.length} characters in): ${flashes} dirty flash(es), `
+      + `${dirty.toFixed(0)} ms in all, the longest ${longest.toFixed(0)} ms`);
+    if (longest > 1500) throw new Error(`the tab showed "unsaved" ${dirty.toFixed(0)} ms of ${span.toFixed(0)} (at most ${longest.toFixed(0)} ms at a time) while the generation streamed in`);
   });
 
   await check("cancelling a generation is not an error and leaves the text as it was", async () => {

@@ -11,35 +11,17 @@ import type { LoomFileSystem } from "./fsProvider";
 import type { CleanNotification } from "./protocol";
 import { SCHEME } from "./uris";
 
-/** The texts a server edit puts into each document it changes. */
-function editTexts(e: ServerEditEvent): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  const add = (uri: string, texts: string[]): void => {
-    let key = uri;
-    try {
-      key = vscode.Uri.parse(uri, true).toString();
-    } catch {
-      /* as sent */
-    }
-    out.set(key, [...(out.get(key) ?? []), ...texts]);
-  };
-  for (const c of e.edit.documentChanges ?? []) {
-    if ("textDocument" in c) add(c.textDocument.uri, c.edits.map((x) => ("newText" in x ? x.newText : x.snippet.value)));
-  }
-  for (const [uri, edits] of Object.entries(e.edit.changes ?? {})) add(uri, edits.map((x) => x.newText));
-  return out;
-}
-
 export class Writing implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
-  /** uri → the texts of the server edits being applied there (their changes are Loom's). */
-  private readonly applying = new Map<string, string[]>();
+  /** uri → server edits being applied there, and the document changes seen meanwhile. */
+  private readonly applying = new Map<string, { edits: number; changes: number }>();
   /** uri → the document's version after the user's last change (typing, undo, a paste). */
   private readonly typedAt = new Map<string, number>();
-  /** uri → the last version saved (or known clean). */
+  /** uri → its version when the user last saved it (or it was known to be as saved). */
   private readonly savedAt = new Map<string, number>();
-  private readonly savingAt = new Map<string, number>();
-  /** uri → a quiet save under way; `again`: one more when it ends. */
+  /** Documents being saved quietly (Loom's text): their saves are not the user's. */
+  private readonly quiet = new Set<string>();
+  /** uri → a quiet save under way; `again`: one more when it ends, if that holds then. */
   private readonly saving = new Map<string, Promise<void>>();
   private readonly again = new Map<string, () => boolean>();
 
@@ -55,12 +37,13 @@ export class Writing implements vscode.Disposable {
         this.changed(e);
         this.arrow(e);
       }),
-      vscode.workspace.onWillSaveTextDocument((e) => {
-        if (e.document.uri.scheme === SCHEME) this.savingAt.set(e.document.uri.toString(), e.document.version);
+      vscode.workspace.onDidOpenTextDocument((doc) => {
+        if (doc.uri.scheme === SCHEME && !doc.isDirty) this.savedAt.set(doc.uri.toString(), doc.version);
       }),
-      vscode.workspace.onDidSaveTextDocument((doc) => {
-        const key = doc.uri.toString();
-        if (doc.uri.scheme === SCHEME) this.savedAt.set(key, this.savingAt.get(key) ?? doc.version);
+      vscode.workspace.onWillSaveTextDocument((e) => {
+        const key = e.document.uri.toString();
+        // the user's save: what they typed up to here goes to the server
+        if (e.document.uri.scheme === SCHEME && !this.quiet.has(key)) this.savedAt.set(key, e.document.version);
       }),
       client.onWillApplyEdit((e) => {
         this.willApplyEdit(e);
@@ -75,7 +58,8 @@ export class Writing implements vscode.Disposable {
       vscode.workspace.onDidCloseTextDocument((doc) => {
         const key = doc.uri.toString();
         this.client.hidden.delete(key);
-        for (const m of [this.typedAt, this.savedAt, this.savingAt]) m.delete(key);
+        this.typedAt.delete(key);
+        this.savedAt.delete(key);
       }),
     );
   }
@@ -119,67 +103,92 @@ export class Writing implements vscode.Disposable {
    */
   private async clean(p: CleanNotification): Promise<void> {
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === p.uri);
-    if (!doc || !doc.isDirty || doc.version !== p.version) {
-      this.client.log.appendLine(`loom/clean v${p.version} not applied: ${doc ? `v${doc.version}, ${doc.isDirty ? "dirty" : "clean"}` : "not open"}`);
+    if (!doc || !this.shownUnsaved(doc) || doc.version !== p.version) {
+      this.client.log.appendLine(`loom/clean v${p.version} not applied: ${doc ? `v${doc.version}, ${this.shownUnsaved(doc) ? "dirty" : "clean"}` : "not open"}`);
       return;
     }
     await this.saveQuietly(doc, () => doc.version === p.version);
   }
 
   /**
-   * A change the user made (typing, an undo, an accepted suggestion VS Code inserted) or one
-   * of the server's edits (recognised by its text while the edit is applied).
+   * A change the user made (typing, an undo, an accepted suggestion VS Code inserted), or
+   * one while a server edit is applied, counted: which one was the server's is known when
+   * the edit is in (VS Code reports the edit as the smallest change, not as the server
+   * sent it).
    */
   private changed(e: vscode.TextDocumentChangeEvent): void {
-    if (e.document.uri.scheme !== SCHEME) return;
+    if (e.document.uri.scheme !== SCHEME || e.contentChanges.length === 0) return;
     const key = e.document.uri.toString();
+    const applying = this.applying.get(key);
+    if (applying) {
+      // the server's edit, most likely: saved at once, a step ahead of the edit's answer
+      // (the next piece of a generation comes 80 ms later: a save it overtakes fails)
+      if (++applying.changes === 1 && this.nothingTyped(e.document)) {
+        const doc = e.document;
+        void this.saveQuietly(doc, () => this.nothingTyped(doc));
+      }
+    } else {
+      this.typedAt.set(key, e.document.version);
+    }
+    // back to the text as saved (an undo, a revert, a reload): nothing of the user's unsaved
+    // (isDirty is exact with a change; alone, after a save, it can be stale)
     if (!e.document.isDirty) this.savedAt.set(key, e.document.version);
-    if (e.contentChanges.length === 0) return;
-    const expected = this.applying.get(key);
-    const ours = expected !== undefined && e.contentChanges.every((c) => {
-      const i = expected.indexOf(c.text);
-      if (i < 0) return false;
-      expected.splice(i, 1);
-      return true;
-    });
-    if (!ours) this.typedAt.set(key, e.document.version);
   }
 
   private willApplyEdit(e: ServerEditEvent): void {
-    for (const [uri, texts] of editTexts(e)) {
+    for (const uri of editedUris(e.edit)) {
       const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
       if (!doc) continue;
-      // clean now: all it holds is saved
-      if (!doc.isDirty) this.savedAt.set(uri, doc.version);
-      this.applying.set(uri, [...(this.applying.get(uri) ?? []), ...texts]);
+      if (!this.savedAt.has(uri) && !doc.isDirty) this.savedAt.set(uri, doc.version);
+      const applying = this.applying.get(uri) ?? { edits: 0, changes: 0 };
+      applying.edits++;
+      this.applying.set(uri, applying);
     }
   }
 
   /**
    * The server's edit is in (a generation streaming, a switch, a command's result): a
-   * document nobody typed in since its last save is saved again at once, quietly (the
-   * server has this text), so the tab does not say "unsaved" for the length of a
-   * generation; VS Code would also ask to save it on close.
+   * document nobody typed in since the user last saved it is saved again at once, quietly
+   * (the server has this text), so the tab does not say "unsaved" for the length of a
+   * generation, nor VS Code ask to save it on close.
    */
   private didApplyEdit(e: ServerEditEvent): void {
     for (const uri of editedUris(e.edit)) {
-      this.applying.delete(uri);
+      const applying = this.applying.get(uri);
       const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
-      if (e.applied && doc && this.onlyLoomsSinceSave(doc)) void this.saveQuietly(doc, () => this.onlyLoomsSinceSave(doc));
+      if (!applying || !doc) continue;
+      // an applied edit is one change: more, and a keystroke came in meanwhile
+      applying.changes -= e.applied ? 1 : 0;
+      if (--applying.edits > 0) continue;
+      this.applying.delete(uri);
+      if (applying.changes > 0) this.typedAt.set(uri, doc.version);
+      if (e.applied && this.nothingTyped(doc)) void this.saveQuietly(doc, () => this.nothingTyped(doc));
     }
   }
 
-  /** Dirty with the server's edits only: nothing typed since the last save. */
-  private onlyLoomsSinceSave(doc: vscode.TextDocument): boolean {
+  /** Nothing typed since the user last saved: what is unsaved is Loom's. */
+  private nothingTyped(doc: vscode.TextDocument): boolean {
     const key = doc.uri.toString();
     const saved = this.savedAt.get(key);
-    return doc.isDirty && saved !== undefined && (this.typedAt.get(key) ?? 0) <= saved;
+    return saved !== undefined && (this.typedAt.get(key) ?? 0) <= saved;
+  }
+
+  /**
+   * Whether VS Code shows the document unsaved. The tab says it best: after a save that
+   * an edit overtook, the document itself can say clean while the tab stays dirty.
+   */
+  private shownUnsaved(doc: vscode.TextDocument): boolean {
+    const key = doc.uri.toString();
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+      .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === key);
+    return doc.isDirty || tabs.some((t) => t.isDirty);
   }
 
   /**
    * Save a document whose text the server already has: the file-system provider only
    * records it (no loom/save, no didSave). One at a time per document; a request made
-   * meanwhile saves once more after, if `still()` holds then.
+   * meanwhile saves once more after, if `still()` holds then; so does a save an edit
+   * overtook (the tab still dirty).
    */
   private async saveQuietly(doc: vscode.TextDocument, still: () => boolean): Promise<void> {
     const key = doc.uri.toString();
@@ -187,17 +196,23 @@ export class Writing implements vscode.Disposable {
     const running = this.saving.get(key);
     if (running) return running;
     const run = async (): Promise<void> => {
+      let retries = 0;
       for (let check = this.again.get(key); check; check = this.again.get(key)) {
         this.again.delete(key);
-        if (!doc.isDirty || doc.isClosed || !check()) continue;
+        if (doc.isClosed || !check() || !this.shownUnsaved(doc)) continue;
+        const version = doc.version;
         this.fs.markSynced(doc.uri);
+        this.quiet.add(key);
         try {
-          await doc.save();
+          const saved = await doc.save();
+          this.client.log.trace(`quiet save of v${version}: ${saved ? "saved" : "not saved"}, now v${doc.version}${this.shownUnsaved(doc) ? ", dirty" : ""}`);
         } catch (err) {
           this.client.log.appendLine(`marking ${key} saved: ${String(err)}`);
         } finally {
           this.fs.clearSynced(doc.uri);
+          this.quiet.delete(key);
         }
+        if (!this.again.has(key) && doc.version === version && this.shownUnsaved(doc) && retries++ < 3) this.again.set(key, check);
       }
     };
     const p = run().finally(() => {
