@@ -80,3 +80,42 @@ async def test_undo_after_a_generation_lands_goes_back_and_keeps_the_continuatio
     assert sql(editor.db, "SELECT count(*) FROM node") == nodes  # the continuation stays
     assert sql(editor.db, "SELECT count(*) FROM node WHERE content = ' The door was open.'") \
         == [(1,)]
+
+
+async def test_siblings_cycled_the_moment_a_saved_generation_lands_show_in_the_buffer(
+        editor: Editor, fake: FakeProvider) -> None:
+    """The Neovim journey: ]s pressed as soon as the continuations showed said "✓ switched
+    to … (2/3)" while the buffer kept the first one."""
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(
+        [" One went left.", " Two went right.", " Three stayed."]))
+    uri = await open_demo(editor)
+    editor.append(uri, "\n\nShe called out.\n→ continue n:3 tokens:12")
+    res = await editor.request("loom/save", {"uri": uri, "text": editor.texts[uri]})
+    assert res["ok"] and res["data"]["generating"], res
+    await editor.wait_for(lambda: editor.texts[uri].endswith(" One went left."), timeout=20)
+    cycled = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="loom.cycleSibling", arguments=[{"uri": uri, "node": sql(
+            editor.db, "SELECT id FROM node WHERE content = ' One went left.'")[0][0],
+            "delta": 1}]))
+    assert cycled["ok"], cycled
+    await editor.wait_for(lambda: editor.texts[uri].endswith(" Two went right."), timeout=10)
+
+
+async def test_a_move_while_the_model_writes_is_refused_and_loses_nothing(
+        editor: Editor, fake: FakeProvider) -> None:
+    """Siblings cycled while a generation streams into the path: its continuations are not
+    nodes yet, and a move would be undone by the landing; it is refused with a word."""
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([" " + SLOW, " Other."],
+                                                             event_delay_s=0.1))
+    uri = await open_demo(editor)
+    editor.append(uri, " Then.\n→ continue n:2 tokens:40")
+    res = await editor.request("loom/save", {"uri": uri, "text": editor.texts[uri]})
+    assert res["ok"], res
+    await editor.wait_for(lambda: "word2" in editor.texts[uri], timeout=20)
+    mine = sql(editor.db, "SELECT id FROM node WHERE content = ' Then.'")[0][0]
+    moved = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="loom.cycleSibling", arguments=[{"uri": uri, "node": mine, "delta": 1}]))
+    assert not moved["ok"] and moved["message"].startswith(
+        "✗ CONFLICT: a generation is writing into this path"), moved
+    await editor.wait_for(lambda: editor.texts[uri].endswith(SLOW), timeout=30)
+    await editor.wait_for(lambda: sql(editor.db, "SELECT count(*) FROM generation") == [(2,)])

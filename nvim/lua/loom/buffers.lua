@@ -216,8 +216,14 @@ function B.refresh(uri)
   if vim.bo[buf].modified then
     return
   end
+  local tick = api.nvim_buf_get_changedtick(buf)
   local res = loom.request_sync("loom/read", { uri = uri }, buf)
   if not res or res.text == nil then
+    return
+  end
+  -- an edit of the server's arrived while waiting (a sibling switch): the text read is
+  -- older than the buffer's now, and putting it back read as the switch undone
+  if not api.nvim_buf_is_valid(buf) or api.nvim_buf_get_changedtick(buf) ~= tick then
     return
   end
   if res.text ~= B.get_text(buf) then

@@ -45,6 +45,8 @@ class OpenDoc:
     targets: list[Target] = field(default_factory=list)
     client_version: int = 0
     generating: bool = False
+    #: the model is still writing into it (its continuations are not nodes yet)
+    streaming: bool = False
     opened_seq: int = 0  # the change log's position when the editor opened it
     #: The editor opened the path with text that is not the tree's (empty, or stale): its
     #: text is being replaced by the rendering, and until that lands nothing it holds is

@@ -118,7 +118,7 @@ class Generation:
             if index == 0 and not run.cancel.is_set():
                 loop.call_soon_threadsafe(run.streamed.append, piece)
 
-        doc.generating = True
+        doc.generating = doc.streaming = True
         host.status(doc, "generating…")
         token: str | None = None
         flusher: asyncio.Task[None] | None = None
@@ -136,6 +136,7 @@ class Generation:
             interrupted = True
         finally:
             run.finished = True
+            doc.streaming = False
             if flusher is not None:
                 flusher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -4,6 +4,7 @@ annotating from a lens, opening paths. Every move is a ``switch`` (every write a
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 from lsprotocol import types as lsp
@@ -19,6 +20,9 @@ from loom.lsp.session import OpenDoc
 from loom.lsp.text import TextDoc
 from loom.store.schema import Node
 from loom.uris import node_uri, tree_uri
+
+#: How long a move waits for a generation that has finished to land in the buffer.
+LANDING_WAIT_S = 10.0
 
 
 class Navigation:
@@ -53,6 +57,15 @@ class Navigation:
         if doc.kind != "path" or doc.tree is None:
             return doc, Result.failure("INVALID_SYNTAX", f"{what} in a path document",
                                        "open loom://path/TREE/NODE")
+        if doc.streaming:
+            return doc, Result.failure("CONFLICT", "a generation is writing into this path",
+                                       "wait for it to land, or cancel it")
+        # its continuations are nodes but not yet in the buffer: a move now would be
+        # undone by the landing (the Neovim journey: ]s said "switched", the buffer not)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LANDING_WAIT_S
+        while doc.generating and loop.time() < deadline:
+            await asyncio.sleep(0.02)
         return doc, await self.editing.commit_and_show(doc)
 
     async def cycle(self, uri: str, ref: str, delta: int) -> Result:

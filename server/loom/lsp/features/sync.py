@@ -106,10 +106,14 @@ class ChangeSync:
                 if doc.view.tip is None or ws.find_node(doc.view.tip.id) is None:
                     continue
                 text, segments = self.host.docs.rerender_target(doc)
+                sent = True
                 if text != self.host.docs.expected_text(doc) or doc.rebased:
-                    await self.host.send_edit(doc, text, segments)
+                    sent = await self.host.send_edit(doc, text, segments)
                 self.editing.announce(doc)
-                self.host.notify_changed(doc.uri)
+                if not sent or self.host.settings.document_provider == "textDocumentContent":
+                    # (an editor that took the edit has the text: a reload as well raced
+                    # the next edit, a sibling switch, and put the old text back)
+                    self.host.notify_changed(doc.uri)
             elif (doc.kind in ("tree", "trace") or (doc.kind == "doc" and docs_changed)
                   or (doc.kind == "conversation" and parse_uri(doc.uri).tree in turn_trees)):
                 await self.refresh_readonly(doc)
