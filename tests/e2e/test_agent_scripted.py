@@ -651,3 +651,21 @@ def test_an_autonomous_turn_is_told_what_the_human_changed(world, fake, clock) -
     again = agent.pending()
     assert [i.kind for i in again] == ["autonomous"]
     assert "Nothing they wrote changed since your last turn." in again[0].text
+
+
+def test_options_come_back_whole_when_they_fit(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25: ``list`` showed each option as a 60-character preview, so every option cost
+    a ``→ view … full``; whole when the result fits the threshold, previews when not."""
+    ws, tree, a = world["ws"], world["tree"], world["a"]
+    long = ("Marie's mother kept the letters in a biscuit tin under the stairs, and Marie "
+            "found them the winter the pipes froze, forty of them, all unopened.")
+    ws.add_node(tree, a, long, ws.subject())
+    say(fake, f"→ list {a.local_id} continuations\n", "Three options.")
+    asyncio.run(make_agent(world, fake).run_turn(ask("What are the options?")))
+    results = chat_bodies(fake)[1][-1]["content"]
+    assert f'"{long}"' in results
+    say(fake, f"→ list {a.local_id} continuations\n", "Three options.")
+    asyncio.run(make_agent(world, fake, budgets=Budgets(result_threshold=60)).run_turn(
+        ask("And briefly?")))
+    results = chat_bodies(fake)[-1][-1]["content"]
+    assert f'"{long}"' not in results  # over the threshold: not whole (here, summarized)

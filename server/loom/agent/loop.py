@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loom.agent import context as agent_context
+from loom.agent import results as agent_results
 from loom.agent.hooks import Hooks, Messages, loom_hooks
 from loom.agent.transcript import (
     CallUsage,
@@ -484,6 +485,9 @@ class TurnLoop:
         rec.canonical = rec.canonical or result.command
         rec.head = result.text.split("\n", 1)[0]
         text = result.text
+        if not isinstance(cmd, ast.ParseError):
+            text = await asyncio.to_thread(agent_results.with_full_texts, self.ws, cmd,
+                                           result, self.budgets.result_threshold, _tokens)
         if _tokens(text) > self.budgets.result_threshold:
             rec.summarized = True
             text = await self._summarized(text)
