@@ -119,3 +119,21 @@ async def test_a_move_while_the_model_writes_is_refused_and_loses_nothing(
         "✗ CONFLICT: a generation is writing into this path"), moved
     await editor.wait_for(lambda: editor.texts[uri].endswith(SLOW), timeout=30)
     await editor.wait_for(lambda: sql(editor.db, "SELECT count(*) FROM generation") == [(2,)])
+
+
+async def test_did_save_is_no_second_save_for_an_editor_that_saves_through_loom_save(
+        editor: Editor) -> None:
+    """VS Code (file-system documents) saves through loom/save, then sends didSave; the
+    server ran the save again on it (its command lines, its commit). For such an editor a
+    didSave is not a save: only loom/save is."""
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"loom": {"documentProvider": "fileSystem"}}))
+    uri = await open_demo(editor)
+    editor.append(uri, '\n→ annotate root "once"')
+    editor.client.text_document_did_save(lsp.DidSaveTextDocumentParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), text=editor.texts[uri]))
+    await editor.request("loom/status", {"uri": uri})  # (the didSave is handled by now)
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content = 'once'") == [(0,)]
+    res = await editor.request("loom/save", {"uri": uri, "text": editor.texts[uri]})
+    assert res["ok"], res
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content = 'once'") == [(1,)]

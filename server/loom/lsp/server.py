@@ -236,6 +236,12 @@ class LoomServer(AnsweringServer):
         task.add_done_callback(done)
 
     async def send_edit(self, doc: OpenDoc, text: str, segments: list[Segment]) -> bool:
+        """Bring the editor's copy of ``doc`` to ``text`` (one edit at a time per
+        document, each computed from what the one before it leaves)."""
+        async with doc.edit_lock:
+            return await self._send_edit(doc, text, segments)
+
+    async def _send_edit(self, doc: OpenDoc, text: str, segments: list[Segment]) -> bool:
         base = self.docs.expected_text(doc)
         edit = self.docs.propose(doc, text, segments)
         if edit is None:
@@ -567,6 +573,8 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 @_guard()
 async def did_save(ls: LoomServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    if ls.settings.document_provider != "textDocumentContent":
+        return  # the editor saved through loom/save: running the save again doubled it
     doc = ls.docs.open.get(params.text_document.uri)
     if doc is not None and not doc.view.read_only:
         await _save(ls, doc.uri, doc.text, run_commands=True)

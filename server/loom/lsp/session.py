@@ -8,6 +8,7 @@ ranges. Anything else the client sends is the human typing, tracked edit by edit
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 
@@ -45,6 +46,10 @@ class OpenDoc:
     targets: list[Target] = field(default_factory=list)
     client_version: int = 0
     generating: bool = False
+    #: one server edit of the document in flight at a time: an edit computed while another
+    #: was being applied (a cancel's restore right after the last streamed piece) was
+    #: refused by VS Code and the streamed text stayed
+    edit_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
     #: the model is still writing into it (its continuations are not nodes yet)
     streaming: bool = False
     opened_seq: int = 0  # the change log's position when the editor opened it
