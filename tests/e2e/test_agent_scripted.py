@@ -669,3 +669,13 @@ def test_options_come_back_whole_when_they_fit(world, fake) -> None:  # type: ig
         ask("And briefly?")))
     results = chat_bodies(fake)[-1][-1]["content"]
     assert f'"{long}"' not in results  # over the threshold: not whole (here, summarized)
+
+
+def test_memory_counts_against_the_collaborators_own_budget(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25: → memory said 50,000 tokens available to a collaborator whose context
+    budget was 16,000."""
+    say(fake, "→ memory\n", "Noted.")
+    asyncio.run(make_agent(world, fake, budgets=Budgets(context_tokens=12_000)).run_turn(
+        ask("How much room is left?")))
+    results = chat_bodies(fake)[1][-1]["content"]
+    assert "Context: 0 tokens used · 12,000 available" in results, results

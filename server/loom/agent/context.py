@@ -50,7 +50,7 @@ from loom.render.text import one_line, plural, preview, quote, relative_time, th
 from loom.store.schema import Node, Participant, TraceEntry
 from loom.store.workspace import Workspace
 
-DEFAULT_BUDGET = 16_000
+DEFAULT_BUDGET = mem.CONTEXT_BUDGET  # tokens
 #: Seed 001's addendum, verbatim; ``{permissions}`` is filled in.
 ADDENDUM = """You are operating in a loom-aware context. This means:
 

@@ -84,7 +84,7 @@ class Agent:
         self.system_prompt = system_prompt
         self.summarize = summarize
         self.early_stop = early_stop
-        self.actor = Actor(self.participant, tree)
+        self.actor = Actor(self.participant, tree, context_budget=self.budgets.context_tokens)
         self.turn_log: TurnLog = turn_log or SqliteTurnLog(ws)
         # The loop's hook points (seed 003): the process's (pruning, redaction, anything
         # the embedding program added), then this agent's turn log, first after a turn.

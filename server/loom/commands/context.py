@@ -48,6 +48,8 @@ class Actor:
 
     participant: Participant
     tree: Tree | None  # None until there is a tree (``new``, ``import``)
+    #: a collaborator's context budget in tokens (what ``→ memory`` counts against)
+    context_budget: int | None = None
 
     @property
     def permissions(self) -> set[str]:

@@ -19,7 +19,8 @@ from loom.store.workspace import Workspace
 if TYPE_CHECKING:
     from loom.commands.context import Ctx
 
-CONTEXT_BUDGET = 50_000
+#: a collaborator's context budget when none is given (``agent.context.DEFAULT_BUDGET``)
+CONTEXT_BUDGET = 16_000
 THINK = repo.THINK
 
 # The store side, as the memory API: pins, stashes and the trace are kept by store/memory_repo.
@@ -100,5 +101,6 @@ def state(ctx: Ctx) -> MemoryState:
     items = stashes(ctx.ws, ctx.me, ctx.tree)
     recalled = [f'"{s.label}": {s.content}' for s in items if s.recalled]
     used, exact = count_tokens("\n".join(blocks + recalled))
-    return MemoryState(shown, [s.label for s in items], used, max(0, CONTEXT_BUDGET - used),
+    budget = ctx.actor.context_budget or CONTEXT_BUDGET
+    return MemoryState(shown, [s.label for s in items], used, max(0, budget - used),
                        exact, blocks, recalled)
