@@ -515,6 +515,9 @@ def test_annotation_trigger_and_autonomous_mode(world, fake, clock) -> None:  # 
     say(fake, "Yes: the father leaving is the turn.")
     turn = asyncio.run(agent.run_turn(inputs[0]))
     assert turn.trigger == "annotation" and turn.input_node == ann.label
+    # the conversation names the annotation and the node it is on (issue 25: it said
+    # "annotation on [ann-1]")
+    assert f"· annotation [{ann.label}] on [{b.label}]" in agent.conversation_text()
     assert "is this the turning point?" in chat_bodies(fake)[0][1]["content"]
     assert agent.pending() == []  # the agent's own turn is not human activity
     ws.set_position(human, world["tree"], b, b)  # human activity…

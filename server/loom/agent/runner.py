@@ -144,7 +144,8 @@ class Agent:
             self._cancel = cancel
         record = TurnRecord(agent=self.name, tree=self.tree.id, trigger=turn_input.kind,
                             input=turn_input.message, input_author=turn_input.author,
-                            input_node=turn_input.node, started=self.ws.clock(),
+                            input_node=turn_input.node, input_target=turn_input.target,
+                            started=self.ws.clock(),
                             seen_seq=self.ws.last_change())
         provider: Provider | None = None
         try:

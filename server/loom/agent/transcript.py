@@ -99,6 +99,7 @@ class TurnRecord(BaseModel):
     input: str = ""
     input_author: str | None = None
     input_node: str | None = None  # the annotation that triggered it
+    input_target: str | None = None  # the node that annotation is on
     started: float = Field(default_factory=time.time)
     ended: float | None = None
     message: str = ""  # what the agent said to the human (never written into the tree)
@@ -278,8 +279,9 @@ def render_turn(turn: TurnRecord, now: float | None = None) -> str:
         lines.append(f"{who} · {when}")
         lines.append(f"  {turn.input.strip() or '(asked for help)'}")
     elif turn.trigger == "annotation":
-        where = f" on {f.ref(turn.input_node)}" if turn.input_node else ""
-        lines.append(f"{who} · {when} · annotation{where}")
+        ann = f" {f.ref(turn.input_node)}" if turn.input_node else ""
+        on = f" on {f.ref(turn.input_target)}" if turn.input_target else ""
+        lines.append(f"{who} · {when} · annotation{ann}{on}")
         lines.append(f"  {turn.input.strip()}")
     else:
         lines.append(f"(autonomous turn · {when})")
