@@ -372,6 +372,8 @@ def test_stop_mid_reply(world, fake) -> None:  # type: ignore[no-untyped-def]
     assert node_count(world) == before
     assert turn.message.endswith("…(stopped)")
     assert agent.turn_log.turns(agent.name)[-1].stop_reason == "stopped"
+    # the prompt was sent: the usage counts it, estimated (it said "0 tokens in")
+    assert turn.usage.prompt_tokens > 0 and turn.calls[-1].estimated
 
 
 def test_stop_during_a_continue_writes_nothing(app, clock, fake) -> None:  # type: ignore[no-untyped-def]

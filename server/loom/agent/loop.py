@@ -407,6 +407,15 @@ class TurnLoop:
                 if self.cancel.is_set():
                     partial = "".join(streamed)
                     self._keep_partial(partial, iteration, record)
+                    # the prompt was sent and part of a reply came: the turn's usage says
+                    # so (a stopped turn said "0 tokens in")
+                    usage.prompt_tokens, usage.completion_tokens = context_tokens, \
+                        _tokens(partial)
+                    usage.estimated = True
+                    usage.latency_ms = (time.monotonic() - started) * 1000
+                    record.calls.append(usage)
+                    record.usage.prompt_tokens += context_tokens
+                    record.usage.completion_tokens += usage.completion_tokens
                     raise _Stopped from None
                 raise
             text = "".join(streamed)
