@@ -1058,6 +1058,34 @@ try {
     await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "a clean tab", 10_000);
   });
 
+  await check("tag and prune from the command palette: each says what it did, and nothing about commits", async () => {
+    const statusBar = page.locator(".statusbar");
+    await page.locator(".editor-group-container.active .view-lines").click();
+    await page.keyboard.press("Control+End");
+    await runCommand("Loom: Tag Node");
+    await page.locator(".quick-input-widget", { hasText: "Tags" }).waitFor({ timeout: 10_000 });
+    await page.locator(".quick-input-widget input").fill("mood");
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await statusBar.textContent())?.includes("✓ tagged"), "✓ tagged", 15_000);
+    // prune the path's last node: the view leaves it, the status bar says so (it said
+    // "✓ nothing to commit": a save after the re-render overwrote the prune's answer)
+    const before = await proseText();
+    await page.keyboard.press("Control+End");
+    await runCommand("Loom: Prune Node (Hide Its Subtree)");
+    const said = [];
+    const until = Date.now() + 4_000;
+    while (Date.now() < until) {
+      said.push((await statusBar.textContent()) ?? "");
+      await page.waitForTimeout(100);
+    }
+    await shot("pruned");
+    if (!said.some((t) => t.includes("✓ pruned"))) throw new Error(`no ✓ pruned in the status bar: ${[...new Set(said)].join(" | ")}`);
+    const noise = said.filter((t) => t.includes("nothing to commit"));
+    if (noise.length) throw new Error(`the status bar said: ${noise[0]}`);
+    if ((await proseText()) === before) throw new Error("the pruned node is still in the text");
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "a clean tab", 10_000);
+  });
+
   await check("Loom: Open Tree Overview shows the read-only tree drawing", async () => {
     await runCommand("Loom: Open Tree Overview");
     // the active document's tree; a pick only without one
