@@ -239,7 +239,15 @@ class LoomServer(AnsweringServer):
         """Bring the editor's copy of ``doc`` to ``text`` (one edit at a time per
         document, each computed from what the one before it leaves)."""
         async with doc.edit_lock:
-            return await self._send_edit(doc, text, segments)
+            sending = asyncio.ensure_future(self._send_edit(doc, text, segments))
+            try:
+                return await asyncio.shield(sending)
+            except asyncio.CancelledError:
+                # the caller gave up (a generation's flusher, cancelled): the edit is out,
+                # and the next one must wait for its answer, or VS Code refuses the next
+                with contextlib.suppress(BaseException):
+                    await sending
+                raise
 
     async def _send_edit(self, doc: OpenDoc, text: str, segments: list[Segment]) -> bool:
         base = self.docs.expected_text(doc)
