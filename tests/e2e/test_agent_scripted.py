@@ -684,3 +684,30 @@ def test_memory_counts_against_the_collaborators_own_budget(world, fake) -> None
         ask("How much room is left?")))
     results = chat_bodies(fake)[1][-1]["content"]
     assert "Context: 0 tokens used · 12,000 available" in results, results
+
+
+def test_commands_that_did_not_run_are_said(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25: a command mid-line or in a code block was skipped silently, and the cut-off
+    notice did not say a → continue was among the text dropped."""
+    b = world["b"]
+    say(fake,
+        f"I will look first → view {b.local_id} and then decide.\n```\n→ continue n:3\n```\n"
+        f"→ view {b.local_id}\n\nAfter that I would\n→ continue n:2\n",
+        "Done: the father branch is the one.",
+        "Sure: type → continue n:3 where you want more.",
+        "Nothing else.")
+    agent = make_agent(world, fake)
+    turn = asyncio.run(agent.run_turn(ask("Look at b.")))
+    results = chat_bodies(fake)[1][-1]["content"]
+    assert f"not run: → view {b.local_id} and then decide. (mid-line" in results
+    assert "not run: → continue n:3 (inside a code block" in results
+    # (what it wrote after its commands was never generated: the stream was stopped there)
+    assert [c.canonical for c in turn.commands] == [f"→ view {b.local_id}"]
+    # a turn that ran nothing ends on its message, and the next turn hears what did not run
+    second = asyncio.run(agent.run_turn(ask("Can I get more?")))
+    assert second.iterations == 1 and second.not_run == [
+        "not run: → continue n:3 where you want more. (mid-line: a command runs only at "
+        "the start of its own line)"]
+    asyncio.run(agent.run_turn(ask("Thanks.")))
+    assert "  not run: → continue n:3 where you want more." in chat_bodies(fake)[-1][1]["content"]
+    assert "not run: → continue n:3 where" in agent.conversation_text()

@@ -196,3 +196,29 @@ def test_cli_arguments_module_agrees_with_the_agent() -> None:
     assert cli.DEFAULT_NAME == participant.DEFAULT_NAME
     assert cli.ROLES == participant.AGENT_ROLES
     assert cli.DEFAULT_SETTLE_S == triggers.DEFAULT_SETTLE_S
+
+
+def test_what_did_not_run_is_said_with_why() -> None:
+    """Issue 25: one line for every command that did not run (a reply read whole, as a
+    provider that cannot stop a stream gives it)."""
+    from loom.agent.loop import cut_index
+    from loom.agent.results import not_run
+    from loom.commands.extract import extract
+
+    text = ("Let me check → view a7x2 first.\n~~~\n→ continue n:3\n~~~\n→ view b3k9\n\n"
+            "Then I would\n→ continue n:2\nand → annotate b3k9 \"x\" too.\n")
+    segments = extract(text)
+    cut = cut_index(segments)
+    assert cut is not None
+    assert not_run(segments, cut) == [
+        "not run: → view a7x2 first. (mid-line: a command runs only at the start of its "
+        "own line)",
+        "not run: → continue n:3 (inside a code block, where arrows are examples: write it "
+        "on its own line outside one)",
+        "not run: → continue n:2 (written after your commands, before their results came "
+        "back)",
+        'not run: → annotate b3k9 "x" too. (written after your commands, before their '
+        "results came back)"]
+    assert not_run(extract("Use → view to read a node, or type words."), 1) == [
+        "not run: → view to read a node, or type words. (mid-line: a command runs only at "
+        "the start of its own line)"]

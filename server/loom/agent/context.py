@@ -552,11 +552,13 @@ def input_text(turn_input: str, history: Sequence[HistoryItem] = ()) -> str:
             if h.message:
                 said = own_words(h.message).replace("\n", "\n       ")
                 lines.append(f"  you: {said}")
-            if h.wrote:
-                shown = [preview(w, 140) for w in h.wrote[-HISTORY_WROTE:]]
-                more = len(h.wrote) - len(shown)
+            wrote = [w for w in h.wrote if not w.startswith("not run:")]
+            if wrote:
+                shown = [preview(w, 140) for w in wrote[-HISTORY_WROTE:]]
+                more = len(wrote) - len(shown)
                 lines.append("  your writes: " + " · ".join(shown)
                              + (f" (and {more} more)" if more > 0 else ""))
+            lines += [f"  {w}" for w in h.wrote if w.startswith("not run:")]
         parts.append("\n".join(lines))
     parts.append(turn_input.strip() or "(no message)")
     return "\n\n".join(parts)

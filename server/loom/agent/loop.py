@@ -471,9 +471,16 @@ class TurnLoop:
                     ran_any = True
                     shown, result_text = await self._run_command(raw, cmd, iteration, record)
                     results.append(f"{shown}\n{result_text}")
+        skipped = agent_results.not_run(segments, len(used))
+        if skipped:
+            record.not_run += skipped
+            for line in skipped:
+                self._emit("notice", line, iteration=iteration)
         if not ran_any:
+            # the turn ends on a message (an arrow in an example is no request to run it);
+            # what did not run is said in the record and the next turn's context
             return None
-        body = "\n\n".join(results)
+        body = "\n\n".join([*results, *(["\n".join(skipped)] if skipped else [])])
         if cut is not None:
             body += "\n\n" + CUT_NOTE
         return agent_context.Exchange(kept.strip(), body)

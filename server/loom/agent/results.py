@@ -1,13 +1,19 @@
-"""What a command's result shows the collaborator: the editors' short previews of the
-nodes a ``list`` or ``continue`` names, replaced by their whole text when that fits the
-result threshold (issue 25: each option cost the model a ``→ view … full`` the human never
-needed, who reads them in the buffer)."""
+"""What the collaborator is told after a reply: the editors' short previews of the nodes a
+``list`` or ``continue`` names, replaced by their whole text when that fits the result
+threshold (issue 25: each option cost the model a ``→ view … full`` the human never
+needed, who reads them in the buffer); and a line for every command it wrote that did not
+run, with why (mid-line, in a code block, after its commands), where it was skipped
+silently."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from loom.commands import ast
+from loom.commands.ast import VERBS
+from loom.commands.extract import Segment
+from loom.commands.lexicon import ARROWS, is_command_line
 from loom.commands.results import Result
 from loom.render.text import preview, quote
 from loom.store.workspace import Workspace
@@ -43,3 +49,52 @@ def with_full_texts(ws: Workspace, cmd: ast.Command, result: Result, threshold: 
         if short != whole:
             full = full.replace(short, whole, 1)
     return full if full != text and count(full) <= threshold else text
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_ARROW = "|".join(re.escape(a) for a in sorted(ARROWS, key=len, reverse=True))
+#: an arrow and a verb inside a line of prose (not at its start)
+_MID_LINE = re.compile(rf"\S.*?(?:^|\s)((?:{_ARROW})\s*(?:{'|'.join(VERBS)})\b[^\n]*)")
+NOT_RUN_SHOWN = 8
+
+
+def not_run(segments: Sequence[Segment], used: int) -> list[str]:
+    """``not run: → continue n:3 (…why)`` for each command in the reply that did not run:
+    one mid-line or in a code block in the prose it used (the first ``used`` segments),
+    and every one in the text it wrote after its commands."""
+    out: list[str] = []
+    for seg in segments[:used]:
+        if seg.kind != "prose":
+            continue
+        fence: str | None = None
+        for line in seg.text.split("\n"):
+            m = _FENCE.match(line)
+            if m is not None:
+                mark = m.group(1)
+                if fence is None:
+                    fence = mark
+                elif mark[0] == fence[0] and not line.strip(" `~"):
+                    fence = None
+                continue
+            if fence is not None and is_command_line(line):
+                out.append(f"not run: {preview(line.strip(), 70)} (inside a code block, "
+                           "where arrows are examples: write it on its own line outside one)")
+                continue
+            mid = _MID_LINE.match(line)
+            if mid is not None and not is_command_line(line):
+                out.append(f"not run: {preview(mid.group(1).strip(), 70)} (mid-line: a "
+                           "command runs only at the start of its own line)")
+    after = "(written after your commands, before their results came back)"
+    for seg in segments[used:]:
+        lines = seg.text.split("\n")
+        for line_no, _cmd in seg.commands:
+            out.append(f"not run: {preview(lines[line_no - seg.start_line].strip(), 70)} "
+                       f"{after}")
+        if seg.kind == "prose":
+            for line in lines:
+                mid = _MID_LINE.match(line)
+                if mid is not None:
+                    out.append(f"not run: {preview(mid.group(1).strip(), 70)} {after}")
+    if len(out) > NOT_RUN_SHOWN:
+        out = [*out[:NOT_RUN_SHOWN], f"(and {len(out) - NOT_RUN_SHOWN} more not run)"]
+    return out

@@ -106,6 +106,8 @@ class TurnRecord(BaseModel):
     said: list[SaidRecord] = Field(default_factory=list)
     thinks: list[ThinkRecord] = Field(default_factory=list)
     commands: list[CommandRecord] = Field(default_factory=list)
+    #: commands written but not run, with why (mid-line, in a code block, after commands)
+    not_run: list[str] = Field(default_factory=list)
     calls: list[CallUsage] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     iterations: int = 0
@@ -126,13 +128,14 @@ WRITTEN_VERBS = frozenset({"respond", "annotate", "link", "edit", "write", "cont
 
 def written(turn: TurnRecord) -> list[str]:
     """What a turn's writes answered, in order: ``✓ annotation [ann-2] added to [b3k9]``
-    (the nodes it created, edited or annotated, for its next turns' context)."""
+    (the nodes it created, edited or annotated, for its next turns' context), then the
+    commands it wrote that did not run (``not run: → continue n:3 (…)``)."""
     out = []
     for c in turn.commands:
         words = (c.canonical or c.line).removeprefix("→").split()
         if c.ok and c.executed and words and words[0] in WRITTEN_VERBS:
             out.append(c.head)
-    return out
+    return out + list(turn.not_run)
 
 
 class TurnLog(Protocol):
@@ -294,6 +297,7 @@ def render_turn(turn: TurnRecord, now: float | None = None) -> str:
         items.append((10**9, turn.message.strip().splitlines()))
     for _, block in sorted(items, key=lambda x: x[0]):
         lines += [f"  {x}" if x else "" for x in block]
+    lines += [f"  {x}" for x in turn.not_run]
     if turn.error:
         lines.append(f"  {turn.error.splitlines()[0]}")
     lines.append(f"  {usage_line(turn)}")
