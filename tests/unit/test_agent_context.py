@@ -200,6 +200,11 @@ def test_buffer_tree_uses_the_buffer_ambient(app, clock) -> None:  # type: ignor
     ws.set_position(agent, tree, n, n)
     loom = cx.assemble(ws, Actor(agent, tree)).sections["loom"]
     assert f'⟨node:{n.local_id} mode:buffer doc:"chapter 3" words:8 depth:1⟩' in loom
+    # how a buffer's nodes join is said (issue 25: a → respond was glued on, "garden.She")
+    assert cx.BUFFER_JOINING in loom and "space or line break" in cx.BUFFER_JOINING
+    dialogue = ws.create_tree("chat", "dialogue", root_content="Hi.")
+    ws.set_position(agent, dialogue, ws.node(dialogue.root), ws.node(dialogue.root))
+    assert cx.BUFFER_JOINING not in cx.assemble(ws, Actor(agent, dialogue)).sections["loom"]
 
 
 def test_history_and_exchanges(story) -> None:  # type: ignore[no-untyped-def]

@@ -78,6 +78,11 @@ sees it collapsed.
 the ones stated here and at the end of each turn.
 - When you have nothing more to do, reply without commands."""
 
+#: Said in a buffer-mode tree's loom context (issue 25: an agent's → respond was glued on,
+#: "garden.She went down").
+BUFFER_JOINING = ("Buffer mode: the path is one continuous text, each node's text right "
+                  "after its parent's with nothing put between them; begin what you "
+                  "→ respond with the space or line break it needs.")
 MEMORY_HEAD = "=== Operational Memory ==="
 CONVERSATION_HEAD = "=== Conversation (root → your position) ==="
 LOOM_HEAD = "=== Loom Context ==="
@@ -507,6 +512,8 @@ def loom_context(ws: Workspace, actor: Actor, node: Node, path: Sequence[Node], 
                           ws.count_children(node.id, "annotation"), ws.count_links(node.id))
     short = ",".join(perms.SHORT[p] for p in perms.ordered(actor.permissions)) or "none"
     lines.append(f"You are at {where} ⟨permissions:{short}⟩")
+    if tree.mode == "buffer":
+        lines.append(BUFFER_JOINING)
     for other, at in ws.active_elsewhere(tree, actor.participant):
         lines.append(f.active_line(other.name, at.label, at.depth))
     if approval:
