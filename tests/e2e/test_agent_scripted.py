@@ -168,6 +168,7 @@ def test_continue_uses_the_subject_model_never_the_collaborator(app, clock, fake
     say(fake, "→ continue n:2 tokens:12\n", "Two continuations are ready.")
     agent = Agent(ws, app.executor, tree, profile=chat_profile(fake),
                   turn_log=MemoryTurnLog())
+    ws.set_position(agent.participant, tree, ws.node(tree.root), ws.node(tree.root))
     turn = asyncio.run(agent.run_turn("Give me two ways on."))
     assert turn.commands[0].ok, turn.commands[0].head
     assert turn.commands[0].head == "✓ generating 2 continuations from " \
@@ -181,6 +182,12 @@ def test_continue_uses_the_subject_model_never_the_collaborator(app, clock, fake
     assert completions[0].json["model"] == "fake-base"
     assert len(fake.requests_to(OPENAI_CHAT)) == turn.iterations == 2
     assert turn.usage.continuations == 2 and turn.usage.subject_completion_tokens > 0
+    # several continuations are options: the collaborator stays where it asked (issue 25:
+    # its next turn's path ran through whichever came first), and is told so
+    node, _tip = ws.position(agent.participant, tree)
+    assert node.id == tree.root
+    results = chat_bodies(fake)[1][-1]["content"]
+    assert f"you stay at [{ws.node(tree.root).label}]: → switch to the one you choose" in results
 
 
 def test_memory_ops_persist_across_iterations_and_turns(world, fake) -> None:  # type: ignore[no-untyped-def]

