@@ -209,8 +209,13 @@ async def test_anthropic_chat(fake):
     assert len(result.completions) == 1
     assert result.completions[0].text == "Hello there, writer."
     body = fake.requests_to(ANTHROPIC_MESSAGES)[0].json
-    assert body["system"] == "Be brief."
+    # prompt caching (issue 25): breakpoints after the system prompt and at the end
+    ephemeral = {"type": "ephemeral"}
+    assert body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": ephemeral}]
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    assert body["messages"][0]["content"] == "Hi"
+    assert body["messages"][-1]["content"] == [
+        {"type": "text", "text": "Again", "cache_control": ephemeral}]
     assert body["stop_sequences"] == ["\n\n"]
 
 

@@ -125,8 +125,10 @@ async def test_anthropic_complete_and_chat_never_send_a_secret(fake):
     assert len(fake.requests_to(ANTHROPIC_MESSAGES)) == 3
     assert_never_received(fake, SHAPE_SECRETS)
     body = fake.requests_to(ANTHROPIC_MESSAGES)[-1].json
-    assert body["system"].count(PLACEHOLDER) >= len(SAMPLES)
-    assert body["messages"] == [{"role": "user", "content": f"My key is {PLACEHOLDER}."}]
+    assert body["system"][0]["text"].count(PLACEHOLDER) >= len(SAMPLES)
+    assert body["messages"] == [{"role": "user", "content": [
+        {"type": "text", "text": f"My key is {PLACEHOLDER}.",
+         "cache_control": {"type": "ephemeral"}}]}]
 
 
 async def test_the_reported_case_sk_proj_to_a_local_compatible_server(fake):

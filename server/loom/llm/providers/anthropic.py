@@ -116,7 +116,8 @@ class AnthropicProvider(SDKProvider):
         async def body() -> None:
             client = self.client()
             await call_with_retry(
-                lambda a: self._once(client, system, turns, params, collector, a, 0),
+                lambda a: self._once(client, system, turns, params, collector, a, 0,
+                                     cache=True),
                 self.policy,
             )
 
@@ -132,16 +133,26 @@ class AnthropicProvider(SDKProvider):
         collector: Collector,
         attempt: Attempt,
         index: int,
+        cache: bool = False,
     ) -> None:
         sink = collector.begin(attempt, [index])
+        turns = [m.model_dump() for m in messages]
+        if cache and turns:
+            # prompt caching: a breakpoint after the system prompt and one at the end of
+            # the conversation so far, so the next call of a collaborator's turn (the same
+            # messages and more) reads them from the cache (issue 25)
+            last = turns[-1]
+            last["content"] = [{"type": "text", "text": last["content"],
+                                "cache_control": {"type": "ephemeral"}}]
         payload: dict[str, Any] = {
             "model": self.profile.model,
-            "messages": [m.model_dump() for m in messages],
+            "messages": turns,
             "max_tokens": params["max_tokens"],
             "stream": True,
         }
         if system:
-            payload["system"] = system
+            payload["system"] = [{"type": "text", "text": system,
+                                  "cache_control": {"type": "ephemeral"}}] if cache else system
         if params["stop"]:
             payload["stop_sequences"] = params["stop"]
         log_request(self.profile, "messages", payload)
@@ -172,7 +183,10 @@ class AnthropicProvider(SDKProvider):
             if kind == "message_start":
                 state.started = True
                 usage = event.message.usage
-                state.input_tokens = usage.input_tokens if usage is not None else None
+                # what the prompt cost in all: read from the cache, written to it, and not
+                state.input_tokens = (sum(getattr(usage, k, None) or 0 for k in (
+                    "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+                    if usage is not None and usage.input_tokens is not None else None)
             elif kind == "content_block_delta":
                 delta = event.delta
                 if delta.type == "text_delta":
