@@ -10,8 +10,17 @@
 2. Context assembly time on a 100,000-node tree (built with ``Workspace.bulk_add`` like
    ``bench_core.py``): median of 20 assemblies at a 2,000-deep position and at a shallow
    one.
+3. What a context that caches saves (issue 25): a scripted five-turn session (three model
+   calls a turn: read, write, answer) through the real loop and the real ``openai`` SDK
+   against a local wire-format server, on the demo tree and on a 15,000-word tree. For
+   each call: characters and tokens sent, and the share of its prompt that is an exact
+   prefix of the previous call's (goal ≥ 80% within a turn); then the session's cost in
+   prompt tokens at Anthropic's published prices for Claude Haiku 4.5 ($1.00 per million
+   input tokens; cache writes $1.25, cache reads $0.10): uncached, and cached (each
+   call's shared prefix read, the rest written). Anthropic caches prefixes of at least
+   4,096 tokens on Haiku 4.5; shorter prompts are counted uncached.
 
-Run: .venv/bin/python bench/bench_agent.py [--nodes 100000]
+Run: .venv/bin/python bench/bench_agent.py [--nodes 100000] [--skip-assembly]
 """
 
 from __future__ import annotations
@@ -187,14 +196,110 @@ def assembly_bench(nodes: int, deep: int, runs: int) -> None:
                   f"{out.summarized_nodes} summarized, {out.elided_nodes} left out)")
 
 
+PRICE_INPUT, PRICE_WRITE, PRICE_READ = 1.00, 1.25, 0.10  # $ per million tokens
+MIN_CACHED = 4_096  # Haiku 4.5's shortest cacheable prefix
+
+
+def _serial(messages: list[dict[str, Any]]) -> str:
+    return "\x1e".join(f"{m['role']}\x1f{m['content']}" for m in messages)
+
+
+def _shared(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def caching_bench() -> None:
+    import asyncio
+    import os
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.e2e.fake_provider import OPENAI_CHAT, FakeProvider, openai_chat_stream
+
+    from loom.agent import Agent, ask
+    from loom.agent.transcript import MemoryTurnLog
+    from loom.app import open_app
+    from loom.demo import create_demo
+    from loom.llm.config import ModelProfile
+    from loom.memory.tokens import count_tokens
+
+    os.environ.setdefault("LOOM_API_KEY", "bench-key")
+    os.environ["LOOM_NO_KEYRING"] = "1"
+    rng = random.Random(3)
+    words = ("the house stood empty at the end of the lane she had not visited since her "
+             "mother died and the windows seemed to watch her come with something like "
+             "reproach").split()
+    for name in ("the demo tree", "a 15,000-word tree"):
+        tmp = Path(tempfile.mkdtemp(prefix="loom-bench-cache-"))
+        app = open_app(tmp / "bench.db", use_default_subject=False)
+        ws = app.ws
+        if name == "the demo tree":
+            tree = create_demo(ws)
+        else:
+            tree = ws.create_tree("long", "buffer", root_content="The house stood empty.")
+            node = ws.node(tree.root)
+            for i in range(300):
+                text = " " + " ".join(rng.choice(words) for _ in range(50)) + "."
+                node = ws.add_node(tree, node, text, ws.human() if i % 2 else ws.subject())
+            ws.set_position(ws.human(), tree, node, node)
+        with FakeProvider() as fake:
+            profile = ModelProfile(name="bench", provider="openai-compatible",
+                                   base_url=fake.openai_base_url, model="bench-chat",
+                                   timeout_s=10, max_attempts=1, api_key_env="LOOM_API_KEY")
+            agent = Agent(ws, app.executor, tree, profile=profile, turn_log=MemoryTurnLog())
+            _node, tip = ws.position(ws.human(), tree)
+            label = tip.local_id
+            for t in range(5):
+                fake.script(OPENAI_CHAT,
+                            openai_chat_stream(f"→ view {label} full\n→ list {label} "
+                                               "continuations\n"),
+                            openai_chat_stream(f'→ annotate {label} "note {t}: keep the '
+                                               f'quiet here"\n→ pin {label}\n'),
+                            openai_chat_stream(f"Turn {t}: the quiet carries it; I noted "
+                                               "why and pinned the node."))
+                asyncio.run(agent.run_turn(ask(f"Question {t}: what works here?")))
+            calls = [r.json["messages"] for r in fake.requests_to(OPENAI_CHAT)]
+        print(f"\nprompt caching, {name} ({len(calls)} calls in 5 turns):")
+        print("  call  chars   tokens  shared with the previous call: of this prompt, "
+              "of that one")
+        within: list[float] = []
+        plain = cached = 0.0
+        previous = ""
+        for i, messages in enumerate(calls):
+            text = _serial(messages)
+            tokens = count_tokens("\n\n".join(m["content"] for m in messages))[0]
+            common = _shared(previous, text)
+            share = common / len(text) if previous else 0.0
+            reused = common / len(previous) if previous else 0.0
+            if i % 3:
+                within.append(share)
+            print(f"  {i + 1:>4}  {len(text):>6,}  {tokens:>6,}  {share:>6.0%}  {reused:>6.0%}"
+                  f"{'' if i % 3 else '  (a turn begins)'}")
+            plain += tokens * PRICE_INPUT
+            hit = int(tokens * share) if tokens * share >= MIN_CACHED else 0
+            cached += hit * PRICE_READ + (tokens - hit) * (PRICE_WRITE if tokens >= MIN_CACHED
+                                                          else PRICE_INPUT)
+            previous = text
+        print(f"  within a turn: median prefix share {statistics.median(within):.0%} "
+              f"(goal ≥ 80%); all calls: {sum(len(_serial(c)) for c in calls):,} characters")
+        print(f"  prompt cost at Haiku 4.5 prices: ${plain / 1e6:.4f} uncached, "
+              f"${cached / 1e6:.4f} cached ({cached / plain:.2f}×)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=100_000)
     ap.add_argument("--deep", type=int, default=2_000)
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--skip-assembly", action="store_true")
     args = ap.parse_args()
     token_bench()
-    assembly_bench(args.nodes, args.deep, args.runs)
+    caching_bench()
+    if not args.skip_assembly:
+        assembly_bench(args.nodes, args.deep, args.runs)
     return 0
 
 

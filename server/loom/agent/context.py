@@ -612,6 +612,11 @@ class Draft:
     current: int  # the block of the agent's position (always kept)
     memories: dict[bool, str] = field(default_factory=dict)
     fitted: Assembly | None = None  # what fit() chose, whatever steps came after it
+    #: the turn's first user message as an earlier call sent it: used as is when nothing
+    #: needs pruning, so the call's prompt extends the one before (a cached prefix)
+    head: str | None = None
+    #: tokens kept free below the budget (a turn's first call: room for its exchanges)
+    reserve: int = 0
 
     @property
     def levels(self) -> list[int]:
@@ -624,7 +629,8 @@ class Draft:
         return self.memories[compress]
 
     def build(self, level: int, slack: int = 0) -> Assembly:
-        ws, actor, fast, budget = self.ws, self.actor, self.fast, self.budget_tokens
+        ws, actor, fast = self.ws, self.actor, self.fast
+        budget = self.budget_tokens - self.reserve  # (what it is pruned to)
         compress = level >= 2
         memory = self.memory(compress)
         drop = level >= 3
@@ -633,20 +639,26 @@ class Draft:
         ephemeral = len(self.exchanges) > 1 or bool(self.history)
         # the note's wording needs the fitted numbers: reserve room for the longest one
         loom = loom_context(ws, actor, self.node, self.path, approval=self.approval,
-                            notes=[_RESERVED_NOTE(budget)] if level else [])
+                            notes=[_RESERVED_NOTE(self.budget_tokens)] if level else [])
         fixed = (fast(self.system) + fast(memory) + fast(loom) + fast(turn) +
                  sum(fast(m.content) for m in ex_msgs) + 8 * (len(ex_msgs) + 2) + 12 + slack)
         fitted = fit_conversation(self.blocks, budget - fixed, fast, prune=level >= 1,
                                   elide=level >= 4, current=self.current)
         note = _prune_note(
-            budget, summarized=fitted.summarized,
+            self.budget_tokens, summarized=fitted.summarized,
             compressed=compress and memory != self.memory(False),
             dropped=drop and ephemeral, elided=fitted.elided - fitted.below,
             below=fitted.below, current=fitted.current)
         notes = [note] if note else []
         loom = loom_context(ws, actor, self.node, self.path, approval=self.approval,
                             notes=notes)
-        body = "\n\n".join(x for x in (memory, fitted.text, loom, turn) if x)
+        # the conversation first: with the system prompt, the long stable part a provider
+        # caches across calls and turns; the memory block, the loom context and the input
+        # change from turn to turn and come after it (issue 25; seed 001's content, not
+        # its order)
+        body = "\n\n".join(x for x in (fitted.text, memory, loom, turn) if x)
+        if self.head is not None and level == 0:
+            body = self.head
         messages = [ChatMessage(role="system", content=self.system),
                     ChatMessage(role="user", content=body), *ex_msgs]
         tokens = sum(fast(m.content) for m in messages) + 8 * len(messages)
@@ -657,10 +669,18 @@ class Draft:
                         fitted.floor and level == self.levels[-1])
 
 
+def state_sections(ws: Workspace, actor: Actor, approval: bool = False) -> tuple[str, str]:
+    """The memory block and the loom context as they are now (what a turn's later calls
+    are told after the results that changed them)."""
+    node, path = agent_path(ws, actor)
+    return memory_block(ws, actor), loom_context(ws, actor, node, path, approval=approval)
+
+
 def draft(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
           turn_input: str = "", exchanges: Sequence[Exchange] = (),
           history: Sequence[HistoryItem] = (), system_prompt: str | None = None,
-          approval: bool = False, count: Counter | None = None) -> Draft:
+          approval: bool = False, count: Counter | None = None,
+          head: str | None = None, reserve: int = 0) -> Draft:
     """What the messages for one model call of ``actor`` (a collaborator) are made of."""
     who = actor.participant
     system = system_text(who.name, sorted(actor.permissions), system_prompt,
@@ -674,7 +694,8 @@ def draft(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
     at = on_path.index(node.id) if node.id in on_path else len(on_path) - 1
     current = max((i for i, nid in enumerate(ids) if nid in on_path[:at + 1]), default=-1)
     return Draft(ws, actor, budget_tokens, system, node, path, blocks, turn_input, exchanges,
-                 history, approval, count or _estimate, count, current)
+                 history, approval, count or _estimate, count, current, head=head,
+                 reserve=reserve)
 
 
 def fit(d: Draft, first: Assembly | None = None) -> Assembly:
@@ -689,7 +710,7 @@ def fit(d: Draft, first: Assembly | None = None) -> Assembly:
     The pruning note says what was actually done, and there is none when nothing was.
     ``first``: level 0, already built."""
     levels = d.levels
-    budget = d.budget_tokens
+    budget = d.budget_tokens - d.reserve
     k = 0
     result = first if first is not None else d.build(levels[k])
     while result.tokens > budget and k + 1 < len(levels):
@@ -710,6 +731,9 @@ def fit(d: Draft, first: Assembly | None = None) -> Assembly:
         else:
             slack += measured - budget + 16
         result = d.build(levels[k], slack)
+    if d.reserve:  # the room kept for the turn is not worth failing for
+        d.reserve = 0
+        return fit(d)
     raise LoomError(
         "LIMIT_EXCEEDED",
         f"the context budget of {thousands(budget)} tokens cannot hold the system "

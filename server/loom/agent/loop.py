@@ -72,6 +72,10 @@ Approver = Callable[[str], Awaitable[bool] | bool]
 Summarizer = Callable[[str], Awaitable[str]]
 
 
+#: Tokens a turn's first call keeps free for the turn's exchanges (at most a fifth of the
+#: context budget).
+TURN_RESERVE = 4_000
+
 #: Appended to the last model call a turn's budgets allow.
 LAST_CALL = ("(This is your last model call of this turn. Commands you write now still run, "
              "but you will not see their results: end with your message to the human, what "
@@ -259,6 +263,11 @@ class TurnLoop:
         self.count = count
         self.hooks = hooks if hooks is not None else loom_hooks()
         self._seq = 0
+        #: the turn's first user message, sent again as it was by every later call of the
+        #: turn, so each call's prompt is the one before it and more (a prefix a provider
+        #: caches); what changes since (memory, position) follows the results it changed
+        self._head: str | None = None
+        self._state = ""  # the memory block and loom context as the model last saw them
 
     # -- plumbing --
     def _emit(self, kind: str, text: str = "", **data: Any) -> None:
@@ -355,13 +364,21 @@ class TurnLoop:
                   record: TurnRecord) -> tuple[list[ChatMessage], int]:
         """This call's messages, at full size, through the before-turn steps (Loom's own:
         pruning to the context budget first, redaction last), and their token count."""
+        # a turn's first call leaves room for the turn's own exchanges, so that its later
+        # calls extend its prompt instead of pruning it again (a broken cached prefix)
+        budget = self.budgets.context_tokens
+        reserve = min(budget // 5, TURN_RESERVE) if self._head is None else 0
         draft = agent_context.draft(
-            self.ws, self.actor, self.budgets.context_tokens, turn_input=turn_input.text,
+            self.ws, self.actor, budget, reserve=reserve, turn_input=turn_input.text,
             exchanges=exchanges, history=self.history, system_prompt=self.system_prompt,
-            approval=self.approve is not None, count=self.count)
+            approval=self.approve is not None, count=self.count, head=self._head)
         full = draft.build(draft.levels[0])
         messages = self.hooks.on_before_turn(Messages(full.messages, draft, full))
         assembly = draft.fitted  # what the pruning step chose (None: no pruning step ran)
+        chosen = assembly if assembly is not None else full
+        if self._head is None or chosen.messages[1].content != self._head:
+            self._head = chosen.messages[1].content
+            self._state = chosen.sections.get("memory", "") + chosen.sections.get("loom", "")
         if assembly is not None and assembly.pruned:
             record.pruned = True
             for note in assembly.prune_notes:
@@ -480,10 +497,17 @@ class TurnLoop:
             # the turn ends on a message (an arrow in an example is no request to run it);
             # what did not run is said in the record and the next turn's context
             return None
-        body = "\n\n".join([*results, *(["\n".join(skipped)] if skipped else [])])
+        parts = [*results, *(["\n".join(skipped)] if skipped else [])]
+        # what the commands changed of the memory block and the position, after their
+        # results (the turn's first message is not rebuilt: see _head)
+        memory, loom = await asyncio.to_thread(agent_context.state_sections, self.ws,
+                                               self.actor, self.approve is not None)
+        if memory + loom != self._state:
+            self._state = memory + loom
+            parts += [x for x in (memory, loom) if x]
         if cut is not None:
-            body += "\n\n" + CUT_NOTE
-        return agent_context.Exchange(kept.strip(), body)
+            parts.append(CUT_NOTE)
+        return agent_context.Exchange(kept.strip(), "\n\n".join(parts))
 
     # -- one command --
     async def _run_command(self, raw: str, cmd: ast.Command | ast.ParseError, iteration: int,
