@@ -1,13 +1,16 @@
-"""Context assembly for the collaborator (seed 001's order wins over 000's).
+"""Context assembly for the collaborator (seed 001's content; the order puts what stays the
+same from call to call first, for a provider's prompt cache: issue 25).
 
 ::
 
     [System prompt + loom-aware addendum]                 → the system message
-    [Operational memory block]                            ┐
-    [Conversation context with per-node metadata]         │ one user message,
+    [Conversation context with per-node metadata]         ┐
+    [Operational memory block]                            │ one user message,
     [System-level loom context]                           │ in this order
     [Current turn input]                                  ┘
-    then, within a turn: the model's replies and the results fed back to it
+    then, within a turn: the model's replies and the results fed back to it (the first
+    user message sent again as it was; what changed of the memory block and the loom
+    context after the results that changed it: ``agent/loop.py``)
 
 The conversation is the path from the root to the agent's position (one recursive SQL
 query, ``Workspace.path``; connection counts for the whole path in two grouped queries),
