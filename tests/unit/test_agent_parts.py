@@ -222,3 +222,21 @@ def test_what_did_not_run_is_said_with_why() -> None:
     assert not_run(extract("Use → view to read a node, or type words."), 1) == [
         "not run: → view to read a node, or type words. (mid-line: a command runs only at "
         "the start of its own line)"]
+
+
+def test_a_summary_keeps_part_of_a_long_line_and_hints_at_reading_less_of_it() -> None:
+    """Issue 25: an 18,328-token branch read as prose came back as its first line (a
+    paragraph is one line), with a hint about documents."""
+    from loom.commands import ast as A
+
+    para = " ".join(f"word{i}" for i in range(3000))
+    text = f"Branch [b3k9] as prose (3,000 words)\n\n{para}\n\n{para}"
+    out = summarize_result(text, 2_000, A.View(branch="b3k9", **{"as": "prose"}))
+    lines = out.split("\n")
+    assert lines[0] == "Branch [b3k9] as prose (3,000 words)"
+    assert lines[2].startswith("word0 word1 ") and lines[2].endswith(" …")
+    assert 600 < len(lines[2]) < len(para) / 4
+    assert "→ view branch:[a node nearer b3k9] as:prose" in lines[-1]
+    assert "read doc" not in lines[-1]
+    doc = summarize_result(text, 400, A.Read(doc="notes"))
+    assert doc.split("\n")[-1].endswith('→ read doc:"notes" lines:1-40 or section:…]')

@@ -53,6 +53,7 @@ from loom.llm.base import ChatMessage, ModelError, Provider
 from loom.memory import operational as mem
 from loom.memory.tokens import count_tokens
 from loom.model import permissions as perms
+from loom.render.formats import doc_ref
 from loom.render.formats import error as error_text
 from loom.render.text import thousands
 from loom.store import buffers
@@ -176,9 +177,11 @@ def _tokens(text: str) -> int:
     return count_tokens(text)[0]
 
 
-def summarize_result(text: str, threshold: int) -> str:
+def summarize_result(text: str, threshold: int, cmd: ast.Command | None = None) -> str:
     """An over-threshold result, extractively: its first line, its beginning up to a quarter
-    of the threshold, and a note that it was summarized."""
+    of the threshold (a line too long for what is left is cut inside, at a word: a branch
+    read as prose is one line per paragraph, and came back as its first line only), and a
+    note that it was summarized with a hint for reading less of what ``cmd`` read."""
     total = _tokens(text)
     lines = text.split("\n")
     kept = [lines[0]]
@@ -187,15 +190,37 @@ def summarize_result(text: str, threshold: int) -> str:
     for line in lines[1:]:
         cost = _tokens(line) + 1
         if used + cost > room:
-            kept.append("…")
+            left = room - used
+            if left >= 20:  # a useful piece of the line, cut at a word
+                chars = int(len(line) * left / cost)
+                piece = line[:chars].rsplit(" ", 1)[0] if " " in line[:chars] else line[:chars]
+                kept.append(piece.rstrip() + " …")
+            else:
+                kept.append("…")
             break
         kept.append(line)
         used += cost
     kept.append(f"[result summarized: {thousands(total)} tokens is over the "
-                f"{thousands(threshold)}-token limit for inline results; ask for less, e.g. "
-                "→ view [id] (summary), → tree depth:2, → read doc:\"…\" lines:1-40 or "
-                "section:…]")
+                f"{thousands(threshold)}-token limit for inline results; "
+                f"{_read_less(cmd)}]")
     return "\n".join(kept)
+
+
+def _read_less(cmd: ast.Command | None) -> str:
+    """How to ask for less of what ``cmd`` read."""
+    if isinstance(cmd, ast.View) and cmd.branch:
+        return (f"read less of the branch: → view branch:[a node nearer {cmd.branch}] "
+                "as:prose, or a node at a time: → view [id] full")
+    if isinstance(cmd, ast.View):
+        return "ask for less: → view [id] (its summary)"
+    if isinstance(cmd, ast.Read):
+        return f"read part of it: → read {doc_ref(cmd.doc)} lines:1-40 or section:…"
+    if isinstance(cmd, ast.Tree):
+        return "ask for less: → tree depth:2, or → tree from:[id]"
+    if isinstance(cmd, ast.List):
+        return "ask for less: → view [id] for one of them"
+    return ("ask for less, e.g. → view [id] (summary), → tree depth:2, → read doc:\"…\" "
+            "lines:1-40 or section:…")
 
 
 def human_typing(ws: Workspace, node: Node, agent_id: str, window_s: float) -> str | None:
@@ -530,14 +555,15 @@ class TurnLoop:
                                            result, self.budgets.result_threshold, _tokens)
         if _tokens(text) > self.budgets.result_threshold:
             rec.summarized = True
-            text = await self._summarized(text)
+            text = await self._summarized(text, None if isinstance(cmd, ast.ParseError)
+                                          else cmd)
         record.commands.append(rec)
         self.hooks.on_tool_result(rec.canonical or shown, result)
         self._emit("result", rec.head, ok=rec.ok, code=rec.code, line=shown,
                    summarized=rec.summarized, iteration=iteration)
         return shown, text
 
-    async def _summarized(self, text: str) -> str:
+    async def _summarized(self, text: str, cmd: ast.Command | None = None) -> str:
         if self.summarize is not None:
             try:
                 gist = await self.summarize(text)
@@ -548,7 +574,7 @@ class TurnLoop:
             except Exception:
                 log.warning("result summary by model failed; using the extractive one",
                             exc_info=True)
-        return summarize_result(text, self.budgets.result_threshold)
+        return summarize_result(text, self.budgets.result_threshold, cmd)
 
     def _refuse(self, cmd: ast.Command, code: str, message: str, hint: str) -> Result:
         """A command refused before the executor, traced like any other."""
