@@ -115,3 +115,16 @@ def test_demo_uri_and_shell(capsys: pytest.CaptureFixture[str],
     assert out.startswith("view — Inspect a node's content and metadata")
     assert "✓ thought kept in memory" in out
     assert out.rstrip().endswith("→ think")
+
+
+def test_the_tree_for_people_shows_the_notes_on_each_node(capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """Issue 25: `loom tree` showed no annotations, so the collaborator's notes were
+    invisible in the overview."""
+    code, _out, _ = run(capsys, "demo", "--no-editor")
+    assert code == 0
+    code, out, _ = run(capsys, "tree", "The House")
+    assert code == 0
+    assert "(2 notes) annotated" in out.splitlines()[2]
+    noted = [line for line in out.splitlines() if line.endswith("(1 note)")]
+    assert len(noted) == 3 and any("She hadn't visited" in line for line in noted)

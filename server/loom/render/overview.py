@@ -72,6 +72,9 @@ def _line(row: Row, on_path: bool, here: bool) -> str:
     tags = marks.tags_of(row.extra)
     tail = (f'  ★ "{label}"' if label else "") + ("  " + " ".join(f"#{t}" for t in tags)
                                                    if tags else "")
+    notes = getattr(row, "notes", 0)
+    if notes:  # (issue 25: the collaborator's notes were invisible here)
+        tail += f"  ({notes} note{'s' if notes != 1 else ''})"
     return (f"{'●' if on_path else '○'} {star}[{row.label}]{'*' if here else ''} "
             f"{'› ' if row.by_model else ''}{excerpt(row.text)}{tail}")
 
@@ -112,7 +115,7 @@ def draw(title: str, mode: str, root: str, rows: Mapping[str, Row],
     branches = sum(1 for kids in children.values() if len(kids) > 1)
     head = [f'Tree: "{title}" ({mode} · {plural(len(rows), "node")} · '
             f"{plural(branches, 'branch point')})",
-            "● your path   * your position   ★ bookmark   › model", ""]
+            "● your path   * your position   ★ bookmark   › model   (2 notes) annotated", ""]
     out = Overview(list(head))
     if root not in rows:
         out.lines.append("(empty tree)")

@@ -9,6 +9,7 @@ for reading, the shells."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -352,6 +353,7 @@ class OutlineRow:
     by_model: bool
     bookmarked: bool
     extra: str | None  # JSON text (bookmark label, tags)
+    notes: int = 0  # annotations on it (the collaborator's notes show in the overview)
 
 
 def outline(ws: Workspace, tree: Tree) -> tuple[str, dict[str, OutlineRow],
@@ -366,6 +368,12 @@ def outline(ws: Workspace, tree: Tree) -> tuple[str, dict[str, OutlineRow],
             (tree.id,)).fetchall():
         rows[nid] = OutlineRow(nid, None, label, text, author_type == "model", bool(bookmarked),
                                extra)
+    for nid, count in ws.db.execute_sql(
+            "SELECT s.node, count(*) FROM edge_source s JOIN edge e ON e.target = s.target "
+            "JOIN node n ON n.id = s.target WHERE e.tree_id = ? AND e.kind = 'annotation' "
+            "AND NOT n.pruned GROUP BY s.node", (tree.id,)).fetchall():
+        if nid in rows:
+            rows[nid] = dataclasses.replace(rows[nid], notes=count)
     children: dict[str, list[str]] = {}
     for parent, child in ws.db.execute_sql(
             "SELECT s.node, s.target FROM edge_source s JOIN edge e ON e.target = s.target "
@@ -375,5 +383,5 @@ def outline(ws: Workspace, tree: Tree) -> tuple[str, dict[str, OutlineRow],
             children.setdefault(parent, []).append(child)
             row = rows[child]
             rows[child] = OutlineRow(row.id, parent, row.label, row.text, row.by_model,
-                                     row.bookmarked, row.extra)
+                                     row.bookmarked, row.extra, row.notes)
     return tree.root or "", rows, children
