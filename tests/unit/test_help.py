@@ -192,3 +192,24 @@ def test_a_humans_overview_lists_the_reader_tools_too(app) -> None:  # type: ign
     # without loom_write, the reader's writes are starred like the seed's tools
     starred = render_help_overview(["loom_aware"], reader=True)
     assert "Reader: bookmark*, unbookmark*, tag*" in starred and "search\n" in starred
+
+
+def test_tree_with_text_gives_a_model_the_tree_people_read(app) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25: → tree gave the model bare ids five levels deep; the human's overview has
+    each node's text and its notes. The seed's drawing stays as it is."""
+    from loom.commands.context import Actor
+    from loom.demo import create_demo
+
+    tree = create_demo(app.ws)
+    agent = app.ws.ensure_participant("collaborator", "model", "collaborator",
+                                      PERMISSIONS, True)
+    actor = Actor(agent, tree)
+    out = app.executor.execute("→ tree with-text", actor).text
+    lines = out.splitlines()
+    assert lines[0].startswith('Tree: "The House at the End of the Lane"')
+    assert any("The house stood empty at the end of the lane." in x for x in lines)
+    assert any(x.endswith("(1 note)") for x in lines)
+    assert "→ tree with-text" in render_help_tool("tree")
+    assert parse("→ tree text").text is True  # type: ignore[union-attr]
+    seed = app.executor.execute("→ tree", actor).text
+    assert "The house stood empty" not in seed  # the seed's id-only drawing, unchanged

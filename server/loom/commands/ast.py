@@ -55,6 +55,9 @@ class Tree(_Command):
     from_: str | None = Field(default=None, alias="from")
     depth: int | None = None
     summary: bool = False
+    #: the tree as people read it (``loom tree``): each node's text beside its id, notes
+    #: counted, the whole tree (issue 25: the model had only bare ids, five levels deep)
+    text: bool = False
 
 
 class Switch(_Command):

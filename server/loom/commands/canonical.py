@@ -124,6 +124,8 @@ def _parts(cmd: Command) -> list[str]:
                 parts.append(f"depth:{cmd.depth}")
             if cmd.summary:
                 parts.append("summary")
+            if cmd.text:
+                parts.append("with-text")
             return parts
         case Switch():
             parts = ["switch", "to", ref_text(cmd.node)]

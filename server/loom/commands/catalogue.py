@@ -131,14 +131,17 @@ TOOLS: tuple[Tool, ...] = (
             "→ tree",
             "→ tree from:[localId] depth:[n]",
             "→ tree summary",
+            "→ tree with-text",
         ),
         note="Draws 5 levels from your current position (* marks it); from:root draws the "
         "whole tree. Nodes are the root and its continuations (annotations and buffer "
-        "versions are not counted). Use 'summary' for a condensed overview.",
+        "versions are not counted). Use 'summary' for a condensed overview, 'with-text' "
+        "for the whole tree with each node's text and its notes.",
         synonyms=("overview", "show tree", "view tree", "tree view"),
         flags=_ro({
             "summary": "summary", "overview": "summary", "brief": "summary",
             "condensed": "summary", "short": "summary",
+            "with-text": "with-text", "text": "with-text", "with-texts": "with-text",
         }),
         options=_ro({
             "from": "from", "start": "from", "root": "from",

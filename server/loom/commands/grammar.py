@@ -716,7 +716,8 @@ def _build_tree(a: _Args, spec: _Spec) -> Command | _Fail:
     depth = _int(a.opts["depth"], "depth") if "depth" in a.opts else None
     if isinstance(depth, _Fail):
         return depth
-    return Tree(from_=start, depth=depth, summary="summary" in a.flags)
+    return Tree(from_=start, depth=depth, summary="summary" in a.flags,
+                text="with-text" in a.flags)
 
 
 def _build_switch(a: _Args, spec: _Spec) -> Command | _Fail:

@@ -132,7 +132,8 @@ _FLAG_HELP: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "continuations": "the node's children (default)", "annotations": "notes on the node",
         "links": "links to nodes, trees and documents",
     },
-    "tree": {"summary": "condensed overview"},
+    "tree": {"summary": "condensed overview",
+             "with-text": "the whole tree with each node's text and notes"},
     "read": {"summary": "the document's summary", "full": "the whole document (default)"},
     "write": {"append": "add at the end (default)", "replace": "replace the section: given"},
     "memory": {

@@ -8,6 +8,7 @@ from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.model import permissions as perms
 from loom.render import formats as f
+from loom.render import overview
 from loom.render.keywords import themes as keyphrases
 from loom.render.text import (
     plural,
@@ -17,6 +18,7 @@ from loom.render.text import (
     whole_sentences,
 )
 from loom.render.tree_drawing import MAX_CHILDREN, Item, draw
+from loom.store import reader
 from loom.store.schema import Document, Link, Node, Tree
 from loom.store.workspace import TreeCounts
 
@@ -100,6 +102,20 @@ def _view_branch(ctx: Ctx, cmd: ast.View) -> Result:
     return Result.success(f"{head}\n\n{text}", node=through.id, path=[n.id for n in path])
 
 
+def _tree_with_text(ctx: Ctx, t: Tree) -> Result:
+    """The tree as people read it (``loom tree``): every shown node with the start of its
+    text, the path and the position marked, bookmarks, tags and notes; long single runs
+    collapsed. A result too long for the model's context is summarized by its loop."""
+    position, tip = ctx.position()
+    root, rows, children = reader.outline(ctx.ws, t)
+    path: list[str] = []
+    for n in ctx.ws.path(tip, prefer=(position.id,)):
+        path += [n.id, *([n.version_of] if n.version_of else [])]
+    shown = position.version_of if position.version_of in rows else position.id
+    drawn = overview.draw(t.title, t.mode, root, rows, children, path, shown)
+    return Result.success(drawn.text.rstrip("\n"), node=position.id)
+
+
 def list_(ctx: Ctx, cmd: ast.List) -> Result:
     node = ctx.resolve(cmd.node)
     ws = ctx.ws
@@ -132,6 +148,8 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
     counts = ctx.ws.tree_counts(t)
     if cmd.summary:
         return _tree_summary(ctx, t, counts)
+    if cmd.text:
+        return _tree_with_text(ctx, t)
     position, _ = ctx.position()
     depth = cmd.depth if cmd.depth is not None else DEFAULT_TREE_DEPTH
     if depth < 1 or depth > 50:
