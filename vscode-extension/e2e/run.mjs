@@ -544,6 +544,10 @@ try {
     const text = (await lines.textContent()) ?? "";
     if (text.includes("︱")) throw new Error("the editor still shows ︱ (drawn as a box in common fonts)");
     if (!text.includes("¦")) throw new Error("no ¦ node boundary in the editor");
+    // none cut short ("¦›csx…" without its ◀ 1/2 ▶: VS Code cuts a line's inlay hints past
+    // 43 characters in all, and a wrapped paragraph is one line)
+    const cut = text.match(/¦›?[0-9a-z']*…|◀\s*\d*…|◀\s*\d+\/\d+…/);
+    if (cut) throw new Error(`a node marker is cut short: ${cut[0]}`);
     // the Loom view: the same node is "◀ 1/3 ▶" there (it said 2/3: one too high)
     const row = page.locator(".monaco-list-row", { hasText: /\[[0-9a-z]{3,}\] model\s*and the windows/ }).first();
     const desc = (await row.textContent()) ?? "";
