@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.test_nvim_plugin import wait_for
 from tests.local_model import local_env, requires_local_model
 
 REQUIRED = os.environ.get("CI") == "true"
@@ -151,13 +152,7 @@ class Tree:
                          "ORDER BY e.sibling_order", node)
 
     def wait(self, pred: Callable[[], object], what: str, timeout: float = 60) -> object:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            got = pred()
-            if got:
-                return got
-            time.sleep(0.2)
-        raise AssertionError(f"waited {timeout:.0f} s for the tree: {what}")
+        return wait_for(pred, timeout, f"the tree: {what}")
 
 
 @pytest.fixture
