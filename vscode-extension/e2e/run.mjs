@@ -876,6 +876,9 @@ try {
     await waitFor(async () => (await proseText()).includes("wind58wind59"), "the whole continuation in", 40_000);
     await waitFor(async () => !/generating/.test((await statusBar.textContent()) ?? ""), "the status bar to stop saying generating", 20_000);
     await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "the tab clean after the generation", 10_000);
+    // the streamed text's provisional marker (…) gives way to the landed node's
+    await waitFor(async () => /¦›?[0-9a-z]+◀\d+\/\d+▶wind0/.test(await editorText()),
+      "the landed node's marker before its text", 10_000);
     const changes = await page.evaluate(() => {
       const w = /** @type {any} */ (window);
       w.__dirtyObserver.disconnect();
@@ -913,7 +916,14 @@ try {
     await runCommand("Loom: Cancel Generation");
     await waitFor(async () => (await statusBar.textContent())?.includes("generation cancelled"),
       "“generation cancelled” in the status bar", 30_000);
-    await waitFor(async () => (await proseText()) === before, "the streamed text gone", 15_000);
+    try {
+      await waitFor(async () => (await proseText()) === before, "the streamed text gone", 15_000);
+    } catch (err) {
+      const now = await proseText();
+      let i = 0;
+      while (i < now.length && now[i] === before[i]) i++;
+      throw new Error(`${err.message}: before …${before.slice(Math.max(0, i - 40), i + 80)}… now …${now.slice(Math.max(0, i - 40), i + 80)}…`);
+    }
     const toasts = await page.locator(".notifications-toasts .notification-toast").allTextContents();
     if (toasts.some((t) => /MODEL_ERROR|✗/.test(t))) throw new Error(`an error toast after cancelling: ${toasts.join(" | ")}`);
     await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0,
