@@ -721,3 +721,76 @@ def test_commands_that_did_not_run_are_said(world, fake) -> None:  # type: ignor
     asyncio.run(agent.run_turn(ask("Thanks.")))
     assert "  not run: → continue n:3 where you want more." in chat_bodies(fake)[-1][1]["content"]
     assert "not run: → continue n:3 where" in agent.conversation_text()
+
+
+# ── reading and fixing in buffer mode (issue 25, items 7 and 12) ──
+def test_a_buffer_tree_is_read_as_prose_and_documents_are_listed(app, clock, fake) -> None:  # type: ignore[no-untyped-def]
+    """Item 7: ``view branch:X as:prose``, the best reader for buffer mode, was not in
+    ``→ help view``, and documents could not be listed."""
+    ws = app.ws
+    tree = ws.create_tree("Garden", "buffer", root_content="The garden was quiet.")
+    root = ws.node(tree.root)
+    ws.create_document("character notes", "# Mara\nShe keeps the keys.\n\n# Tom\nHe waits.")
+    ws.create_document("research", "Lavender grows in dry soil.")
+    say(fake, "→ help view\n→ read\n→ list documents\n"
+        f"→ view branch:{root.local_id} as:prose\n", "I know what there is.")
+    agent = Agent(ws, app.executor, tree, profile=chat_profile(fake), turn_log=MemoryTurnLog())
+    asyncio.run(agent.run_turn(ask("What can you read?")))
+    first = chat_bodies(fake)[0][1]["content"]
+    assert "Read a branch as that text: → view branch:[localId] as:prose" in first
+    results = chat_bodies(fake)[1][-1]["content"]
+    assert ("Returns summary by default. Use 'full' for complete content.\n\n"
+            "View modes (buffer mode):\n"
+            "  → view branch:[localId] as:prose    (stitched together, natural reading)\n"
+            "  → view branch:[localId] as:nodes    (separated with full metadata)") in results
+    listing = results[results.index("→ read\n"):results.index("→ list documents\n")]
+    assert "2 documents:" in listing
+    assert 'doc:"character notes" · 8 words · updated just now · sections: §mara, §tom' \
+        in listing
+    assert 'doc:"research" · 5 words' in listing and "Lavender grows in dry soil." in listing
+    assert "2 documents:" in results[results.index("→ list documents\n"):]
+    # a dialogue tree's view page stays the seed's to the letter
+    dialogue = ws.create_tree("Talk", "dialogue", root_content="Hello.")
+    say(fake, "→ help view\n", "Ok.")
+    asyncio.run(Agent(ws, app.executor, dialogue, profile=chat_profile(fake),
+                      turn_log=MemoryTurnLog()).run_turn(ask("Help?")))
+    assert "View modes" not in chat_bodies(fake)[-1][-1]["content"]
+
+
+def test_the_collaborators_fix_is_what_every_view_of_the_path_shows(app, clock, fake) -> None:  # type: ignore[no-untyped-def]
+    """Item 12: the agent's node was glued on ("garden.She went down"); its → edit fix made
+    a version that loom tree, view branch:… as:prose and the Markdown export did not show:
+    they walked to the original, where the human's path ended."""
+    from loom.interchange import export_tree
+    from loom.lsp.views import tree_overview
+
+    ws = app.ws
+    human = ws.human()
+    tree = ws.create_tree("Garden", "buffer", root_content="She walked to the garden.")
+    root = ws.node(tree.root)
+    ws.set_position(human, tree, root, root)
+    say(fake, f'→ respond {root.local_id} "She went down to the river."\n', "Added.")
+    agent = Agent(ws, app.executor, tree, profile=chat_profile(fake), turn_log=MemoryTurnLog())
+    turn = asyncio.run(agent.run_turn(ask("Go on from here.")))
+    assert turn.commands[0].ok, turn.commands[0].head
+    glued = ws.children(root)[0]
+    ws.set_position(human, tree, glued, glued)  # the human reads on to it: "garden.She"
+    say(fake, f'→ edit {glued.local_id} " She went down to the river."\n'
+        f"→ view branch:{glued.local_id} as:prose\n", "Fixed the join.")
+    asyncio.run(agent.run_turn(ask("The sentences are glued together.")))
+    fixed = "She walked to the garden. She went down to the river."
+    # the model reads the fixed text, through the id it knew
+    read = chat_bodies(fake)[-1][-1]["content"]
+    assert f"branch [{glued.label}'] as:prose" in read  # named as the member shown
+    assert fixed in read.replace("︱›", "").replace("︱", "")
+    # the human's position moved onto the version; every view of the path shows it
+    node, tip = ws.position(human, tree)
+    assert node.label == tip.label == glued.label + "'"
+    assert "".join(n.content for n in ws.path(tip, prefer=(node.id, tip.id))) == fixed
+    actor = Actor(human, tree, human.permissions)
+    prose = app.executor.execute(f"→ view branch:{glued.local_id} as:prose", actor)
+    assert fixed in prose.text.replace("︱›", "").replace("︱", "")
+    markdown = export_tree(ws, tree, "md", node=None)
+    assert fixed in markdown and "garden.She" not in markdown
+    overview = tree_overview(ws, tree, node, tip).text
+    assert f"[{glued.label}']" in overview

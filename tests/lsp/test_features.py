@@ -270,6 +270,28 @@ async def test_change_from_elsewhere_updates_open_document(editor: Editor) -> No
     assert editor.texts[uri].endswith(" I am typing")  # what the human typed is kept
 
 
+async def test_a_version_of_the_buffers_last_node_takes_its_place(editor: Editor) -> None:
+    """Issue 25, item 12: the collaborator fixed the node the human's path ended on (an
+    → edit: a buffer-mode version); the buffer, ending on the original, never showed it."""
+    uri = await open_demo(editor)
+    tip = sql(editor.db, "SELECT n.local_id, n.content FROM position p JOIN participant x ON "
+              "x.id = p.participant JOIN node n ON n.id = p.tip WHERE x.name = 'human'")
+    lid, content = tip[0]
+    assert editor.texts[uri].endswith(content)
+    fixed = content.rstrip(".") + ", and the hall was dark."
+    tree = uri.split("/")[3]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "loom.cli", "--db", str(editor.db), "do", tree,
+        "--as", "collaborator", f'→ edit {lid} "{fixed}"', stdout=subprocess.PIPE)
+    out, _ = await proc.communicate()
+    assert out.decode().startswith("✓ created version"), out
+    await editor.wait_for(lambda: editor.texts[uri].endswith(fixed))
+    # the human's place moved onto the version: the next read of the path is the same
+    assert sql(editor.db, "SELECT n.label FROM position p JOIN participant x ON x.id = "
+               "p.participant JOIN node n ON n.id = p.tip WHERE x.name = 'human'") == [
+        (f"{lid}'",)]
+
+
 async def test_pending_text_survives_restart(editor: Editor) -> None:
     uri = await open_demo(editor)
     editor.append(uri, " Unsaved words.")

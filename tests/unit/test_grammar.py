@@ -367,7 +367,7 @@ def test_an_unknown_verb_is_an_error(line: str) -> None:
     ('→ respond a7x2', "respond needs the content in quotes",
      'use → respond [localId] "[content]"'),
     ("→ edit a7x2", "edit needs the content in quotes", 'use → edit [localId] "[new_content]"'),
-    ("→ read", "read needs a document", 'use → read doc:"[name]"'),
+    ("→ read summary", "read needs a document", 'use → read doc:"[name]"'),
     ('→ write doc:"notes"', "write needs the content in quotes", None),
     ('→ stash "x"', "stash needs something to keep: quoted content, content-of: or summary-of:",
      None),

@@ -85,7 +85,8 @@ the ones stated here and at the end of each turn.
 #: "garden.She went down").
 BUFFER_JOINING = ("Buffer mode: the path is one continuous text, each node's text right "
                   "after its parent's with nothing put between them; begin what you "
-                  "→ respond with the space or line break it needs.")
+                  "→ respond with the space or line break it needs. Read a branch as "
+                  "that text: → view branch:[localId] as:prose")
 MEMORY_HEAD = "=== Operational Memory ==="
 CONVERSATION_HEAD = "=== Conversation (root → your position) ==="
 LOOM_HEAD = "=== Loom Context ==="
@@ -192,6 +193,8 @@ def _object(cmd: ast.Command) -> str:
         return f"{cmd.from_ or 'here'} ({plural(n, 'result')})"
     if isinstance(cmd, ast.Respond | ast.Annotate | ast.Link | ast.Edit | ast.Switch):
         return cmd.node
+    if isinstance(cmd, ast.Read) and cmd.doc is None:
+        return "documents"
     if isinstance(cmd, ast.Read | ast.Write):
         return f.doc_ref(cmd.doc)
     if isinstance(cmd, ast.Pin):

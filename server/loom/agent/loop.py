@@ -213,7 +213,7 @@ def _read_less(cmd: ast.Command | None) -> str:
                 "as:prose, or a node at a time: → view [id] full")
     if isinstance(cmd, ast.View):
         return "ask for less: → view [id] (its summary)"
-    if isinstance(cmd, ast.Read):
+    if isinstance(cmd, ast.Read) and cmd.doc is not None:
         return f"read part of it: → read {doc_ref(cmd.doc)} lines:1-40 or section:…"
     if isinstance(cmd, ast.Tree):
         return "ask for less: → tree depth:2, or → tree from:[id]"

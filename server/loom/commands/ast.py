@@ -123,7 +123,7 @@ class Edit(_Command):
 
 class Read(_Command):
     verb: Literal["read"] = "read"
-    doc: str
+    doc: str | None = None  # None: the documents listed
     summary: bool = False
     lines: tuple[int, int] | None = None
     section: str | None = None

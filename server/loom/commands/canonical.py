@@ -160,6 +160,8 @@ def _parts(cmd: Command) -> list[str]:
             if cmd.note is not None:
                 parts.append(f"note:{quote(cmd.note)}")
             return parts
+        case Read(doc=None):
+            return ["read"]
         case Read():
             parts = ["read", f"doc:{quote(cmd.doc)}"]
             if cmd.summary:

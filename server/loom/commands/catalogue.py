@@ -83,6 +83,7 @@ _LIST_FLAGS = {
     "annotations": "annotations", "annotation": "annotations", "notes": "annotations",
     "comments": "annotations",
     "links": "links", "link": "links", "connections": "links",
+    "documents": "documents", "document": "documents", "docs": "documents",
 }
 _MEMORY_FLAGS = {
     "trace": "trace", "history": "trace", "actions": "trace", "log": "trace",
@@ -257,7 +258,7 @@ TOOLS: tuple[Tool, ...] = (
             '→ read doc:"[name]" lines:[start]-[end]',
             '→ read doc:"[name]" section:[id]',
         ),
-        note="Returns the whole document by default.",
+        note="Returns the whole document by default; → read alone lists the documents.",
         synonyms=("peruse",),
         flags=_ro({
             "summary": "summary", "brief": "summary", "overview": "summary",

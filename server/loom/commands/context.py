@@ -122,5 +122,11 @@ class Ctx:
         current = self.current_path()
         if any(n.id == through.id for n in current):
             return current
+        if self.tree.mode == "buffer":
+            # a version of it on your path stands in its place (the edit that made it
+            # took the original's place there): the branch is your path through it
+            family = through.version_of or through.id
+            if any(n.id == family or n.version_of == family for n in current):
+                return current
         tip = self.ws.descend(through)
         return self.ws.path(tip, prefer=(through.id,))

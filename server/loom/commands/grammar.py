@@ -705,6 +705,11 @@ def _build_list(a: _Args, spec: _Spec) -> Command | _Fail:
     what = _one(a.flags, "list", spec)
     if isinstance(what, _Fail):
         return what
+    if what == "documents":
+        if node is not None:
+            return _Fail("documents are not connected to a node",
+                         hint="→ list documents (or → read) lists them all")
+        return Read()
     return List(node=node, what=what or "continuations")
 
 
@@ -860,7 +865,9 @@ def _build_read(a: _Args, spec: _Spec) -> Command | _Fail:
         if a.refs:
             return _Fail("read works on documents; nodes are viewed",
                          hint=f"did you mean → view {a.refs[0]}?", candidates=("view",))
-        return _Fail("read needs a document", hint=_use(spec.tool.syntax[0]))
+        if a.flags or a.opts:
+            return _Fail("read needs a document", hint=_use(spec.tool.syntax[0]))
+        return Read()  # → read alone: the documents there are
     if a.strings or a.refs:
         extra = a.strings[0] if a.strings else a.refs[0]
         return _Fail(f"unexpected {_show(extra)} for read", hint=_usage(spec.tool))

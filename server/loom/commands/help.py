@@ -77,12 +77,26 @@ def _page(t: Tool) -> str:
     return "\n".join(lines)
 
 
-def render_help_tool(tool: str) -> str | None:
+#: Seed 000's "View Modes" (its Buffer Mode section), added to the view page in a
+#: buffer-mode tree: there the path is one text, and as:prose reads it as one.
+BUFFER_VIEW_MODES = (
+    "View modes (buffer mode):\n"
+    "  → view branch:[localId] as:prose    (stitched together, natural reading)\n"
+    "  → view branch:[localId] as:nodes    (separated with full metadata)"
+)
+
+
+def render_help_tool(tool: str, buffer: bool = False) -> str | None:
     """The help page of one tool (canonical verb name), or None if there is no such tool.
 
     The page is the seed's: description, the seed's syntax lines, one note. Further forms
     the parser accepts (``Tool.variants``) appear in parse-error hints, not here, so the
-    page stays exactly as seed 000 prints it.
+    page stays exactly as seed 000 prints it; in a buffer-mode tree (``buffer``) the view
+    page ends with the seed's own view modes, the way to read that tree's path as one text.
     """
     t = TOOLS_BY_NAME.get(tool.strip().lower())
-    return _page(t) if t is not None else None
+    if t is None:
+        return None
+    if buffer and t.name == "view":
+        return f"{_page(t)}\n\n{BUFFER_VIEW_MODES}"
+    return _page(t)

@@ -131,6 +131,7 @@ _FLAG_HELP: Mapping[str, Mapping[str, str]] = MappingProxyType({
     "list": {
         "continuations": "the node's children (default)", "annotations": "notes on the node",
         "links": "links to nodes, trees and documents",
+        "documents": "the documents there are (as → read alone)",
     },
     "tree": {"summary": "condensed overview",
              "with-text": "the whole tree with each node's text and notes"},

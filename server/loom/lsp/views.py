@@ -106,12 +106,8 @@ def tree_overview(ws: Workspace, tree: Tree, position: Node,
     """The overview for people (``render.overview``): each node's text beside its id, the
     current path and bookmarks marked, branches foldable. Models get the seed's id-only
     drawing from ``→ tree``."""
-    root, rows, children = reader.outline(ws, tree)
-    path: list[str] = []
-    for n in ws.path(tip or position, prefer=(position.id,)):
-        path += [n.id, *([n.version_of] if n.version_of else [])]
-    shown = position.version_of if position.version_of in rows else position.id
-    drawn = overview.draw(tree.title, tree.mode, root, rows, children, path, shown)
+    o = reader.outline_on_path(ws, tree, position, tip or position)
+    drawn = overview.draw(tree.title, tree.mode, o.root, o.rows, o.children, o.path, o.here)
     if tree.description:
         drawn.lines.insert(1, tree.description)
         drawn.folds = [(a + 1, b + 1) for a, b in drawn.folds]

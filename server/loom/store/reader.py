@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -356,11 +357,13 @@ class OutlineRow:
     notes: int = 0  # annotations on it (the collaborator's notes show in the overview)
 
 
-def outline(ws: Workspace, tree: Tree) -> tuple[str, dict[str, OutlineRow],
-                                                 dict[str, list[str]]]:
-    """Every shown node of a tree in two queries: (root id, rows by id, children in
-    sibling order). Pruned nodes and what is below them are left out, as are annotations
-    and buffer-mode versions (the path shows those)."""
+def outline(ws: Workspace, tree: Tree, prefer: Iterable[str] = ()
+            ) -> tuple[str, dict[str, OutlineRow], dict[str, list[str]]]:
+    """Every shown node of a tree in a few queries: (root id, rows by id, children in
+    sibling order). Pruned nodes and what is below them are left out, as are annotations.
+    A node with buffer-mode versions is one row, under its own id, showing the member of
+    its family in ``prefer`` (the viewer's path) else its newest version, as the path
+    does (issue 25: the overview showed the original a collaborator had fixed)."""
     rows: dict[str, OutlineRow] = {}
     for nid, label, text, author_type, bookmarked, extra in ws.db.execute_sql(
             "SELECT id, label, substr(content, 1, 160), author_type, bookmarked, extra "
@@ -374,6 +377,7 @@ def outline(ws: Workspace, tree: Tree) -> tuple[str, dict[str, OutlineRow],
             "AND NOT n.pruned GROUP BY s.node", (tree.id,)).fetchall():
         if nid in rows:
             rows[nid] = dataclasses.replace(rows[nid], notes=count)
+    _versions_in_place(ws, tree, rows, set(prefer))
     children: dict[str, list[str]] = {}
     for parent, child in ws.db.execute_sql(
             "SELECT s.node, s.target FROM edge_source s JOIN edge e ON e.target = s.target "
@@ -385,3 +389,53 @@ def outline(ws: Workspace, tree: Tree) -> tuple[str, dict[str, OutlineRow],
             rows[child] = OutlineRow(row.id, parent, row.label, row.text, row.by_model,
                                      row.bookmarked, row.extra, row.notes)
     return tree.root or "", rows, children
+
+
+@dataclass
+class PathOutline:
+    """A tree's outline as one viewer sees it: the rows (families shown as the member on
+    the viewer's path), the ids on that path (with the families of its versions, which
+    the rows are keyed by) and the row of the viewer's position."""
+    root: str
+    rows: dict[str, OutlineRow]
+    children: dict[str, list[str]]
+    path: list[str]
+    here: str
+
+
+def outline_on_path(ws: Workspace, tree: Tree, position: Node, tip: Node) -> PathOutline:
+    walked = ws.path(tip, prefer=(position.id,))
+    root, rows, children = outline(ws, tree, prefer=[n.id for n in walked])
+    path: list[str] = []
+    for n in walked:
+        path += [n.id, *([n.version_of] if n.version_of else [])]
+    here = position.version_of if position.version_of in rows else position.id
+    return PathOutline(root, rows, children, path, here or position.id)
+
+
+def _versions_in_place(ws: Workspace, tree: Tree, rows: dict[str, OutlineRow],
+                       prefer: set[str]) -> None:
+    """Each buffer-mode family drawn as one row: the original's place, the shown member's
+    label, text and marks; the versions' own rows dropped (they are not nodes of the
+    drawing: → tree's note says versions are not counted)."""
+    families: dict[str, list[tuple[int, str]]] = {}
+    for family, vid, number in ws.db.execute_sql(
+            "SELECT n.version_of, n.id, n.version_number FROM node n LEFT JOIN edge e "
+            "ON e.target = n.id WHERE n.tree_id = ? AND n.version_of IS NOT NULL "
+            "AND coalesce(e.kind, 'version') = 'version' AND n.kind != 'annotation' "
+            "AND NOT n.pruned", (tree.id,)).fetchall():
+        families.setdefault(family, []).append((number, vid))
+    for family, versions in families.items():
+        kept = [rows.pop(vid) for _n, vid in versions if vid in rows]
+        if family not in rows or family in prefer or not kept:
+            continue
+        on_path = [v for v in kept if v.id in prefer]
+        shown = on_path[0] if on_path else _newest(kept, versions)
+        rows[family] = dataclasses.replace(
+            rows[family], label=shown.label, text=shown.text, by_model=shown.by_model,
+            bookmarked=shown.bookmarked, extra=shown.extra, notes=shown.notes)
+
+
+def _newest(kept: list[OutlineRow], versions: list[tuple[int, str]]) -> OutlineRow:
+    by_id = {v.id: v for v in kept}
+    return next(by_id[vid] for _n, vid in sorted(versions, reverse=True) if vid in by_id)

@@ -553,7 +553,34 @@ class Workspace:
             self.enqueue_summary("node", node.id, tree.id)
             self.log_change(tree.id, "node.version", node.id, author.id,
                             {"edited_from": original.id, "mode": tree.mode})
+            if buffer:
+                self._version_takes_place(tree, original, node)
         return Node.get_by_id(node.id)
+
+    def _version_takes_place(self, tree: Tree, original: Node, version: Node) -> None:
+        """A buffer-mode version takes its original's place on every path that ended on
+        it or stood on it (issue 25: a collaborator's fix of the node at the end of the
+        human's path was a version no view of that path showed — ``loom tree``, the
+        Markdown export, ``view branch:… as:prose`` all walked to the original). Paths
+        through it already show the newest version; one that names the original itself,
+        as its position or its end, is moved to the version. A saved buffer that still
+        holds an unsaved edit of the original keeps it (its own save makes a version)."""
+        for participant, node, tip in self.sql(
+                "SELECT participant, node, tip FROM position WHERE tree = ? "
+                "AND (node = ? OR tip = ?)", (tree.id, original.id, original.id)).fetchall():
+            node = version.id if node == original.id else node
+            tip = version.id if tip == original.id else tip
+            self.sql("UPDATE position SET node = ?, tip = ? WHERE participant = ? AND tree = ?",
+                     (node, tip, participant, tree.id))
+            self.log_change(tree.id, "position", node, participant,
+                            {"tip": tip, "version_of": original.id})
+        for state in BufferState.select().where((BufferState.tree == tree.id) &
+                                                (BufferState.tip == original.id)):
+            if any(p.get("node") == original.id for p in state.pending or ()):
+                continue
+            BufferState.update(tip=version.id).where(
+                (BufferState.uri == state.uri) & (BufferState.participant == state.participant)
+                & (BufferState.session == state.session)).execute()
 
     def split_node(self, tree: Tree, node: Node, at: int,
                    actor: Participant) -> tuple[Node, Node]:

@@ -6,9 +6,17 @@ from loom.commands import ast
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
-from loom.model.documents import Section, find_section
+from loom.model.documents import Section, find_section, sections
 from loom.render import formats as f
-from loom.render.text import document_summary, quote, relative_time, thousands, word_count
+from loom.render.text import (
+    document_summary,
+    plural,
+    preview,
+    quote,
+    relative_time,
+    thousands,
+    word_count,
+)
 from loom.store.schema import Document
 
 
@@ -21,7 +29,34 @@ def _section(doc: Document, ref: str) -> Section:
     return sec
 
 
+SECTIONS_LISTED = 6  # a listed document's sections named; the rest counted
+
+
+def documents(ctx: Ctx) -> Result:
+    """``→ read`` alone (``→ list documents``): each document with its size, age, sections
+    and the start of its summary, so the reader knows what there is to read."""
+    docs = ctx.ws.documents()
+    if not docs:
+        return Result.success("no documents yet", documents=[])
+    lines = [f"{plural(len(docs), 'document')}:"]
+    for doc in docs:
+        secs = sections(doc.content)
+        named = ", ".join(f"§{s.id}" for s in secs[:SECTIONS_LISTED])
+        if len(secs) > SECTIONS_LISTED:
+            named += f" (+{len(secs) - SECTIONS_LISTED} more)"
+        lines.append(f"  {f.doc_ref(doc.name)} · {thousands(word_count(doc.content))} words · "
+                     f"updated {relative_time(doc.updated, ctx.now)}"
+                     + (f" · sections: {named}" if named else ""))
+        about = (doc.summary or document_summary(doc.content)).strip()
+        if about:
+            lines.append(f"    {preview(about, 100)}")
+    lines.append('→ read doc:"[name]" for one (summary, lines:, section: read less)')
+    return Result.success("\n".join(lines), documents=[d.id for d in docs])
+
+
 def read(ctx: Ctx, cmd: ast.Read) -> Result:
+    if cmd.doc is None:
+        return documents(ctx)
     doc = ctx.ws.document(cmd.doc)
     lines = doc.content.split("\n")
     if cmd.summary:

@@ -15,7 +15,9 @@ def help_(ctx: Ctx, cmd: ast.Help) -> Result:
         # agent's, and its text is kept to the letter)
         human = ctx.actor.participant.kind == "human"
         return Result.success(render_help_overview(ctx.actor.permissions, reader=human))
-    page = render_help_tool(cmd.tool.strip().lower())
+    tree = ctx.actor.tree
+    page = render_help_tool(cmd.tool.strip().lower(),
+                            buffer=tree is not None and tree.mode == "buffer")
     if page is None:
         raise LoomError("NOT_FOUND", f'no tool named "{cmd.tool}"',
                         "→ help lists the tools")

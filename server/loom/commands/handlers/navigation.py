@@ -84,6 +84,9 @@ def view(ctx: Ctx, cmd: ast.View) -> Result:
 def _view_branch(ctx: Ctx, cmd: ast.View) -> Result:
     through = ctx.resolve(cmd.branch or cmd.node)
     path = ctx.branch_path(through)
+    if not any(n.id == through.id for n in path):  # a version of it stands in its place
+        family = through.version_of or through.id
+        through = next((n for n in path if family in (n.id, n.version_of)), through)
     if cmd.as_ == "nodes":
         blocks = []
         for n in path:
@@ -107,12 +110,8 @@ def _tree_with_text(ctx: Ctx, t: Tree) -> Result:
     text, the path and the position marked, bookmarks, tags and notes; long single runs
     collapsed. A result too long for the model's context is summarized by its loop."""
     position, tip = ctx.position()
-    root, rows, children = reader.outline(ctx.ws, t)
-    path: list[str] = []
-    for n in ctx.ws.path(tip, prefer=(position.id,)):
-        path += [n.id, *([n.version_of] if n.version_of else [])]
-    shown = position.version_of if position.version_of in rows else position.id
-    drawn = overview.draw(t.title, t.mode, root, rows, children, path, shown)
+    o = reader.outline_on_path(ctx.ws, t, position, tip)
+    drawn = overview.draw(t.title, t.mode, o.root, o.rows, o.children, o.path, o.here)
     return Result.success(drawn.text.rstrip("\n"), node=position.id)
 
 

@@ -130,14 +130,11 @@ class Library:
         tree = ws.find_tree(tree_ref) if tree_ref else (doc.tree if doc is not None else None)
         if tree is None:
             raise LoomError("NOT_FOUND", "no tree given", "pass {tree} or {uri}")
-        root, rows, children = reader.outline(ws, tree)
         position, tip = ws.position(self.host.docs.participant, tree)
         if doc is not None and doc.kind == "path" and doc.view.tip is not None:
             tip = doc.view.tip
-        path: list[str] = []
-        for n in ws.path(tip, prefer=(position.id,)):
-            path += [n.id, *([n.version_of] if n.version_of else [])]
-        here = position.version_of if position.version_of in rows else position.id
+        o = reader.outline_on_path(ws, tree, position, tip)
+        root, rows, children, path, here = o.root, o.rows, o.children, o.path, o.here
         drawn = picture.text_map(root, rows, children, path, here)
         nodes = {nid: {"label": r.label, "text": cards.excerpt(r.text, 160),
                        "uri": f"loom://path/{tree.id}/{r.label}/"

@@ -99,12 +99,18 @@ class ChangeSync:
         content = [c for c in changes if not c.kind.startswith("lock.")]
         docs_changed = any(c.kind.startswith("document.") for c in content)
         turn_trees = {c.tree for c in content if c.kind == "agent.turn" and c.tree}
+        # a buffer-mode version made elsewhere of the node a buffer ends on takes its
+        # place there, as the store moved the positions on it (Workspace.add_version)
+        versions = {(c.payload or {}).get("edited_from"): c.entity for c in content
+                    if c.kind == "node.version" and (c.payload or {}).get("mode") == "buffer"}
         for doc in list(self.host.docs.open.values()):
             if doc.generating:
                 continue
             if doc.kind == "path" and doc.tree is not None and doc.tree.id in trees:
                 if doc.view.tip is None or ws.find_node(doc.view.tip.id) is None:
                     continue
+                if doc.view.tip.id in versions:
+                    self._follow_version(doc, versions[doc.view.tip.id])
                 text, segments = self.host.docs.rerender_target(doc)
                 sent = True
                 if text != self.host.docs.expected_text(doc) or doc.rebased:
@@ -125,6 +131,17 @@ class ChangeSync:
             ("agent.", "participant."))})
         if touched:
             self.host.notify_trees_changed(touched)
+
+    def _follow_version(self, doc: OpenDoc, version_id: str) -> None:
+        """The buffer's end moves to the new version of the node it ended on, unless the
+        human holds an unsaved edit of that node (their save makes a version of its own)."""
+        tip = doc.view.tip
+        assert tip is not None
+        if any(s.dirty and s.node == tip.id for s in self.host.docs.expected_segments(doc)):
+            return
+        version = self.host.app.ws.find_node(version_id)
+        if version is not None:
+            doc.view.tip = version
 
     async def refresh_traces(self) -> None:
         """Open trace views of this participant show each command as it runs."""
