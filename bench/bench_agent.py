@@ -252,7 +252,11 @@ def caching_bench() -> None:
             agent = Agent(ws, app.executor, tree, profile=profile, turn_log=MemoryTurnLog())
             _node, tip = ws.position(ws.human(), tree)
             label = tip.local_id
+            # turns four minutes apart, as a human reads and answers between them
+            start, later = time.time(), [0.0]
+            ws.clock = lambda start=start, later=later: start + later[0]
             for t in range(5):
+                later[0] = 240.0 * t
                 fake.script(OPENAI_CHAT,
                             openai_chat_stream(f"→ view {label} full\n→ list {label} "
                                                "continuations\n"),
@@ -262,7 +266,7 @@ def caching_bench() -> None:
                                                "why and pinned the node."))
                 asyncio.run(agent.run_turn(ask(f"Question {t}: what works here?")))
             calls = [r.json["messages"] for r in fake.requests_to(OPENAI_CHAT)]
-        print(f"\nprompt caching, {name} ({len(calls)} calls in 5 turns):")
+        print(f"\nprompt caching, {name} ({len(calls)} calls in 5 turns, 4 minutes apart):")
         print("  call  chars   tokens  shared with the previous call: of this prompt, "
               "of that one")
         within: list[float] = []
@@ -282,6 +286,11 @@ def caching_bench() -> None:
             hit = int(tokens * share) if tokens * share >= MIN_CACHED else 0
             cached += hit * PRICE_READ + (tokens - hit) * (PRICE_WRITE if tokens >= MIN_CACHED
                                                           else PRICE_INPUT)
+            if os.environ.get("LOOM_BENCH_BREAKS") and previous and share < 0.9:
+                # where the prompt stopped being the previous one's, and what came instead
+                print(f"      break: …{previous[common - 120:common]!r}"
+                      f"‖{previous[common:common + 80]!r}")
+                print(f"         now …{text[common:common + 80]!r}")
             previous = text
         print(f"  within a turn: median prefix share {statistics.median(within):.0%} "
               f"(goal ≥ 80%); all calls: {sum(len(_serial(c)) for c in calls):,} characters")

@@ -23,6 +23,7 @@ from loom.llm.config import ModelProfile
 from loom.llm.redact import forget_secrets
 from loom.llm.subject import ProviderSubject
 from loom.memory import operational as mem
+from loom.render.text import clock_time
 from loom.store.schema import BufferState, Node, TraceEntry
 from tests.e2e.fake_provider import (
     OPENAI_CHAT,
@@ -133,7 +134,7 @@ def test_navigation_and_the_message_stays_out_of_the_tree(world, fake) -> None: 
     say(fake, "Nothing new.")
     asyncio.run(agent.run_turn(ask("And now?")))
     nxt = chat_bodies(fake)[-1]
-    assert len(nxt) == 2 and f"[{b.label}] model · just now" in nxt[1]["content"]
+    assert len(nxt) == 2 and f"[{b.label}] model · {clock_time(b.created)}" in nxt[1]["content"]
     assert f"[{a.label}] → 2 continuations:" not in str(nxt)  # last turn's results faded
     assert "  you: Let me get my bearings." in nxt[1]["content"]
 
@@ -794,3 +795,36 @@ def test_the_collaborators_fix_is_what_every_view_of_the_path_shows(app, clock, 
     assert fixed in markdown and "garden.She" not in markdown
     overview = tree_overview(ws, tree, node, tip).text
     assert f"[{glued.label}']" in overview
+
+
+def test_a_pruned_conversation_is_the_same_prefix_turn_after_turn(app, clock, fake) -> None:  # type: ignore[no-untyped-def]
+    """Item 15: on a tree too long for the budget, where pruning cut the path moved with
+    every turn (the memory and the earlier exchanges grow; the token estimate learned from
+    the first call) and relative times ("3m ago") changed every minute, so the second
+    turn's prompt shared 3% with the first's. The conversation stays put."""
+    ws = app.ws
+    tree = ws.create_tree("Long", "buffer", root_content="The house stood empty.")
+    node = ws.node(tree.root)
+    for i in range(120):
+        node = ws.add_node(tree, node, f" Paragraph {i}: " + "the lane was quiet " * 12,
+                           ws.human() if i % 2 else ws.subject())
+    ws.set_position(ws.human(), tree, node, node)
+    agent = Agent(ws, app.executor, tree, profile=chat_profile(fake), turn_log=MemoryTurnLog(),
+                  budgets=Budgets(context_tokens=6_000))
+    heads = []
+    for t in range(3):
+        clock.advance(240)  # a human reads and answers between turns
+        say(fake, f'→ annotate {node.local_id} "note {t}"\n→ pin {node.local_id}\n',
+            f"Turn {t}: noted, and pinned.")
+        asyncio.run(agent.run_turn(ask(f"Question {t}?")))
+        first = chat_bodies(fake)[-2][1]["content"]
+        heads.append(first[:first.index("\n===\n") + 4])  # the conversation section
+    assert "earlier nodes not shown" in heads[0]  # pruned: the oldest left out
+    # the same, but for the count of notes on the node the agent annotated, the last
+    before_last = [h[:h.rindex("\n\n[")] for h in heads]
+    assert before_last[0] == before_last[1] == before_last[2]
+    assert [h.count("[… ") for h in heads] == [1, 1, 1]
+    assert heads[2].endswith("2 annotations\n Paragraph 119: " + "the lane was quiet " * 12
+                             + "\n\n===")
+    system = [chat_bodies(fake)[i][0]["content"] for i in (0, 2, 4)]
+    assert system[0] == system[1] == system[2]

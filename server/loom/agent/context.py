@@ -49,7 +49,15 @@ from loom.memory.tokens import count_tokens
 from loom.model import permissions as perms
 from loom.model.documents import find_section
 from loom.render import formats as f
-from loom.render.text import one_line, plural, preview, quote, relative_time, thousands, word_count
+from loom.render.text import (
+    clock_time,
+    one_line,
+    plural,
+    preview,
+    quote,
+    thousands,
+    word_count,
+)
 from loom.store.schema import Node, Participant, TraceEntry
 from loom.store.workspace import Workspace
 
@@ -87,6 +95,9 @@ BUFFER_JOINING = ("Buffer mode: the path is one continuous text, each node's tex
                   "after its parent's with nothing put between them; begin what you "
                   "→ respond with the space or line break it needs. Read a branch as "
                   "that text: → view branch:[localId] as:prose")
+ROOM_STEP_MIN, ROOM_STEP_MAX = 64, 4_096  # the conversation's room moves in steps (tokens)
+RECENT_HEAD = "Recent actions:"
+NOW_PREFIX = "Now: "  # the loom context's clock line (the conversation's times are clock times)
 MEMORY_HEAD = "=== Operational Memory ==="
 CONVERSATION_HEAD = "=== Conversation (root → your position) ==="
 LOOM_HEAD = "=== Loom Context ==="
@@ -328,8 +339,8 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
     if thought:
         lines += ["Your latest thoughts (→ think):", *thought]
     if recent:
-        lines += ["", "Recent actions:", f"  {recent}"] if len(lines) > 1 else \
-            ["Recent actions:", f"  {recent}"]
+        lines += ["", RECENT_HEAD, f"  {recent}"] if len(lines) > 1 else \
+            [RECENT_HEAD, f"  {recent}"]
     if stashed:
         lines += ["", f"Stashed (not in context): {', '.join(stashed)}"] if len(lines) > 1 \
             else [f"Stashed (not in context): {', '.join(stashed)}"]
@@ -361,7 +372,7 @@ class _Block:
         return self._full_tokens
 
 
-def conversation_blocks(ws: Workspace, path: Sequence[Node], now: float) -> list[_Block]:
+def conversation_blocks(ws: Workspace, path: Sequence[Node]) -> list[_Block]:
     """Per-node metadata (``[localId] author · time · connections``) and content, for each
     path node that belongs in the conversation (no annotations, no excluded nodes)."""
     shown = [n for n in path if n.kind != "annotation" and not n.excluded and not n.pruned
@@ -372,8 +383,11 @@ def conversation_blocks(ws: Workspace, path: Sequence[Node], now: float) -> list
     for n in shown:
         conn = f.connections(kids.get((n.id, "continuation"), 0),
                              kids.get((n.id, "annotation"), 0), links.get(n.id, 0))
+        # (a clock time, not "3m ago": the conversation is the prefix a provider caches,
+        # and a relative time changed it every minute; the loom context says what time
+        # it is now)
         meta = f.node_metadata(n.label, names.get(n.author_id, "unknown"),
-                               relative_time(n.created, now), conn)
+                               clock_time(n.created), conn)
         content = n.content if n.content.strip() else "(empty)"
         summary_text = n.summary or preview(n.content, 160)
         summary = f"{meta}\nsummary: {quote(summary_text)}"
@@ -508,7 +522,8 @@ def loom_context(ws: Workspace, actor: Actor, node: Node, path: Sequence[Node], 
     """Tree, position, permissions, other active participants (``Human active at [c4m2],
     depth:8``), approval mode, and what pruning did."""
     tree = actor.tree
-    lines = [LOOM_HEAD, f'Tree: "{tree.title}" ({tree.mode})']
+    lines = [LOOM_HEAD, f'Tree: "{tree.title}" ({tree.mode})',
+             f"{NOW_PREFIX}{clock_time(ws.clock())}"]
     if tree.mode == "buffer":
         words = sum(word_count(n.content) for n in path if not n.excluded)
         where = (f.ambient_buffer(node.label, tree.title, words)[:-1] +
@@ -527,6 +542,26 @@ def loom_context(ws: Workspace, actor: Actor, node: Node, path: Sequence[Node], 
     lines += list(notes)
     lines.append(END)
     return "\n".join(lines)
+
+
+def state_key(text: str) -> str:
+    """The memory block and loom context ``text`` as a turn's later calls compare them to
+    tell whether the state changed: without the clock line (a minute passing is no
+    change worth resending) and the recent actions (the model has just read its actions
+    and their results)."""
+    out: list[str] = []
+    skip = False
+    for line in text.split("\n"):
+        if skip:
+            skip = False
+            continue
+        if line == RECENT_HEAD:
+            skip = True  # and the line of actions under it
+            continue
+        if line.strip() and not line.startswith(NOW_PREFIX):
+            out.append(line)
+    key = "\n".join(out)
+    return key.replace(f"{MEMORY_HEAD}\n{END}", "")  # a memory of recent actions only
 
 
 # ── the current turn input ───────────────────────────────────────────────────
@@ -646,10 +681,18 @@ class Draft:
         # the note's wording needs the fitted numbers: reserve room for the longest one
         loom = loom_context(ws, actor, self.node, self.path, approval=self.approval,
                             notes=[_RESERVED_NOTE(self.budget_tokens)] if level else [])
-        fixed = (fast(self.system) + fast(memory) + fast(loom) + fast(turn) +
-                 sum(fast(m.content) for m in ex_msgs) + 8 * (len(ex_msgs) + 2) + 12 + slack)
-        fitted = fit_conversation(self.blocks, budget - fixed, fast, prune=level >= 1,
-                                  elide=level >= 4, current=self.current)
+        changing = (fast(memory) + fast(loom) + fast(turn) +
+                    sum(fast(m.content) for m in ex_msgs) + 8 * (len(ex_msgs) + 2) + 12)
+        # The room left for the conversation moves in steps, not with every token the
+        # memory or the earlier exchanges grow by: where pruning cuts the path (which
+        # nodes are summaries, which are left out) then stays put from turn to turn, and
+        # the conversation stays the prefix a provider has cached (issue 25: the cut moved
+        # by a few nodes each turn, and the second turn shared 3% of the first's prompt).
+        step = min(ROOM_STEP_MAX, max(ROOM_STEP_MIN, self.budget_tokens // 8))
+        changing = -(-changing // step) * step
+        fitted = fit_conversation(self.blocks, budget - fast(self.system) - changing - slack,
+                                  fast, prune=level >= 1, elide=level >= 4,
+                                  current=self.current)
         note = _prune_note(
             self.budget_tokens, summarized=fitted.summarized,
             compressed=compress and memory != self.memory(False),
@@ -692,7 +735,7 @@ def draft(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
     system = system_text(who.name, sorted(actor.permissions), system_prompt,
                          bool(who.loom_aware))
     node, path = agent_path(ws, actor)
-    blocks = conversation_blocks(ws, path, ws.clock())
+    blocks = conversation_blocks(ws, path)
     # the block of the agent's position (an annotation or excluded node has none: the
     # nearest shown node above it stands for it)
     ids = [b.node.id for b in blocks]
@@ -719,6 +762,13 @@ def fit(d: Draft, first: Assembly | None = None) -> Assembly:
     budget = d.budget_tokens - d.reserve
     k = 0
     result = first if first is not None else d.build(levels[k])
+    # pruning decides on the estimate: calibrate it on this very context first, so the
+    # first turn cuts the path where the next ones will (issue 25: the estimate learned
+    # from the first call's count, and the second turn's cut moved by 13 nodes: no prefix
+    # in common)
+    if result.tokens > budget and d.count is None and _measure(result.messages)[1]:
+        for block in d.blocks:
+            block._full_tokens = block._summary_tokens = None
     while result.tokens > budget and k + 1 < len(levels):
         k += 1
         result = d.build(levels[k])
@@ -777,8 +827,8 @@ def _estimate(text: str) -> int:
 def _measure(messages: Sequence[ChatMessage]) -> tuple[int, bool]:
     chars = sum(len(m.content) for m in messages)
     tokens, exact = count_tokens("\n\n".join(m.content for m in messages))
-    if exact and tokens:
-        _CHARS_PER_TOKEN[0] = max(2.0, min(6.0, 0.92 * chars / tokens))
+    if exact and tokens:  # (in steps: a context a little longer keeps the estimate)
+        _CHARS_PER_TOKEN[0] = max(2.0, min(6.0, int(0.92 * chars / tokens * 10) / 10))
     return tokens + 8 * len(messages), exact
 
 

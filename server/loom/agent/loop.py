@@ -403,7 +403,8 @@ class TurnLoop:
         chosen = assembly if assembly is not None else full
         if self._head is None or chosen.messages[1].content != self._head:
             self._head = chosen.messages[1].content
-            self._state = chosen.sections.get("memory", "") + chosen.sections.get("loom", "")
+            self._state = agent_context.state_key(chosen.sections.get("memory", "") +
+                                                  chosen.sections.get("loom", ""))
         if assembly is not None and assembly.pruned:
             record.pruned = True
             for note in assembly.prune_notes:
@@ -527,8 +528,8 @@ class TurnLoop:
         # results (the turn's first message is not rebuilt: see _head)
         memory, loom = await asyncio.to_thread(agent_context.state_sections, self.ws,
                                                self.actor, self.approve is not None)
-        if memory + loom != self._state:
-            self._state = memory + loom
+        if agent_context.state_key(memory + loom) != self._state:
+            self._state = agent_context.state_key(memory + loom)
             parts += [x for x in (memory, loom) if x]
         if cut is not None:
             parts.append(CUT_NOTE)

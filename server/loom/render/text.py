@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 # A sentence's last mark, closing quotes or brackets, a space (found from the mark: a
 # lookbehind tried at every character was a third of a summary's time).
@@ -20,6 +21,12 @@ def relative_time(then: float, now: float) -> str:
         if s >= size:
             return f"{int(s // size)}{unit} ago"
     return "just now"  # pragma: no cover
+
+
+def clock_time(t: float) -> str:
+    """``2026-11-26 14:02`` (local time): a time that reads the same on every later call,
+    where ``3m ago`` changes every minute (a collaborator's context keeps its prefix)."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
