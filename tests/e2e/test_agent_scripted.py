@@ -828,3 +828,16 @@ def test_a_pruned_conversation_is_the_same_prefix_turn_after_turn(app, clock, fa
                              + "\n\n===")
     system = [chat_bodies(fake)[i][0]["content"] for i in (0, 2, 4)]
     assert system[0] == system[1] == system[2]
+
+
+def test_results_echo_a_long_command_in_short_form(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """Item 15: results repeated the whole command (a 2,060-character document went back
+    to the model a second time, under its own reply that held it)."""
+    notes = " ".join(f"Marie, scene {i}: she keeps the letters and says nothing." for i in
+                     range(40))
+    say(fake, f'→ write doc:"character notes" append "{notes}"\n', "Written.")
+    asyncio.run(make_agent(world, fake).run_turn(ask("Keep notes on Marie.")))
+    reply, results = chat_bodies(fake)[1][-2]["content"], chat_bodies(fake)[1][-1]["content"]
+    assert notes in reply and notes not in results
+    assert results.startswith('→ write doc:"character notes" append "Marie, scene 0:')
+    assert f"({len(notes):,} characters, as written above)\n✓ created" in results

@@ -512,8 +512,9 @@ class TurnLoop:
                     if self.cancel.is_set():
                         raise _Stopped
                     ran_any = True
-                    shown, result_text = await self._run_command(raw, cmd, iteration, record)
-                    results.append(f"{shown}\n{result_text}")
+                    _shown, result_text = await self._run_command(raw, cmd, iteration,
+                                                                  record)
+                    results.append(f"{agent_results.echo(raw, cmd)}\n{result_text}")
         skipped = agent_results.not_run(segments, len(used))
         if skipped:
             record.not_run += skipped

@@ -3,7 +3,8 @@
 threshold (issue 25: each option cost the model a ``→ view … full`` the human never
 needed, who reads them in the buffer); and a line for every command it wrote that did not
 run, with why (mid-line, in a code block, after its commands), where it was skipped
-silently."""
+silently; and each result headed by its command in short form (the model's own reply
+holds it whole: a 2,060-character document went back to it a second time)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from collections.abc import Callable, Sequence
 
 from loom.commands import ast
 from loom.commands.ast import VERBS
+from loom.commands.canonical import to_text
 from loom.commands.extract import Segment
 from loom.commands.lexicon import ARROWS, is_command_line
 from loom.commands.results import Result
-from loom.render.text import preview, quote
+from loom.render.text import preview, quote, thousands
 from loom.store.workspace import Workspace
 
 
@@ -98,3 +100,22 @@ def not_run(segments: Sequence[Segment], used: int) -> list[str]:
     if len(out) > NOT_RUN_SHOWN:
         out = [*out[:NOT_RUN_SHOWN], f"(and {len(out) - NOT_RUN_SHOWN} more not run)"]
     return out
+
+
+ECHO_CHARS = 160  # a command echoed over its result longer than this is shortened
+ECHO_PREVIEW = 60  # of its quoted content, shown
+
+
+def echo(raw: str, cmd: ast.Command | ast.ParseError) -> str:
+    """The command as a result's heading: as written when short; else its quoted content
+    cut to a preview that says how long the whole is (the reply above holds it)."""
+    first = raw.split("\n", 1)[0]
+    if isinstance(cmd, ast.ParseError):
+        return first if len(first) <= ECHO_CHARS else preview(first, ECHO_CHARS)
+    if len(raw) <= ECHO_CHARS:
+        return raw
+    content = getattr(cmd, "content", None)
+    if isinstance(content, str) and len(content) > ECHO_PREVIEW:
+        short = to_text(cmd.model_copy(update={"content": preview(content, ECHO_PREVIEW)}))
+        return f"{short} ({thousands(len(content))} characters, as written above)"
+    return raw
