@@ -841,3 +841,26 @@ def test_results_echo_a_long_command_in_short_form(world, fake) -> None:  # type
     assert notes in reply and notes not in results
     assert results.startswith('→ write doc:"character notes" append "Marie, scene 0:')
     assert f"({len(notes):,} characters, as written above)\n✓ created" in results
+
+
+def test_the_model_reads_the_tree_documents_and_ids_as_well_as_the_human(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """Items 5, 9 and 10 through the loop: → tree with-text gives each node's text and its
+    notes (→ tree gave bare ids); a pinned document keeps its lines and says what was left
+    out (it came flattened, cut at ~1,200 characters); a node id that does not exist gets
+    a "did you mean" (a missing document did, a node did not)."""
+    ws, tree, b, human = world["ws"], world["tree"], world["b"], world["human"]
+    ws.add_node(tree, b, "the father leaves: the turn", human, kind="annotation")
+    lines = ["# Marie", *[f"- habit {i}: she counts the shutters twice" for i in range(150)]]
+    ws.create_document("character notes", "\n".join(lines))
+    wrong = b.local_id[:-1] + ("x" if b.local_id[-1] != "x" else "y")
+    say(fake, f'→ tree with-text\n→ pin doc:"character notes"\n→ view {wrong}\n', "Read.")
+    asyncio.run(make_agent(world, fake).run_turn(ask("Look around.")))
+    results = chat_bodies(fake)[1][-1]["content"]
+    tree_part = results[:results.index("→ pin")]
+    assert f"[{b.label}]" in tree_part and "Building on the childhood theme" in tree_part
+    assert "(1 note)" in tree_part and "Marie's reluctance stems" in tree_part
+    assert (f"→ view {wrong}\n✗ NOT_FOUND: node [{wrong}] does not exist in this tree\n"
+            f"  hint: did you mean [{b.local_id}]?") in results
+    memory = results[results.index("=== Operational Memory ==="):]
+    assert "    - habit 0: she counts the shutters twice\n    - habit 1:" in memory  # lines
+    assert "more characters (→ read doc:\"character notes\" lines:" in memory
