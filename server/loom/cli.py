@@ -34,9 +34,18 @@ def _fail(err: LoomError | str, code: int = 1) -> int:
 
 def _app(args: argparse.Namespace, models: bool = True):
     from loom.app import open_app
+    from loom.store.workspace import HUMAN
 
-    return open_app(args.db, use_default_subject=models,
-                    participant=getattr(args, "participant", None))
+    app = open_app(args.db, use_default_subject=models,
+                   participant=getattr(args, "participant", None))
+    named = getattr(args, "participant", None)
+    if named and named != HUMAN and app.ws.participant_or_none(named) is None \
+            and named != app.ws.owner():
+        # (issue 26: a mistyped --participant made a participant, though every command
+        # was refused: bad input writes nothing)
+        raise LoomError("NOT_FOUND", f'participant "{named}" does not exist',
+                        f"add them first: loom users add {named} (and grant what they need)")
+    return app
 
 
 def _run(app, command) -> Result:  # type: ignore[no-untyped-def]

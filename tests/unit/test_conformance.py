@@ -450,7 +450,7 @@ def test_a_version_is_not_a_branch_and_is_drawn_in_its_originals_place(app: App)
         'Tree: "Lane" (6 nodes, 2 branches)\n'
         "[r001] → [a7x2'']\n"
         "         ├→ [b3k9']\n"
-        "         │  ├→ [d5n7]* (leaf)\n"
+        "         │  ├→ [d5n7]* (you are here) (leaf)\n"
         "         │  └→ [e6p4] (leaf)\n"
         "         └→ [c4m2] (leaf)\n"
         "\n"

@@ -24,9 +24,16 @@ def test_tree_drawing_from_a_children_map() -> None:
     children = {"r": [Item("a", "a7x2")], "a": [Item("b", "b3k9"), Item("c", "c4m2")],
                 "b": [Item("e", "e6p4")]}
     assert draw("", Item("r", "r001"), children, 5, "a") == [
-        "[r001] → [a7x2]*",
+        "[r001] → [a7x2]* (you are here)",
         "         ├→ [b3k9] → [e6p4] (leaf)",
         "         └→ [c4m2] (leaf)",
+    ]
+    # issue 26: the note was left out when the current node was not where the drawing
+    # started (a non-root leaf, drawn among the alternatives around it)
+    assert draw("Root [r001] → ", Item("a", "a7x2"), children, 5, "e") == [
+        "Root [r001] → [a7x2]",
+        "              ├→ [b3k9] → [e6p4]* (you are here) (leaf)",
+        "              └→ [c4m2] (leaf)",
     ]
     assert draw("", Item("r", "r001"), children, 1, None) == ["[r001] → [a7x2] → ... (2 more)"]
 

@@ -140,6 +140,7 @@ _TAIL = ".,;!?…”»)]}>`*"
 _HEAD = "([{<`*#"
 _PUNCT_ONLY = "-—–:=↔|/&+~*" + ARROW_CHARS
 _REF = re.compile(r"(?:[0-9a-hjkmnp-tv-z]{3,}|\d+(?:\.\d+)*|ann-\d+|root)'*")
+_SHORT_ID = re.compile(r"(?=.*\d)[0-9a-hjkmnp-tv-z]{1,2}")  # an id cut too short: "1v"
 _ID = re.compile(r"[\w.’'-]+")  # what may stand in brackets as a node id
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?", re.I)
@@ -525,6 +526,11 @@ def _scan(toks: list[_Tok], start: int, spec: _Spec, rest: str) -> _Args | _Fail
         a.unknown = unknown  # a verb without flags: its builder says what is wrong
         return a
     for word in unknown:
+        if _SHORT_ID.fullmatch(word.lower()) and takes_nodes(tool.name):
+            # (issue 26: "→ view 1v" said "unknown option")
+            return _Fail(f'"{word}" is too short for an id: an id needs at least 3 '
+                         "characters", hint=f"use its first 3 or more, e.g. → {tool.name} "
+                         "a7x2 (→ tree shows the ids)")
         flag, near, _ = _fuzzy(word, flags)
         if flag is None:
             return _Fail(

@@ -33,6 +33,11 @@ def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
+def words(n: int) -> str:
+    """``1 word``, ``12,847 words`` (issue 26: "(1 words)")."""
+    return f"{thousands(n)} {'word' if n == 1 else 'words'}"
+
+
 def thousands(n: int) -> str:
     return f"{n:,}"
 

@@ -31,16 +31,17 @@ Children = Mapping[str, Sequence[Item]]
 Kids = Callable[[str], Sequence[Item]]
 
 
-def _strip_note(head: str) -> str:
-    return head.replace(" (you are here)", "")
+HERE = " (you are here)"
 
 
 def _mark(item: Item, current: str | None) -> str:
-    return f"[{item.label}]" + ("*" if item.id == current else "")
+    """``[b3k9]``, or ``[a7x2]* (you are here)`` for the current node, wherever it is
+    drawn (issue 26: the note was left out unless the drawing started on it)."""
+    return f"[{item.label}]" + (f"*{HERE}" if item.id == current else "")
 
 
-def draw(head: str, start: Item, children: Children, depth: int, current: str | None,
-         here_note: bool = True) -> list[str]:
+def draw(head: str, start: Item, children: Children, depth: int,
+         current: str | None) -> list[str]:
     """Lines of the drawing. ``head`` is the text before the start node (``Root [r001] →
     ... → ``); the start node's branches hang under its own column. ``children`` must hold
     every node within ``depth`` levels of ``start`` (the first ``MAX_CHILDREN`` of each)."""
@@ -51,8 +52,6 @@ def draw(head: str, start: Item, children: Children, depth: int, current: str | 
 
     lines: list[str] = []
     first = head + _mark(start, current)
-    if here_note and start.id == current:
-        first += " (you are here)"
     children = kids(start.id)
     while len(children) == 1 and depth > 0:  # a single line of descent stays on one line
         node = children[0]
@@ -66,7 +65,7 @@ def draw(head: str, start: Item, children: Children, depth: int, current: str | 
         first += f" → ... ({len(children)} more)"
     lines.append(first)
     if children and depth > 0:
-        _branches(lines, " " * len(_strip_note(head)), children, kids, depth, current)
+        _branches(lines, " " * len(head), children, kids, depth, current)
     if len(lines) > MAX_LINES:
         lines = [*lines[:MAX_LINES], f"... ({len(lines) - MAX_LINES} more lines)"]
     return lines

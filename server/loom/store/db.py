@@ -13,6 +13,7 @@ from pathlib import Path
 import peewee as pw
 import platformdirs
 
+from loom.errors import LoomError
 from loom.store import fulltext, schema
 from loom.store.backend import PasswordSource, connect_postgres, is_postgres, is_url
 from loom.store.dialect import upsert
@@ -158,6 +159,7 @@ def open_database(path: str | os.PathLike[str] | None = None,
     """Open (creating and migrating as needed) the workspace's database and bind the schema
     to it: a ``postgresql://`` URL (``password`` says where its password comes from when
     ``PGPASSWORD`` is unset), else an SQLite file."""
+    default = path is None
     if path is None:
         path = default_target()
     if is_url(path):
@@ -167,7 +169,13 @@ def open_database(path: str | os.PathLike[str] | None = None,
         return db
     target = Path(path).expanduser()
     if str(target) != ":memory:":
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if default:
+            target.parent.mkdir(parents=True, exist_ok=True)  # the user data dir, on first use
+        elif not target.parent.is_dir():
+            # (issue 26: a mistyped --db made the folders and an empty workspace, exit 0)
+            raise LoomError("NOT_FOUND", f"there is no folder {target.parent} for the "
+                            "database", "create the folder first, or give a path in one "
+                            "that exists")
     db = pw.SqliteDatabase(
         str(target),
         timeout=BUSY_TIMEOUT_S,

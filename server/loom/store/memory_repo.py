@@ -46,8 +46,10 @@ def remove_pins(ws: Workspace, who: Participant, tree: Tree, kind: str, ref: str
     """Unpin ``ref`` in ``tree`` (only its ``section``, when given); how many pins went."""
     with ws.db.atomic():
         q = Pin.delete().where(_pin_where(who, tree, kind, ref))
-        if section:
-            q = q.where(Pin.section == section)
+        # a document's own pin is not its sections' (issue 26: dropping the document
+        # dropped its §motivation pin too, and reported one)
+        q = q.where(Pin.section == section) if section else \
+            q.where(Pin.section.is_null() | (Pin.section == ""))
         removed = q.execute()
         if removed:
             ws.log_change(tree.id, "memory.unpin", ref, who.id)

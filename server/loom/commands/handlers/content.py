@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from loom.commands import ast
 from loom.commands.context import ContinueRequest, Ctx
@@ -60,6 +61,10 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
         raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation",
                         "continue from the node it annotates")
     if ctx.subject is None:
+        if os.environ.get("LOOM_SUBJECT", "").strip().lower() == "none":
+            # (issue 26: it said to install the local model, which was installed)
+            raise LoomError("MODEL_ERROR", "the subject model is turned off (LOOM_SUBJECT=none)",
+                            "unset LOOM_SUBJECT to use the configured or local model")
         raise LoomError("MODEL_ERROR", "no subject model is configured",
                         "set up the local model (loom model setup) or set "
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
@@ -148,6 +153,11 @@ def _without_logprobs(raw: list) -> list:
 
 def respond(ctx: Ctx, cmd: ast.Respond) -> Result:
     source = ctx.resolve(cmd.node)
+    if source.kind == "annotation":  # (as switch and continue refuse: no path goes on there)
+        on = ctx.ws.node(source.parent).label if source.parent else "?"
+        raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation: nothing continues "
+                        "from a note", f"respond to the node it annotates: → respond {on} "
+                        f'"…", or add a note: → annotate {on} "…"')
     if not cmd.content.strip():
         raise LoomError("INVALID_SYNTAX", "respond needs some content",
                         'use → respond [localId] "[content]"')
@@ -235,6 +245,10 @@ def edit(ctx: Ctx, cmd: ast.Edit) -> Result:
         raise LoomError("INVALID_SYNTAX", "annotations are edited by annotating again",
                         f'use → annotate {original.parent and ctx.ws.node(original.parent).label}'
                         ' "[content]"')
+    if not cmd.content.strip():  # (as respond and annotate refuse empty content)
+        raise LoomError("INVALID_SYNTAX", "an edit needs some content",
+                        f'use → edit {original.label} "[new_content]"; to hide a node: '
+                        f"→ prune {original.label}")
     if cmd.content == original.content:
         return Result.success(f.ok(f"{f.ref(original.label)} unchanged (same content)"),
                               node=original.id)

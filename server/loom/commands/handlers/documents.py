@@ -14,8 +14,8 @@ from loom.render.text import (
     preview,
     quote,
     relative_time,
-    thousands,
     word_count,
+    words,
 )
 from loom.store.schema import Document
 
@@ -44,7 +44,7 @@ def documents(ctx: Ctx) -> Result:
         named = ", ".join(f"§{s.id}" for s in secs[:SECTIONS_LISTED])
         if len(secs) > SECTIONS_LISTED:
             named += f" (+{len(secs) - SECTIONS_LISTED} more)"
-        lines.append(f"  {f.doc_ref(doc.name)} · {thousands(word_count(doc.content))} words · "
+        lines.append(f"  {f.doc_ref(doc.name)} · {words(word_count(doc.content))} · "
                      f"updated {relative_time(doc.updated, ctx.now)}"
                      + (f" · sections: {named}" if named else ""))
         about = (doc.summary or document_summary(doc.content)).strip()
@@ -67,7 +67,7 @@ def read(ctx: Ctx, cmd: ast.Read) -> Result:
             summary = document_summary(doc.content)
             if summary != doc.summary:
                 ctx.ws.set_document_summary(doc, summary, "extractive")
-        head = (f"{f.doc_ref(doc.name)} ({thousands(word_count(doc.content))} words · "
+        head = (f"{f.doc_ref(doc.name)} ({words(word_count(doc.content))} · "
                 f"updated {relative_time(doc.updated, ctx.now)})")
         return Result.success(f"{head}\n{quote(summary or '(empty)')}", doc=doc.id)
     if cmd.lines is not None:
@@ -91,6 +91,9 @@ def read(ctx: Ctx, cmd: ast.Read) -> Result:
 
 def write(ctx: Ctx, cmd: ast.Write) -> Result:
     ws = ctx.ws
+    if not cmd.doc.strip():  # (issue 26: it created a document named doc:"")
+        raise LoomError("INVALID_SYNTAX", "a document needs a name",
+                        'use → write doc:"[name]" append "[content]"')
     try:
         doc = ws.document(cmd.doc)
     except LoomError:
@@ -98,7 +101,7 @@ def write(ctx: Ctx, cmd: ast.Write) -> Result:
             raise
         doc = ws.create_document(cmd.doc, cmd.content, ctx.me)
         return Result.success(
-            f.ok(f"created {f.doc_ref(doc.name)} ({thousands(word_count(doc.content))} words)"),
+            f.ok(f"created {f.doc_ref(doc.name)} ({words(word_count(doc.content))})"),
             doc=doc.id)
     lines = doc.content.split("\n") if doc.content else []
     if cmd.mode == "append":
@@ -140,5 +143,5 @@ def write(ctx: Ctx, cmd: ast.Write) -> Result:
         verb = f"replaced §{sec.id} in"
     ws.save_document(doc, new, ctx.me)
     return Result.success(
-        f.ok(f"{verb} {f.doc_ref(doc.name)} (now {thousands(word_count(new))} words)"),
+        f.ok(f"{verb} {f.doc_ref(doc.name)} (now {words(word_count(new))})"),
         doc=doc.id)

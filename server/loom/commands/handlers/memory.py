@@ -47,10 +47,10 @@ def stash(ctx: Ctx, cmd: ast.Stash) -> Result:
                         'use → stash "[label]" "[content]" or content-of:[localId]')
     if not cmd.label.strip():
         raise LoomError("INVALID_SYNTAX", "a stash needs a label", 'use → stash "[label]" …')
-    tokens, _exact = count_tokens(content)
+    tokens, exact = count_tokens(content)
     replaced = mem.put_stash(ctx.ws, ctx.me, ctx.tree, cmd.label, content, tokens, source)
     suffix = ", replaced the earlier one" if replaced else ""
-    return Result.success(f.ok(f'stashed "{cmd.label}" ({_tokens(tokens)}{suffix})'))
+    return Result.success(f.ok(f'stashed "{cmd.label}" ({_tokens(tokens, exact)}{suffix})'))
 
 
 def recall(ctx: Ctx, cmd: ast.Recall) -> Result:
@@ -95,7 +95,8 @@ def memory(ctx: Ctx, cmd: ast.Memory) -> Result:
         if not items:
             return Result.success("Stashed: none")
         lines = ["Stashed:"]
-        lines += [f'  "{s.label}" ({_tokens(s.tokens)} · {ctx.when(s.created)})'
+        exact = count_tokens("x")[1]  # a tokenizer counts, or the figures are estimates
+        lines += [f'  "{s.label}" ({_tokens(s.tokens, exact)} · {ctx.when(s.created)})'
                   + (" · recalled" if s.recalled else "") for s in items]
         return Result.success("\n".join(lines))
     state = mem.state(ctx)
@@ -115,11 +116,12 @@ def think(ctx: Ctx, cmd: ast.Think) -> Result:
     if not cmd.content.strip():
         raise LoomError("INVALID_SYNTAX", "an empty think block",
                         "write your thoughts between → think and ←")
-    tokens, _ = count_tokens(cmd.content)
+    tokens, exact = count_tokens(cmd.content)
     mem.add_thought(ctx.ws, ctx.me, ctx.tree, cmd.content)
-    return Result.success(f.ok(f"thought kept in memory ({_tokens(tokens)})"))
+    return Result.success(f.ok(f"thought kept in memory ({_tokens(tokens, exact)})"))
 
 
-def _tokens(n: int) -> str:
-    """``1 token``, ``47 tokens``, ``12,847 tokens``."""
-    return f"{thousands(n)} {'token' if n == 1 else 'tokens'}"
+def _tokens(n: int, exact: bool = True) -> str:
+    """``1 token``, ``47 tokens``, ``12,847 tokens``; ``, estimated`` when no tokenizer
+    counted them (as → memory says of its figures)."""
+    return f"{thousands(n)} {'token' if n == 1 else 'tokens'}{'' if exact else ', estimated'}"
