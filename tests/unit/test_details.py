@@ -126,3 +126,35 @@ def test_bad_input_on_the_command_line_writes_nothing(tmp_path: Path, capsys) ->
     with sqlite3.connect(db) as conn:
         names = {r[0] for r in conn.execute("SELECT name FROM participant")}
     assert "ghost" not in names
+
+
+def test_one_answer_to_which_version_is_on_the_path(app) -> None:  # type: ignore[no-untyped-def]
+    """Item 2, SPEC-NOTES 5: a version "takes the original's place on the path". After two
+    participants' edits, → tree showed [A']* → [B] while view branch:B as:prose read the
+    second version, and → switch to A put the original back on the path."""
+    from loom.agent.participant import ensure_agent
+
+    ws = app.ws
+    human, other = ws.human(), ensure_agent(ws)
+    tree = ws.create_tree("Versions", "buffer", root_content="Once.")
+    root = ws.node(tree.root)
+    a = ws.add_node(tree, root, " A one.", human)
+    b = ws.add_node(tree, a, " B.", ws.subject())
+    ws.set_position(human, tree, a, a)
+    ws.set_position(other, tree, b, b)
+    mine, theirs = Actor(human, tree), Actor(other, tree)
+    run = app.executor.execute
+    assert run(f'→ edit {a.local_id} " A mine."', mine).ok
+    assert run(f'→ edit {a.local_id} " A theirs."', theirs).ok
+    # the human's path has their version: the drawing, the branch and the prose agree
+    assert f"[{a.label}']*" in run("→ tree from:root", mine).text
+    prose = run(f"→ view branch:{b.local_id} as:prose", mine).text
+    assert "A mine." in prose and "A theirs." not in prose
+    # naming the original moves to the version in its place, never back to the original
+    assert run(f"→ switch to {a.local_id}", mine).text.startswith(f"✓ switched to [{a.label}']")
+    node, tip = ws.position(human, tree)
+    assert "".join(n.content for n in ws.path(tip, prefer=(node.id, tip.id))) == \
+        "Once. A mine."
+    # the other participant stood below the original: their path shows their version
+    prose = run(f"→ view branch:{b.local_id} as:prose", theirs).text
+    assert "A theirs." in prose

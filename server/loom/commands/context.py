@@ -128,5 +128,19 @@ class Ctx:
             family = through.version_of or through.id
             if any(n.id == family or n.version_of == family for n in current):
                 return current
+        # elsewhere the versions on your path, else the newest, stand in their originals'
+        # places, as → tree draws them (issue 26: the drawing showed your version and the
+        # branch read the newest)
         tip = self.ws.descend(through)
-        return self.ws.path(tip, prefer=(through.id,))
+        return self.ws.path(tip, prefer=(through.id, *(n.id for n in current)))
+
+    def in_place(self, node: Node) -> Node:
+        """In a buffer-mode tree, the member of ``node``'s family that stands in the
+        original's place when the original is named: the one on your path, else the
+        newest version (SPEC-NOTES 5: a version takes its original's place). A version
+        named by its own id (``a7x2'``) is itself; so is any node of a dialogue tree."""
+        if self.tree.mode != "buffer" or node.version_of is not None:
+            return node
+        shown = self.ws.shown_members([node.id], {n.id for n in self.current_path()})
+        member = shown.get(node.id)
+        return self.ws.node(member[0]) if member is not None else node

@@ -235,6 +235,11 @@ def switch(ctx: Ctx, cmd: ast.Switch) -> Result:
         if target_tree.id != ctx.tree.id:
             ctx.actor.tree = target_tree
     node = ctx.resolve(cmd.node)
+    if cmd.tip is None and node.id != cmd.node.strip():
+        # a node named as people name it (not the editor's exact id): in buffer mode its
+        # version on your path, else its newest, stands in its place (issue 26: → switch
+        # to the original put the new version off the path)
+        node = ctx.in_place(node)
     if node.kind == "annotation":
         target = ctx.ws.node(node.parent).local_id if node.parent else "?"
         raise LoomError("NOT_FOUND", f"[{node.label}] is an annotation, not a position",
