@@ -246,6 +246,38 @@ async def read_loop(stop: threading.Event, reader: Any, protocol: AnsweringProto
 
 
 # ── the protocol ─────────────────────────────────────────────────────────────
+#: A JSON escape of a surrogate (a valid UTF-8 body cannot hold one otherwise); pairs are
+#: joined by the JSON parser, so only a lone one is left in the parsed strings.
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _repair_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD,
+    and how many there were."""
+    if isinstance(value, str):
+        fixed, n = _SURROGATE.subn("\ufffd", value)
+        return fixed, n
+    if isinstance(value, list):
+        total = 0
+        out = []
+        for item in value:
+            fixed, n = _repair_surrogates(item)
+            out.append(fixed)
+            total += n
+        return out, total
+    if isinstance(value, dict):
+        total = 0
+        fixed_dict = {}
+        for key, item in value.items():
+            k, a = _repair_surrogates(key)
+            v, b = _repair_surrogates(item)
+            fixed_dict[k] = v
+            total += a + b
+        return fixed_dict, total
+    return value, 0
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or _is_int(value)
 
@@ -276,10 +308,27 @@ class AnsweringProtocol(LanguageServerProtocol):
         except RecursionError:
             self.reply_error(None, PARSE_ERROR, "Parse error: the message is nested too deeply")
             return
+        if _ESCAPED_SURROGATE.search(text):
+            data, repaired = _repair_surrogates(data)
+            if repaired:
+                self._surrogates_repaired(data, repaired)
         if isinstance(data, list):
             self._reject_batch(data)
             return
         self._dispatch(data)
+
+    def _surrogates_repaired(self, data: Any, count: int) -> None:
+        """Text that no database, file or UTF-8 stream can hold (a lone UTF-16 surrogate,
+        which JSON lets a client send) was repaired as it came in: the editor is told
+        (issue 26: one typed in a buffer stopped its crash protection and every save)."""
+        method = data.get("method") if isinstance(data, dict) else None
+        log.warning("replaced %d lone UTF-16 surrogate(s) in %s with U+FFFD", count, method)
+        if self._initialize_seen and not self._shutdown:
+            self.notify(lsp.WINDOW_SHOW_MESSAGE, lsp.ShowMessageParams(
+                type=lsp.MessageType.Warning,
+                message=f"Loom: {count} character(s) that cannot be stored (a lone UTF-16 "
+                        "surrogate) came in and were replaced with \ufffd; the rest of the "
+                        "text is kept"))
 
     def _reject_batch(self, items: list[Any]) -> None:
         """LSP has no batches (JSON-RPC's answer: an array with an error per request)."""

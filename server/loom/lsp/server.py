@@ -83,6 +83,10 @@ class LoomProtocol(AnsweringProtocol):
         # cancels the reply, not the command's task, so the work ran on (and committed).
         # Commands that can stop (``_command(cancellable=True)``) get their task
         # cancelled, and react to it.
+        if not (isinstance(msg_id, str) or (isinstance(msg_id, int)
+                                             and not isinstance(msg_id, bool))):
+            log.info("ignored $/cancelRequest with an id that is no request id: %r", msg_id)
+            return  # (issue 26: {"id": {"x": 1}} logged a TypeError)
         super()._handle_cancel_notification(msg_id)
         self._server.cancel_request(msg_id)  # type: ignore[attr-defined]
 
