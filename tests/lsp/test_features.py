@@ -292,6 +292,28 @@ async def test_a_version_of_the_buffers_last_node_takes_its_place(editor: Editor
         (f"{lid}'",)]
 
 
+async def test_a_tree_deleted_while_open_takes_no_writes_and_the_editor_is_told(
+        editor: Editor) -> None:
+    """Issue 26, item 16: a tree deleted while its path was open went on taking what was
+    typed ("✓ committed 1 node", into the trash), and the editor was never told."""
+    uri = await open_demo(editor)
+    tree = uri.split("/")[3]
+    title = sql(editor.db, "SELECT title FROM tree WHERE id = ?", tree)[0][0]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "loom.cli", "--db", str(editor.db), "do", tree,
+        f'→ delete tree:"{title}"', stdout=subprocess.PIPE)
+    out, _ = await proc.communicate()
+    assert out.decode().startswith("✓"), out
+    await editor.wait_for(lambda: any(f'tree "{title}" was deleted while you had it open'
+                                      in m.message for m in editor.client.messages))
+    editor.append(uri, " Words for the trash.")
+    res = await editor.request("loom/save", {"uri": uri, "text": editor.texts[uri]})
+    assert not res["ok"] and f'NOT_FOUND: tree "{title}" was deleted' in res["message"], res
+    assert sql(editor.db, "SELECT count(*) FROM node WHERE content LIKE '%for the trash%'") \
+        == [(0,)]
+    assert editor.texts[uri].endswith(" Words for the trash.")  # kept where it was typed
+
+
 async def test_pending_text_survives_restart(editor: Editor) -> None:
     uri = await open_demo(editor)
     editor.append(uri, " Unsaved words.")

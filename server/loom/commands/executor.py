@@ -32,7 +32,9 @@ from loom.commands.lexicon import CLOSERS
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.memory import operational as mem
+from loom.model import permissions as perms
 from loom.store.backend import storage_error
+from loom.store.schema import Tree
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -122,6 +124,23 @@ def read_as_note(canonical: str) -> str:
     return f"(read as {canonical})"
 
 
+_TREE_WRITES = frozenset({perms.LOOM_WRITE, perms.LOOM_GENERATE})
+_STILL_ALLOWED = frozenset({"undelete", "delete"})  # what a deleted tree may still take
+
+
+def _refuse_deleted(actor: Actor) -> None:
+    """No write goes into a deleted tree (issue 26: typed text was committed into one,
+    "✓ committed 1 node", where nobody would look). Read fresh: another process may have
+    deleted it since this actor's copy was read."""
+    if actor.tree is None:
+        return
+    fresh = Tree.get_or_none(Tree.id == actor.tree.id)
+    if fresh is not None and fresh.archived:
+        raise LoomError("NOT_FOUND", f'tree "{fresh.title}" was deleted',
+                        f'→ undelete tree:"{fresh.title}" brings it back (within 30 days); '
+                        "nothing was written, and an editor keeps what you typed")
+
+
 class Executor:
     """Runs commands against one workspace; ``subject`` is the model behind ``continue``."""
 
@@ -164,6 +183,8 @@ class Executor:
         ctx = Ctx(self.ws, actor, self.subject, on_delta, now=self.ws.clock(), cancel=cancel)
         try:
             ctx.require(permission_of(cmd.verb), ACTIONS.get(cmd.verb, "do it"))
+            if permission_of(cmd.verb) in _TREE_WRITES and cmd.verb not in _STILL_ALLOWED:
+                _refuse_deleted(actor)
             return HANDLERS[cmd.verb](ctx, cmd)
         except LoomError as err:
             return Result.from_error(err)

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 
+from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.features.collaborator import Collaborator
 from loom.lsp.features.editing import Editing
@@ -99,6 +100,17 @@ class ChangeSync:
         content = [c for c in changes if not c.kind.startswith("lock.")]
         docs_changed = any(c.kind.startswith("document.") for c in content)
         turn_trees = {c.tree for c in content if c.kind == "agent.turn" and c.tree}
+        deleted = {c.tree: (c.payload or {}).get("title", "") for c in content
+                   if c.kind == "tree.delete" and c.tree}
+        for tree_id, title in deleted.items():
+            if any(d.tree is not None and d.tree.id == tree_id and d.kind == "path"
+                   for d in self.host.docs.open.values()):
+                # (issue 26: what was typed went on being committed into the deleted tree,
+                # and the editor never heard of it)
+                self.host.show(Result.failure(
+                    "NOT_FOUND", f'tree "{title}" was deleted while you had it open',
+                    f'what you type there is kept in the buffer, not saved: → undelete '
+                    f'tree:"{title}" brings it back'))
         # a buffer-mode version made elsewhere of the node a buffer ends on takes its
         # place there, as the store moved the positions on it (Workspace.add_version)
         versions = {(c.payload or {}).get("edited_from"): c.entity for c in content
