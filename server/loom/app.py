@@ -93,8 +93,10 @@ def default_participant(db: object, explicit: str | None = None) -> str:
     ``participant`` setting), else ``$LOOM_PARTICIPANT``, else — on a team's PostgreSQL —
     the database user each person connects as, else ``human``."""
     name = explicit or os.environ.get("LOOM_PARTICIPANT")
-    if name:
-        return name.strip()
+    if name and name.strip():
+        # compared exactly, never trimmed: " human " or "human" + a no-break space is
+        # someone else, with nothing granted (issue 26: they acted as the human)
+        return name
     if isinstance(db, PostgresDatabase):
         return db.info.user
     return HUMAN

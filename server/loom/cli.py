@@ -211,10 +211,13 @@ def cmd_tree(args: argparse.Namespace) -> int:
     """The tree for people: each node's text beside its id, the path and bookmarks marked
     (``→ tree`` keeps the seed's id-only drawing, for models)."""
     from loom.lsp.views import tree_overview
+    from loom.model import permissions as perms
 
     app = _app(args, models=False)
+    me = app.me()
+    perms.require_read(me.permissions)  # (as → tree would: issue 26)
     tree = app.ws.find_tree(args.tree)
-    node, tip = app.ws.position(app.ws.human(), tree)
+    node, tip = app.ws.position(me, tree)
     _print(tree_overview(app.ws, tree, node, tip).text.rstrip("\n"))
     return 0
 

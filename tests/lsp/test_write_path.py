@@ -1,7 +1,8 @@
 """One way into the tree: every request and command that can change the workspace or
 write a file runs through the executor, with the editor session's participant.
 
-A participant with only ``doc_read`` (no ``loom_aware``, no writes) tries each of them in a
+A participant who may read but not write (``loom_aware`` and ``doc_read``; one without
+``loom_aware`` cannot even read a path: ``test_read_path.py``) tries each of them in a
 real server: each answers ``✗ PERMISSION_DENIED`` (or, for a node of another tree, an
 error naming it), the database is unchanged, and no file is written."""
 
@@ -45,7 +46,7 @@ def reader_db(tmp_path: Path) -> Path:
     from loom.store.workspace import Workspace
 
     ws = Workspace(open_database(path))
-    ws.ensure_participant("reader", "human", "human", ["doc_read"])
+    ws.ensure_participant("reader", "human", "human", ["loom_aware", "doc_read"])
     other = ws.create_tree("Elsewhere", root_content="Another story.")
     ws.db.close()
     (tmp_path / "other-tree-root").write_text(other.root or "")

@@ -10,6 +10,7 @@ from urllib.parse import unquote
 from loom.errors import LoomError, not_found
 from loom.lsp.buffer import Segment
 from loom.memory import operational as mem
+from loom.model import permissions as perms
 from loom.render import overview
 from loom.render.text import relative_time
 from loom.store import reader
@@ -142,6 +143,7 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None,
     ``paths`` reads a path as ``Workspace.path`` does (a session's cache)."""
     path_of = paths or ws.path
     target = parse_uri(uri)
+    perms.require_read(who.permissions, "doc" if target.kind == "doc" else "tree")
     if target.kind == "doc":
         doc = ws.document(target.name or "")
         return View(uri, "doc", doc.content, False, "markdown", doc=doc)

@@ -70,3 +70,20 @@ def missing_for(required: str, perms: Iterable[str]) -> str | None:
         if p not in have:
             return p
     return None
+
+
+def require_read(perms: Iterable[str], what: str = "tree") -> None:
+    """The one check every read of a tree's text goes through, whatever asks (the CLI's
+    ``loom tree``, the editor's path and overview views, hover, node info, search, the
+    tree picture, the sibling lists): ``loom_aware`` for a tree, ``doc_read`` for a
+    document; ``PERMISSION_DENIED`` without it (issue 26: seven of eight read paths gave
+    a tree's text to a participant the arrow commands refused)."""
+    from loom.errors import LoomError
+
+    needed = DOC_READ if what == "doc" else LOOM_AWARE
+    missing = missing_for(needed, perms)
+    if missing is not None:
+        thing = "documents" if what == "doc" else "the trees' text"
+        raise LoomError("PERMISSION_DENIED", f"{missing} not enabled",
+                        f"reading {thing} needs {missing}: ask the human to grant it "
+                        f"(loom users grant NAME {missing})")

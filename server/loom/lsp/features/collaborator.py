@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from loom.commands.results import Result
+from loom.errors import LoomError
 from loom.lsp.features.editing import Editing
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc
@@ -50,6 +51,19 @@ class Collaborator:
         agent = self.agents.get(tree.id)
         if agent is None:
             from loom.agent import Agent, AgentSpec
+            from loom.agent.participant import DEFAULT_ROLE
+
+            ws = self.host.app.ws
+            me = self.host.docs.participant
+            wanted = perms.ROLES[DEFAULT_ROLE]
+            lacking = [p for p in wanted if p not in set(me.permissions or ())]
+            if ws.find_participant(AgentSpec().name) is None and lacking:
+                # a session may not make a collaborator that can do more than its own
+                # participant (issue 26: a reader's editor made one with all six)
+                raise LoomError("PERMISSION_DENIED", "the collaborator would hold "
+                                f"{', '.join(lacking)}, which you do not",
+                                "ask the human to start the collaborator (they hold every "
+                                "permission), or to grant you those")
 
             settings = self.host.settings
             agent = Agent(self.host.app.ws, self.host.app.executor, tree, spec=AgentSpec(),

@@ -14,6 +14,7 @@ from loom.errors import LoomError
 from loom.lsp.features import cards
 from loom.lsp.features.editing import Editing
 from loom.lsp.host import Host
+from loom.model import permissions as perms
 from loom.render import picture
 from loom.store import reader
 from loom.uris import node_uri, title_segment, tree_uri
@@ -104,6 +105,7 @@ class Library:
 
     def search(self, query: str, tree_ref: str | None, limit: int) -> Result:
         """``→ search`` with each hit's path URI, its own text and its marks."""
+        perms.require_read(self.host.docs.participant.permissions)
         ws = self.host.app.ws
         tree = ws.find_tree(tree_ref) if tree_ref else None
         hits = reader.search(ws, query, tree, limit=limit)
@@ -125,6 +127,7 @@ class Library:
     def picture(self, tree_ref: str, uri: str | None) -> dict[str, Any]:
         """``loom/picture``: the tree as an SVG and as a text map, with every node's path
         URI (a click opens it)."""
+        perms.require_read(self.host.docs.participant.permissions)
         ws = self.host.app.ws
         doc = self.host.doc(uri) if uri else None
         tree = ws.find_tree(tree_ref) if tree_ref else (doc.tree if doc is not None else None)
@@ -149,6 +152,7 @@ class Library:
 
     def symbols(self, query: str) -> list[dict[str, Any]]:
         """``workspace/symbol``: trees, bookmarks, node ids and text matches."""
+        perms.require_read(self.host.docs.participant.permissions)
         ws = self.host.app.ws
         out = []
         for kind, tree, node, name in reader.symbols(ws, query):
