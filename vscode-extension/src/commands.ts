@@ -32,7 +32,7 @@ import {
 } from "./protocol";
 import { TreePicture } from "./picture";
 import { ShownSuggestion } from "./shownSuggestion";
-import { siblingItems, siblingPreview, type Sibling } from "./siblingModel";
+import { siblingItems, siblingPreview, type Sibling, type SiblingPage } from "./siblingModel";
 import { SiblingPreview } from "./siblingPreview";
 import type { LoomTreeProvider } from "./treeView";
 import { OPEN_NODE_COMMAND } from "./treeView";
@@ -359,11 +359,24 @@ export class Commands {
     await this.execute(ServerCommands.cycleSibling, cycleArgs(ed.document.uri.toString(), node, delta));
   }
 
-  private async siblingsOf(uri: string, node: string): Promise<Sibling[]> {
-    const r = await this.client.execute<{ ok?: boolean; message?: string; data?: { siblings?: Sibling[] } }>(ServerCommands.siblings, { uri, node });
+  /** A page of a node's siblings (the server answers 100 at a time: `offset`, `limit`). */
+  private async siblingsOf(uri: string, node: string, offset = 0, limit?: number): Promise<SiblingPage> {
+    const r = await this.client.execute<{ ok?: boolean; message?: string; data?: Partial<SiblingPage> }>(ServerCommands.siblings, {
+      uri,
+      node,
+      ...(offset ? { offset } : {}),
+      ...(limit ? { limit } : {}),
+    });
     const f = failure(r);
     if (f) throw new Error(f);
-    return r.data?.siblings ?? [];
+    const siblings = r.data?.siblings ?? [];
+    const here = siblings.find((s) => s.current);
+    return {
+      siblings,
+      total: r.data?.total ?? siblings.length,
+      next: r.data?.next ?? null,
+      currentIndex: r.data?.currentIndex ?? here?.index ?? null,
+    };
   }
 
   private readonly preview = new SiblingPreview();
@@ -374,18 +387,26 @@ export class Commands {
    * it is on; Enter switches to it, Escape leaves the view as it was.
    */
   async pickSibling(uri: string, node: string): Promise<void> {
-    const siblings = await this.siblingsOf(uri, node);
-    const here = siblings.find((s) => s.current);
+    const first = await this.siblingsOf(uri, node);
+    const siblings = [...first.siblings];
+    let next = first.next;
+    // the one shown, when it is beyond the first page: asked for by itself
+    const here = siblings.find((s) => s.current) ?? (first.currentIndex ? (await this.siblingsOf(uri, node, first.currentIndex - 1, 1)).siblings[0] : undefined);
     const origin = vscode.window.activeTextEditor?.document.uri.toString() === uri ? vscode.window.activeTextEditor : undefined;
     const view = origin && { selection: origin.selection, visible: origin.visibleRanges[0], column: origin.viewColumn };
     const compare: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon("diff"), tooltip: "Compare with the one shown" };
-    const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { sibling: Sibling }>();
+    const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { sibling?: Sibling }>();
     qp.title = `Siblings of [${here?.label ?? node}]`;
     qp.placeholder = "Pick one to show it in place of the current one (its whole text below)";
     qp.matchOnDetail = true;
     // a click in the preview (to scroll it) leaves the picker open
     qp.ignoreFocusOut = true;
-    qp.items = siblingItems(siblings).map((i) => ({ ...i, buttons: i.sibling.current ? [] : [compare] }));
+    type Item = vscode.QuickPickItem & { sibling?: Sibling };
+    // a long family comes a page at a time: the last item loads the next page
+    const moreItem = (): Item[] =>
+      next === null ? [] : [{ label: `$(ellipsis) ${(first.total - next).toLocaleString("en-US")} more…`, description: `load ${next + 1}–${Math.min(next + 100, first.total)} of ${first.total}`, alwaysShow: true }];
+    const itemsOf = (list: Sibling[]): Item[] => siblingItems(list).map((i) => ({ ...i, buttons: i.sibling.current ? [] : [compare] }));
+    qp.items = [...itemsOf(siblings), ...moreItem()];
     const previewUri = this.preview.newUri(qp.title);
     let after: (() => Promise<void>) | undefined;
     const done = new Promise<void>((resolve) => {
@@ -394,13 +415,33 @@ export class Commands {
         if (s) this.preview.update(previewUri, siblingPreview(s, here));
       });
       qp.onDidTriggerItemButton((e) => {
-        after = here ? () => this.compare(here, e.item.sibling) : undefined;
+        const other = e.item.sibling;
+        after = here && other ? () => this.compare(here, other) : undefined;
         qp.hide();
       });
       qp.onDidAccept(() => {
         const pick = qp.selectedItems[0];
-        if (pick && !pick.sibling.current) {
-          after = () => this.execute(ServerCommands.switchTo, { uri, node: pick.sibling.id }).then(() => {
+        if (pick && !pick.sibling && next !== null) {
+          qp.busy = true;
+          void this.siblingsOf(uri, node, next).then(
+            (page) => {
+              siblings.push(...page.siblings);
+              next = page.next;
+              const items = [...itemsOf(siblings), ...moreItem()];
+              qp.items = items;
+              qp.activeItems = [items[siblings.length - page.siblings.length] ?? items[0]];
+              qp.busy = false;
+            },
+            (err: unknown) => {
+              qp.busy = false;
+              this.client.log.appendLine(`loom.siblings, the next page: ${message(err)}`);
+            },
+          );
+          return;
+        }
+        if (pick?.sibling && !pick.sibling.current) {
+          const target = pick.sibling.id;
+          after = () => this.execute(ServerCommands.switchTo, { uri, node: target }).then(() => {
             this.view.refreshSoon(50);
           });
         }
@@ -411,12 +452,12 @@ export class Commands {
         resolve();
       });
     });
-    const current = qp.items.find((i) => i.sibling.current);
+    const current = qp.items.find((i) => i.sibling?.current);
     if (current) qp.activeItems = [current];
-    const first = current?.sibling ?? siblings[0];
-    if (first) {
+    const shown = current?.sibling ?? siblings[0];
+    if (shown) {
       try {
-        await this.preview.open(previewUri, siblingPreview(first, here), origin);
+        await this.preview.open(previewUri, siblingPreview(shown, here), origin);
       } catch (err) {
         this.client.log.appendLine(`the sibling preview: ${message(err)}`);
       }
@@ -446,10 +487,16 @@ export class Commands {
   /** The node under the cursor against its next sibling. */
   async compareAtCursor(): Promise<void> {
     const ed = pathEditor();
-    const siblings = await this.siblingsOf(ed.document.uri.toString(), await this.nodeUnderCursor(ed));
-    const i = siblings.findIndex((s) => s.current);
-    if (i < 0 || siblings.length < 2) throw new Error("this node has no siblings to compare with");
-    await this.compare(siblings[i], siblings[(i + 1) % siblings.length]);
+    const uri = ed.document.uri.toString();
+    const node = await this.nodeUnderCursor(ed);
+    const page = await this.siblingsOf(uri, node);
+    const k = page.currentIndex; // 1-based, among them all (the page may not hold it)
+    if (!k || page.total < 2) throw new Error("this node has no siblings to compare with");
+    const at = async (i: number): Promise<Sibling | undefined> =>
+      page.siblings.find((s) => s.index === i + 1) ?? (await this.siblingsOf(uri, node, i, 1)).siblings[0];
+    const [here, other] = [await at(k - 1), await at(k % page.total)];
+    if (!here || !other) throw new Error("this node has no siblings to compare with");
+    await this.compare(here, other);
   }
 
   /** The node an action is about: a Loom view item's, else the one under the cursor. */

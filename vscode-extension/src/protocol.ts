@@ -118,6 +118,10 @@ export interface NodeInfoParams {
   uri?: string;
   line?: number;
   character?: number;
+  /** Pages: where the siblings' and the children's pages start, and their size (default 100; 0: the path only). */
+  siblingsOffset?: number;
+  childrenOffset?: number;
+  limit?: number;
 }
 /** The tree of a nodeInfo answer: its id, or the tree itself. */
 export type TreeRef = string | { id: string; title?: string; mode?: string };
@@ -125,8 +129,16 @@ export interface NodeInfo {
   tree: TreeRef;
   node: LoomNode;
   path: LoomNode[];
+  /** A page of the siblings (the node among them, or not) and of the children. */
   siblings: LoomNode[];
   children: LoomNode[];
+  /** How many there are in all, where the page starts, where the next starts (null: the last). */
+  siblingsTotal?: number;
+  siblingsOffset?: number;
+  siblingsNext?: number | null;
+  childrenTotal?: number;
+  childrenOffset?: number;
+  childrenNext?: number | null;
 }
 
 export interface NewTreeParams { title: string; mode?: "buffer" | "dialogue"; text?: string }

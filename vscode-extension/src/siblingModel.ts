@@ -19,6 +19,15 @@ export interface Sibling {
   uri: string;
 }
 
+/** A page of `loom.siblings`' answer: at most 100 of them, how many there are, where the
+ *  next page starts (null: none), and the shown one's place among all (1-based). */
+export interface SiblingPage {
+  siblings: Sibling[];
+  total: number;
+  next: number | null;
+  currentIndex: number | null;
+}
+
 export interface SiblingItem {
   label: string;
   description: string;

@@ -2,7 +2,7 @@
 
 import { treeIdOf, type LoomNode, type NodeInfo, type TreeSummary } from "./protocol";
 
-export type Role = "tree" | "path" | "sibling" | "child" | "message";
+export type Role = "tree" | "path" | "sibling" | "child" | "more" | "message";
 
 export interface ItemData {
   /** Unique among the view's items (VS Code keeps expansion state by id). */
@@ -20,6 +20,8 @@ export interface ItemData {
   /** Expanded initially (the current path under a tree). */
   expanded?: boolean;
   contextValue: string;
+  /** A "… N more" item: expanding it asks for the next page of these, from `offset`. */
+  more?: { kind: "siblings" | "children"; offset: number };
 }
 
 /** `[localId] author`: how a node is named everywhere in the view. */
@@ -103,42 +105,72 @@ export function pathItems(info: NodeInfo): ItemData[] {
   });
 }
 
-/** Under a path node: its siblings (the alternatives to it), then its children. */
+function siblingItem(info: NodeInfo, s: LoomNode, parentKey: string): ItemData {
+  return {
+    id: `${parentKey}/sib:${s.id}`,
+    role: "sibling",
+    label: nodeLabel(s),
+    description: withMarks(s),
+    tooltip: nodeTooltip(s, "an alternative to " + nodeLabel(info.node)),
+    uri: s.uri,
+    tree: treeIdOf(info.tree),
+    node: s,
+    icon: "arrow-swap",
+    collapsible: false,
+    contextValue: "loomNode.sibling",
+  };
+}
+
+function childItem(info: NodeInfo, c: LoomNode, parentKey: string): ItemData {
+  return {
+    id: `${parentKey}/child:${c.id}`,
+    role: "child",
+    label: nodeLabel(c),
+    description: withMarks(c),
+    tooltip: nodeTooltip(c, "continues " + nodeLabel(info.node)),
+    uri: c.uri,
+    tree: treeIdOf(info.tree),
+    node: c,
+    icon: "arrow-small-down",
+    collapsible: false,
+    contextValue: "loomNode.child",
+  };
+}
+
+/**
+ * "… 9,900 more siblings": the server answers a page of them (100); expanding this item
+ * asks for the next page (`siblingsOffset`/`childrenOffset`). None after the last page.
+ */
+function moreItem(info: NodeInfo, kind: "siblings" | "children", parentKey: string): ItemData | undefined {
+  const next = kind === "siblings" ? info.siblingsNext : info.childrenNext;
+  const total = (kind === "siblings" ? info.siblingsTotal : info.childrenTotal) ?? 0;
+  if (next === undefined || next === null || next >= total) return undefined;
+  const left = total - next;
+  const what = kind === "siblings" ? (left === 1 ? "sibling" : "siblings") : left === 1 ? "continuation" : "continuations";
+  return {
+    id: `${parentKey}/more-${kind}:${next}`,
+    role: "more",
+    label: `… ${left.toLocaleString("en-US")} more ${what}`,
+    description: `${next + 1}–${total.toLocaleString("en-US")} of ${total.toLocaleString("en-US")}`,
+    tooltip: `Expand to list the next ${kind} of ${nodeLabel(info.node)}`,
+    tree: treeIdOf(info.tree),
+    node: info.node,
+    icon: "ellipsis",
+    collapsible: true,
+    contextValue: "loomMore",
+    more: { kind, offset: next },
+  };
+}
+
+/** Under a path node: its siblings (the alternatives to it), then its children; a page of each, and "… N more" items for the rest. */
 export function branchItems(info: NodeInfo, parentKey: string): ItemData[] {
   const self = info.node.id;
-  const tree = treeIdOf(info.tree);
-  const siblings = info.siblings.filter((s) => s.id !== self);
-  const items: ItemData[] = [];
-  for (const s of siblings) {
-    items.push({
-      id: `${parentKey}/sib:${s.id}`,
-      role: "sibling",
-      label: nodeLabel(s),
-      description: withMarks(s),
-      tooltip: nodeTooltip(s, "an alternative to " + nodeLabel(info.node)),
-      uri: s.uri,
-      tree,
-      node: s,
-      icon: "arrow-swap",
-      collapsible: false,
-      contextValue: "loomNode.sibling",
-    });
-  }
-  for (const c of info.children) {
-    items.push({
-      id: `${parentKey}/child:${c.id}`,
-      role: "child",
-      label: nodeLabel(c),
-      description: withMarks(c),
-      tooltip: nodeTooltip(c, "continues " + nodeLabel(info.node)),
-      uri: c.uri,
-      tree,
-      node: c,
-      icon: "arrow-small-down",
-      collapsible: false,
-      contextValue: "loomNode.child",
-    });
-  }
+  const items: ItemData[] = info.siblings.filter((s) => s.id !== self).map((s) => siblingItem(info, s, parentKey));
+  const moreSiblings = moreItem(info, "siblings", parentKey);
+  if (moreSiblings) items.push(moreSiblings);
+  for (const c of info.children) items.push(childItem(info, c, parentKey));
+  const moreChildren = moreItem(info, "children", parentKey);
+  if (moreChildren) items.push(moreChildren);
   if (items.length === 0) {
     items.push({
       id: `${parentKey}/none`,
@@ -151,6 +183,17 @@ export function branchItems(info: NodeInfo, parentKey: string): ItemData[] {
       contextValue: "loomMessage",
     });
   }
+  return items;
+}
+
+/** Under a "… N more" item: the next page of those siblings or children, and a further "… more" item. */
+export function moreItems(info: NodeInfo, kind: "siblings" | "children", parentKey: string): ItemData[] {
+  const items =
+    kind === "siblings"
+      ? info.siblings.filter((s) => s.id !== info.node.id).map((s) => siblingItem(info, s, parentKey))
+      : info.children.map((c) => childItem(info, c, parentKey));
+  const further = moreItem(info, kind, parentKey);
+  if (further) items.push(further);
   return items;
 }
 

@@ -3,7 +3,7 @@
 import * as vscode from "vscode";
 import type { LoomClient } from "./client";
 import { Methods, type NodeInfo, type TreeSummary } from "./protocol";
-import { branchItems, messageItem, pathItems, treeItem, type ItemData } from "./treeModel";
+import { branchItems, messageItem, moreItems, pathItems, treeItem, type ItemData } from "./treeModel";
 
 export const OPEN_NODE_COMMAND = "loom.ui.openNode";
 
@@ -84,12 +84,19 @@ export class LoomTreeProvider implements vscode.TreeDataProvider<ItemData>, vsco
     }
     try {
       if (parent.role === "tree" && parent.tree) {
-        const info = await this.client.request<NodeInfo>(Methods.nodeInfo, { tree: parent.tree });
+        // the path only (limit 0): its siblings and children are asked for when a path node expands
+        const info = await this.client.request<NodeInfo>(Methods.nodeInfo, { tree: parent.tree, limit: 0 });
         return pathItems(info);
       }
       if (parent.role === "path" && parent.tree && parent.node) {
         const info = await this.client.request<NodeInfo>(Methods.nodeInfo, { tree: parent.tree, node: parent.node.localId });
         return branchItems(info, parent.id);
+      }
+      if (parent.role === "more" && parent.tree && parent.node && parent.more) {
+        const { kind, offset } = parent.more;
+        const page = kind === "siblings" ? { siblingsOffset: offset, limit: 100, childrenOffset: 0 } : { childrenOffset: offset, limit: 100, siblingsOffset: 0 };
+        const info = await this.client.request<NodeInfo>(Methods.nodeInfo, { tree: parent.tree, node: parent.node.localId, ...page });
+        return moreItems(info, kind, parent.id);
       }
     } catch (err) {
       return [messageItem(`${parent.id}:error`, "✗ " + (err instanceof Error ? err.message : String(err)))];

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { errorOf, treeIdOf, type LoomNode, type NodeInfo } from "../src/protocol";
-import { branchItems, nodeLabel, pathItems, summaryOf, treeItem } from "../src/treeModel";
+import { branchItems, moreItems, nodeLabel, pathItems, summaryOf, treeItem } from "../src/treeModel";
 
 const T = "01M80YE1MW4H1PW48GY8VFFT97";
 let n = 0;
@@ -93,4 +93,29 @@ test("a row shows the node's own text first, with its marks; the summary is labe
   assert.equal(item.description, '★ "tone shift" #dream +1 and the windows seemed to watch her approach with something like reproach.');
   assert.match(item.tooltip, /^\[5rvhsv\] model\nand the windows seemed/);
   assert.match(item.tooltip, /summary \(written by a model\): She had been watching/);
+});
+
+test("a long family comes a page at a time: a '… N more' item expands to the next page", () => {
+  const many = (from: number, count: number): LoomNode[] =>
+    Array.from({ length: count }, (_, i) => node(`s${from + i}`, "model", `sibling ${from + i}`, { siblingIndex: from + i + 1, siblingCount: 250 }));
+  const info: NodeInfo = {
+    tree: T, node: m1, path: [root, n1, m1], siblings: many(0, 100), children: [h2],
+    siblingsTotal: 250, siblingsOffset: 0, siblingsNext: 100, childrenTotal: 1, childrenOffset: 0, childrenNext: null,
+  };
+  const items = branchItems(info, "p");
+  assert.equal(items.filter((i) => i.role === "sibling").length, 100);
+  const more = items.find((i) => i.role === "more");
+  assert.ok(more && more.collapsible);
+  assert.equal(more.label, "… 150 more siblings");
+  assert.deepEqual(more.more, { kind: "siblings", offset: 100 });
+  assert.equal(items[items.length - 1].role, "child"); // no "more" for the children: one page
+  const next = moreItems({ ...info, siblings: many(100, 100), siblingsOffset: 100, siblingsNext: 200 }, "siblings", more.id);
+  assert.equal(next.length, 101);
+  assert.equal(next[100].label, "… 50 more siblings");
+  const last = moreItems({ ...info, siblings: many(200, 50), siblingsOffset: 200, siblingsNext: null }, "siblings", "q");
+  assert.equal(last.length, 50);
+  assert.ok(last.every((i) => i.role === "sibling"));
+  // an answer without paging fields (a small family, or an older server) has no "more" item
+  const small: NodeInfo = { tree: T, node: m1, path: [], siblings: [m1, m2, m3], children: [] };
+  assert.ok(!branchItems(small, "p").some((i) => i.role === "more"));
 });

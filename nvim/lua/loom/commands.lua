@@ -294,12 +294,23 @@ S.diff = function(args)
       if not ok or type(result) ~= "table" or not result.data then
         return
       end
-      local sibs = result.data.siblings or {}
+      local data = result.data
+      local sibs = data.siblings or {}
+      local function compare(current, other)
+        if current and other and other.id ~= current.id then
+          vim.schedule(function()
+            C.compare(current.uri, other.uri)
+          end)
+        else
+          loom.notify("✗ NOT_FOUND: no other sibling to compare with", vim.log.levels.ERROR)
+        end
+      end
       local current, other
       for i, s in ipairs(sibs) do
         if s.current then
           current = s
-          other = sibs[(i % #sibs) + 1]
+          -- the next one; past the page's end (a long family comes 100 at a time) asked for
+          other = sibs[i + 1] or ((data.next == nil or data.next == vim.NIL) and sibs[1] or nil)
         end
       end
       if args[1] then
@@ -309,13 +320,22 @@ S.diff = function(args)
           end
         end
       end
-      if current and other and other.id ~= current.id then
-        vim.schedule(function()
-          C.compare(current.uri, other.uri)
-        end)
-      else
-        loom.notify("✗ NOT_FOUND: no other sibling to compare with", vim.log.levels.ERROR)
+      local k, total = data.currentIndex, data.total or #sibs
+      if (not current or not other) and type(k) == "number" and total > 1 then
+        -- the shown one, or its next, is beyond this page: ask for the two by place
+        C.exec("loom.siblings", vim.tbl_extend("force", { uri = uri }, target,
+          { offset = k - 1, limit = 2 }), {
+          on_done = function(near, near_ok)
+            if not near_ok or type(near) ~= "table" or not near.data then
+              return
+            end
+            local two = near.data.siblings or {}
+            compare(two[1], other or two[2] or sibs[1])
+          end,
+        })
+        return
       end
+      compare(current, other)
     end,
   })
 end

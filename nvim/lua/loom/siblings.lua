@@ -52,6 +52,8 @@ function P.render(siblings, width)
 end
 
 --- Open the picker for the node `args` names ({uri, node} or {uri, line, character}).
+--- The server answers a page of the siblings (100; `offset`, `limit`): `m` in the float,
+--- or <CR> on its last line, loads the next page.
 function P.open(args, exec)
   exec("loom.siblings", args, {
     on_done = function(result, ok)
@@ -59,19 +61,34 @@ function P.open(args, exec)
         return
       end
       vim.schedule(function()
-        P.show(args.uri, result.data.siblings or {}, exec)
+        P.show(args.uri, result.data.siblings or {}, exec, P.page_of(args, result.data))
       end)
     end,
   })
 end
 
-function P.show(uri, siblings, exec)
+--- Where the next page starts and how many there are, from an answer (nil: no more).
+function P.page_of(args, data)
+  local next_ = data.next
+  if next_ == nil or next_ == vim.NIL then
+    return nil
+  end
+  return { args = args, next = next_, total = data.total or next_ }
+end
+
+function P.show(uri, siblings, exec, page)
   if #siblings == 0 then
     loom.notify("no siblings")
     return
   end
   local width = math.min(100, math.max(40, vim.o.columns - 10))
   local lines, owner = P.render(siblings, width)
+  local more_line
+  if page then
+    lines[#lines + 1] = ("… %d more (m: the next %d)"):format(page.total - page.next,
+      math.min(100, page.total - page.next))
+    more_line = #lines
+  end
   local buf = api.nvim_create_buf(false, true)
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
@@ -112,9 +129,41 @@ function P.show(uri, siblings, exec)
   local function map(lhs, fn)
     vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, silent = true })
   end
+  local function more()
+    if not page then
+      return
+    end
+    local args = vim.tbl_extend("force", page.args, { offset = page.next })
+    exec("loom.siblings", args, {
+      on_done = function(result, ok)
+        if not ok or type(result) ~= "table" or type(result.data) ~= "table" then
+          return
+        end
+        vim.schedule(function()
+          close()
+          local all = vim.list_extend(vim.list_slice(siblings), result.data.siblings or {})
+          local b, w = P.show(uri, all, exec, P.page_of(page.args, result.data))
+          -- on the first of the new page
+          local first = (result.data.siblings or {})[1]
+          local at = b and vim.api.nvim_buf_get_lines(b, 0, -1, false) or {}
+          for l, text in ipairs(at) do
+            if first and text:find(("%d/%d [" ):format(first.index, first.count), 1, true) then
+              pcall(api.nvim_win_set_cursor, w, { l, 0 })
+              break
+            end
+          end
+        end)
+      end,
+    })
+  end
   map("q", close)
   map("<Esc>", close)
+  map("m", more)
   map("<CR>", function()
+    if more_line and api.nvim_win_get_cursor(win)[1] == more_line then
+      more()
+      return
+    end
     local s = chosen()
     close()
     if s and not s.current then

@@ -35,6 +35,13 @@ class NodeArgs(UriArgs):
     character: int | None = Field(default=None, ge=0)
 
 
+class SiblingsArgs(NodeArgs):
+    """``loom.siblings``: a page of the node's siblings (``limit``, default 100)."""
+
+    offset: int = Field(default=0, ge=0)
+    limit: int | None = Field(default=None, ge=1, le=1000)
+
+
 class CycleArgs(NodeArgs):
     delta: int = 1
 
@@ -128,6 +135,10 @@ class NodeInfoParams(Args):
     uri: str | None = None
     line: int | None = Field(default=None, ge=0)
     character: int | None = Field(default=None, ge=0)
+    # pages of the siblings and children (lookup.PAGE each unless ``limit`` says)
+    siblings_offset: int = Field(default=0, ge=0, alias="siblingsOffset")
+    children_offset: int = Field(default=0, ge=0, alias="childrenOffset")
+    limit: int | None = Field(default=None, ge=0, le=1000)
 
 
 class NewTreeParams(Args):

@@ -670,9 +670,14 @@ def loom_trees(ls: LoomServer, a: A.Args) -> list[dict[str, Any]]:
 
 
 @_request("loom/nodeInfo", A.NodeInfoParams)
-def loom_node_info(ls: LoomServer, a: A.NodeInfoParams) -> dict[str, Any]:
-    return lookup.node_info(ls.docs, a.tree, a.node, ls.doc(a.uri) if a.uri else None,
-                            a.line, a.character)
+async def loom_node_info(ls: LoomServer, a: A.NodeInfoParams) -> dict[str, Any]:
+    # the open buffer is read here, on the loop; the database work runs in a thread, so
+    # a large answer never holds up a hover or a keystroke (issue 26, item 13)
+    doc = ls.doc(a.uri) if a.uri else None
+    at = lookup.node_at_cursor(ls.docs, doc, a.line, a.character)
+    return await asyncio.to_thread(
+        lookup.node_info, ls.docs, a.tree, a.node, doc, None, None, at=at,
+        siblings_offset=a.siblings_offset, children_offset=a.children_offset, limit=a.limit)
 
 
 @_request("loom/newTree", A.NewTreeParams)
@@ -1037,9 +1042,9 @@ async def cmd_cycle(ls: LoomServer, a: A.CycleArgs) -> Result:
     return await ls.navigation.cycle(a.uri, _node_arg(ls, a), a.delta)
 
 
-@_command("loom.siblings", A.NodeArgs)
-def cmd_siblings(ls: LoomServer, a: A.NodeArgs) -> Result:
-    return ls.navigation.siblings(a.uri, _node_arg(ls, a))
+@_command("loom.siblings", A.SiblingsArgs)
+def cmd_siblings(ls: LoomServer, a: A.SiblingsArgs) -> Result:
+    return ls.navigation.siblings(a.uri, _node_arg(ls, a), a.offset, a.limit)
 
 
 @_command("loom.switchTo", A.NodeArgs)

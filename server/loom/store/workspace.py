@@ -1057,6 +1057,20 @@ class Workspace:
             (node.parent, gen.created, gen.model, gen.raw, gen.raw)).fetchall()
         return gen, [r[0] for r in rows] or [node.id]
 
+    def request_sizes(self, parent_id: str) -> dict[str, int]:
+        """For every child of ``parent_id`` a model generated: node id → how many nodes
+        its request made (what :meth:`request_batch` counts), in one query for them all."""
+        out: dict[str, int] = {}
+        rows = self.sql(
+            "SELECT g.node, g.created, g.model, g.raw FROM generation g "
+            "JOIN node n ON n.id = g.node WHERE n.parent = ?", (parent_id,)).fetchall()
+        sizes: dict[tuple[Any, ...], int] = {}
+        for _node, *key in rows:
+            sizes[tuple(key)] = sizes.get(tuple(key), 0) + 1
+        for node_id, *key in rows:
+            out[node_id] = sizes[tuple(key)]
+        return out
+
     # ── the summary queue (SPEC-NOTES decision 11) ─────────────────────────────
     SUMMARY_QUEUE_LIMIT = 5_000
     TREE_SUMMARY_EVERY = 10

@@ -8,7 +8,6 @@ from typing import Any
 from loom.commands.help import render_help_tool
 from loom.errors import LoomError
 from loom.lsp.features import cards
-from loom.lsp.features.decorations import sibling_position
 from loom.lsp.features.refs import Ref, ref_at, refs_in_line, verb_at
 from loom.lsp.session import Documents, OpenDoc
 from loom.model import marks
@@ -156,10 +155,37 @@ def document_links(docs: Documents, doc: OpenDoc) -> list[tuple[int, int, str]]:
     return out
 
 
-def _node_json(docs: Documents, tree: Tree, node: Node) -> dict[str, Any]:
-    k, n = sibling_position(docs.ws, node)
+#: Siblings and children a ``loom/nodeInfo`` or ``loom.siblings`` answer carries unless
+#: asked for another page size (``limit``), and the most it carries.
+PAGE = 100
+MAX_PAGE = 1000
+
+
+@dataclass
+class Page:
+    """A page of a node's siblings or children: where it starts, how many there are in
+    all, and where the next page starts (None after the last)."""
+
+    offset: int
+    limit: int
+    total: int
+
+    @property
+    def next(self) -> int | None:
+        end = self.offset + self.limit
+        return end if end < self.total else None
+
+
+def page_of(total: int, offset: int | None, limit: int | None) -> Page:
+    size = PAGE if limit is None else max(0, min(limit, MAX_PAGE))
+    return Page(max(0, min(offset or 0, total)), size, total)
+
+
+def _node_json(docs: Documents, tree: Tree, node: Node, place: tuple[int, int],
+               names: dict[str, str]) -> dict[str, Any]:
+    k, n = place
     return {"id": node.id, "localId": node.local_id, "label": node.label,
-            "author": docs.ws.participant_name(node.author_id),
+            "author": names.get(node.author_id) or docs.ws.participant_name(node.author_id),
             "authorType": node.author_type, "summary": node.summary or "",
             "depth": node.depth, "created": node.created, "uri": node_uri(tree, node),
             "siblingIndex": k, "siblingCount": n,
@@ -171,24 +197,85 @@ def _node_json(docs: Documents, tree: Tree, node: Node) -> dict[str, Any]:
             "tags": marks.tags_of(node.extra), "rating": marks.rating_of(node.extra)}
 
 
+def node_at_cursor(docs: Documents, doc: OpenDoc | None, line: int | None,
+                   character: int | None) -> Node | None:
+    """The node under a position of an open document (read on the event loop: the
+    buffer's segments change with every keystroke)."""
+    if doc is None or line is None:
+        return None
+    return docs.node_at(doc, doc.session.doc.offset_at(line, character or 0))
+
+
+def nodes_by_id(ws: Any, ids: list[str]) -> list[Node]:
+    """The nodes with these ids, in this order (a page: primary-key reads)."""
+    if not ids:
+        return []
+    found = {n.id: n for n in Node.select().where(Node.id.in_(ids))}
+    return [found[i] for i in ids if i in found]
+
+
+def places_in(ws: Any, ids: list[str], families: dict[str, list[str]]
+              ) -> dict[str, tuple[int, int]]:
+    """(k, n) of each node among its parent's continuations, as
+    ``decorations.sibling_positions`` counts them (a buffer-mode version stands in its
+    original's place), from ``families`` (``Workspace.continuation_ids``) read once."""
+    out: dict[str, tuple[int, int]] = {}
+    indexes: dict[str, dict[str, int]] = {}
+    for nid, (parent, version_of, kind) in ws.node_family_rows(ids).items():
+        family = families.get(parent or "", []) if kind != "annotation" else []
+        if parent and parent not in indexes:
+            indexes[parent] = {child: i for i, child in enumerate(families.get(parent, []))}
+        index = indexes.get(parent or "", {}) if kind != "annotation" else {}
+        k = index.get(nid, index.get(version_of or "", 0))
+        out[nid] = (k + 1, max(1, len(family)))
+    return out
+
+
 def node_info(docs: Documents, tree_ref: str | None, ref: str | None, doc: OpenDoc | None,
-              line: int | None, character: int | None) -> dict[str, Any]:
-    """``loom/nodeInfo``: a node (given, or at a position in an open document, else the
-    participant's position) with its path, siblings and children."""
+              line: int | None, character: int | None, *, at: Node | None = None,
+              siblings_offset: int = 0, children_offset: int = 0,
+              limit: int | None = None) -> dict[str, Any]:
+    """``loom/nodeInfo``: a node (``at``, given, or at a position in an open document, else
+    the participant's position) with its path, and a page of its siblings and of its
+    children (``limit`` each, from ``siblings_offset`` and ``children_offset``) with their
+    totals and where the next pages start. Every family on the way (the path's, the
+    siblings', the children) is read in one query and each answer holds at most a page:
+    the cost no longer grows with the square of the siblings (issue 26, item 13)."""
     ws = docs.ws
     tree = ws.find_tree(tree_ref) if tree_ref else (doc.tree if doc is not None else None)
     if tree is None:
         raise LoomError("NOT_FOUND", "no tree given", "pass {tree} or {uri, line, character}")
-    node = None
-    if doc is not None and line is not None:
-        node = docs.node_at(doc, doc.session.doc.offset_at(line, character or 0))
+    node = at
+    if node is None and doc is not None and line is not None:
+        node = node_at_cursor(docs, doc, line, character)
     if node is None:
         node = ws.resolve(tree, ref) if ref else ws.position(docs.participant, tree)[0]
     tip = ws.descend(node) if ref else ws.position(docs.participant, tree)[1]
     path = ws.path(tip, prefer=(node.id,))
-    siblings = ws.children(ws.node(node.parent)) if node.parent else [node]
+    ids = list({n.id: None for n in [node, *path]})
+    parents = {n.parent for n in [node, *path] if n.parent}
+    families = ws.continuation_ids(sorted(parents | {node.id}))
+    sibling_ids = families.get(node.parent, []) if node.parent else [node.id]
+    child_ids = families.get(node.id, [])
+    sib = page_of(len(sibling_ids), siblings_offset, limit)
+    kids = page_of(len(child_ids), children_offset, limit)
+    siblings = nodes_by_id(ws, sibling_ids[sib.offset:sib.offset + sib.limit])
+    if not node.parent:
+        siblings = [node][sib.offset:sib.offset + sib.limit]
+    children = nodes_by_id(ws, child_ids[kids.offset:kids.offset + kids.limit])
+    places = places_in(ws, ids, families)
+    for i, s in enumerate(siblings):
+        places[s.id] = (sib.offset + i + 1, max(1, sib.total))
+    for i, c in enumerate(children):
+        places[c.id] = (kids.offset + i + 1, max(1, kids.total))
+    names = ws.participant_names()
+
+    def js(n: Node) -> dict[str, Any]:
+        return _node_json(docs, tree, n, places.get(n.id, (1, 1)), names)
+
     return {"ok": True, "tree": {"id": tree.id, "title": tree.title, "mode": tree.mode},
-            "node": _node_json(docs, tree, node),
-            "path": [_node_json(docs, tree, p) for p in path],
-            "siblings": [_node_json(docs, tree, s) for s in siblings],
-            "children": [_node_json(docs, tree, c) for c in ws.children(node)]}
+            "node": js(node), "path": [js(p) for p in path],
+            "siblings": [js(s) for s in siblings], "siblingsTotal": sib.total,
+            "siblingsOffset": sib.offset, "siblingsNext": sib.next,
+            "children": [js(c) for c in children], "childrenTotal": kids.total,
+            "childrenOffset": kids.offset, "childrenNext": kids.next}

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 from lsprotocol import types as lsp
 
 from loom.commands import ast
 from loom.commands.results import Result
 from loom.errors import LoomError
-from loom.lsp.features import cards
+from loom.lsp.features import cards, lookup
 from loom.lsp.features.editing import Editing, base_segments
 from loom.lsp.features.moves import Moves
 from loom.lsp.host import Host
@@ -94,32 +95,51 @@ class Navigation:
         return Result.success(f"✓ switched to [{target.label}] ({k}/{len(ids)})",
                               node=target.id)
 
-    def siblings(self, uri: str, ref: str) -> Result:
+    def siblings(self, uri: str, ref: str, offset: int = 0, limit: int | None = None
+                 ) -> Result:
         """The node's siblings side by side: each one's own text, author, marks and
-        whether one request made them, for a picker (``loom.siblings``)."""
+        whether one request made them, for a picker (``loom.siblings``). A page of them
+        (``limit``, default ``lookup.PAGE``, from ``offset``), with ``total``, ``offset``,
+        ``next`` (where the next page starts, or None) and ``currentIndex`` (the node's
+        place among them all, 1-based): a constant number of queries per answer."""
         host = self.host
         doc = host.docs.ensure(uri)
         ws = host.app.ws
         node = self.node(doc, ref)
         if node.parent is None:
             return Result.failure("NOT_FOUND", "the root has no siblings")
-        siblings = ws.children(ws.node(node.parent))
-        here = node.id if node.id in {s.id for s in siblings} else node.version_of
+        parent = ws.node(node.parent)
+        ids = ws.continuation_ids([parent.id]).get(parent.id, [])
+        here = node.id if node.id in ids else node.version_of
+        page = lookup.page_of(len(ids), offset, limit)
+        siblings = lookup.nodes_by_id(ws, ids[page.offset:page.offset + page.limit])
+        gens: dict[str, Any] = {}
+        for gen in ws.generations([s.id for s in siblings]):
+            gens.setdefault(gen.node, gen)
+        sizes = ws.request_sizes(parent.id) if gens else {}
+        names = ws.participant_names()
+        kids, _links = ws.connection_counts([s.id for s in siblings])
         out = []
-        for i, sib in enumerate(siblings, 1):
-            gen, batch = ws.request_batch(sib)
+        for i, sib in enumerate(siblings, page.offset + 1):
+            gen = gens.get(sib.id)
+            made = sizes.get(sib.id, 0) if gen is not None else 0
             out.append({
                 "id": sib.id, "localId": sib.local_id, "label": sib.label,
-                "author": ws.participant_name(sib.author_id), "authorType": sib.author_type,
-                "index": i, "count": len(siblings), "current": sib.id == here,
+                "author": names.get(sib.author_id) or ws.participant_name(sib.author_id),
+                "authorType": sib.author_type,
+                "index": i, "count": len(ids), "current": sib.id == here,
                 "text": sib.content, "excerpt": cards.excerpt(sib.content, 300),
                 "marks": cards.mark_line(sib),
                 "model": gen.model if gen is not None else None,
-                "request": len(batch) if len(batch) > 1 else None,
-                "children": ws.count_children(sib.id),
+                "request": made if made > 1 else None,
+                "children": kids.get((sib.id, "continuation"), 0),
                 "uri": node_uri(doc.tree or ws.tree(sib.tree_id), sib)})
-        return Result.success(f"✓ {len(out)} siblings of [{node.label}]", node=node.id,
-                              siblings=out)
+        shown = (f" (showing {page.offset + 1}–{page.offset + len(out)})"
+                 if len(out) < len(ids) else "")
+        current = ids.index(here) + 1 if here in ids else None
+        return Result.success(f"✓ {len(ids)} siblings of [{node.label}]{shown}",
+                              node=node.id, siblings=out, total=len(ids),
+                              offset=page.offset, next=page.next, currentIndex=current)
 
     async def switch_to(self, uri: str, ref: str) -> Result:
         """Show ``ref`` in place of whichever of its siblings the path holds (the sibling
