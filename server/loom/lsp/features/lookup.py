@@ -11,6 +11,7 @@ from loom.lsp.features import cards
 from loom.lsp.features.refs import Ref, ref_at, refs_in_line, verb_at
 from loom.lsp.session import Documents, OpenDoc
 from loom.model import marks
+from loom.model import permissions as perms
 from loom.store.schema import Node, Tree
 from loom.uris import node_uri
 
@@ -51,6 +52,8 @@ def node_card(docs: Documents, tree: Tree, node: Node) -> str:
 
 
 def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, Span] | None:
+    if perms.missing_for(perms.LOOM_AWARE, docs.participant.permissions):
+        return None  # (a card is the tree's text: permissions.require_read)
     tree = doc.tree
     text_doc = doc.session.doc
     line_no, _ = text_doc.position_at(offset)
@@ -241,6 +244,7 @@ def node_info(docs: Documents, tree_ref: str | None, ref: str | None, doc: OpenD
     totals and where the next pages start. Every family on the way (the path's, the
     siblings', the children) is read in one query and each answer holds at most a page:
     the cost no longer grows with the square of the siblings (issue 26, item 13)."""
+    perms.require_read(docs.participant.permissions)
     ws = docs.ws
     tree = ws.find_tree(tree_ref) if tree_ref else (doc.tree if doc is not None else None)
     if tree is None:

@@ -19,6 +19,7 @@ from loom.lsp.features.moves import Moves
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc
 from loom.lsp.text import TextDoc
+from loom.model import permissions as perms
 from loom.store.schema import Node
 from loom.uris import node_uri, tree_uri
 
@@ -102,6 +103,7 @@ class Navigation:
         (``limit``, default ``lookup.PAGE``, from ``offset``), with ``total``, ``offset``,
         ``next`` (where the next page starts, or None) and ``currentIndex`` (the node's
         place among them all, 1-based): a constant number of queries per answer."""
+        perms.require_read(self.host.docs.participant.permissions)
         host = self.host
         doc = host.docs.ensure(uri)
         ws = host.app.ws

@@ -28,6 +28,7 @@ from loom.lsp.features.generation import Generation
 from loom.lsp.host import Host
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.text import TextDoc
+from loom.model import permissions as perms
 from loom.model import tokens as T
 from loom.store import tokens as token_store
 
@@ -275,6 +276,8 @@ def token_table(tok: T.Token) -> str:
 def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, lookup.Span] | None:
     """A model token's probabilities and alternatives above the node's card; None where
     the text is not a model's (then the ordinary hover answers)."""
+    if perms.missing_for(perms.LOOM_AWARE, docs.participant.permissions):
+        return None  # (the tokens are the tree's text: permissions.require_read)
     if doc.kind != "path" or doc.tree is None:
         return None
     i = doc.session.segment_at(offset)
