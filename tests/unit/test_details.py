@@ -158,3 +158,35 @@ def test_one_answer_to_which_version_is_on_the_path(app) -> None:  # type: ignor
     # the other participant stood below the original: their path shows their version
     prose = run(f"→ view branch:{b.local_id} as:prose", theirs).text
     assert "A theirs." in prose
+
+
+def test_a_dialogue_trees_edited_root_is_another_opening(app) -> None:  # type: ignore[no-untyped-def]
+    """Item 1, seed 001: in dialogue mode an edit "Creates branch — conversation continues
+    from edit point"; the original's replies stay where they were. Editing the root drew
+    only the new root, as a leaf, under a header counting 3 nodes; → tree summary said 2
+    leaves, loom tree marked the original root, loom trees counted a version."""
+    from loom.lsp.views import tree_overview
+
+    ws = app.ws
+    human = ws.human()
+    tree = ws.create_tree("D", "dialogue", root_content="Hello.")
+    actor = Actor(human, tree)
+
+    def run(line: str) -> str:
+        return app.executor.execute(line, actor).text
+
+    run('→ respond root "Hi there."')
+    run('→ respond root "Hey."')
+    assert run('→ edit root "Hello, again."').startswith("✓ created branch")
+    root = ws.node(tree.root)
+    drawn = run("→ tree from:root").splitlines()
+    assert drawn[0] == 'Tree: "D" (4 nodes, 1 branch)'
+    assert drawn[1] == f"[{root.label}]"  # the original, with its replies
+    assert drawn[2].endswith("(leaf)") and drawn[3].endswith("(leaf)")
+    assert drawn[4] == f"[{root.label}']* (you are here) (leaf)"  # the other opening
+    assert "4 nodes · 1 branch · 3 leaves" in run("→ tree summary")
+    node, tip = ws.position(human, tree)
+    overview = tree_overview(ws, tree, node, tip).text
+    assert f"○ [{root.label}] Hello." in overview  # not on the path, not the position
+    assert f"● [{root.label}']* Hello, again." in overview
+    assert ws.tree_counts(tree).nodes == 4

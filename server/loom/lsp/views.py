@@ -108,7 +108,8 @@ def tree_overview(ws: Workspace, tree: Tree, position: Node,
     current path and bookmarks marked, branches foldable. Models get the seed's id-only
     drawing from ``→ tree``."""
     o = reader.outline_on_path(ws, tree, position, tip or position)
-    drawn = overview.draw(tree.title, tree.mode, o.root, o.rows, o.children, o.path, o.here)
+    drawn = overview.draw(tree.title, tree.mode, o.root, o.rows, o.children, o.path, o.here,
+                          o.also)
     if tree.description:
         drawn.lines.insert(1, tree.description)
         drawn.folds = [(a + 1, b + 1) for a, b in drawn.folds]

@@ -107,9 +107,10 @@ def _shown(chain: list[str], keep: set[str]) -> list[str | int]:
 
 def draw(title: str, mode: str, root: str, rows: Mapping[str, Row],
          children: Mapping[str, Sequence[str]], path: Iterable[str],
-         position: str | None) -> Overview:
+         position: str | None, also: Sequence[str] = ()) -> Overview:
     """The overview of a tree: ``rows`` by id, ``children`` in sibling order, the ids on
-    the current ``path`` and the ``position`` node."""
+    the current ``path`` and the ``position`` node; ``also``: other openings drawn after
+    the root's tree (a dialogue tree's edited root)."""
     on_path = set(path)
     keep = {position} if position else set()
     branches = sum(1 for kids in children.values() if len(kids) > 1)
@@ -121,7 +122,8 @@ def draw(title: str, mode: str, root: str, rows: Mapping[str, Row],
         out.lines.append("(empty tree)")
         return out
     # (node, prefix of its first line, prefix of the lines after it)
-    stack: list[tuple[str, str, str, int]] = [(root, "", "", -1)]
+    stack: list[tuple[str, str, str, int]] = [(r, "", "", -1) for r in reversed(
+        [root, *(a for a in also if a in rows)])]
     open_folds: list[tuple[int, int]] = []  # (start line, depth) of branches being drawn
     while stack:
         nid, first, rest, depth = stack.pop()

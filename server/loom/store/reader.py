@@ -21,7 +21,7 @@ from loom.model import marks
 from loom.store import fulltext
 from loom.store.dialect import dialect_of
 from loom.store.schema import Node, Participant, Tree
-from loom.store.workspace import Workspace
+from loom.store.workspace import BUFFER_VERSION, Workspace
 
 SEARCH_LIMIT = 50
 
@@ -401,16 +401,18 @@ class PathOutline:
     children: dict[str, list[str]]
     path: list[str]
     here: str
+    also: list[str] = dataclasses.field(default_factory=list)  # other openings (dialogue)
 
 
 def outline_on_path(ws: Workspace, tree: Tree, position: Node, tip: Node) -> PathOutline:
     walked = ws.path(tip, prefer=(position.id,))
     root, rows, children = outline(ws, tree, prefer=[n.id for n in walked])
     path: list[str] = []
-    for n in walked:
-        path += [n.id, *([n.version_of] if n.version_of else [])]
-    here = position.version_of if position.version_of in rows else position.id
-    return PathOutline(root, rows, children, path, here or position.id)
+    for n in walked:  # a buffer version is drawn in its original's row; anything else in its own
+        path += [n.id, *([n.version_of] if n.version_of and n.id not in rows else [])]
+    here = position.id if position.id in rows else (position.version_of or position.id)
+    also = [n.id for n in ws.other_openings(tree)]
+    return PathOutline(root, rows, children, path, here, also)
 
 
 def _versions_in_place(ws: Workspace, tree: Tree, rows: dict[str, OutlineRow],
@@ -422,7 +424,7 @@ def _versions_in_place(ws: Workspace, tree: Tree, rows: dict[str, OutlineRow],
     for family, vid, number in ws.db.execute_sql(
             "SELECT n.version_of, n.id, n.version_number FROM node n LEFT JOIN edge e "
             "ON e.target = n.id WHERE n.tree_id = ? AND n.version_of IS NOT NULL "
-            "AND coalesce(e.kind, 'version') = 'version' AND n.kind != 'annotation' "
+            f"AND {BUFFER_VERSION} AND n.kind != 'annotation' "
             "AND NOT n.pruned", (tree.id,)).fetchall():
         families.setdefault(family, []).append((number, vid))
     for family, versions in families.items():

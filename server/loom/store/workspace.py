@@ -88,7 +88,13 @@ class NodeRow(_NodeTuple):
 
 # A buffer-mode version (SQL over ``node n LEFT JOIN edge e ON e.target = n.id``): it takes
 # its original's place on a path (edge kind ``version``; a version of the root has no edge).
-_BUFFER_VERSION = "(n.version_of IS NOT NULL AND coalesce(e.kind, 'version') = 'version')"
+# A buffer-mode version: on a version edge, or (a version of the root: no edge at all) in a
+# buffer tree. A dialogue tree's edited root is no version but another opening (SPEC-NOTES
+# 5: a dialogue edit makes a branch; issue 26: it was drawn, counted and marked as one).
+_BUFFER_VERSION = ("(n.version_of IS NOT NULL AND (e.kind = 'version' OR (e.kind IS NULL "
+                   "AND EXISTS (SELECT 1 FROM tree bt WHERE bt.id = n.tree_id "
+                   "AND bt.mode = 'buffer'))))")
+BUFFER_VERSION = _BUFFER_VERSION  # (for the reader's queries: n the node, e its edge)
 # What ``→ tree`` counts as a node: not an annotation, not a buffer version, not archived.
 _COUNTED = f"n.kind != 'annotation' AND NOT {_BUFFER_VERSION} AND NOT n.pruned"
 
@@ -880,6 +886,23 @@ class Workspace:
                 (payload, payload)).fetchall():
             links[node_id] = n
         return kids, links
+
+    def nodes_by_id(self, ids: Sequence[str]) -> list[Node]:
+        """The nodes with these ids, in this order (those that exist): one query."""
+        if not ids:
+            return []
+        found = {n.id: n for n in Node.select().where(Node.id.in_(list(ids)))}
+        return [found[i] for i in ids if i in found]
+
+    def other_openings(self, tree: Tree) -> list[Node]:
+        """A dialogue tree's edited roots: each another opening of the conversation, with
+        replies of its own (the original's stay where they were: SPEC-NOTES 5). A buffer
+        tree's edited root is a version in the root's place, not another opening."""
+        if tree.mode != "dialogue" or not tree.root:
+            return []
+        return list(Node.select().where((Node.tree == tree.id) & (Node.version_of == tree.root)
+                                        & (Node.depth == 0) & (Node.pruned == False))  # noqa: E712
+                    .order_by(Node.version_number))
 
     def siblings(self, node: Node) -> int:
         """Other children of the node's parent (SPEC-NOTES decision 4)."""

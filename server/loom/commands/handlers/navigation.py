@@ -111,7 +111,8 @@ def _tree_with_text(ctx: Ctx, t: Tree) -> Result:
     collapsed. A result too long for the model's context is summarized by its loop."""
     position, tip = ctx.position()
     o = reader.outline_on_path(ctx.ws, t, position, tip)
-    drawn = overview.draw(t.title, t.mode, o.root, o.rows, o.children, o.path, o.here)
+    drawn = overview.draw(t.title, t.mode, o.root, o.rows, o.children, o.path, o.here,
+                          o.also)
     return Result.success(drawn.text.rstrip("\n"), node=position.id)
 
 
@@ -182,6 +183,14 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
     lines = [f'Tree: "{t.title}" ({plural(counts.nodes, "node")}, '
              f"{plural(counts.branches, 'branch', 'branches')})"]
     drawing = draw(head, Item(start_id, start_label), children, depth, position.id)
+    if start.id == t.root:
+        # a dialogue tree's edited root: another opening, drawn after the root's (issue 26:
+        # only it was drawn, as a leaf, and the root's replies were gone from the drawing)
+        for other in ctx.ws.other_openings(t):
+            theirs = {parent: [Item(*kid) for kid in kids] for parent, kids in
+                      ctx.ws.continuation_map(other.id, depth, MAX_CHILDREN,
+                                              on_path).items()}
+            drawing += draw(head, Item(other.id, other.label), theirs, depth, position.id)
     lines += drawing
     if any(f"{f.ref(position.label)}*" in line for line in drawing):
         lines += ["", "* = current position"]
