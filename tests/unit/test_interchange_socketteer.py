@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -105,16 +106,18 @@ def test_known_nodes(imported: tuple[Workspace, Tree, dict[str, Node]]) -> None:
     ai = by_source["c35d08d8-22e3-11ec-95a3-aa665a20e3d7"]
     assert ai.content == "\nLOOM_SUPPORT: Are you the creator of your multiverse?"
     assert ai.author_type == "model"
-    assert ai.created == datetime(2021, 10, 1, 11, 16, 59, tzinfo=UTC).timestamp()
+    # its id's time (UTC); its creation_timestamp 2021-10-01-11.16.59 is Pacific time
+    assert ai.created == datetime(2021, 10, 1, 18, 16, 57, 221756, tzinfo=UTC).timestamp()
     gen = Generation.get(Generation.node == ai.id)
     assert (gen.model, gen.completion_index) == ("", 2)  # the file records no model for it
     out = export_openloom(ws, tree)["trees"][0]["nodes"]["c35d08d8-22e3-11ec-95a3-aa665a20e3d7"]
     assert out["generation"] == {"requestId": "cmpl-3oHNaIuWznJXi0IpGGgeBK3GJZntl",
                                  "completionIndex": 2}
     assert out["author"] == {"role": "model", "name": "davinci"}
-    assert out["createdAt"] == "2021-10-01T11:16:59Z"
+    assert out["createdAt"] == "2021-10-01T18:16:57.221756Z"
     kept = out["extensions"]["socketteer-loom"]
     assert kept["visited"] is True and kept["meta"] == {"modified": False}
+    assert kept["creation_timestamp"] == "2021-10-01-11.16.59"
     mixed = by_source["13a2d4e0-1780-11ec-9e36-acde48001122"]
     assert mixed.content == "\nLOOM_SUPPORT: The name for these types of manipulations are"
     assert (mixed.author_type, mixed.extra["interchange"]["role"]) == ("human", "mixed")
@@ -159,6 +162,51 @@ def test_path_text_is_the_files_text(demo: dict[str, Any],
     path = ws.path(by_source[deepest])
     assert path[0].id == tree.root and len(path) == 22
     assert "".join(n.content for n in path) == "".join(reversed(expected))
+
+
+def test_times_are_the_ids_utc_time(demo: dict[str, Any],
+                                   imported: tuple[Workspace, Tree, dict[str, Node]]) -> None:
+    """A UUIDv1 id holds true UTC; creation_timestamp is the author's wall time without a
+    zone (7 hours behind in this file, 4 for five nodes). One time base for the whole tree:
+    the id's, for every node that has one, timestamp or not."""
+    _, _, by_source = imported
+    uuid_nodes = stamped = 0
+    for node, _, _ in walk(demo["root"]):
+        try:
+            u = uuid.UUID(node["id"])
+        except ValueError:
+            continue
+        uuid_nodes += 1
+        got = by_source[node["id"]]
+        assert got.created == pytest.approx((u.time - 0x01B21DD213814000) / 1e7, abs=1e-6)
+        stamp = (node.get("meta") or {}).get("creation_timestamp")
+        kept = got.extra["interchange"]["file"]["extensions"]["socketteer-loom"]
+        assert kept.get("creation_timestamp") == stamp, node["id"]
+        assert "createdAtIsLocalTime" not in kept
+        stamped += stamp is not None
+    assert (uuid_nodes, stamped) == (658, 405)
+
+
+def test_a_local_time_without_a_uuid_is_said_to_be_one(tmp_path: Path) -> None:
+    data = {"root": {"id": "r", "text": "Once", "children": [
+        {"id": "42", "text": " upon", "children": [],
+         "meta": {"creation_timestamp": "2021-10-01-11.16.59"}},
+        {"id": "af49303c-165f-11ec-b847-acde48001122", "text": " a time", "children": [],
+         "meta": {"creation_timestamp": "2021-09-15-10.00.00"}}]}}
+    ws = Workspace(open_database(tmp_path / "loom.db"))
+    report = import_data(ws, data, name="times")
+    tree = report.trees[0].tree
+    local, by_id = ws.children(ws.node(tree.root))
+    assert local.created == datetime(2021, 10, 1, 11, 16, 59, tzinfo=UTC).timestamp()
+    # the id's own time (2021-09-15 20:01:16.015622 UTC), not the wall time beside it
+    assert by_id.created == datetime(2021, 9, 15, 20, 1, 16, 15622, tzinfo=UTC).timestamp()
+    assert report.notes == ["1 node(s) have only a local time without a zone "
+                            "(creation_timestamp): written as if UTC, marked "
+                            "createdAtIsLocalTime"]
+    out = export_openloom(ws, tree)["trees"][0]["nodes"]["42"]
+    assert out["createdAt"] == "2021-10-01T11:16:59Z"
+    assert out["extensions"]["socketteer-loom"] == {
+        "creation_timestamp": "2021-10-01-11.16.59", "createdAtIsLocalTime": True}
 
 
 def test_a_mixed_model_name_from_model_responses(tmp_path: Path) -> None:

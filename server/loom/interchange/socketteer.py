@@ -10,8 +10,10 @@ its parent), ``children`` and ``meta.source`` ``AI``/``prompt``/``mixed``. Decis
   (``model_responses[generation.id]``, else ``generation.model``), else after
   ``generation_settings.model``, the model the file was set to.
 - ``generation`` → ``requestId``/``completionIndex`` (and the model when the file says
-  which); nothing else is invented. ``meta.creation_timestamp`` (local time without a
-  zone, read as UTC; else the time inside a version-1 UUID id) → ``createdAt``.
+  which); nothing else is invented. ``createdAt`` is the time inside the node's
+  version-1 UUID id (true UTC); ``meta.creation_timestamp`` is the author's local time
+  without a zone (kept in the extension), so a node with no such id gets that wall time
+  written as UTC, marked ``createdAtIsLocalTime`` and counted in the report.
 - Tags → ``meta.tags``; ``bookmark`` → bookmarked; ``archived`` → pruned (socketteer
   hides archived nodes, as Loom hides pruned ones). ``selected_node_id`` → current node.
 - Everything else (chapters, summaries, canonical, memories, settings minus credentials,
@@ -49,26 +51,33 @@ def detect(data: Any) -> bool:
     return isinstance(data, list) and bool(data) and all(_is_node(n) for n in data)
 
 
-def _created(node: dict[str, Any]) -> float | None:
-    meta = node.get("meta") if isinstance(node.get("meta"), dict) else {}
-    stamp = meta.get("creation_timestamp")
-    if isinstance(stamp, str):
-        try:
-            return datetime.strptime(stamp, _TIME_FORMAT).replace(tzinfo=UTC).timestamp()
-        except ValueError:
-            pass
-    elif stamp is not None:
-        when = parse_epoch(stamp)
-        if when is not None:
-            return when
+def _uuid_time(nid: Any) -> float | None:
+    """The time inside a version-1 UUID id (true UTC), if the id is one."""
     try:
-        u = uuid.UUID(str(node.get("id")))
+        u = uuid.UUID(str(nid))
     except ValueError:
         return None
     if u.version != 1:
         return None
     ts = (u.time - _UUID_EPOCH) / 1e7
     return ts if 946_684_800 < ts < 4_102_444_800 else None  # 2000–2100, else not a time
+
+
+def _created(node: dict[str, Any]) -> tuple[float | None, bool]:
+    """(Unix time, whether it is only the author's local wall time). The id's time comes
+    first: ``creation_timestamp`` is local time without a zone (in the demo file 7 hours
+    behind the id's), so only a node without a UUIDv1 id falls back to it, read as UTC."""
+    when = _uuid_time(node.get("id"))
+    if when is not None:
+        return when, False
+    meta = node.get("meta") if isinstance(node.get("meta"), dict) else {}
+    stamp = meta.get("creation_timestamp")
+    if isinstance(stamp, str):
+        try:
+            return datetime.strptime(stamp, _TIME_FORMAT).replace(tzinfo=UTC).timestamp(), True
+        except ValueError:
+            return None, False
+    return (parse_epoch(stamp) if stamp is not None else None), False
 
 
 class _Models:
@@ -135,9 +144,12 @@ def _node(node: dict[str, Any], nid: str, ext: dict[str, Any], models: _Models
     meta_rest = {k: v for k, v in meta.items() if k not in ("source", "creation_timestamp")}
     if meta_rest:
         ext["meta"] = meta_rest
-    created = _created(node)
-    if meta.get("creation_timestamp") is not None and created is None:
-        ext["creation_timestamp"] = meta["creation_timestamp"]
+    created, local = _created(node)
+    stamp = meta.get("creation_timestamp")
+    if stamp is not None and (created is None or isinstance(stamp, str)):
+        ext["creation_timestamp"] = stamp  # the author's wall time: no zone to convert it
+    if local:
+        ext["createdAtIsLocalTime"] = True
     tags = _tags(node)
     return text_node(
         nid, node.get("text") or "", role, name=name,
@@ -163,7 +175,7 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
     edges: list[dict[str, Any]] = []
     by_source: dict[str, str] = {}
     root_ids: list[str] = []
-    media = 0
+    media = local = 0
     stack: list[tuple[Any, str | None, Any]] = [
         (n, None, wheres[i]) for i, n in reversed(list(enumerate(roots)))]
     while stack:  # iterative: socketteer trees can be deep
@@ -174,6 +186,7 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
         if node.get("id") is not None:
             by_source.setdefault(str(node["id"]), nid)
         nodes[nid] = _node(node, nid, ext, models)
+        local += bool(ext.get("createdAtIsLocalTime"))
         media += isinstance(node.get("multimedia"), list) and bool(node["multimedia"])
         if parent is None:
             root_ids.append(nid)
@@ -194,6 +207,9 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
     if rest:
         tree["extensions"] = {NS: rest}
     notes = ids.note(NAME)
+    if local:
+        notes.append(f"{local} node(s) have only a local time without a zone "
+                     "(creation_timestamp): written as if UTC, marked createdAtIsLocalTime")
     if media:
         notes.append(f"{media} node(s) list media files on the author's disk "
                      "(multimedia): kept as references, not read")
