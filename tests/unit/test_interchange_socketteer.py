@@ -237,6 +237,58 @@ def test_a_mixed_model_name_from_model_responses(tmp_path: Path) -> None:
     assert (tree.title, root.content) == ("small", "Once")
 
 
+def test_a_2021_save_credits_each_node_to_its_own_generations_model(tmp_path: Path) -> None:
+    """socketteer's prime_intellect.json (2021): each generated node names its model in
+    meta.generation; the settings name another (curie), which wrote none of them."""
+    data = {
+        "root": {"id": "r", "text": "Chapter Two", "children": [
+            {"id": "a", "text": " Lawrence", "children": [], "meta": {
+                "source": "AI", "generation": {
+                    "text": " Lawrence", "index": 3, "finish_reason": "length",
+                    "model": "davinci:2020-05-03", "prompt": "Chapter Two"}}},
+            {"id": "b", "text": " waited", "children": [],
+             "meta": {"generation": {"index": 0, "model": "davinci:2020-05-03"}}},
+            {"id": "c", "text": " regarded", "children": [], "meta": {"source": "AI"}}]},
+        "generation_settings": {"model": "curie", "num_continuations": 6},
+        "model_responses": {},
+    }
+    ws = Workspace(open_database(tmp_path / "loom.db"))
+    report = import_data(ws, data, name="prime")
+    tree = report.trees[0].tree
+    names = {p.id: p.name for p in Participant.select()}
+    kids = ws.children(ws.node(tree.root))
+    assert [(k.author_type, names[k.author_id]) for k in kids] == [
+        ("model", "davinci:2020-05-03"), ("model", "davinci:2020-05-03"), ("model", "curie")]
+    out = export_openloom(ws, tree)["trees"][0]["nodes"]
+    assert out["a"]["generation"] == {"model": "davinci:2020-05-03", "completionIndex": 3}
+    assert out["a"]["extensions"]["socketteer-loom"]["meta"]["generation"] == \
+        data["root"]["children"][0]["meta"]["generation"]  # kept whole
+    assert "modelGuessedFrom" not in out["a"]["extensions"]["socketteer-loom"]
+    # c names no model: credited to the setting, and said to be a guess
+    assert out["c"]["extensions"]["socketteer-loom"]["modelGuessedFrom"] == \
+        "generation_settings.model"
+    assert "generation" not in out["c"]
+    assert report.notes == [
+        '1 model node(s) name no model of their own: credited to "curie", the model the '
+        "file was set to when saved (generation_settings.model), a guess: marked "
+        "modelGuessedFrom"]
+
+
+def test_the_demos_model_names_are_said_to_be_guesses(
+        demo: dict[str, Any], tmp_path: Path) -> None:
+    """The 2023 demo's model_responses is empty: no node says which model wrote it."""
+    assert demo["model_responses"] == {}
+    ws = Workspace(open_database(tmp_path / "loom.db"))
+    report = import_file(ws, DEMO)
+    assert '374 model node(s) name no model of their own: credited to "davinci"' in \
+        report.text()
+    out = export_openloom(ws, report.trees[0].tree)["trees"][0]["nodes"]
+    models = [n for n in out.values() if n["author"]["role"] == "model"]
+    assert len(models) == 374 and all(
+        n["extensions"]["socketteer-loom"]["modelGuessedFrom"] == "generation_settings.model"
+        and "model" not in n.get("generation", {}) for n in models)
+
+
 def test_bare_nodes_and_node_arrays(tmp_path: Path) -> None:
     ws = Workspace(open_database(tmp_path / "loom.db"))
     bare = {"id": "r", "text": "Alone", "children": [{"text": " and free"}]}

@@ -5,10 +5,12 @@ too, as socketteer's own loader does); each node has ``id``, ``text`` (what it a
 its parent), ``children`` and ``meta.source`` ``AI``/``prompt``/``mixed``. Decisions:
 
 - One buffer-mode tree (these are base-model prose trees); children order is edge order.
-- ``meta.source`` → ``model``/``human``/``mixed``; a node with ``generation`` and no
-  source is the model's. A model node is named after the model the file records for it
-  (``model_responses[generation.id]``, else ``generation.model``), else after
-  ``generation_settings.model``, the model the file was set to.
+- ``meta.source`` → ``model``/``human``/``mixed``; a node with ``generation`` (or a 2021
+  save's ``meta.generation``) and no source is the model's. A model node is named after
+  the model the file records for it (``model_responses[generation.id]``, else
+  ``generation.model``, else ``meta.generation.model``), else after
+  ``generation_settings.model``, the model the file was set to when saved: a guess,
+  marked ``modelGuessedFrom`` in the node's extension and counted in the report.
 - ``generation`` → ``requestId``/``completionIndex`` (and the model when the file says
   which); nothing else is invented. ``createdAt`` is the time inside the node's
   version-1 UUID id (true UTC); ``meta.creation_timestamp`` is the author's local time
@@ -91,17 +93,30 @@ class _Models:
         self.default = str(model) if model else None
 
     def recorded(self, node: dict[str, Any]) -> str | None:
+        """The model the file names for this node's own generation: its response in
+        ``model_responses`` (2023 saves), ``generation.model``, or ``meta.generation.model``
+        (2021 saves: ``davinci:2020-05-03``)."""
         gen = node.get("generation")
-        if not isinstance(gen, dict):
-            return None
-        response = self.responses.get(str(gen.get("id")))
-        if isinstance(response, dict):
-            inner = response.get("response")
-            model = response.get("model") or (inner.get("model") if isinstance(inner, dict)
-                                              else None)
-            if model:
-                return str(model)
-        return str(gen["model"]) if gen.get("model") else None
+        if isinstance(gen, dict):
+            response = self.responses.get(str(gen.get("id")))
+            if isinstance(response, dict):
+                inner = response.get("response")
+                model = response.get("model") or (inner.get("model") if isinstance(inner, dict)
+                                                  else None)
+                if model:
+                    return str(model)
+            if gen.get("model"):
+                return str(gen["model"])
+        old = _meta_generation(node)
+        return str(old["model"]) if old and old.get("model") else None
+
+
+def _meta_generation(node: dict[str, Any]) -> dict[str, Any] | None:
+    """``meta.generation``: where 2021 saves record a node's generation (model, index,
+    prompt, logprobs…)."""
+    meta = node.get("meta")
+    gen = meta.get("generation") if isinstance(meta, dict) else None
+    return gen if isinstance(gen, dict) else None
 
 
 def _tags(node: dict[str, Any]) -> list[str]:
@@ -123,10 +138,14 @@ def _node(node: dict[str, Any], nid: str, ext: dict[str, Any], models: _Models
     meta = node.get("meta") if isinstance(node.get("meta"), dict) else {}
     source = meta.get("source")
     gen = node.get("generation") if isinstance(node.get("generation"), dict) else None
+    old_gen = _meta_generation(node) if gen is None else None
     recorded = models.recorded(node)
     role, name = "human", None
-    if source == "AI" or (source is None and gen is not None):
+    if source == "AI" or (source is None and (gen is not None or old_gen is not None)):
         role, name = "model", recorded or models.default
+        if not recorded and models.default:
+            # The setting at save time, not this node's record: say so wherever it goes.
+            ext["modelGuessedFrom"] = "generation_settings.model"
     elif source == "mixed":
         role = "mixed"
     generation: dict[str, Any] = {}
@@ -140,6 +159,12 @@ def _node(node: dict[str, Any], nid: str, ext: dict[str, Any], models: _Models
         rest = {k: v for k, v in gen.items() if k not in ("id", "index", "model")}
         if rest:
             ext["generation"] = rest
+    elif old_gen is not None:  # kept whole in the extension's meta
+        if recorded:
+            generation["model"] = recorded
+        index = old_gen.get("index")
+        if isinstance(index, int) and not isinstance(index, bool):
+            generation["completionIndex"] = index
     ext.update({k: v for k, v in node.items() if k not in _MAPPED})
     meta_rest = {k: v for k, v in meta.items() if k not in ("source", "creation_timestamp")}
     if meta_rest:
@@ -175,7 +200,7 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
     edges: list[dict[str, Any]] = []
     by_source: dict[str, str] = {}
     root_ids: list[str] = []
-    media = local = 0
+    media = local = guessed = 0
     stack: list[tuple[Any, str | None, Any]] = [
         (n, None, wheres[i]) for i, n in reversed(list(enumerate(roots)))]
     while stack:  # iterative: socketteer trees can be deep
@@ -187,6 +212,7 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
             by_source.setdefault(str(node["id"]), nid)
         nodes[nid] = _node(node, nid, ext, models)
         local += bool(ext.get("createdAtIsLocalTime"))
+        guessed += "modelGuessedFrom" in ext
         media += isinstance(node.get("multimedia"), list) and bool(node["multimedia"])
         if parent is None:
             root_ids.append(nid)
@@ -207,6 +233,10 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
     if rest:
         tree["extensions"] = {NS: rest}
     notes = ids.note(NAME)
+    if guessed:
+        notes.append(f"{guessed} model node(s) name no model of their own: credited to "
+                     f'"{models.default}", the model the file was set to when saved '
+                     "(generation_settings.model), a guess: marked modelGuessedFrom")
     if local:
         notes.append(f"{local} node(s) have only a local time without a zone "
                      "(creation_timestamp): written as if UTC, marked createdAtIsLocalTime")
