@@ -112,6 +112,21 @@ def test_plugin_data_json(ws: Workspace, tmp_path: Path) -> None:
     assert report.notes == ["the plugin's settings were not imported (they hold API keys)"]
 
 
+def test_a_notes_path_is_kept_for_the_export(ws: Workspace) -> None:
+    """The title is the note's name; the key in data.json (the note's path in the vault)
+    travels in the tree's extension, so the export can say which note the tree is."""
+    data = {"state": {"notes/story.md": SINGLE,
+                      "Two roots.md": DATA_JSON["state"]["Two roots.md"]}}
+    report = import_data(ws, json.loads(json.dumps(data)))
+    story, two = report.tree_list
+    assert (story.title, two.title) == ("story", "Two roots")
+    out = export_openloom(ws, [story, two])
+    assert [t["extensions"]["loomsidian"]["notePath"] for t in out["trees"]] == [
+        "notes/story.md", "Two roots.md"]
+    assert out["trees"][0]["extensions"]["loomsidian"] == {"hoisted": [],
+                                                           "notePath": "notes/story.md"}
+
+
 def test_a_missing_parent_names_the_node(ws: Workspace) -> None:
     data = {"nodes": {"r": node("x", None), "k": node("y", "ghost")}}
     with pytest.raises(LoomError) as err:

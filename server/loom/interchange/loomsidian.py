@@ -12,6 +12,8 @@ lastVisited, collapsed, color…}``. Decisions:
 - ``bookmarked`` → bookmarked; the nodes' other fields (``unread``, ``collapsed``,
   ``lastVisited``, colours…) and the note's (``hoisted``…) → ``extensions.loomsidian``.
   ``settings`` (which hold API keys) are never kept. ``current`` → the current node.
+- A note's tree is titled after the note's name (``notes/story.md`` → ``story``); its key
+  in ``state`` is kept whole as ``extensions.loomsidian.notePath``.
 - A ``parentId`` naming no node is an error naming the node; parentIds forming a cycle
   are repaired like any Open Loom cycle.
 """
@@ -39,7 +41,8 @@ def detect(data: Any) -> bool:
         isinstance(n, dict) and "parentId" in n for n in nodes.values())
 
 
-def _note(where: str, title: str, state: Any) -> dict[str, Any] | None:
+def _note(where: str, title: str, state: Any, path: str | None = None
+          ) -> dict[str, Any] | None:
     prefix = f"{where}." if where else ""
     if not isinstance(state, dict) or not isinstance(state.get("nodes"), dict):
         raise invalid(f"{prefix}nodes: a note's state has a nodes map")
@@ -78,6 +81,8 @@ def _note(where: str, title: str, state: Any) -> dict[str, Any] | None:
     if current is not None and str(current) in key_of:
         tree["currentNodeId"] = key_of[str(current)]
     rest = drop_secrets({k: v for k, v in state.items() if k not in ("nodes", "current")})
+    if path is not None:
+        rest["notePath"] = path  # the title is only its stem: "notes/story.md" → "story"
     if rest:
         tree["extensions"] = {NS: rest}
     return tree
@@ -85,9 +90,10 @@ def _note(where: str, title: str, state: Any) -> dict[str, Any] | None:
 
 def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
     if isinstance(data.get("state"), dict):
-        notes = [(f'state["{path}"]', str(path), state) for path, state in data["state"].items()]
+        notes = [(f'state["{path}"]', str(path), state, str(path))
+                 for path, state in data["state"].items()]
     else:
-        notes = [("", name or "loomsidian", data)]
+        notes = [("", name or "loomsidian", data, None)]
     trees = [t for t in (_note(*n) for n in notes) if t is not None]
     if not trees:
         raise invalid("the loomsidian data has no nodes", "open the note in Obsidian first")
