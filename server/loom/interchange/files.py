@@ -107,6 +107,23 @@ def _too_big(path: Path | str, size: int, limit: int) -> LoomError:
                      "raise the limit with LOOM_IMPORT_MAX_MB=… (or --max-mb) if you trust it")
 
 
+# Tapestry Loom's weave (``.tapestry``): a header, a version number, then rkyv binary data.
+TAPESTRY_MAGIC = b"VersionedTapestryWeave"
+
+
+def refuse_foreign_binary(raw: bytes, name: str) -> None:
+    """A LoomError naming a binary loom file Loom recognises but cannot read, before it is
+    taken for broken JSON (the hint would say to export JSON, which Tapestry cannot)."""
+    if raw.startswith(TAPESTRY_MAGIC):
+        raise LoomError(
+            "INVALID_SYNTAX",
+            f"{name} is a Tapestry Loom weave (its binary .tapestry format), which Loom "
+            "cannot read",
+            "Tapestry Loom has no export: open the weave in Tapestry Loom, copy the text of "
+            "the path you want from its Editor and start a Loom tree with it (loom new TITLE "
+            "--text …); the other branches stay in the weave")
+
+
 def parse_json(raw: bytes, name: str) -> Any:
     """Parsed JSON (nested to any depth), or a LoomError saying what is wrong with the
     text: INVALID_SYNTAX for text that is not JSON or holds what is not a character,
