@@ -289,6 +289,77 @@ def test_the_demos_model_names_are_said_to_be_guesses(
         and "model" not in n.get("generation", {}) for n in models)
 
 
+def hoisted(selected: str) -> dict[str, Any]:
+    """A story as socketteer saves it after "hoist" at b: the root is a mask standing for
+    the chain r → a → b (with the branch a2 off it), holding b's children."""
+    chain = {"id": "r", "text": "Once", "children": [
+        {"id": "a", "text": " upon", "parent_id": "r", "children": [
+            {"id": "b", "text": " a time", "parent_id": "a", "children": []},
+            {"id": "a2", "text": " a hill", "parent_id": "a", "children": [],
+             "tags": ["bookmark"]}]}]}
+    return {"root": {
+        "id": "m", "text": "Once upon a time", "mutable": False, "hoisted": True,
+        "open": True, "masked_head": chain, "tail_id": "b",
+        "text_attributes": {"nav_preview": "Once... a time"}, "children": [
+            {"id": "c", "text": " there", "parent_id": "m", "children": []},
+            {"id": "d", "text": " here", "parent_id": "m", "children": []}]},
+        "selected_node_id": selected}
+
+
+@pytest.mark.parametrize(("selected", "at"), [("a2", "a2"), ("b", "b"), ("m", "b"),
+                                              ("c", "c")])
+def test_a_hoisted_tree_is_the_tree_and_keeps_the_position(
+        tmp_path: Path, selected: str, at: str) -> None:
+    """A selected node inside the hoist (masked_head) was dropped without a word: no
+    position for the human, no currentNodeId in the export."""
+    ws = Workspace(open_database(tmp_path / "loom.db"))
+    report = import_data(ws, hoisted(selected), name="hoisted")
+    tree = report.trees[0].tree
+    by_source = {n.extra["interchange"]["id"]: n
+                 for n in Node.select().where(Node.tree == tree.id)}
+    assert set(by_source) == {"r", "a", "b", "a2", "c", "d"}  # the mask is not a node
+    root = ws.node(tree.root)
+    assert root.id == by_source["r"].id
+    assert [n.content for n in ws.children(by_source["a"])] == [" a time", " a hill"]
+    assert [n.content for n in ws.children(by_source["b"])] == [" there", " here"]
+    assert "".join(n.content for n in ws.path(by_source["c"])) == "Once upon a time there"
+    assert by_source["a2"].bookmarked
+    human = Participant.get(Participant.name == "human")
+    pos = Position.get((Position.participant == human.id) & (Position.tree == tree.id))
+    assert pos.node == by_source[at].id
+    out = export_openloom(ws, tree)["trees"][0]
+    assert out["currentNodeId"] == at and out["rootNodeIds"] == ["r"]
+    assert out["nodes"]["r"]["extensions"]["socketteer-loom"]["maskedBy"] == {
+        "id": "m", "text": "Once upon a time", "mutable": False, "hoisted": True,
+        "open": True, "tail_id": "b", "text_attributes": {"nav_preview": "Once... a time"}}
+    assert report.notes == ["1 hoisted or zipped node(s) read as the nodes they stand for "
+                            "(socketteer's unhoist/unzip; each kept as maskedBy on its "
+                            "first node)"]
+
+
+def test_nested_masks_and_a_selection_that_is_not_a_node(tmp_path: Path) -> None:
+    """Hoisting twice nests one mask in another; a zipped chain's tail can be a mask."""
+    data = hoisted("nowhere")
+    inner = data["root"]
+    outer = {"id": "m2", "text": "…", "hoisted": True, "masked_head": inner,
+             "tail_id": "c", "children": [{"id": "e", "text": " too", "children": []}]}
+    zipped = {"id": "z", "text": " here and", "masked_head": inner["children"][1],
+              "tail_id": "d", "children": []}
+    zipped["masked_head"]["children"] = [{"id": "f", "text": " and", "children": []}]
+    inner["children"][1] = zipped
+    ws = Workspace(open_database(tmp_path / "loom.db"))
+    report = import_data(ws, {"root": outer, "selected_node_id": "nowhere"}, name="nest")
+    tree = report.trees[0].tree
+    by_source = {n.extra["interchange"]["id"]: n
+                 for n in Node.select().where(Node.tree == tree.id)}
+    assert set(by_source) == {"r", "a", "b", "a2", "c", "d", "e", "f"}
+    assert "".join(n.content for n in ws.path(by_source["e"])) == "Once upon a time there too"
+    assert "".join(n.content for n in ws.path(by_source["f"])) == "Once upon a time here and"
+    assert report.notes[0].startswith("3 hoisted or zipped node(s)")
+    assert report.notes[1] == ('the selected node "nowhere" is not a node of the file: left '
+                               "out (the importer gets no position)")
+
+
 def test_bare_nodes_and_node_arrays(tmp_path: Path) -> None:
     ws = Workspace(open_database(tmp_path / "loom.db"))
     bare = {"id": "r", "text": "Alone", "children": [{"text": " and free"}]}

@@ -18,6 +18,11 @@ its parent), ``children`` and ``meta.source`` ``AI``/``prompt``/``mixed``. Decis
   written as UTC, marked ``createdAtIsLocalTime`` and counted in the report.
 - Tags → ``meta.tags``; ``bookmark`` → bookmarked; ``archived`` → pruned (socketteer
   hides archived nodes, as Loom hides pruned ones). ``selected_node_id`` → current node.
+- A compound node (``masked_head`` + ``tail_id``: socketteer's hoist, or a zipped chain)
+  is a view: it is read as the nodes it stands for, the chain in its place and its
+  children under the tail (socketteer's unzip), its own fields kept as ``maskedBy`` on the
+  chain's first node. A selected node inside it is the current node; a selected mask
+  places the importer at its tail (the mask's text is the tail's path).
 - Everything else (chapters, summaries, canonical, memories, settings minus credentials,
   each node's other fields) → ``extensions["socketteer-loom"]``. The title: the chapter
   that starts at the root, else the file name.
@@ -201,12 +206,31 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
     by_source: dict[str, str] = {}
     root_ids: list[str] = []
     media = local = guessed = 0
-    stack: list[tuple[Any, str | None, Any]] = [
-        (n, None, wheres[i]) for i, n in reversed(list(enumerate(roots)))]
+    # A compound node (socketteer's hoist and zip) stands for the chain masked_head … tail
+    # and holds the tail's children: it is a view, the chain is the tree. Each is read as
+    # socketteer's unzip would: the chain in its place, its children under the tail.
+    grafts: dict[str, list[tuple[Any, Any]]] = {}  # a tail's id → the mask's children
+    aliases: dict[str, str] = {}  # a mask's id → its tail's
+    masks = 0
+    stack: list[tuple[Any, str | None, Any, dict[str, Any] | None]] = [
+        (n, None, wheres[i], None) for i, n in reversed(list(enumerate(roots)))]
     while stack:  # iterative: socketteer trees can be deep
-        node, parent, at = stack.pop()
+        node, parent, at, mask = stack.pop()
         _check(node, at)
-        ext: dict[str, Any] = {}
+        head = _masked_head(node)
+        if head is not None:
+            masks += 1
+            tail = str(node["tail_id"])
+            graft = grafts.setdefault(tail, [])
+            graft.extend((child, (i, ("children", at))) for i, child in
+                         enumerate(node.get("children") or []))
+            if node.get("id") is not None:  # the tail of an outer mask: this one's tail
+                aliases[str(node["id"])] = tail
+                graft.extend(grafts.pop(str(node["id"]), []))
+            stack.append((head, parent, ("masked_head", at), {
+                k: v for k, v in node.items() if k not in ("masked_head", "children")}))
+            continue
+        ext: dict[str, Any] = {"maskedBy": mask} if mask is not None else {}
         nid = ids.take(node.get("id"), ext)
         if node.get("id") is not None:
             by_source.setdefault(str(node["id"]), nid)
@@ -218,14 +242,22 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
             root_ids.append(nid)
         else:
             edges.append(edge(parent, nid))
-        stack.extend((child, nid, (i, ("children", at))) for i, child in
-                     reversed(list(enumerate(node.get("children") or []))))
+        children = [(child, (i, ("children", at))) for i, child in
+                    enumerate(node.get("children") or [])]
+        if node.get("id") is not None:
+            children += grafts.pop(str(node["id"]), [])
+        stack.extend((child, nid, where, None) for child, where in reversed(children))
     tree: dict[str, Any] = {"id": new_ulid(), "title": _title(file, roots, name),
                             "mode": "buffer", "rootNodeIds": root_ids, "nodes": nodes,
                             "edges": edges}
     selected = file.get("selected_node_id")
-    if selected is not None and str(selected) in by_source:
-        tree["currentNodeId"] = by_source[str(selected)]
+    current = str(selected) if selected is not None else None
+    for _ in range(len(aliases)):  # a selected mask: its tail, whose path is its text
+        if current not in aliases:
+            break
+        current = aliases[current]
+    if current in by_source:
+        tree["currentNodeId"] = by_source[current]
     tag_defs = file.get("tags")
     if isinstance(tag_defs, dict) and tag_defs:
         tree["tags"] = [{"name": str(k)} for k in tag_defs]
@@ -233,6 +265,12 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
     if rest:
         tree["extensions"] = {NS: rest}
     notes = ids.note(NAME)
+    if masks:
+        notes.append(f"{masks} hoisted or zipped node(s) read as the nodes they stand for "
+                     "(socketteer's unhoist/unzip; each kept as maskedBy on its first node)")
+    if selected is not None and current not in by_source:
+        notes.append(f'the selected node "{selected}" is not a node of the file: left '
+                     "out (the importer gets no position)")
     if guessed:
         notes.append(f"{guessed} model node(s) name no model of their own: credited to "
                      f'"{models.default}", the model the file was set to when saved '
@@ -246,9 +284,31 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
     return document([tree]), notes
 
 
+def _masked_head(node: dict[str, Any]) -> dict[str, Any] | None:
+    """The first node of the chain a compound node stands for, when its ``tail_id`` is in
+    that chain's subtree (else the node is read as it is, its mask kept in the extension)."""
+    head, tail = node.get("masked_head"), node.get("tail_id")
+    if not isinstance(head, dict) or tail is None:
+        return None
+    stack = [head]
+    while stack:
+        at = stack.pop()
+        if not isinstance(at, dict):
+            continue
+        if str(at.get("id")) == str(tail):
+            return head
+        stack.extend(c for c in at.get("children") or [] if isinstance(c, dict))
+        if isinstance(at.get("masked_head"), dict):
+            stack.append(at["masked_head"])
+    return None
+
+
 def _title(file: dict[str, Any], roots: list[Any], given: str | None) -> str:
     chapters = file.get("chapters")
-    root_id = roots[0].get("id") if roots and isinstance(roots[0], dict) else None
+    root = roots[0] if roots and isinstance(roots[0], dict) else None
+    while root is not None and _masked_head(root) is not None:
+        root = _masked_head(root)
+    root_id = root.get("id") if root is not None else None
     if isinstance(chapters, dict):
         for chapter in chapters.values():
             if isinstance(chapter, dict) and chapter.get("root_id") == root_id \
