@@ -215,3 +215,27 @@ def test_cli_prints_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[
     big.write_text(json.dumps(MINIMAL), encoding="utf-8")
     assert main(["import", str(big), "--max-mb", "0.0001"]) == 1
     assert capsys.readouterr().err.startswith("✗ LIMIT_EXCEEDED: ")
+
+
+def test_a_file_too_big_for_this_machines_memory_is_refused_before_it_is_read(
+        setup: tuple[Workspace, dict[str, Any]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26, item 15: parsing takes ~15x a file's size (a 500 MB file under the 512 MB
+    cap peaked at 7.35 GB); a file this machine cannot parse is refused up front, saying
+    how much it needs and what would fit, and nothing is written."""
+    from loom.interchange import files
+
+    ws, document = setup
+    text = json.dumps(document)
+    monkeypatch.setattr(files, "available_memory", lambda: files.PROCESS_MEMORY + 4 * len(text))
+    err = fails(ws, tmp_path / "big.openloom", text, code="LIMIT_EXCEEDED")
+    assert err.message.startswith("importing big.openloom (")
+    assert "of memory and this machine has" in err.message and "import here" in err.message
+    assert "nothing was written" in (err.hint or "")
+    monkeypatch.setattr(files, "available_memory", lambda: None)  # unknown: no guess
+    import_file(ws, tmp_path / "big.openloom")
+    # the estimate: a 500 MB file needs about 8 GB
+    with pytest.raises(LoomError) as big:
+        files.refuse_beyond_memory(500 * files.MB, "x.json", available=4 * 1024 * files.MB)
+    assert "needs about 8,200 MB of memory" in big.value.message
+    assert "files up to about 243.5 MB import here" in big.value.message

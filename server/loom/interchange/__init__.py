@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from loom.errors import LoomError
-from loom.interchange.files import ImportLimits, parse_json, read_source, refuse_foreign_binary
+from loom.interchange.files import (
+    ImportLimits,
+    parse_json,
+    read_source,
+    refuse_beyond_memory,
+    refuse_foreign_binary,
+)
 from loom.interchange.heap import collector_paused
 from loom.interchange.openloom.render import ExportOptions
 from loom.interchange.report import ImportedTree, ImportReport
@@ -71,6 +77,7 @@ def import_bytes(ws: Workspace, data: bytes, name: str, *, author: Participant |
     from loom.interchange.bundle import Bundle, is_zip
 
     refuse_foreign_binary(data, name)
+    refuse_beyond_memory(len(data), name)
     limits = limits or ImportLimits.from_env()
     stem = Path(name).stem or name
     if is_zip(data):
