@@ -190,3 +190,16 @@ def test_a_dialogue_trees_edited_root_is_another_opening(app) -> None:  # type: 
     assert f"○ [{root.label}] Hello." in overview  # not on the path, not the position
     assert f"● [{root.label}']* Hello, again." in overview
     assert ws.tree_counts(tree).nodes == 4
+
+
+def test_a_huge_texts_start_is_read_without_splitting_all_of_it() -> None:
+    """Item 15: a 64 MB node's summary and word count split it into a list of every word
+    (about 19x the file in memory); the same answers come from its start, and the count
+    without the list."""
+    from loom.render.text import extractive_summary, preview, word_count
+
+    text = "The house stood empty. " + "The windows watched her come. " * 40_000
+    assert len(text) > 1_000_000
+    assert word_count(text) == 4 + 5 * 40_000
+    assert extractive_summary(text) == "The house stood empty."
+    assert preview(text) == "The house stood empty. The windows watched her come. The..."

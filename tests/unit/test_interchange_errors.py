@@ -220,8 +220,8 @@ def test_cli_prints_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_a_file_too_big_for_this_machines_memory_is_refused_before_it_is_read(
         setup: tuple[Workspace, dict[str, Any]], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 26, item 15: parsing takes ~15x a file's size (a 500 MB file under the 512 MB
-    cap peaked at 7.35 GB); a file this machine cannot parse is refused up front, saying
+    """Issue 26, item 15: an import took ~15x a file's size (a 500 MB file under the 512 MB
+    cap peaked at 7.35 GB); a file this machine cannot import is refused up front, saying
     how much it needs and what would fit, and nothing is written."""
     from loom.interchange import files
 
@@ -234,8 +234,8 @@ def test_a_file_too_big_for_this_machines_memory_is_refused_before_it_is_read(
     assert "nothing was written" in (err.hint or "")
     monkeypatch.setattr(files, "available_memory", lambda: None)  # unknown: no guess
     import_file(ws, tmp_path / "big.openloom")
-    # the estimate: a 500 MB file needs about 8 GB
+    # the estimate: a 500 MB file needs about 5 GB
     with pytest.raises(LoomError) as big:
         files.refuse_beyond_memory(500 * files.MB, "x.json", available=4 * 1024 * files.MB)
-    assert "needs about 8,200 MB of memory" in big.value.message
-    assert "files up to about 243.5 MB import here" in big.value.message
+    assert "needs about 5,200 MB of memory" in big.value.message
+    assert "files up to about 389.6 MB import here" in big.value.message

@@ -112,10 +112,11 @@ def _too_big(path: Path | str, size: int, limit: int) -> LoomError:
 TAPESTRY_MAGIC = b"VersionedTapestryWeave"
 
 
-#: What parsing a file costs in memory: Python's objects for every JSON value take about
-#: 15 times the file's bytes (bench/bench_import_memory.py: 64 MB peaked at 1.0 GB, a
-#: 500 MB single node at 7.35 GB), plus the process itself.
-PARSE_MEMORY_FACTOR = 16
+#: What an import costs in memory beyond the process itself, per byte of the file
+#: (bench/bench_import_memory.py: a 64 MB single node peaked at 537 MB, 65 MB of 2 KB
+#: nodes at 424 MB, with the process's own ~150 MB; the issue saw 15-19x before a huge
+#: node's summary and word count stopped splitting it into a list of every word).
+PARSE_MEMORY_FACTOR = 10
 PROCESS_MEMORY = 200 * MB
 
 

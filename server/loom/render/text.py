@@ -47,7 +47,15 @@ _WORD = re.compile(r"\S*\w\S*")
 
 def word_count(text: str) -> int:
     """Words as a reader counts them: Markdown markers such as ``#`` and ``-`` are not words."""
-    return len(_WORD.findall(text))
+    if len(text) < _LARGE:
+        return len(_WORD.findall(text))
+    return sum(1 for _ in _WORD.finditer(text))  # (no list of a huge text's every word)
+
+
+#: A text this long is read from its start only where only its start is shown (a preview,
+#: the first sentence): splitting a 64 MB node into words took a gigabyte (issue 26).
+_LARGE = 1_000_000
+_HEAD = 20_000
 
 
 def one_line(text: str) -> str:
@@ -58,7 +66,7 @@ def one_line(text: str) -> str:
 
 def preview(text: str, limit: int = 60) -> str:
     """The start of a text on one line, cut at a word boundary with ``...``."""
-    flat = one_line(text)
+    flat = one_line(text if len(text) < _LARGE else text[:_HEAD])
     if len(flat) <= limit:
         return flat
     cut = flat[:limit].rsplit(" ", 1)[0] if " " in flat[:limit] else flat[:limit]
@@ -67,6 +75,8 @@ def preview(text: str, limit: int = 60) -> str:
 
 def extractive_summary(text: str, max_words: int = 30) -> str:
     """SPEC-NOTES decision 11: the first sentence, at most 30 words."""
+    if len(text) >= _LARGE:
+        text = text[:_HEAD]  # 30 words and a sentence's end are well within it
     words = text.split()
     if not words:
         return ""
