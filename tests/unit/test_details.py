@@ -203,3 +203,24 @@ def test_a_huge_texts_start_is_read_without_splitting_all_of_it() -> None:
     assert word_count(text) == 4 + 5 * 40_000
     assert extractive_summary(text) == "The house stood empty."
     assert preview(text) == "The house stood empty. The windows watched her come. The..."
+
+
+def test_a_session_never_makes_a_collaborator_stronger_than_itself(app) -> None:  # type: ignore[no-untyped-def]
+    """Item 12: opening a path as a doc_read-only participant made a collaborator holding
+    all six permissions (the triggers make one for every open tree)."""
+    from types import SimpleNamespace
+
+    from loom.errors import LoomError
+    from loom.lsp.features.collaborator import Collaborator
+
+    ws = app.ws
+    tree = ws.create_tree("Mine", "buffer", root_content="Once.")
+    reader = ws.ensure_participant("reader", "human", "human", ["doc_read"])
+    host = SimpleNamespace(app=app, docs=SimpleNamespace(participant=reader),
+                           settings=SimpleNamespace(collaborator_autonomous=False,
+                                                    collaborator_settle_s=30))
+    with pytest.raises(LoomError) as err:
+        Collaborator(host, None).agent(tree)  # type: ignore[arg-type]
+    assert err.value.code == "PERMISSION_DENIED"
+    assert "the collaborator would hold loom_aware, loom_write" in err.value.message
+    assert ws.find_participant("collaborator") is None
