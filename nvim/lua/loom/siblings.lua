@@ -55,13 +55,20 @@ end
 --- The server answers a page of the siblings (100; `offset`, `limit`): `m` in the float,
 --- or <CR> on its last line, loads the next page.
 function P.open(args, exec)
+  P.fetch(args, exec, function(data)
+    P.show(args.uri, data.siblings or {}, exec, P.page_of(args, data))
+  end)
+end
+
+--- Ask the server for a page of siblings; `fn(data)` runs on the main loop with the answer.
+function P.fetch(args, exec, fn)
   exec("loom.siblings", args, {
     on_done = function(result, ok)
       if not ok or type(result) ~= "table" or type(result.data) ~= "table" then
         return
       end
       vim.schedule(function()
-        P.show(args.uri, result.data.siblings or {}, exec, P.page_of(args, result.data))
+        fn(result.data)
       end)
     end,
   })
@@ -134,27 +141,20 @@ function P.show(uri, siblings, exec, page)
       return
     end
     local args = vim.tbl_extend("force", page.args, { offset = page.next })
-    exec("loom.siblings", args, {
-      on_done = function(result, ok)
-        if not ok or type(result) ~= "table" or type(result.data) ~= "table" then
-          return
+    P.fetch(args, exec, function(data)
+      close()
+      local all = vim.list_extend(vim.list_slice(siblings), data.siblings or {})
+      local b, w = P.show(uri, all, exec, P.page_of(page.args, data))
+      -- on the first of the new page
+      local first = (data.siblings or {})[1]
+      local at = b and vim.api.nvim_buf_get_lines(b, 0, -1, false) or {}
+      for l, text in ipairs(at) do
+        if first and text:find(("%d/%d [" ):format(first.index, first.count), 1, true) then
+          pcall(api.nvim_win_set_cursor, w, { l, 0 })
+          break
         end
-        vim.schedule(function()
-          close()
-          local all = vim.list_extend(vim.list_slice(siblings), result.data.siblings or {})
-          local b, w = P.show(uri, all, exec, P.page_of(page.args, result.data))
-          -- on the first of the new page
-          local first = (result.data.siblings or {})[1]
-          local at = b and vim.api.nvim_buf_get_lines(b, 0, -1, false) or {}
-          for l, text in ipairs(at) do
-            if first and text:find(("%d/%d [" ):format(first.index, first.count), 1, true) then
-              pcall(api.nvim_win_set_cursor, w, { l, 0 })
-              break
-            end
-          end
-        end)
-      end,
-    })
+      end
+    end)
   end
   map("q", close)
   map("<Esc>", close)
