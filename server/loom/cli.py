@@ -217,6 +217,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
     me = app.me()
     perms.require_read(me.permissions)  # (as → tree would: issue 26)
     tree = app.ws.find_tree(args.tree)
+    perms.require_read(me.permissions, tree=tree.id, home=me.current_tree)
     node, tip = app.ws.position(me, tree)
     _print(tree_overview(app.ws, tree, node, tip).text.rstrip("\n"))
     return 0

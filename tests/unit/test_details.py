@@ -224,3 +224,25 @@ def test_a_session_never_makes_a_collaborator_stronger_than_itself(app) -> None:
     assert err.value.code == "PERMISSION_DENIED"
     assert "the collaborator would hold loom_aware, loom_write" in err.value.message
     assert ws.find_participant("collaborator") is None
+
+
+def test_reading_another_tree_needs_cross_tree(app, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Item 11: every read of a tree's text checks loom_aware, "and cross_tree across
+    trees", as switching into another tree does."""
+    from loom.errors import LoomError
+    from loom.lsp.views import render
+
+    ws = app.ws
+    here = ws.create_tree("Here", "buffer", root_content="Our story.")
+    there = ws.create_tree("There", "buffer", root_content="Their secret.")
+    walker = ws.ensure_participant("walker", "human", "human", ["loom_aware", "loom_write"])
+    ws.set_position(walker, here, ws.node(here.root))
+    assert "Our story." in render(ws, f"loom://path/{here.id}/root", walker).text
+    with pytest.raises(LoomError) as err:
+        render(ws, f"loom://path/{there.id}/root", walker)
+    assert err.value.code == "PERMISSION_DENIED" and "cross_tree" in err.value.message
+    with pytest.raises(LoomError):
+        render(ws, f"loom://tree/{there.id}", walker)
+    ws.set_permissions(walker, ["loom_aware", "loom_write", "cross_tree"])
+    walker = ws.participant("walker")
+    assert "Their secret." in render(ws, f"loom://path/{there.id}/root", walker).text

@@ -152,6 +152,7 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None,
         p = ws.participant(target.name or "")
         return View(uri, "trace", trace_text(ws, p), True, "loom")
     tree = ws.find_tree(target.tree or "")
+    perms.require_read(who.permissions, tree=tree.id, home=who.current_tree)
     if target.kind == "conversation":
         name = ws.participant(target.name or "").name
         return View(uri, "conversation", conversation_text(ws, name, tree), True, "loom")

@@ -72,18 +72,30 @@ def missing_for(required: str, perms: Iterable[str]) -> str | None:
     return None
 
 
-def require_read(perms: Iterable[str], what: str = "tree") -> None:
+def require_read(perms: Iterable[str], what: str = "tree", tree: str | None = None,
+                 home: str | None = None) -> None:
     """The one check every read of a tree's text goes through, whatever asks (the CLI's
     ``loom tree``, the editor's path and overview views, hover, node info, search, the
     tree picture, the sibling lists): ``loom_aware`` for a tree, ``doc_read`` for a
     document; ``PERMISSION_DENIED`` without it (issue 26: seven of eight read paths gave
-    a tree's text to a participant the arrow commands refused)."""
+    a tree's text to a participant the arrow commands refused). ``tree``: the tree read,
+    when it is not ``home`` (the participant's current tree) ``cross_tree`` is needed too,
+    as for ``switch … in tree:``."""
     from loom.errors import LoomError
 
     needed = DOC_READ if what == "doc" else LOOM_AWARE
+    if what != "doc" and tree is not None and home is not None and tree != home:
+        needed = CROSS_TREE
     missing = missing_for(needed, perms)
     if missing is not None:
-        thing = "documents" if what == "doc" else "the trees' text"
+        thing = ("documents" if what == "doc" else "another tree than the one you are in"
+                 if missing == CROSS_TREE else "the trees' text")
         raise LoomError("PERMISSION_DENIED", f"{missing} not enabled",
                         f"reading {thing} needs {missing}: ask the human to grant it "
                         f"(loom users grant NAME {missing})")
+
+
+def reads_everywhere(perms: Iterable[str]) -> bool:
+    """Whether a participant may read every tree (search and symbols list them all), not
+    only the one it is in."""
+    return missing_for(CROSS_TREE, perms) is None

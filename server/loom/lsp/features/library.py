@@ -105,9 +105,14 @@ class Library:
 
     def search(self, query: str, tree_ref: str | None, limit: int) -> Result:
         """``→ search`` with each hit's path URI, its own text and its marks."""
-        perms.require_read(self.host.docs.participant.permissions)
+        me = self.host.docs.participant
+        perms.require_read(me.permissions)
         ws = self.host.app.ws
         tree = ws.find_tree(tree_ref) if tree_ref else None
+        if tree is None and me.current_tree and not perms.reads_everywhere(me.permissions):
+            tree = ws.tree_or_none(me.current_tree)  # (no cross_tree: the tree it is in)
+        if tree is not None:
+            perms.require_read(me.permissions, tree=tree.id, home=me.current_tree)
         hits = reader.search(ws, query, tree, limit=limit)
         trees = {t.id: t for t, _ in ws.trees()}
         out = []
@@ -133,6 +138,8 @@ class Library:
         tree = ws.find_tree(tree_ref) if tree_ref else (doc.tree if doc is not None else None)
         if tree is None:
             raise LoomError("NOT_FOUND", "no tree given", "pass {tree} or {uri}")
+        me = self.host.docs.participant
+        perms.require_read(me.permissions, tree=tree.id, home=me.current_tree)
         position, tip = ws.position(self.host.docs.participant, tree)
         if doc is not None and doc.kind == "path" and doc.view.tip is not None:
             tip = doc.view.tip
@@ -155,7 +162,11 @@ class Library:
         perms.require_read(self.host.docs.participant.permissions)
         ws = self.host.app.ws
         out = []
+        me = self.host.docs.participant
         for kind, tree, node, name in reader.symbols(ws, query):
+            if (me.current_tree and tree.id != me.current_tree
+                    and not perms.reads_everywhere(me.permissions)):
+                continue  # (another tree: cross_tree)
             uri = node_uri(tree, node) if node is not None else node_uri(
                 tree, ws.position(self.host.docs.participant, tree)[1])
             detail = tree.title if node is not None else f"tree · {tree.mode}"

@@ -246,6 +246,8 @@ def node_info(docs: Documents, tree_ref: str | None, ref: str | None, doc: OpenD
     tree = ws.find_tree(tree_ref) if tree_ref else (doc.tree if doc is not None else None)
     if tree is None:
         raise LoomError("NOT_FOUND", "no tree given", "pass {tree} or {uri, line, character}")
+    perms.require_read(docs.participant.permissions, tree=tree.id,
+                       home=docs.participant.current_tree)
     node = at
     if node is None and doc is not None and line is not None:
         node = node_at_cursor(docs, doc, line, character)
