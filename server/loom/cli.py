@@ -39,7 +39,7 @@ def _app(args: argparse.Namespace, models: bool = True):
     app = open_app(args.db, use_default_subject=models,
                    participant=getattr(args, "participant", None))
     named = getattr(args, "participant", None)
-    if named and named != HUMAN and app.ws.participant_or_none(named) is None \
+    if named and named != HUMAN and app.ws.find_participant(named) is None \
             and named != app.ws.owner():
         # (issue 26: a mistyped --participant made a participant, though every command
         # was refused: bad input writes nothing)

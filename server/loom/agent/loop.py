@@ -512,8 +512,7 @@ class TurnLoop:
                     if self.cancel.is_set():
                         raise _Stopped
                     ran_any = True
-                    _shown, result_text = await self._run_command(raw, cmd, iteration,
-                                                                  record)
+                    result_text = await self._run_command(raw, cmd, iteration, record)
                     results.append(f"{agent_results.echo(raw, cmd)}\n{result_text}")
         skipped = agent_results.not_run(segments, len(used))
         if skipped:
@@ -538,7 +537,7 @@ class TurnLoop:
 
     # -- one command --
     async def _run_command(self, raw: str, cmd: ast.Command | ast.ParseError, iteration: int,
-                           record: TurnRecord) -> tuple[str, str]:
+                           record: TurnRecord) -> str:
         shown = raw.split("\n", 1)[0] if isinstance(cmd, ast.ParseError) else raw
         self._emit("command", shown, iteration=iteration)
         rec = CommandRecord(line=shown, ok=False, head="", iteration=iteration,
@@ -563,7 +562,7 @@ class TurnLoop:
         self.hooks.on_tool_result(rec.canonical or shown, result)
         self._emit("result", rec.head, ok=rec.ok, code=rec.code, line=shown,
                    summarized=rec.summarized, iteration=iteration)
-        return shown, text
+        return text
 
     async def _summarized(self, text: str, cmd: ast.Command | None = None) -> str:
         if self.summarize is not None:

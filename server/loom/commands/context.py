@@ -131,8 +131,10 @@ class Ctx:
         # elsewhere the versions on your path, else the newest, stand in their originals'
         # places, as → tree draws them (issue 26: the drawing showed your version and the
         # branch read the newest)
+        # (only the versions on it can be chosen between: the rest is no choice)
         tip = self.ws.descend(through)
-        return self.ws.path(tip, prefer=(through.id, *(n.id for n in current)))
+        return self.ws.path(tip, prefer=(through.id,
+                                         *(n.id for n in current if n.version_of)))
 
     def in_place(self, node: Node) -> Node:
         """In a buffer-mode tree, the member of ``node``'s family that stands in the

@@ -223,10 +223,6 @@ class Workspace:
         return list(q.order_by(Change.seq))
 
     # ── participants ──────────────────────────────────────────────────────────
-    def participant_or_none(self, name: str) -> Participant | None:
-        """The participant named exactly ``name``, or None."""
-        return Participant.get_or_none(Participant.name == name)
-
     def participant(self, name: str) -> Participant:
         p = Participant.get_or_none(Participant.name == name)
         if p is None:

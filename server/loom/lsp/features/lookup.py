@@ -209,11 +209,6 @@ def node_at_cursor(docs: Documents, doc: OpenDoc | None, line: int | None,
     return docs.node_at(doc, doc.session.doc.offset_at(line, character or 0))
 
 
-def nodes_by_id(ws: Any, ids: list[str]) -> list[Node]:
-    """The nodes with these ids, in this order (a page: primary-key reads)."""
-    return ws.nodes_by_id(ids)  # type: ignore[no-any-return]
-
-
 def places_in(ws: Any, ids: list[str], families: dict[str, list[str]]
               ) -> dict[str, tuple[int, int]]:
     """(k, n) of each node among its parent's continuations, as
@@ -262,10 +257,10 @@ def node_info(docs: Documents, tree_ref: str | None, ref: str | None, doc: OpenD
     child_ids = families.get(node.id, [])
     sib = page_of(len(sibling_ids), siblings_offset, limit)
     kids = page_of(len(child_ids), children_offset, limit)
-    siblings = nodes_by_id(ws, sibling_ids[sib.offset:sib.offset + sib.limit])
+    siblings = ws.nodes_by_id(sibling_ids[sib.offset:sib.offset + sib.limit])
     if not node.parent:
         siblings = [node][sib.offset:sib.offset + sib.limit]
-    children = nodes_by_id(ws, child_ids[kids.offset:kids.offset + kids.limit])
+    children = ws.nodes_by_id(child_ids[kids.offset:kids.offset + kids.limit])
     places = places_in(ws, ids, families)
     for i, s in enumerate(siblings):
         places[s.id] = (sib.offset + i + 1, max(1, sib.total))

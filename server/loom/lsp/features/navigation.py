@@ -114,7 +114,7 @@ class Navigation:
         ids = ws.continuation_ids([parent.id]).get(parent.id, [])
         here = node.id if node.id in ids else node.version_of
         page = lookup.page_of(len(ids), offset, limit)
-        siblings = lookup.nodes_by_id(ws, ids[page.offset:page.offset + page.limit])
+        siblings = ws.nodes_by_id(ids[page.offset:page.offset + page.limit])
         gens: dict[str, Any] = {}
         for gen in ws.generations([s.id for s in siblings]):
             gens.setdefault(gen.node, gen)
