@@ -105,37 +105,31 @@ export function pathItems(info: NodeInfo): ItemData[] {
   });
 }
 
-function siblingItem(info: NodeInfo, s: LoomNode, parentKey: string): ItemData {
+/** A sibling (an alternative to the node) or a child (a continuation of it) under a path node. */
+const RELATED = {
+  sibling: { key: "sib", icon: "arrow-swap", how: "an alternative to ", context: "loomNode.sibling" },
+  child: { key: "child", icon: "arrow-small-down", how: "continues ", context: "loomNode.child" },
+} as const;
+
+function relatedItem(info: NodeInfo, n: LoomNode, parentKey: string, role: "sibling" | "child"): ItemData {
+  const r = RELATED[role];
   return {
-    id: `${parentKey}/sib:${s.id}`,
-    role: "sibling",
-    label: nodeLabel(s),
-    description: withMarks(s),
-    tooltip: nodeTooltip(s, "an alternative to " + nodeLabel(info.node)),
-    uri: s.uri,
+    id: `${parentKey}/${r.key}:${n.id}`,
+    role,
+    label: nodeLabel(n),
+    description: withMarks(n),
+    tooltip: nodeTooltip(n, r.how + nodeLabel(info.node)),
+    uri: n.uri,
     tree: treeIdOf(info.tree),
-    node: s,
-    icon: "arrow-swap",
+    node: n,
+    icon: r.icon,
     collapsible: false,
-    contextValue: "loomNode.sibling",
+    contextValue: r.context,
   };
 }
 
-function childItem(info: NodeInfo, c: LoomNode, parentKey: string): ItemData {
-  return {
-    id: `${parentKey}/child:${c.id}`,
-    role: "child",
-    label: nodeLabel(c),
-    description: withMarks(c),
-    tooltip: nodeTooltip(c, "continues " + nodeLabel(info.node)),
-    uri: c.uri,
-    tree: treeIdOf(info.tree),
-    node: c,
-    icon: "arrow-small-down",
-    collapsible: false,
-    contextValue: "loomNode.child",
-  };
-}
+const siblingItem = (info: NodeInfo, s: LoomNode, parentKey: string): ItemData => relatedItem(info, s, parentKey, "sibling");
+const childItem = (info: NodeInfo, c: LoomNode, parentKey: string): ItemData => relatedItem(info, c, parentKey, "child");
 
 /**
  * "… 9,900 more siblings": the server answers a page of them (100); expanding this item
