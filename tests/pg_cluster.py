@@ -49,6 +49,7 @@ class Cluster:
     bindir: Path
     port: int
     as_user: str | None
+    opts: str = ""
 
     @property
     def socket_dir(self) -> Path:
@@ -66,6 +67,16 @@ class Cluster:
 
         with psycopg.connect(self.url(dbname), autocommit=True) as conn:
             conn.execute(statement)
+
+    def halt(self, mode: str = "fast") -> None:
+        """Stop the server and keep its data (an outage): ``resume`` starts it again."""
+        _run(self, [str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m", mode,
+                    "-w", "stop"])
+
+    def resume(self) -> None:
+        """Start the server ``halt`` stopped, on the same port and socket."""
+        _run(self, [str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-o",
+                    self.opts, "-l", str(self.root / "server.log"), "-w", "-t", "60", "start"])
 
     def stop(self) -> None:
         _run(self, [str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m",
@@ -103,7 +114,7 @@ def start(password_user: tuple[str, str] | None = None) -> Cluster:
             f"-c unix_socket_directories={root / 'sock'} -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300 "
             "-c shared_buffers=64MB")
-    cluster = Cluster(root, bindir, port, as_user)
+    cluster = Cluster(root, bindir, port, as_user, opts)
     try:
         _run(cluster, [str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-l",
                        str(root / "server.log"), "-w", "-t", "60", "start"])

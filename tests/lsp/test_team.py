@@ -127,3 +127,26 @@ async def test_a_turn_lock_on_one_machine_refuses_a_commit_on_the_other(team) ->
     await bob.wait_for(lambda: _rows(url, "SELECT count(*) FROM node WHERE content = "
                                           "' Meanwhile.'") == [(1,)], timeout=4.0)
     ws.db.close()
+
+
+async def test_text_appended_on_one_machine_shows_in_the_other_buffer(team) -> None:  # type: ignore[no-untyped-def]
+    """Issue 32, item 8: Alice writes on where the path ends; Bob's open buffer of the same
+    path shows her text (only loom/documentChanged came before), and what Bob is typing at
+    the end stays his, after it. A commit of Bob's then continues from Alice's node."""
+    url, alice, bob = team
+    _tree, _tip, uri = _demo_path(url)
+    await _open(alice, uri)
+    await _open(bob, uri)
+    bob.append(uri, " Bob is typing.")
+    await asyncio.sleep(0.3)
+    alice.append(uri, " Alice wrote on.")
+    res = await alice.request("loom/save", {"uri": uri, "text": alice.texts[uri]})
+    assert res["ok"], res
+    await bob.wait_for(lambda: "Alice wrote on." in bob.texts[uri], timeout=4.0)
+    assert bob.texts[uri].endswith(" Alice wrote on. Bob is typing."), bob.texts[uri][-80:]
+    res = await bob.request("loom/save", {"uri": uri, "text": bob.texts[uri]})
+    assert res["ok"], res
+    assert _rows(url, "SELECT a.content FROM node b JOIN node a ON a.id = b.parent "
+                      "WHERE b.content = ' Bob is typing.'") == [(" Alice wrote on.",)]
+    await alice.wait_for(lambda: alice.texts[uri].endswith(" Alice wrote on. Bob is typing."),
+                         timeout=4.0)

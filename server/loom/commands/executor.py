@@ -33,7 +33,7 @@ from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.memory import operational as mem
 from loom.model import permissions as perms
-from loom.store.backend import storage_error
+from loom.store.backend import storage_error, unreachable
 from loom.store.schema import Tree
 from loom.store.workspace import Workspace
 
@@ -188,20 +188,23 @@ class Executor:
             return HANDLERS[cmd.verb](ctx, cmd)
         except LoomError as err:
             return Result.from_error(err)
-        except pw.DatabaseError as err:  # busy, a lost connection, a role's refusal…
+        except (pw.DatabaseError, pw.InterfaceError) as err:  # busy, lost, refused…
+            if isinstance(err, pw.InterfaceError) and not unreachable(err):
+                return _internal(cmd, err)  # (peewee's own misuse: a bug)
             error = storage_error(err)  # rolled back: say what it means, nothing written
             if "storage error" in error.message:
                 log.exception("storage error running %s", cmd.verb)
-            return Result.from_error(error)
+            result = Result.from_error(error)
+            if unreachable(err):  # the front ends keep what it would have written
+                result.data["unreachable"] = True
+            return result
         except MemoryError:  # a file or a request too large for this machine: not a bug
             log.warning("out of memory running %s", cmd.verb)
             return Result.failure("LIMIT_EXCEEDED", f"there is not enough memory to {cmd.verb} "
                                   "that", "try something smaller, or free memory; nothing was "
                                   "written")
         except Exception as err:  # the boundary: a bug must not take the front end down
-            log.exception("internal error running %s", cmd.verb)
-            return Result.failure("INTERNAL", f"{type(err).__name__}: {err}",
-                                  "this is a bug in Loom; nothing was written")
+            return _internal(cmd, err)
 
     def _trace(self, actor: Actor, command: str, result: Result) -> None:
         # U+0000 as the symbol that shows it: PostgreSQL text cannot hold NUL, and a trace
@@ -216,3 +219,10 @@ class Executor:
     def batch(self, lines: list[str], actor: Actor) -> list[Result]:
         """Consecutive command lines run together, in order (seed 000's batching)."""
         return [self.execute(line, actor) for line in lines]
+
+
+def _internal(cmd: ast.Command, err: Exception) -> Result:
+    """A bug met running ``cmd``: logged with its traceback, said without it."""
+    log.exception("internal error running %s", cmd.verb)
+    return Result.failure("INTERNAL", f"{type(err).__name__}: {err}",
+                          "this is a bug in Loom; nothing was written")

@@ -70,6 +70,15 @@ class Host(Protocol):
         """A command's result as a message in the editor."""
         ...
 
+    def warn(self, text: str) -> None:
+        """A warning in the editor (``window/showMessage``)."""
+        ...
+
+    def database_lost(self) -> None:
+        """The database did not answer (a statement failed on a lost connection): say so
+        once, keep what is typed, and commit it when it is back (``features/outage.py``)."""
+        ...
+
     def status(self, doc: OpenDoc, message: str | None = None) -> None:
         """The ``loom/status`` notification for a document."""
         ...

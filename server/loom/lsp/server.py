@@ -39,6 +39,8 @@ from loom.lsp.features.generation import Generation
 from loom.lsp.features.identity import Identity
 from loom.lsp.features.library import Library
 from loom.lsp.features.navigation import Navigation
+from loom.lsp.features.outage import HINT as OUTAGE_HINT
+from loom.lsp.features.outage import Outage
 from loom.lsp.features.probabilities import Probabilities
 from loom.lsp.features.semantic_delta import SemanticResults
 from loom.lsp.features.suggestions import Suggestions
@@ -49,6 +51,7 @@ from loom.lsp.settings import Settings, parse_settings
 from loom.lsp.text import TextDoc
 from loom.lsp.views import render as render_view
 from loom.render.formats import error as error_text
+from loom.store.backend import UNREACHABLE, unreachable
 from loom.uris import node_uri, tree_uri
 
 log = logging.getLogger(__name__)
@@ -146,6 +149,8 @@ class LoomServer(AnsweringServer):
         self.suggestions = Suggestions(self, self.editing, self.generation)
         self.semantic_results = SemanticResults()
         self.sync = ChangeSync(self, self.editing, self.collaborator)
+        self.outage = Outage(self, self._database_back)
+        self.sync.outage = self.outage
         self.collaborator.after_turn = self.sync.catch_up
 
     # ── the workspace ──
@@ -321,6 +326,23 @@ class LoomServer(AnsweringServer):
         kind = lsp.MessageType.Info if result.ok else lsp.MessageType.Error
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=result.text))
 
+    def warn(self, text: str) -> None:
+        self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,
+                                                       message=text))
+
+    def database_lost(self) -> None:
+        self.outage.lost()
+
+    async def _database_back(self, took: float) -> None:
+        """The database answers again: what others did meanwhile first, then the commits
+        that waited for it, and the human told."""
+        with contextlib.suppress(Exception):
+            await self.sync.catch_up()
+        committed = await self.editing.retry_blocked()
+        where = ", ".join(f'"{t}"' for t in committed)
+        self.show(Result.success(f"✓ the database is back (after {took:.0f} s)" + (
+            f": committed your text in {where}" if committed else "")))
+
     def status(self, doc: OpenDoc, message: str | None = None) -> None:
         tip = doc.view.tip
         self.protocol.notify("loom/status", {
@@ -390,8 +412,8 @@ def _guard(default: Any = None) -> Callable[[Callable[..., Any]], Callable[..., 
                         type=lsp.MessageType.Error,
                         message=error_text(err.code, err.message, err.hint)))
                     return default
-                except Exception:
-                    log.exception("%s failed", fn.__name__)
+                except Exception as err:
+                    _failed(ls, fn.__name__, err)
                     return default
             run_async.__name__ = fn.__name__
             return run_async
@@ -402,12 +424,22 @@ def _guard(default: Any = None) -> Callable[[Callable[..., Any]], Callable[..., 
             except LoomError as err:
                 log.info("%s: %s", fn.__name__, err)
                 return default
-            except Exception:
-                log.exception("%s failed", fn.__name__)
+            except Exception as err:
+                _failed(ls, fn.__name__, err)
                 return default
         run.__name__ = fn.__name__
         return run
     return wrap
+
+
+def _failed(ls: LoomServer, what: str, err: Exception) -> None:
+    """A feature that failed: the database out of reach (said once, by the outage), or a
+    bug (logged with its traceback)."""
+    if unreachable(err):
+        log.warning("%s: %s", what, UNREACHABLE)
+        ls.database_lost()
+    else:
+        log.exception("%s failed", what)
 
 
 def _bug(what: str) -> dict[str, Any]:
@@ -428,7 +460,10 @@ async def _answer(name: str, model: type[A.Args], fn: Callable[..., Any], ls: Lo
         return answer(out) if isinstance(out, Result) else out
     except LoomError as err:
         return failure(err)
-    except Exception:
+    except Exception as err:
+        if unreachable(err):  # (issue 32: answered "a bug in Loom")
+            _failed(ls, name, err)
+            return answer(Result.failure("CONFLICT", UNREACHABLE, OUTAGE_HINT))
         return _bug(name)
 
 

@@ -12,10 +12,12 @@ keyring, through the ``password`` callback the composition root passes in.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
 import re
+import select
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -167,9 +169,27 @@ class PostgresDatabase(pw.PostgresqlDatabase):
         with pw.__exception_wrapper__:
             self.cursor().executemany(translate(sql), rows)
 
+    def begin(self, isolation_level: Any = None) -> None:
+        self._reconnect_if_dropped()  # (peewee's BEGIN does not go through execute_sql)
+        super().begin(isolation_level)
+
     def _reconnect_if_dropped(self) -> None:
+        """Outside a transaction, a connection the server closed is replaced before the
+        next statement. A restarted server says goodbye on every idle connection (and a
+        killed one closes them): the socket then has something to read though nothing was
+        asked, so one ``select`` finds it before a statement fails on it."""
         conn = self._state.conn
-        if conn is not None and conn.closed and not self.in_transaction():
+        if conn is None or self.in_transaction():
+            return
+        if not conn.closed:
+            try:
+                readable = select.select([conn.fileno()], [], [], 0)[0]
+            except (OSError, ValueError):
+                readable = [True]
+            if readable:
+                with contextlib.suppress(Exception):
+                    conn.pgconn.consume_input()  # the goodbye, or end of file: BAD status
+        if conn.closed:
             log.info("reconnecting to %s", self.info.shown)
             self._state.reset()
             self.connect()
@@ -226,13 +246,40 @@ _RETRYABLE = {"40001": "another writer changed the same rows",
               "57014": "the statement took too long"}
 
 
-def storage_error(err: Exception) -> LoomError:
-    """A database failure as the ``✗`` a user sees (the transaction has rolled back)."""
+UNREACHABLE = "the database is unreachable"
+#: SQLSTATEs of a server going away: connection exceptions, and the server shutting down
+#: (``pg_ctl stop``), crashing or starting up
+_GONE = ("08", "57P01", "57P02", "57P03")
+
+
+def _sqlstate(err: BaseException) -> str | None:
     # peewee wraps the driver's error: its first argument (and the exception context)
     # is psycopg's, which carries the SQLSTATE
     wrapped = [err, err.__cause__, err.__context__, *(a for a in err.args[:1]
                                                        if isinstance(a, Exception))]
-    state = next((s for e in wrapped if (s := getattr(e, "sqlstate", None))), None)
+    return next((s for e in wrapped if e is not None and (s := getattr(e, "sqlstate", None))),
+                None)
+
+
+def unreachable(err: BaseException) -> bool:
+    """Whether a database failure means the server cannot be reached (down, restarting,
+    the network gone), rather than a refusal or a conflict: what was asked may succeed as
+    is once it is back."""
+    if not isinstance(err, pw.DatabaseError | pw.InterfaceError):
+        return False
+    state = _sqlstate(err) or ""
+    if state.startswith(_GONE):
+        return True
+    text = str(err).lower()
+    if isinstance(err, pw.InterfaceError):
+        return "closed" in text  # a connection that went away, used again
+    return isinstance(err, pw.OperationalError) and not state and (
+        "connection" in text or "server closed" in text or "could not connect" in text)
+
+
+def storage_error(err: Exception) -> LoomError:
+    """A database failure as the ``✗`` a user sees (the transaction has rolled back)."""
+    state = _sqlstate(err)
     text = str(err)
     if state in _RETRYABLE:
         return LoomError("CONFLICT", f"the workspace is busy: {_RETRYABLE[state]}",
@@ -240,8 +287,8 @@ def storage_error(err: Exception) -> LoomError:
     if "locked" in text or "busy" in text:
         return LoomError("CONFLICT", "the workspace is busy (another writer)",
                          "retry the command")
-    if (state or "").startswith("08") or "connection" in text.lower():
-        return LoomError("CONFLICT", "the database connection was lost",
+    if unreachable(err):
+        return LoomError("CONFLICT", UNREACHABLE,
                          "check that the server is running and retry; nothing was written")
     if "NUL (0x00)" in text or state in ("22021", "22P05"):
         # psycopg refuses U+0000 in text before sending it; the server, a character its

@@ -78,11 +78,23 @@ class ChangeCursor:
 
 class ChangeListener:
     """``LISTEN loom_changes`` on a connection of its own; ``wake()`` runs in the listener's
-    thread for every committed change (and after a reconnect, in case one was missed)."""
+    thread for every committed change (and after a reconnect, in case one was missed);
+    ``lost()`` when the connection is lost.
 
-    def __init__(self, db: PostgresDatabase, wake: Callable[[], None]) -> None:
+    A lost connection is tried again at once and then every ``RETRY_MAX_S`` at the most:
+    a restarted server is listened to again within a second of answering (issue 32: the
+    backoff had grown to 4 s during a restart, and the first edit after it reached the
+    other editors 5 s late). A refused connection costs a round trip, so trying often is
+    cheap."""
+
+    RETRY_FIRST_S = 0.1
+    RETRY_MAX_S = 1.0
+
+    def __init__(self, db: PostgresDatabase, wake: Callable[[], None],
+                 lost: Callable[[], None] | None = None) -> None:
         self.url, self.params = db.listen_params()
         self.wake = wake
+        self.lost = lost
         self._stop = threading.Event()
         self._conn: Any = None
         self._thread = threading.Thread(target=self._run, name="loom-listen", daemon=True)
@@ -99,12 +111,14 @@ class ChangeListener:
     def _run(self) -> None:
         import psycopg
 
-        backoff = 0.5
+        backoff = self.RETRY_FIRST_S
         while not self._stop.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True, **self.params) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
-                    backoff = 0.5
+                    if backoff > self.RETRY_FIRST_S:
+                        log.info("change listener: listening again")
+                    backoff = self.RETRY_FIRST_S
                     if self.ready.is_set():
                         self.wake()  # reconnected: catch up on what came meanwhile
                     self.ready.set()
@@ -116,14 +130,18 @@ class ChangeListener:
             except Exception as err:  # a dropped connection: listen again, never give up
                 if self._stop.is_set():
                     return
-                log.warning("change listener: %s; reconnecting in %.1fs",
-                            redact_url(str(err).strip()), backoff)
+                if backoff == self.RETRY_FIRST_S:  # (once per outage, not every retry)
+                    log.warning("change listener: %s; listening again as soon as the "
+                                "database answers", redact_url(str(err).strip()))
+                    if self.lost is not None:
+                        self.lost()
                 self._stop.wait(backoff)
-                backoff = min(backoff * 2, 10.0)
+                backoff = min(backoff * 2, self.RETRY_MAX_S)
 
 
-def listen(db: Any, wake: Callable[[], None]) -> ChangeListener | None:
+def listen(db: Any, wake: Callable[[], None],
+           lost: Callable[[], None] | None = None) -> ChangeListener | None:
     """A started listener on PostgreSQL; None on SQLite, whose readers poll."""
     if not isinstance(db, PostgresDatabase):
         return None
-    return ChangeListener(db, wake).start()
+    return ChangeListener(db, wake, lost).start()

@@ -211,10 +211,20 @@ class Workspace:
         committed out of order by parallel writers (PostgreSQL)."""
         return ChangeCursor(self, start, tree)
 
-    def listen(self, wake: Callable[[], None]) -> ChangeListener | None:
+    def answers(self) -> bool:
+        """Whether the database answers a statement now (on this thread's connection)."""
+        try:
+            self.db.execute_sql("SELECT 1")
+            return True
+        except Exception:
+            return False
+
+    def listen(self, wake: Callable[[], None],
+               lost: Callable[[], None] | None = None) -> ChangeListener | None:
         """On PostgreSQL, call ``wake`` (from another thread) whenever any process commits
-        a change; None on SQLite, whose readers poll :meth:`last_change`."""
-        return listen(self.db, wake)
+        a change, and ``lost`` when the listening connection is lost (``wake`` follows
+        its return); None on SQLite, whose readers poll :meth:`last_change`."""
+        return listen(self.db, wake, lost)
 
     def changes_since(self, seq: int, tree: str | None = None) -> list[Change]:
         q = Change.select().where(Change.seq > seq)

@@ -15,9 +15,11 @@ from loom.commands import ast
 from loom.commands.lexicon import prose_before_commands
 from loom.commands.results import Result
 from loom.lsp.buffer import Segment
+from loom.lsp.features.outage import HINT
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc, copy_segments
 from loom.render import formats as f
+from loom.store.backend import UNREACHABLE, unreachable
 from loom.store.schema import BufferState
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,13 @@ class Editing:
             return Result.success("✓ nothing to commit", created=[])
         result = self.host.execute_now(cmd, self.host.actor(doc))
         if not result.ok:
+            if result.data.get("unreachable"):
+                # (issue 32: this answer was "a bug in Loom", and the text waited for a
+                # second save the writer was never told to make)
+                self.blocked[doc.uri] = result
+                self.host.database_lost()
+                return Result.failure("CONFLICT", f"{UNREACHABLE}; your text is kept in the "
+                                      "editor and will be committed when it is back", HINT)
             if result.code == "CONFLICT":
                 self.blocked[doc.uri] = result
                 self.host.status(doc, f"{result.message}: your text is kept and will be "
@@ -110,8 +119,10 @@ class Editing:
             self.announce(doc)
         return result
 
-    async def retry_blocked(self) -> None:
-        """Commits that waited for another participant's lock: try again."""
+    async def retry_blocked(self) -> list[str]:
+        """Commits that waited (for another participant's lock, or for the database):
+        try again. The titles of the trees where text was committed."""
+        committed: list[str] = []
         for uri in list(self.blocked):
             doc = self.host.docs.open.get(uri)
             if doc is None:
@@ -119,10 +130,9 @@ class Editing:
                 continue
             result = await self.commit_and_show(doc)
             if result.ok and result.data.get("created"):
-                self.host.show(Result.success(
-                    f"✓ committed your text in {doc.tree.title if doc.tree else uri} "
-                    "(the branch is free again)"))
+                committed.append(doc.tree.title if doc.tree else uri)
                 self.host.refresh_decorations()
+        return committed
 
     async def bring_in_step(self, doc: OpenDoc) -> None:
         """The editor opened the path with other text than the tree's: send it the
@@ -177,7 +187,12 @@ class Editing:
         self._last_persist[doc.uri] = time.monotonic()
         try:
             self.host.docs.persist(doc)
-        except Exception:
+        except Exception as err:
+            if unreachable(err):  # kept in the editor and the session meanwhile
+                log.warning("could not keep the uncommitted text of %s: %s", doc.uri,
+                            UNREACHABLE)
+                self.host.database_lost()
+                return
             log.exception("could not keep the uncommitted text of %s", doc.uri)
 
     def touched(self, doc: OpenDoc) -> None:

@@ -18,9 +18,11 @@ from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.features.collaborator import Collaborator
 from loom.lsp.features.editing import Editing
+from loom.lsp.features.outage import Outage
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc, minimal_edit
 from loom.lsp.views import parse_uri, render
+from loom.store.backend import unreachable
 from loom.store.feed import ChangeCursor, ChangeListener
 
 log = logging.getLogger(__name__)
@@ -38,6 +40,7 @@ class ChangeSync:
         self._last_beat = 0.0
         self._last_read = 0.0
         self._woken: asyncio.Event | None = None
+        self.outage: Outage | None = None  # (the server's, set after both are made)
 
     @property
     def seen(self) -> int:
@@ -46,10 +49,17 @@ class ChangeSync:
     def start(self) -> None:
         ws = self.host.app.ws
         self.cursor = ChangeCursor(ws)
-        self._woken = woken = asyncio.Event()
+        self._woken = asyncio.Event()
         loop = asyncio.get_event_loop()
-        self.listener = ws.listen(lambda: loop.call_soon_threadsafe(woken.set))
+        self.listener = ws.listen(lambda: loop.call_soon_threadsafe(self._wake),
+                                  lambda: loop.call_soon_threadsafe(self.host.database_lost))
         self.host.spawn(self._watch(), "change-log sync")
+
+    def _wake(self) -> None:
+        assert self._woken is not None
+        self._woken.set()
+        if self.outage is not None and self.outage.down:
+            self.outage.nudge()  # (the listener is back: the database likely is)
 
     def stop(self) -> None:
         if self.listener is not None:
@@ -63,13 +73,18 @@ class ChangeSync:
                 await asyncio.wait_for(self._woken.wait(), self.host.settings.watch_interval_s)
             woken = self._woken.is_set()
             self._woken.clear()
+            if self.outage is not None and self.outage.down:
+                continue  # nothing to read or beat until it answers (its probe says when)
             read = (self.listener is None or woken
                     or loop.time() - self._last_read >= SAFETY_READ_EVERY_S)
             steps = [self.beat, *([self.catch_up] if read else []), self.collaborator.tick]
             for step in steps:
                 try:
                     await step()
-                except Exception:
+                except Exception as err:
+                    if unreachable(err):
+                        self.host.database_lost()
+                        break
                     log.exception("the change-log loop failed in %s", step.__name__)
 
     async def beat(self) -> None:
@@ -94,7 +109,9 @@ class ChangeSync:
                 participant.permissions = fresh.permissions
                 self.host.refresh_decorations()
         if self.editing.blocked and any(c.kind == "lock.release" for c in changes):
-            await self.editing.retry_blocked()
+            for title in await self.editing.retry_blocked():
+                self.host.show(Result.success(
+                    f"✓ committed your text in {title} (the branch is free again)"))
         me = self.host.docs.participant.id
         trees = {c.tree for c in changes if c.tree and _changes_paths(c.kind, c.actor, me)}
         content = [c for c in changes if not c.kind.startswith("lock.")]
@@ -115,6 +132,10 @@ class ChangeSync:
         # place there, as the store moved the positions on it (Workspace.add_version)
         versions = {(c.payload or {}).get("edited_from"): c.entity for c in content
                     if c.kind == "node.version" and (c.payload or {}).get("mode") == "buffer"}
+        # text a person appended (elsewhere) where a buffer ends: the buffer shows it, as
+        # it shows their edits inside nodes (issue 32: only loom/documentChanged came)
+        appended = {(c.payload or {}).get("parent"): c.entity for c in content
+                    if c.kind == "node.continuation"}
         for doc in list(self.host.docs.open.values()):
             if doc.generating:
                 continue
@@ -123,6 +144,9 @@ class ChangeSync:
                     continue
                 if doc.view.tip.id in versions:
                     self._follow_version(doc, versions[doc.view.tip.id])
+                while doc.view.tip.id in appended and self._follow_append(
+                        doc, appended[doc.view.tip.id]):
+                    pass
                 text, segments = self.host.docs.rerender_target(doc)
                 sent = True
                 if text != self.host.docs.expected_text(doc) or doc.rebased:
@@ -154,6 +178,21 @@ class ChangeSync:
         version = self.host.app.ws.find_node(version_id)
         if version is not None:
             doc.view.tip = version
+
+    def _follow_append(self, doc: OpenDoc, node_id: str) -> bool:
+        """The buffer's end moves on to ``node_id``, a continuation of it, when a person
+        wrote it and it is the only one (no choice to make among siblings; a model's
+        continuations are offered as siblings, never followed). What the human is typing
+        stays after it."""
+        ws, tip = self.host.app.ws, doc.view.tip
+        assert tip is not None
+        node = ws.find_node(node_id)
+        if node is None or node.pruned or node.author_type != "human":
+            return False
+        if [c.id for c in ws.children(tip)] != [node.id]:
+            return False
+        doc.view.tip = node
+        return True
 
     async def refresh_traces(self) -> None:
         """Open trace views of this participant show each command as it runs."""

@@ -1,0 +1,110 @@
+"""A team's database goes down and comes back (issue 32, items 1 and 2): two language
+servers on one PostgreSQL workspace, a cluster of the test's own that it stops and starts.
+
+While the database is down a save answers that the database is unreachable and that the
+text is kept (not "a bug in Loom"), and the writer is told once; nothing is lost. When the
+database is back the kept text is committed without a second save, the writer is told,
+the other editor shows it, and edits after the restart reach the other editor through
+NOTIFY again (the sync loop's safety read is 30 s away here)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests import pg_cluster
+from tests.conftest import new_pg_database
+from tests.lsp.conftest import NO_MODEL_ENV, SERVER, Editor, make_demo
+from tests.lsp.test_team import _demo_path, _open, _rows
+
+
+@pytest.fixture
+def cluster() -> Iterator[pg_cluster.Cluster]:
+    bindir, why = pg_cluster.binaries()
+    if bindir is None:
+        pytest.skip(why)
+    with pg_cluster.running() as running:
+        yield running
+
+
+async def _editor(url: str, participant: str) -> Editor:
+    client: LanguageClient = await ClientServerConfig(  # type: ignore[assignment]
+        server_command=SERVER, server_env=NO_MODEL_ENV).start()
+    ed = Editor(client)
+
+    @client.feature(lsp.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        for change in params.edit.document_changes or []:
+            if isinstance(change, lsp.TextDocumentEdit):
+                ed.apply_text_edits(change.text_document.uri, list(change.edits))
+        return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    await client.initialize_session(lsp.InitializeParams(
+        capabilities=client_capabilities("visual_studio_code"), initialization_options={
+            "database": url, "participant": participant,
+            "documentProvider": "textDocumentContent", "watchInterval": 30}))
+    return ed
+
+
+@pytest.fixture
+async def team(cluster: pg_cluster.Cluster):  # type: ignore[no-untyped-def]
+    url = new_pg_database(cluster, template=False)
+    make_demo(url)  # type: ignore[arg-type]
+    from loom.cli import main
+
+    for name in ("alice", "bob"):
+        assert main(["--db", url, "--participant", "human", "users", "add", name,
+                     "--preset", "writer"]) == 0
+    alice, bob = await _editor(url, "alice"), await _editor(url, "bob")
+    yield cluster, url, alice, bob
+    for ed in (alice, bob):
+        await ed.client.shutdown_session()
+
+
+def _said(ed: Editor, *needles: str) -> bool:
+    """Whether a window/showMessage held all of ``needles`` (pytest-lsp keeps them)."""
+    return any(all(n in m.message for n in needles) for m in ed.client.messages)
+
+
+async def test_a_save_while_the_database_is_down_is_kept_and_committed_when_it_is_back(
+        team: Any) -> None:
+    cluster, url, alice, bob = team
+    _tree, _tip, uri = _demo_path(url)
+    await _open(alice, uri)
+    await _open(bob, uri)
+
+    cluster.halt("fast")
+    alice.append(uri, " The lights went out.")
+    res = await alice.request("loom/save", {"uri": uri, "text": alice.texts[uri]})
+    assert not res["ok"], res
+    assert "the database is unreachable" in res["message"], res
+    assert "your text is kept" in res["message"], res
+    assert "bug" not in res["message"], res
+    await alice.wait_for(lambda: _said(alice, "the database is unreachable"), timeout=10)
+    assert alice.texts[uri].endswith(" The lights went out.")  # the editor keeps it
+    # the other editor is told too (its listener lost the database), and keeps working
+    await bob.wait_for(lambda: _said(bob, "the database is unreachable"), timeout=10)
+    assert (await bob.request("loom/status", {"uri": uri}))["ok"] is not None
+
+    cluster.resume()
+    # no second save: the kept text is committed once the database answers again
+    await alice.wait_for(lambda: _said(alice, "the database is back", "committed"),
+                         timeout=20)
+    assert _rows(url, "SELECT p.name FROM node n JOIN participant p ON p.id = n.author_id "
+                      "WHERE n.content = %s", " The lights went out.") == [("alice",)]
+    await bob.wait_for(lambda: bob.texts[uri].endswith(" The lights went out."), timeout=10)
+    await bob.wait_for(lambda: _said(bob, "the database is back"), timeout=10)
+    res = await alice.request("loom/save", {"uri": uri, "text": alice.texts[uri]})
+    assert res["ok"] and "nothing to commit" in res["message"], res
+
+    # after the restart, edits reach the other editor through NOTIFY again at once
+    text = alice.texts[uri]
+    at = text.index("stopped at the gate")
+    alice.replace(uri, at, at + len("stopped"), "paused")
+    res = await alice.request("loom/save", {"uri": uri, "text": alice.texts[uri]})
+    assert res["ok"], res
+    await bob.wait_for(lambda: "paused at the gate" in bob.texts[uri], timeout=4.0)
