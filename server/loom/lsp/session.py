@@ -164,6 +164,9 @@ class Documents:
         """The view with this session's uncommitted work for it put back in."""
         state = self._state_for(uri) if uri.startswith("loom://path/") else None
         tip = self.ws.find_node(state.tip) if state else None
+        working = state.working or "" if state else ""
+        if state is not None and tip is not None and working:
+            tip, working = self._committed_since(state, tip, working)
         view = self.cache.view(uri, tip)
         if view.kind != "path" or state is None:
             return view
@@ -175,9 +178,26 @@ class Documents:
                 pending[node_id] = (content, node.content)
         parts, segments, notes = self._overlay(view.segments, pending)
         self.restored_notes[uri] = notes
-        view.text = "".join(parts) + (state.working or "")
+        view.text = "".join(parts) + working
         view.segments = segments
         return view
+
+    def _committed_since(self, state: BufferState, tip: Node, working: str
+                         ) -> tuple[Node, str]:
+        """The state's end and working text, less what this participant committed of
+        that text after the state was written. A server killed between a commit and the
+        state's next write left the committed text in the state as still to commit: the
+        next server showed it after the path again and a save committed it twice, or an
+        editor reopening with the committed text had it replaced (issue 32, item 9)."""
+        while working:
+            lead = len(working) - len(working.lstrip("\n"))  # (a dialogue's blank lines)
+            child = next((c for c in self.ws.children(tip)
+                          if c.author_id == self.participant.id and c.created >= state.updated
+                          and c.content and working[lead:].startswith(c.content)), None)
+            if child is None:
+                break
+            tip, working = child, working[lead + len(child.content):]
+        return tip, working
 
     def _overlay(self, segments: list[Segment], pending: dict[str, tuple[str, str]]
                  ) -> tuple[list[str], list[Segment], list[Rebased]]:

@@ -1,0 +1,83 @@
+"""A kill right after a save, and the editor reopening its text (issue 32, item 9).
+
+The writer types a sentence at the end of the path and saves; the server is killed a few
+milliseconds after the save was sent (before, while or after it commits and writes the
+buffer's state); the editor still shows its text and opens it again on a fresh server, as
+VS Code does after a crash. The fresh server must take the editor's text as it is (it
+once replaced it with an older saved copy, "the editor's copy differed (458 characters…)",
+and the next save found nothing to commit), and the sentence ends up in the tree exactly
+once, by that save or by the one after; typed inside a node, it is one version."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+from tests.lsp.conftest import demo_uri, make_demo
+from tests.lsp.stdio_client import StdioClient, Zygote
+
+DELAYS_MS = (0, 3, 5, 5, 10)
+INSIDE_AT = 16  # "The house stood |empty": inside the demo path's first node
+
+
+def _count(db: Path, text: str) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return int(con.execute("SELECT count(*) FROM node WHERE content LIKE ? AND NOT pruned",
+                               (f"%{text}%",)).fetchone()[0])
+    finally:
+        con.close()
+
+
+async def _session(zygote: Zygote, db: Path) -> StdioClient:
+    client = await zygote.fork()
+    await client.initialize(db)
+    return client
+
+
+async def _trial(zygote: Zygote, db: Path, uri: str, n: int, delay_ms: int,
+                 inside: bool) -> None:
+    client = await _session(zygote, db)
+    text = await client.read(uri)
+    client.open(uri, text)
+    sentence = f" Trial {n}: she wrote and saved."
+    at = INSIDE_AT if inside else len(text)
+    for i, ch in enumerate(sentence):  # typed, then a moment's pause before the save
+        client.replace(uri, at + i, at + i, ch)
+        await client.flush()
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.15)
+    save = asyncio.ensure_future(client.request(
+        "loom/save", {"uri": uri, "text": client.texts[uri]}))
+    await client.flush()
+    await asyncio.sleep(delay_ms / 1000)
+    shown = client.texts[uri]  # what the editor shows when the server dies
+    await client.kill()
+    save.cancel()
+
+    again = await _session(zygote, db)
+    again.open(uri, shown)
+    res = await again.request("loom/save", {"uri": uri, "text": shown})
+    await asyncio.sleep(0.2)
+    told = [p.get("message", "") for m, p in again.notifications if m == "window/showMessage"]
+    where = f"killed {delay_ms} ms after the save, typed {'inside' if inside else 'after'}"
+    assert not any("the editor's copy differed" in t for t in told), (where, told)
+    assert again.texts[uri] == shown, (where, again.texts[uri][-120:], shown[-120:])
+    assert res["ok"], (where, res)
+    assert _count(db, sentence.strip()) == 1, (where, res)
+    await again.stop()
+
+
+async def test_reopening_after_a_kill_just_after_a_save_keeps_the_editors_text(
+        tmp_path: Path) -> None:
+    db = tmp_path / "loom.db"
+    make_demo(db)
+    uri = demo_uri(db)
+    zygote = await Zygote.start(tmp_path / "fifos", tmp_path / "servers.log")
+    try:
+        trials = [(inside, delay) for inside in (False, True) for delay in DELAYS_MS]
+        for n, (inside, delay_ms) in enumerate(trials):
+            await _trial(zygote, db, uri, n, delay_ms, inside)
+    finally:
+        await zygote.close()
