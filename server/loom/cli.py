@@ -256,7 +256,9 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 def cmd_agent(args: argparse.Namespace) -> int:
     from loom.agent.cli import main_agent
 
-    return int(main_agent(args) or 0)
+    # as the person at this terminal (--participant), as every other command: who that
+    # is decides whether they may start the collaborator (issue 32)
+    return int(main_agent(args, _app(args)) or 0)
 
 
 def cmd_users(args: argparse.Namespace) -> int:

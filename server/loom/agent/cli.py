@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from loom.agent.loop import AgentEvent, Approver, EventSink
     from loom.agent.runner import Agent
+    from loom.agent.transcript import TurnRecord
+    from loom.app import App
 
 DEFAULT_NAME = "collaborator"  # = participant.DEFAULT_NAME
 ROLES = ("research collaborator", "analysis assistant")  # = participant.AGENT_ROLES
@@ -56,9 +58,12 @@ def _printer(out: Any = None, err: Any = None) -> EventSink:
         elif ev.kind == "result":
             line = str(ev.data.get("line", "")).split("\n", 1)[0]
             write(out, f"{line}  {ev.text}")
-        elif ev.kind in ("notice", "error"):
+        elif ev.kind == "notice":
             write(err, f"· {ev.text}")
-        elif ev.kind == "done":
+        elif ev.kind == "done":  # the error a turn ended on (said once, however it came)
+            turn = ev.data.get("turn")
+            if turn is not None and turn.error:
+                write(err, turn.error)
             write(err, ev.text)
 
     return on_event
@@ -77,12 +82,27 @@ def _terminal_approver() -> Approver:
     return approve
 
 
+def _ends_the_run(turn: TurnRecord) -> bool:
+    """A turn refused for permissions (Loom's, or the database's for this role): every
+    later turn would be refused the same way, so ``loom agent`` stops, exit status 1."""
+    return turn.stop_reason == "error" and (turn.error or "").startswith(
+        "✗ PERMISSION_DENIED")
+
+
 async def _run_cli(agent: Agent, args: argparse.Namespace) -> int:
     from loom.agent.triggers import ask
 
-    on_event = _printer()
+    printer = _printer()
     loop = asyncio.get_running_loop()
     quit_ = threading.Event()
+    refused: list[TurnRecord] = []
+
+    def on_event(ev: AgentEvent) -> None:
+        printer(ev)
+        turn = ev.data.get("turn") if ev.kind == "done" else None
+        if turn is not None and _ends_the_run(turn):
+            refused.append(turn)
+            quit_.set()
 
     def interrupt() -> None:  # Ctrl-C stops the turn; again (or when idle) quits
         if agent.busy and not agent._cancel.is_set():
@@ -96,6 +116,8 @@ async def _run_cli(agent: Agent, args: argparse.Namespace) -> int:
     if args.ask is not None:
         turn = await agent.run_turn(ask(args.ask), on_event)
         status = 1 if turn.stop_reason == "error" else 0
+    if refused:
+        return 1
     if args.auto:
         print(f"· {agent.name} is watching \"{agent.tree.title}\" (Ctrl-C to quit)",
               file=sys.stderr)
@@ -111,29 +133,53 @@ async def _run_cli(agent: Agent, args: argparse.Namespace) -> int:
                 break
             if line.strip():
                 await agent.run_turn(ask(line.strip()), on_event)
-    return status
+    return 1 if refused else status
 
 
-def main_agent(args: argparse.Namespace) -> int:
-    """``loom agent TREE [--ask MESSAGE] [--auto] [--approve]`` (headless)."""
+def main_agent(args: argparse.Namespace, app: App | None = None) -> int:
+    """``loom agent TREE [--ask MESSAGE] [--auto] [--approve]`` (headless), as the person
+    at this terminal (``app``: the CLI's, which knows who that is; else opened here).
+    A database that refuses this role's writes is a ``✗ PERMISSION_DENIED``, raised (the
+    CLI prints it, exit status 1), never a traceback."""
+    import peewee as pw
+
+    from loom.store.backend import storage_error
+
+    try:
+        return _main_agent(args, app)
+    except pw.DatabaseError as err:
+        raise storage_error(err) from None
+
+
+def _main_agent(args: argparse.Namespace, app: App | None) -> int:
     from loom.agent.participant import AgentSpec
     from loom.agent.runner import Agent
+    from loom.agent.transcript import SqliteTurnLog, render_conversation
     from loom.app import open_app
     from loom.llm.base import ModelError
+    from loom.model import permissions as perms
 
-    app = open_app(getattr(args, "db", None))
+    if app is None:
+        app = open_app(getattr(args, "db", None),
+                       participant=getattr(args, "participant", None))
     tree = app.ws.find_tree(args.tree)
+    me = app.me()
+    if args.show:  # a read: it makes no collaborator
+        perms.require_read(me.permissions)
+        turns = SqliteTurnLog(app.ws).turns(args.name, tree.id)
+        sys.stdout.write(render_conversation(turns, args.name, tree.title, app.ws.clock()))
+        return 0
     spec = AgentSpec(name=args.name, role=args.role, profile=args.profile)
     try:
+        # the rule the editor applies too (participant.may_start): no collaborator that
+        # can do more than the person starting it
         agent = Agent(app.ws, app.executor, tree, spec=spec,
                       approve=_terminal_approver() if args.approve else None,
-                      autonomous=args.auto, settle_s=args.settle, hooks=app.agent_hooks())
+                      autonomous=args.auto, settle_s=args.settle, hooks=app.agent_hooks(),
+                      starter=me)
     except ModelError as err:  # no usable collaborator model: say how to configure one
         sys.stderr.write(err.render() + "\n")
         return 1
     if args.max_iterations is not None:
         agent.budgets.max_iterations = max(1, args.max_iterations)
-    if args.show:
-        sys.stdout.write(agent.conversation_text())
-        return 0
     return asyncio.run(_run_cli(agent, args))

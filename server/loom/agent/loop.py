@@ -30,6 +30,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import peewee as pw
+
 from loom.agent import context as agent_context
 from loom.agent import results as agent_results
 from loom.agent.hooks import Hooks, Messages, loom_hooks
@@ -57,6 +59,7 @@ from loom.render.formats import doc_ref
 from loom.render.formats import error as error_text
 from loom.render.text import thousands
 from loom.store import buffers
+from loom.store.backend import storage_error
 from loom.store.schema import Node
 from loom.store.workspace import Workspace
 
@@ -71,6 +74,23 @@ CUT_NOTE = ("(Your text after the commands was not used: commands run before you
 
 Approver = Callable[[str], Awaitable[bool] | bool]
 Summarizer = Callable[[str], Awaitable[str]]
+
+
+class _RoleRefusal(Exception):
+    sqlstate = "42501"  # insufficient_privilege: what PostgreSQL says to a role's write
+
+
+#: What the executor answers when the database refuses a write for this process's role
+#: (the store's own words, asked of it rather than copied).
+DATABASE_REFUSED = storage_error(_RoleRefusal())
+
+
+def refused_by_database(result: Result) -> bool:
+    """Whether ``result`` is the database refusing a write for this role: every later
+    write (the position, the trace, the turn log) would be refused too, so the turn ends
+    there instead of the model being told to try again (issue 32)."""
+    return (not result.ok and result.code == DATABASE_REFUSED.code
+            and result.message == DATABASE_REFUSED.message)
 
 
 #: Tokens a turn's first call keeps free for the turn's exchanges (at most a fifth of the
@@ -371,7 +391,13 @@ class TurnLoop:
             record.stop_reason = "error"
             record.error = err.render()
             self._emit("error", record.error)
-        except LoomError as err:  # a before-turn step refused (a budget too small, say)
+        except (LoomError, pw.DatabaseError) as raised:
+            # a before-turn step refused (a budget too small, say), or the database refused
+            # a write for this role (a command's; a turn lock's or a thought's, which the
+            # store raises as the executor would have answered)
+            err = raised if isinstance(raised, LoomError) else storage_error(raised)
+            if "storage error" in err.message:  # not one the store could name: a bug?
+                log.warning("storage error in a collaborator turn", exc_info=True)
             record.stop_reason = "error"
             record.error = error_text(err.code, err.message, err.hint)
             self._emit("error", record.error)
@@ -562,6 +588,8 @@ class TurnLoop:
         self.hooks.on_tool_result(rec.canonical or shown, result)
         self._emit("result", rec.head, ok=rec.ok, code=rec.code, line=shown,
                    summarized=rec.summarized, iteration=iteration)
+        if refused_by_database(result):
+            raise LoomError("PERMISSION_DENIED", result.message or "", result.hint)
         return text
 
     async def _summarized(self, text: str, cmd: ast.Command | None = None) -> str:

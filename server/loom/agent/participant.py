@@ -65,8 +65,39 @@ def check_name(name: str) -> str:
     return name
 
 
-def ensure_agent(ws: Workspace, spec: AgentSpec | None = None) -> Participant:
-    """Create the collaborator, or load it and apply what ``spec`` asks for explicitly."""
+def may_start(ws: Workspace, starter: Participant, spec: AgentSpec | None = None) -> None:
+    """The one rule for who may start or ask a collaborator, wherever it is started from
+    (``loom agent``, the editor's ``loom.askCollaborator`` and its triggers, any later
+    front end): no escalation through delegation. The collaborator acts with its own
+    permissions, so all of them must be the starter's: those it holds, those a new one is
+    born with, and those a role or permissions asked for would give it (changing it takes
+    holding both). ``PERMISSION_DENIED``, naming what it would hold beyond the starter's,
+    otherwise; checked before anything is made or written."""
+    spec = spec or AgentSpec()
+    existing = ws.find_participant(spec.name)
+    wanted = spec.wanted()
+    holds: list[str] = []
+    if existing is not None:
+        holds += existing.permissions or []
+    if wanted is not None:
+        holds += wanted
+    elif existing is None:
+        holds += perms.ROLES[DEFAULT_ROLE]
+    beyond = perms.beyond(holds, starter.permissions or [])
+    if beyond:
+        who = "the collaborator" if spec.name == DEFAULT_NAME else f'the collaborator "{spec.name}"'
+        them = "them" if len(beyond) > 1 else "it"
+        raise LoomError("PERMISSION_DENIED", f"{who} would hold {', '.join(beyond)}, which "
+                        f"{starter.name} does not",
+                        f"ask someone who holds {them} to run the collaborator, or to grant "
+                        f"{them} to you (loom users grant {starter.name} {beyond[0]})")
+
+
+def ensure_agent(ws: Workspace, spec: AgentSpec | None = None,
+                 by: Participant | None = None) -> Participant:
+    """Create the collaborator, or load it and apply what ``spec`` asks for explicitly
+    (granted by ``by``, the participant starting it, through the executor; by default the
+    human). Whether ``by`` may is :func:`may_start`'s to say, first."""
     spec = spec or AgentSpec()
     name = check_name(spec.name)
     wanted = spec.wanted()
@@ -80,9 +111,9 @@ def ensure_agent(ws: Workspace, spec: AgentSpec | None = None) -> Participant:
         return ws.ensure_participant(name, "model", PARTICIPANT_ROLE, initial,
                                      loom_aware=spec.loom_aware, profile=spec.profile)
     if wanted is not None and list(existing.permissions or []) != wanted:
-        # the human's configuration asks for it: the human grants, through the executor
+        # the starter's configuration asks for it: they grant, through the executor
         result = Executor(ws).execute(ast.Grant(participant=name, permissions=tuple(wanted)),
-                                      Actor(ws.human(), None))
+                                      Actor(by or ws.human(), None))
         if not result.ok:
             raise LoomError(result.code or "PERMISSION_DENIED", result.message or result.text,
                             result.hint)

@@ -13,6 +13,8 @@ import logging
 import threading
 from collections.abc import Callable
 
+import peewee as pw
+
 from loom.agent.context import HistoryItem
 from loom.agent.hooks import Hooks, loom_hooks
 from loom.agent.loop import (
@@ -23,8 +25,9 @@ from loom.agent.loop import (
     LockPolicy,
     Summarizer,
     TurnLoop,
+    refused_by_database,
 )
-from loom.agent.participant import AgentSpec, ensure_agent
+from loom.agent.participant import AgentSpec, ensure_agent, may_start
 from loom.agent.transcript import (
     SqliteTurnLog,
     TurnLog,
@@ -43,7 +46,9 @@ from loom.llm.config import ModelProfile, resolve_profile
 from loom.llm.redacting import redacting
 from loom.llm.registry import make_provider
 from loom.llm.service.client import SEQ_CTX
-from loom.store.schema import Tree
+from loom.render.formats import error as error_text
+from loom.store.backend import storage_error
+from loom.store.schema import Participant, Tree
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -69,13 +74,24 @@ class Agent:
                  approve: Approver | None = None, turn_log: TurnLog | None = None,
                  system_prompt: str | None = None, autonomous: bool = False,
                  settle_s: float = DEFAULT_SETTLE_S, summarize: Summarizer | None = None,
-                 early_stop: bool = True, hooks: Hooks | None = None) -> None:
+                 early_stop: bool = True, hooks: Hooks | None = None,
+                 starter: Participant | None = None) -> None:
+        """``starter``: who starts it (the person at the terminal, the editor session's
+        participant). It may not start a collaborator that can do more than it can
+        (:func:`~loom.agent.participant.may_start`, checked here and before each turn);
+        without one (tests, tools) nobody is checked."""
         if isinstance(executor.subject, Agent):
             raise LoomError("CONFLICT", "the collaborator cannot be its own subject model",
                             "configure a subject model for → continue")
         self.ws = ws
         self.executor = executor
-        self.participant = ensure_agent(ws, spec)
+        self.starter = starter
+        try:
+            if starter is not None:
+                may_start(ws, starter, spec)
+            self.participant = ensure_agent(ws, spec, by=starter)
+        except pw.DatabaseError as err:  # a role that may not make or change it
+            raise storage_error(err) from None
         self.profile = profile or resolve_profile("collaborator", self.participant.profile)
         self.provider_factory = provider_factory or make_provider
         self.budgets = budgets or budgets_for(self.profile)
@@ -117,6 +133,19 @@ class Agent:
         return [HistoryItem(t.input, t.message, written(t))
                 for t in self.turn_log.turns(self.name, self.tree.id, limit=limit)]
 
+    def check_starter(self) -> None:
+        """The starter's rule again, with both permissions as they are now (either may
+        have changed since the agent was made, in this process or another): the turn acts
+        with what the agent holds now, and only if the starter holds all of it."""
+        if self.starter is None:
+            return
+        try:
+            self.participant.permissions = self.ws.participant(self.name).permissions
+            starter = self.ws.participant(self.starter.name)
+        except pw.DatabaseError as err:
+            raise storage_error(err) from None
+        may_start(self.ws, starter, AgentSpec(name=self.name))
+
     def _place(self) -> None:
         """A newcomer starts where the human most recently was, not at the first leaf."""
         tree = self.tree
@@ -125,15 +154,21 @@ class Agent:
         latest = self.ws.latest_position(tree, kind="human")
         if latest is not None:
             node, tip = latest
-            self.executor.execute(ast.Switch(node=node.local_id, tip=tip.local_id), self.actor)
+            placed = self.executor.execute(ast.Switch(node=node.local_id, tip=tip.local_id),
+                                           self.actor)
+            if refused_by_database(placed):  # nothing this turn would write could be kept
+                raise LoomError("PERMISSION_DENIED", placed.message or "", placed.hint)
 
     async def run_turn(self, turn_input: TurnInput | str | None = None,
                        on_event: EventSink | None = None,
                        cancel: threading.Event | None = None) -> TurnRecord:
-        """One turn; never raises for model or command failures (they are in the record)."""
+        """One turn; never raises for model or command failures (they are in the record).
+        Raises ``CONFLICT`` while a turn runs, and ``PERMISSION_DENIED`` when the starter
+        may not run it (:meth:`check_starter`): then nothing is written."""
         if self._busy:
             raise LoomError("CONFLICT", f"{self.name} is already taking a turn",
                             "wait for it, or stop it")
+        self.check_starter()
         if turn_input is None or isinstance(turn_input, str):
             turn_input = ask(turn_input)
         self._busy = True
@@ -161,8 +196,12 @@ class Agent:
                             early_stop=self.early_stop, model_name=self.profile.model,
                             hooks=self.hooks)
             await loop.run(turn_input, record)
-        except LoomError as err:
-            record.stop_reason, record.error = "error", f"✗ {err.code}: {err.message}"
+        except (LoomError, pw.DatabaseError) as raised:
+            # a LoomError the loop does not catch (placing a newcomer, say), or the
+            # database refusing this role's write there: said, not a traceback
+            err = raised if isinstance(raised, LoomError) else storage_error(raised)
+            record.stop_reason = "error"
+            record.error = error_text(err.code, err.message, err.hint)
         except Exception as err:  # the boundary: a bug ends the turn, not the front end
             log.exception("collaborator turn failed")
             record.stop_reason = "error"

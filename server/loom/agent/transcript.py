@@ -13,6 +13,7 @@ turn to a file.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -20,15 +21,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+import peewee as pw
 from pydantic import BaseModel, Field
 
 from loom.model.ids import ordered_ulid
 from loom.render import formats as f
 from loom.render.text import plural, relative_time, thousands
 from loom.store import turns as turn_store
+from loom.store.backend import storage_error
 
 if TYPE_CHECKING:
     from loom.store.workspace import Workspace
+
+log = logging.getLogger(__name__)
 
 TriggerKind = Literal["ask", "annotation", "autonomous"]
 StopReason = Literal["done", "iterations", "tokens", "stopped", "error"]
@@ -212,7 +217,18 @@ class SqliteTurnLog:
         self.ws = ws
 
     def append(self, turn: TurnRecord) -> None:
-        turn_store.add_turn(self.ws, turn.model_dump(mode="json"))
+        """Keep ``turn``. A turn the database will not keep (a role that may not write
+        it, a lost connection) ends as that error, unless it already ended on one: the
+        front end says so and ``loom agent`` exits 1, where a traceback used to be logged
+        and the turn reported as done (issue 32)."""
+        try:
+            turn_store.add_turn(self.ws, turn.model_dump(mode="json"))
+        except pw.DatabaseError as err:
+            refused = storage_error(err)
+            log.warning("the turn was not kept: %s", refused.message)
+            if turn.stop_reason != "error":
+                turn.stop_reason = "error"
+                turn.error = f.error(refused.code, refused.message, refused.hint)
 
     def turns(self, agent: str, tree: str | None = None,
               limit: int | None = None) -> list[TurnRecord]:

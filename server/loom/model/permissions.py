@@ -58,6 +58,12 @@ def effective(perms: Iterable[str]) -> set[str]:
     return out
 
 
+def beyond(theirs: Iterable[str], mine: Iterable[str]) -> list[str]:
+    """What ``theirs`` can do that ``mine`` cannot (usable permissions, in order): what a
+    participant would gain by having another act for it."""
+    return ordered(effective(theirs) - effective(mine))
+
+
 def missing_for(required: str, perms: Iterable[str]) -> str | None:
     """The first permission in ``required``'s chain that ``perms`` lacks, or None."""
     have = set(perms)

@@ -15,7 +15,6 @@ from loom.errors import LoomError
 from loom.lsp.features.editing import Editing
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc
-from loom.model import permissions as perms
 from loom.store.schema import Tree
 
 log = logging.getLogger(__name__)
@@ -47,29 +46,19 @@ class Collaborator:
         return {"name": agent.name, "busy": agent.busy, "node": node, "depth": depth}
 
     def agent(self, tree: Tree) -> Any:
-        """The tree's collaborator, made (and its participant created) on first use."""
+        """The tree's collaborator, made (and its participant created) on first use, with
+        this session's participant as its starter: ``PERMISSION_DENIED`` when it could do
+        more than they can (``loom.agent.participant.may_start``, the rule ``loom agent``
+        applies too; issue 26: a reader's editor made one with all six)."""
         agent = self.agents.get(tree.id)
         if agent is None:
             from loom.agent import Agent, AgentSpec
-            from loom.agent.participant import DEFAULT_ROLE
-
-            ws = self.host.app.ws
-            me = self.host.docs.participant
-            wanted = perms.ROLES[DEFAULT_ROLE]
-            lacking = [p for p in wanted if p not in set(me.permissions or ())]
-            if ws.find_participant(AgentSpec().name) is None and lacking:
-                # a session may not make a collaborator that can do more than its own
-                # participant (issue 26: a reader's editor made one with all six)
-                raise LoomError("PERMISSION_DENIED", "the collaborator would hold "
-                                f"{', '.join(lacking)}, which you do not",
-                                "ask the human to start the collaborator (they hold every "
-                                "permission), or to grant you those")
 
             settings = self.host.settings
             agent = Agent(self.host.app.ws, self.host.app.executor, tree, spec=AgentSpec(),
                           approve=self._approve, autonomous=settings.collaborator_autonomous,
                           settle_s=settings.collaborator_settle_s,
-                          hooks=self.host.app.agent_hooks())
+                          hooks=self.host.app.agent_hooks(), starter=self.host.docs.participant)
             self.agents[tree.id] = agent
         return agent
 
@@ -99,7 +88,10 @@ class Collaborator:
                 agent = self.agent(doc.tree)
                 if new:  # what the human did since opening the tree counts, not just from now
                     agent.triggers.cursor = min(agent.triggers.cursor, doc.opened_seq)
-            except Exception as err:  # no collaborator model: nothing to trigger, ever
+            except Exception as err:
+                if isinstance(err, LoomError) and err.code == "PERMISSION_DENIED":
+                    continue  # not this session's to run (a reader's): an editor that may does
+                # no collaborator model: nothing to trigger, ever
                 log.warning("no collaborator for triggers: %s", err)
                 settings.collaborator_triggers = settings.collaborator_autonomous = False
                 return
@@ -147,19 +139,18 @@ class Collaborator:
 
     def _beyond_the_asker(self, doc: OpenDoc, tree: Tree) -> Result | None:
         """No escalation through delegation: a participant may ask the collaborator only
-        for a turn it could take itself (the collaborator's permissions ⊆ the asker's)."""
-        asker = self.host.actor(doc)
+        for a turn it could take itself (``may_start``, the rule ``loom agent`` applies
+        too), checked before the buffer is committed."""
+        from loom.agent import AgentSpec
+        from loom.agent.participant import may_start
+
+        current = self.agents.get(tree.id)
+        spec = AgentSpec() if current is None else AgentSpec(name=current.name)
         try:
-            agent = self.agent(tree)
-        except Exception:  # no collaborator model: the turn reports it
-            return None
-        theirs = perms.effective(agent.participant.permissions or [])
-        missing = perms.ordered(theirs - asker.permissions)
-        if not missing:
-            return None
-        return Result.failure(
-            "PERMISSION_DENIED", f"the collaborator may {', '.join(missing)} and "
-            f"{asker.participant.name} may not", "ask the human to run the collaborator")
+            may_start(self.host.app.ws, self.host.actor(doc).participant, spec)
+        except LoomError as err:
+            return Result.from_error(err)
+        return None
 
     async def _run_turn(self, doc: OpenDoc, tree: Tree, turn_input: Any) -> dict[str, Any]:
         from loom.llm.base import ModelError
@@ -168,6 +159,9 @@ class Collaborator:
             agent = self.agent(tree)
         except ModelError as err:
             return {"ok": False, "message": err.render()}
+        except LoomError as err:  # may_start's refusal, or a role that may not make it
+            text = Result.from_error(err).text
+            return {"ok": False, "message": text, "error": text}
         loop = asyncio.get_running_loop()
 
         def on_event(ev: Any) -> None:  # may come from a worker thread
@@ -180,6 +174,9 @@ class Collaborator:
         self.host.status(doc)
         try:
             record = await asyncio.shield(task)
+        except LoomError as err:  # refused before the turn (check_starter): nothing written
+            text = Result.from_error(err).text
+            return {"ok": False, "message": text, "error": text}
         finally:
             self.host.status(doc)
             if self.after_turn is not None:
