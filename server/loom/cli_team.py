@@ -80,6 +80,42 @@ def _list(app: Any) -> int:
     return 0
 
 
+class _Undo(Exception):
+    """Raised inside a transaction to roll back what a refused command wrote."""
+
+
+def _giver(app: Any, wanted: tuple[str, ...] | list[str]) -> Any:
+    """The participant at this terminal, if they may give ``wanted``; else a ``✗`` that
+    says who may. Checked before anything is written (issue 32: ``users add`` printed
+    "✓ added bob", then failed, leaving bob with nothing and the giver made with nothing)."""
+    from loom.store.workspace import HUMAN
+
+    ws, name = app.ws, app.participant
+    me = ws.find_participant(name)
+    if me is None and name not in (HUMAN, ws.owner()):
+        raise LoomError("PERMISSION_DENIED", f'"{name}" is no participant of this workspace '
+                        "yet, so has no permissions to give", _who_may(ws, wanted))
+    me = app.me()
+    missing = [p for p in wanted if p not in (me.permissions or [])]
+    if missing:
+        raise LoomError("PERMISSION_DENIED", f"{missing[0]} is not {name}'s to give",
+                        _who_may(ws, wanted))
+    return me
+
+
+def _who_may(ws: Any, wanted: tuple[str, ...] | list[str]) -> str:
+    owner = ws.owner()
+    able = [p.name for p in ws.participants(kind="human")
+            if set(wanted) <= set(p.permissions or [])]
+    if owner:
+        return (f"run it as the database's owner ({owner}): loom --db "
+                f"postgresql://{owner}@HOST/DB users … (no --participant, no "
+                "LOOM_PARTICIPANT); docs/team.md" + (f", or ask {', '.join(able[:3])}"
+                                                     if able else ""))
+    return ("run it as someone who holds them: " + ", ".join(able[:3]) if able
+            else "run it as the human (--participant human)")
+
+
 def _add(app: Any, args: argparse.Namespace) -> int:
     from loom.agent.participant import check_name
 
@@ -95,24 +131,40 @@ def _add(app: Any, args: argparse.Namespace) -> int:
                         f"loom users set {name} --preset reader")
     kind = "model" if args.model else args.kind
     role = args.role or ("collaborator" if kind == "model" else "human")
-    wanted = _wanted(args)  # checked before anything is written
-    # created with nothing, then given what the person at the terminal may give
-    ws.ensure_participant(name, kind, role, (), loom_aware=kind == "human")
+    wanted = _wanted(args) or ()  # checked before anything is written
+    _giver(app, wanted)
+    # created with nothing and given what was asked, in one transaction: all or nothing
+    try:
+        with ws.db.atomic():
+            ws.ensure_participant(name, kind, role, (), loom_aware=kind == "human")
+            if wanted:
+                result = app.executor.execute(
+                    ast.Grant(participant=name, permissions=tuple(wanted)),
+                    app.actor(None, app.me()))  # type: ignore[arg-type]
+                if not result.ok:
+                    raise _Undo(result.text)
+    except _Undo as refused:
+        _print(str(refused), err=True)
+        return 1
     if not wanted:
         _print(f"✓ added {name} ({kind}, {role}) with no permissions\n"
                f"  grant some: loom users grant {name} {' '.join(perms.SHORT.values())}")
         return 0
-    _print(f"✓ added {name} ({kind}, {role})")
-    return _grant(app, name, wanted)
+    _print(f"✓ added {name} ({kind}, {role})\n{result.text}")
+    return 0
 
 
 def _change(app: Any, args: argparse.Namespace) -> int:
     """grant / revoke / set: the new permission set, as one grant command."""
     ws = app.ws
+    _giver(app, ())  # (a name nobody added is not made, with nothing, by asking)
     who = ws.participant(args.name)  # NOT_FOUND with the name when absent
     if who.name == ws.human().name:
         raise LoomError("PERMISSION_DENIED", "the human always has every permission",
                         "grant or revoke another participant's")
+    if who.name == ws.owner():
+        raise LoomError("PERMISSION_DENIED", f"{who.name} owns the database and always has "
+                        "every permission", "grant or revoke another participant's")
     have = list(who.permissions or [])
     if args.action == "set":
         wanted = _wanted(args)
@@ -130,12 +182,31 @@ def _change(app: Any, args: argparse.Namespace) -> int:
     return _grant(app, who.name, wanted_list)
 
 
+def _roles(app: Any, args: argparse.Namespace) -> int:
+    """``loom users roles --sql``: the SQL that makes the database refuse what each
+    person's Loom permissions do not allow, for the current schema (docs/team.md)."""
+    from loom.store import roles
+    from loom.store.db import SCHEMA_VERSION
+
+    if not args.sql:
+        raise LoomError("INVALID_SYNTAX", "say what to print", "loom users roles --sql "
+                        "[--reader NAME…] [--writer NAME…] | psql …  (docs/team.md)")
+    if not app.ws.dialect.postgres:
+        raise LoomError("INVALID_SYNTAX", "database roles are PostgreSQL's: this workspace "
+                        "is an SQLite file", "--db postgresql://OWNER@HOST/DB")
+    sys.stdout.write(roles.script(SCHEMA_VERSION, args.reader or (), args.writer or ()))
+    sys.stdout.flush()
+    return 0
+
+
 def cmd_users(args: argparse.Namespace, app: Any) -> int:
     """``loom users [list|add|grant|revoke|set]``: every change is a ``grant`` command by
     this terminal's participant, so nobody gives what they lack nor raises themselves."""
     action = args.action or "list"
     if action == "list":
         return _list(app)
+    if action == "roles":
+        return _roles(app, args)
     if action == "add":
         return _add(app, args)
     return _change(app, args)
@@ -160,6 +231,14 @@ def add_users_arguments(p: argparse.ArgumentParser) -> None:
     u = users.add_parser("set", help="set exactly what a participant may do")
     u.add_argument("name")
     _add_wanted(u)
+    u = users.add_parser("roles", help="PostgreSQL: the SQL giving each person's database "
+                         "role only what their Loom permissions need (pipe it to psql as "
+                         "the owner; docs/team.md)")
+    u.add_argument("--sql", action="store_true", help="print the SQL (idempotent)")
+    u.add_argument("--reader", action="extend", nargs="+", metavar="NAME",
+                   help="a login role in loom_team: reads, writes only their own rows")
+    u.add_argument("--writer", action="extend", nargs="+", metavar="NAME",
+                   help="a login role in loom_writer: also adds to the trees")
 
 
 def _add_wanted(p: argparse.ArgumentParser) -> None:
@@ -171,13 +250,20 @@ def _add_wanted(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    """``loom migrate --to TARGET``: copy the workspace (``--db``) into an empty one."""
+    """``loom migrate``: bring the workspace's schema up to date (on PostgreSQL, as its
+    owner, with the team's grants for any new table); ``--to TARGET``: copy the workspace
+    (``--db``) into an empty one."""
     from loom.llm.keys import database_password
     from loom.store.backend import is_url, redact_url
-    from loom.store.db import default_target, open_database
+    from loom.store.db import SCHEMA_VERSION, default_target, open_database
     from loom.store.transfer import copy_workspace
 
     source_ref = args.db or default_target()
+    if args.to is None:
+        open_database(source_ref, password=database_password).close()  # opening migrates
+        shown = redact_url(str(source_ref)) if is_url(str(source_ref)) else str(source_ref)
+        _print(f"✓ {shown} holds schema v{SCHEMA_VERSION}")
+        return 0
     if str(source_ref) == str(args.to):
         raise LoomError("INVALID_SYNTAX", "the source and the target are the same",
                         "loom --db SOURCE migrate --to TARGET")
@@ -196,6 +282,6 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def add_migrate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--to", required=True,
-                   help="the empty target: postgresql://user@host/dbname or an SQLite file")
+    p.add_argument("--to", help="copy into this empty target: postgresql://user@host/dbname "
+                   "or an SQLite file (without it: bring the schema up to date)")
 

@@ -157,3 +157,45 @@ def test_migrate_sqlite_to_postgres_and_back(pg: Any, tmp_path: Path, capsys: An
     # a second copy into a workspace that holds something is refused, nothing written
     code, _, err = _cli(capsys, "--db", str(source), "migrate", "--to", team)
     assert code == 1 and "CONFLICT: the target workspace is not empty" in err
+
+
+def test_the_first_users_add_is_the_owners_and_all_or_nothing(pg: Any, capsys: Any,
+                                                              monkeypatch: Any) -> None:
+    """README's quick start on an empty team database (issue 32, item 7): someone nobody
+    added cannot add people (it printed "✓ added bob", then failed, leaving bob with
+    nothing and alice made with nothing); the error says who can. The owner can, and then
+    a writer may give others what she holds herself — but never the owner's."""
+    url = new_pg_database(pg)
+    monkeypatch.setenv("LOOM_DB", url)
+    monkeypatch.setenv("LOOM_PARTICIPANT", "alice")
+
+    def names() -> set[str]:
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            return {r[0] for r in conn.execute("SELECT name FROM participant")}
+
+    code, out, err = _cli(capsys, "users", "add", "bob", "--preset", "writer")
+    assert code == 1 and "✓" not in out, out
+    assert err.startswith('✗ PERMISSION_DENIED: "alice" is no participant of this workspace '
+                          "yet"), err
+    assert "run it as the database's owner (loom)" in err and "LOOM_PARTICIPANT" in err
+    assert not {"alice", "bob"} & names()
+    monkeypatch.delenv("LOOM_PARTICIPANT")  # the owner, as the README says
+    code, out, err = _cli(capsys, "users", "add", "alice", "--preset", "writer")
+    assert code == 0 and out.startswith("✓ added alice (human, human)\n"), err
+    monkeypatch.setenv("LOOM_PARTICIPANT", "alice")
+    for line in (("users", "add", "bob", "--preset", "writer"),
+                 ("users", "add", "carol", "--preset", "reader"),
+                 ("users", "grant", "carol", "write")):  # hers to give: documented
+        code, out, err = _cli(capsys, *line)
+        assert code == 0, err
+    code, out, err = _cli(capsys, "users", "set", "loom", "--preset", "none")
+    assert code == 1 and "loom owns the database" in err, err
+    monkeypatch.delenv("LOOM_PARTICIPANT")
+    code, _, _ = _cli(capsys, "users", "add", "dora", "--preset", "reader")
+    assert code == 0
+    monkeypatch.setenv("LOOM_PARTICIPANT", "dora")
+    code, out, err = _cli(capsys, "users", "add", "dave", "--preset", "writer")
+    assert code == 1 and "loom_write is not dora's to give" in err, err
+    assert "dave" not in names()

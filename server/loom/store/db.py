@@ -14,8 +14,14 @@ import peewee as pw
 import platformdirs
 
 from loom.errors import LoomError
-from loom.store import fulltext, schema
-from loom.store.backend import PasswordSource, connect_postgres, is_postgres, is_url
+from loom.store import fulltext, roles, schema
+from loom.store.backend import (
+    PasswordSource,
+    connect_postgres,
+    is_postgres,
+    is_url,
+    storage_error,
+)
 from loom.store.dialect import upsert
 
 SCHEMA_VERSION = 11
@@ -111,6 +117,14 @@ def _v9(db: pw.Database) -> None:
     db.execute_sql('DROP TRIGGER IF EXISTS loom_change_notify ON "change"')
     db.execute_sql('CREATE TRIGGER loom_change_notify AFTER INSERT ON "change" '
                    "FOR EACH ROW EXECUTE FUNCTION loom_notify_change()")
+
+
+def _team_grants(db: pw.Database) -> None:
+    """A team whose database enforces permissions with roles (docs/team.md) keeps them
+    when the schema grows: the owner's migration gives the new tables their grants in its
+    own transaction (a table no grant covers would refuse everyone, or none)."""
+    if roles.enabled(db):
+        roles.apply_grants(db)
 
 
 def _postgres_text_columns(db: pw.Database) -> None:
@@ -218,15 +232,25 @@ def migrate(db: pw.Database) -> None:
     if version == SCHEMA_VERSION:
         return
     if is_postgres(db):
-        with db.atomic():
-            db.execute_sql("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
-            version = current_version(db)  # another process may have migrated meanwhile
-            _check_version(version)
-            for step in MIGRATIONS[version:SCHEMA_VERSION]:
-                step(db)
-            _postgres_text_columns(db)
-            upsert(schema.Meta, ["key"], key="schema_version",
-                   value=str(SCHEMA_VERSION)).execute()
+        try:
+            with db.atomic():
+                db.execute_sql("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+                version = current_version(db)  # another process may have migrated meanwhile
+                _check_version(version)
+                for step in MIGRATIONS[version:SCHEMA_VERSION]:
+                    step(db)
+                _postgres_text_columns(db)
+                _team_grants(db)
+                upsert(schema.Meta, ["key"], key="schema_version",
+                       value=str(SCHEMA_VERSION)).execute()
+        except pw.DatabaseError as err:
+            if storage_error(err).code != "PERMISSION_DENIED":
+                raise
+            raise LoomError("PERMISSION_DENIED", f"this Loom needs schema v{SCHEMA_VERSION}, "
+                            f"the workspace has v{version}, and only the database's owner "
+                            "may change it", "run this Loom once as the owner (loom --db "
+                            "postgresql://OWNER@HOST/DB migrate), then again as you "
+                            "(docs/team.md)") from None
         return
     db.execute_sql("PRAGMA foreign_keys = OFF")  # takes effect outside a transaction only
     try:
