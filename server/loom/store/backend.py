@@ -177,18 +177,19 @@ class PostgresDatabase(pw.PostgresqlDatabase):
         """Outside a transaction, a connection the server closed is replaced before the
         next statement. A restarted server says goodbye on every idle connection (and a
         killed one closes them): the socket then has something to read though nothing was
-        asked, so one ``select`` finds it before a statement fails on it."""
+        asked (this connection never LISTENs), so one ``select`` finds it before a
+        statement fails on it. (Anything else arriving unasked costs a reconnect.)"""
         conn = self._state.conn
         if conn is None or self.in_transaction():
             return
         if not conn.closed:
             try:
-                readable = select.select([conn.fileno()], [], [], 0)[0]
+                dropped = bool(select.select([conn.fileno()], [], [], 0)[0])
             except (OSError, ValueError):
-                readable = [True]
-            if readable:
+                dropped = True
+            if dropped:
                 with contextlib.suppress(Exception):
-                    conn.pgconn.consume_input()  # the goodbye, or end of file: BAD status
+                    conn.close()
         if conn.closed:
             log.info("reconnecting to %s", self.info.shown)
             self._state.reset()
