@@ -159,12 +159,6 @@ def _change(app: Any, args: argparse.Namespace) -> int:
     ws = app.ws
     _giver(app, ())  # (a name nobody added is not made, with nothing, by asking)
     who = ws.participant(args.name)  # NOT_FOUND with the name when absent
-    if who.name == ws.human().name:
-        raise LoomError("PERMISSION_DENIED", "the human always has every permission",
-                        "grant or revoke another participant's")
-    if who.name == ws.owner():
-        raise LoomError("PERMISSION_DENIED", f"{who.name} owns the database and always has "
-                        "every permission", "grant or revoke another participant's")
     have = list(who.permissions or [])
     if args.action == "set":
         wanted = _wanted(args)

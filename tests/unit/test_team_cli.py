@@ -42,6 +42,17 @@ def test_users_add_set_and_no_escalation(db_target: str | Path, capsys: Any) -> 
     code, _, err = _cli(capsys, "--db", db, "--participant", "carol", "users", "set",
                         "carol", "--preset", "reader")
     assert code == 1 and "cannot change its own permissions" in err
+    # nor take away what she lacks: a reader cannot strip a writer (dave writes now), nor
+    # touch the human
+    code, _, err = _cli(capsys, "--db", db, "--participant", "carol", "users", "revoke",
+                        "dave", "aware")
+    assert code == 1 and "dave holds loom_write, which you do not" in err
+    code, out, _ = _cli(capsys, *admin, "users")
+    assert "loom_aware, loom_write" in {line.split()[0]: line for line in out.splitlines()}[
+        "dave"]
+    code, _, err = _cli(capsys, "--db", db, "--participant", "carol", "users", "set", "human",
+                        "--preset", "none")
+    assert code == 1 and "the human always has every permission" in err
     code, out, _ = _cli(capsys, *admin, "users", "set", "dave", "--preset", "none")
     assert code == 0 and "dave may now: none" in out
     # and what a participant may not do, the executor refuses

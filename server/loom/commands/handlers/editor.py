@@ -179,10 +179,22 @@ def grant(ctx: Ctx, cmd: ast.Grant) -> Result:
     if who.id == ctx.me.id:
         raise LoomError("PERMISSION_DENIED", "a participant cannot change its own permissions",
                         "ask the human to grant them")
+    if who.name == ctx.ws.human().name:
+        raise LoomError("PERMISSION_DENIED", "the human always has every permission",
+                        "grant or revoke another participant's")
+    if who.name == ctx.ws.owner():
+        raise LoomError("PERMISSION_DENIED", f"{who.name} owns the database and always has "
+                        "every permission", "grant or revoke another participant's")
     missing = [p for p in cmd.permissions if p not in ctx.actor.permissions]
     if missing:
         raise LoomError("PERMISSION_DENIED", f"{missing[0]} is not yours to give",
                         "only permissions you hold can be granted")
+    # nor to take away: a reader could strip a writer down to nothing (issue 32)
+    stronger = [p for p in perms.ordered(who.permissions or []) if p not in ctx.actor.permissions]
+    if stronger:
+        raise LoomError("PERMISSION_DENIED", f"{who.name} holds {stronger[0]}, which you do "
+                        f"not: only someone who holds all of {who.name}'s permissions may "
+                        "change them", "ask the database's owner (or the human)")
     ctx.ws.set_permissions(who, cmd.permissions)
     shown = ", ".join(perms.ordered(cmd.permissions)) or "none"
     return Result.success(f.ok(f'{who.name} may now: {shown}'), participant=who.id)
