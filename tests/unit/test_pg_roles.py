@@ -341,3 +341,32 @@ async def test_a_readers_editor_keeps_her_own_rows(team: dict[str, str]) -> None
         await client.shutdown_session()
     assert _rows(team["owner"], "SELECT working FROM buffer_state b JOIN participant p ON "
                  "p.id = b.participant WHERE p.name = 'human'") == [("the owner's unsaved text",)]
+
+
+def test_a_readers_summary_worker_stops_at_the_databases_refusal(team: dict[str, str],
+                                                                 caplog: Any) -> None:
+    """A reader's language server with a summary model configured: claiming a job is a
+    write her role may not make. The worker stops and says why, once (it logged a
+    traceback every second)."""
+    import threading
+
+    from loom.llm.config import ModelProfile
+    from loom.llm.summaries import SummaryWorker
+    from loom.store.db import open_database
+    from loom.store.workspace import Workspace
+
+    ws = Workspace(open_database(team["carol"]))
+    try:
+        profile = ModelProfile(name="fake", provider="openai-compatible", model="m",
+                               base_url="http://127.0.0.1:9/v1")
+        worker = SummaryWorker(ws, profile, provider_factory=lambda p: None)  # type: ignore[arg-type,return-value]
+        stop = threading.Event()
+        done = threading.Thread(target=worker.run_forever, args=(stop, 0.05, 0.0))
+        done.start()
+        done.join(timeout=10)
+        stop.set()
+        assert not done.is_alive(), "the worker went on after the database refused it"
+        assert worker.unavailable and "refuses" in worker.unavailable
+        assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    finally:
+        ws.db.close()

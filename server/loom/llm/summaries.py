@@ -28,6 +28,7 @@ from loom.llm.service.record import alive
 from loom.memory.tokens import count_tokens
 from loom.protocol import loads_lenient
 from loom.render.text import one_line, whole_sentences
+from loom.store.backend import storage_error, unreachable
 from loom.store.schema import Document, Node, SummaryJob, Tree
 from loom.store.workspace import Workspace
 
@@ -201,9 +202,17 @@ class SummaryWorker:
             try:
                 if self.run_once(limit=5) == 0:
                     stop.wait(idle_s)
-            except Exception:  # the worker must outlive any one bad job
-                log.exception("summary worker")
-                stop.wait(idle_s)
+            except Exception as err:  # the worker must outlive any one bad job
+                if storage_error(err).code == "PERMISSION_DENIED":
+                    # a reader's database role may not claim jobs: nothing this worker
+                    # could do will change that (it logged this once a second)
+                    self.unavailable = "the database refuses this role's summary writes"
+                elif unreachable(err):  # (down: it is tried again, quietly)
+                    log.warning("summary worker: the database is unreachable")
+                    stop.wait(idle_s * 5)
+                else:
+                    log.exception("summary worker")
+                    stop.wait(idle_s)
             if self.unavailable:
                 log.info("summaries stay extractive: %s", self.unavailable)
                 return
