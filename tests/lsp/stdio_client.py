@@ -111,7 +111,7 @@ class StdioClient:
         self._send({"method": method, "params": params})
 
     # ── the editor ──
-    async def initialize(self, db: Path) -> None:
+    async def initialize(self, db: str | Path) -> None:
         await self.request("initialize", {
             "processId": os.getpid(), "rootUri": None,
             "capabilities": {"workspace": {"applyEdit": True,

@@ -14,29 +14,39 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from tests.lsp.conftest import demo_uri, make_demo
+from tests.lsp.conftest import make_demo
 from tests.lsp.stdio_client import StdioClient, Zygote
 
-DELAYS_MS = (0, 3, 5, 5, 10)
+DELAYS_MS = (0, 4, 5, 8)
 INSIDE_AT = 16  # "The house stood |empty": inside the demo path's first node
 
 
-def _count(db: Path, text: str) -> int:
+def _query(db: str | Path, query: str, *args: object) -> list[tuple[object, ...]]:
+    """``query`` (``?`` placeholders) on the workspace, SQLite file or PostgreSQL URL."""
+    if isinstance(db, str):
+        import psycopg
+
+        with psycopg.connect(db) as conn:
+            return list(conn.execute(query.replace("?", "%s"), args).fetchall())
     con = sqlite3.connect(db)
     try:
-        return int(con.execute("SELECT count(*) FROM node WHERE content LIKE ? AND NOT pruned",
-                               (f"%{text}%",)).fetchone()[0])
+        return con.execute(query, args).fetchall()
     finally:
         con.close()
 
 
-async def _session(zygote: Zygote, db: Path) -> StdioClient:
+def _count(db: str | Path, text: str) -> int:
+    return int(_query(db, "SELECT count(*) FROM node WHERE content LIKE ? AND NOT pruned",
+                      f"%{text}%")[0][0])
+
+
+async def _session(zygote: Zygote, db: str | Path) -> StdioClient:
     client = await zygote.fork()
     await client.initialize(db)
     return client
 
 
-async def _trial(zygote: Zygote, db: Path, uri: str, n: int, delay_ms: int,
+async def _trial(zygote: Zygote, db: str | Path, uri: str, n: int, delay_ms: int,
                  inside: bool) -> None:
     client = await _session(zygote, db)
     text = await client.read(uri)
@@ -70,10 +80,13 @@ async def _trial(zygote: Zygote, db: Path, uri: str, n: int, delay_ms: int,
 
 
 async def test_reopening_after_a_kill_just_after_a_save_keeps_the_editors_text(
-        tmp_path: Path) -> None:
-    db = tmp_path / "loom.db"
-    make_demo(db)
-    uri = demo_uri(db)
+        own_db_target: str | Path, tmp_path: Path) -> None:
+    db = own_db_target
+    make_demo(db)  # type: ignore[arg-type]
+    tree, tip = _query(db, "SELECT p.tree, n.local_id FROM position p JOIN participant h "
+                           "ON h.id = p.participant JOIN node n ON n.id = p.tip "
+                           "WHERE h.name = 'human'")[0]
+    uri = f"loom://path/{tree}/{tip}"
     zygote = await Zygote.start(tmp_path / "fifos", tmp_path / "servers.log")
     try:
         trials = [(inside, delay) for inside in (False, True) for delay in DELAYS_MS]
