@@ -14,16 +14,6 @@ ErrorCode = Literal[
     "MODEL_ERROR",
 ]
 
-RETRYABLE: dict[str, str] = {
-    "NOT_FOUND": "no",
-    "PERMISSION_DENIED": "no",
-    "INVALID_SYNTAX": "yes",
-    "LIMIT_EXCEEDED": "yes",
-    "CROSS_TREE": "yes",
-    "CONFLICT": "yes",
-    "MODEL_ERROR": "maybe",
-}
-
 
 class LoomError(Exception):
     def __init__(self, code: ErrorCode, message: str, hint: str | None = None) -> None:

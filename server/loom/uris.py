@@ -22,12 +22,3 @@ def tree_uri(tree: Tree) -> str:
 
 def node_uri(tree: Tree, node: Node) -> str:
     return f"loom://path/{tree.id}/{node.local_id}/{title_segment(tree.title)}"
-
-
-def doc_uri(name: str) -> str:
-    return f"loom://doc/{quote(name, safe='')}"
-
-
-def conversation_uri(agent: str, tree: Tree | str) -> str:
-    tree_id = tree if isinstance(tree, str) else tree.id
-    return f"loom://conversation/{quote(agent, safe='')}/{tree_id}"

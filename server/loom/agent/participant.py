@@ -10,7 +10,6 @@ per-participant pins, stashes and trace every participant has.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from loom.commands import ast
@@ -139,7 +138,3 @@ def load_agent(ws: Workspace, name: str = DEFAULT_NAME) -> Participant:
 def agents(ws: Workspace) -> list[Participant]:
     return ws.participants(kind="model", role=PARTICIPANT_ROLE)
 
-
-def permission_list(permissions: Iterable[str]) -> str:
-    """``loom_aware, loom_write, doc_read`` (the addendum's and help's form)."""
-    return ", ".join(perms.ordered(permissions)) or "none"

@@ -190,7 +190,3 @@ class Triggers:
     def settled(self) -> bool:
         return (self._unsettled and self.last_human is not None
                 and self.ws.clock() - self.last_human >= self.settle_s)
-
-    def skip_to_now(self) -> None:
-        """Forget what happened so far (the agent's own turn, a restart)."""
-        self.cursor = self.ws.last_change()

@@ -17,14 +17,6 @@ class _Command(BaseModel):
     model_config = ConfigDict(frozen=True, populate_by_name=True)
 
 
-class DocRef(BaseModel):
-    """``doc:"name"`` with an optional ``section:id`` / ``§id``."""
-
-    model_config = ConfigDict(frozen=True)
-    name: str
-    section: str | None = None
-
-
 class LinkTarget(BaseModel):
     """What ``link X to …`` points at: a node, a document (section), or a tree (node)."""
 
@@ -341,11 +333,6 @@ Command = Annotated[
 VERBS: tuple[str, ...] = (
     "view", "list", "tree", "switch", "continue", "respond", "annotate", "link", "edit",
     "read", "write", "pin", "stash", "recall", "drop", "memory", "help", "think", "split",
-)
-#: The reader's verbs (not the seeds'): parsed like the seeds' tools.
-READER_VERBS: tuple[str, ...] = (
-    "bookmark", "unbookmark", "tag", "untag", "rate", "prune", "unprune", "delete",
-    "undelete", "rename", "search",
 )
 #: Editor verbs: run through the executor like the seeds' tools, never parsed from text.
 EDITOR_VERBS: tuple[str, ...] = ("commit", "new", "save", "export", "import", "grant")

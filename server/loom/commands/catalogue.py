@@ -28,14 +28,6 @@ PERMISSIONS: tuple[str, ...] = (
     "loom_aware", "loom_write", "loom_generate", "doc_read", "doc_write",
 )
 
-#: What each permission needs first (seed 000, "Permissions").
-PERMISSION_REQUIRES: Mapping[str, str] = MappingProxyType({
-    "loom_write": "loom_aware",
-    "loom_generate": "loom_aware",
-    "doc_write": "doc_read",
-})
-
-
 def _ro(mapping: dict[str, str]) -> Mapping[str, str]:
     return MappingProxyType(mapping)
 

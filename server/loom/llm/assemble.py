@@ -122,9 +122,6 @@ class Sink:
         self.indices = indices
         self.received = 0
 
-    def serves(self, index: int) -> bool:
-        return index in self.indices
-
     def raw(self, chunk: Any) -> None:
         """Keep a chunk as received: an SDK model or a plain dict."""
         self.received += 1

@@ -65,10 +65,6 @@ class PictureParams(Args):
     uri: str | None = None  # or the document's tree
 
 
-class SymbolParams(Args):
-    query: str = ""
-
-
 class ContinueArgs(UriArgs):
     n: int | None = None
     tokens: int | None = None

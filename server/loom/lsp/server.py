@@ -57,11 +57,6 @@ from loom.uris import node_uri, tree_uri
 log = logging.getLogger(__name__)
 SCHEME = "loom"
 ASK_TIMEOUT_S = 600.0  # a question put to the human waits this long for a choice
-COMMANDS = ("loom.continue", "loom.branch", "loom.cycleSibling", "loom.annotate", "loom.run",
-            "loom.commit", "loom.open", "loom.cancel", "loom.askCollaborator",
-            "loom.stopCollaborator", "loom.split", "loom.suggest", "loom.acceptSuggestion",
-            "loom.toggleProbabilities", "loom.siblings", "loom.switchTo", "loom.act",
-            "loom.search")
 
 
 class LoomProtocol(AnsweringProtocol):

@@ -68,7 +68,3 @@ def local_id_candidates(ulid: str) -> list[str]:
 def normalise_local_id(text: str) -> str:
     """Lower-case a typed id and fold Crockford's look-alike letters."""
     return text.strip().lower().translate(_NORMALISE)
-
-
-def looks_like_local_id(text: str) -> bool:
-    return bool(_LOCAL_ID_RE.match(normalise_local_id(text)))

@@ -48,14 +48,10 @@ class Dialect:
         return f"LEAST({a}, {b})" if self.postgres else f"min({a}, {b})"
 
     @property
-    def for_update(self) -> str:
-        """Appended to a SELECT that locks its rows until the transaction ends (SQLite's
-        write transactions already exclude every other writer)."""
-        return " FOR UPDATE" if self.postgres else ""
-
-    @property
     def skip_locked(self) -> str:
-        """Like :attr:`for_update`, skipping rows another transaction holds (job queues)."""
+        """Appended to a SELECT that locks its rows until the transaction ends, skipping rows
+        another transaction holds (job queues; SQLite's write transactions already exclude
+        every other writer)."""
         return " FOR UPDATE SKIP LOCKED" if self.postgres else ""
 
 
