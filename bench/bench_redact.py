@@ -26,9 +26,9 @@ from tests.e2e.fake_provider import openai_completion_chunks  # noqa: E402
 from tests.redaction_samples import SAMPLES  # noqa: E402
 
 from loom.llm.base import Completion, GenerationResult  # noqa: E402
-from loom.llm.redact import PATTERNS, redact  # noqa: E402
 from loom.llm.redact_stream import StreamRedactor  # noqa: E402
 from loom.llm.redacting import _finish  # noqa: E402
+from loom.redact import PATTERNS, redact  # noqa: E402
 
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "socketteer-loom-demo.json"
 

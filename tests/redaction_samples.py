@@ -1,4 +1,4 @@
-"""One or more samples of every credential shape in ``loom.llm.redact.PATTERNS``.
+"""One or more samples of every credential shape in ``loom.redact.PATTERNS``.
 
 Built from seeded random bodies at import time rather than written out, so no file in the
 repository holds a string a secret scanner would take for a real key. Each sample is
@@ -127,6 +127,8 @@ SAMPLES: list[Sample] = [
     _in("credential_field", "Authorization: Basic ", _basic),
     _in("credential_field", "My API key: ", body(ALNUM, 24)),
     _in("credential_field", "TWILIO_AUTH_TOKEN=", body(HEX, 32)),
+    _in("conninfo_quoted_password", "connection to host=db.lab password='",
+        body(ALNUM, 9) + " " + body(ALNUM, 7), "' user=bob failed"),
     _in("url_password", "postgres://app:", body(ALNUM, 16), "@db.internal:5432/prod"),
     _in("url_password", "mongodb+srv://reader:", body(ALNUM, 12), "@cluster0.example.net/x"),
     _in("url_password", "git clone https://loom:", body(ALNUM, 20), "@git.example.com/a.git"),

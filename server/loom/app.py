@@ -105,8 +105,8 @@ def default_participant(db: object, explicit: str | None = None) -> str:
 def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = None,
              use_default_subject: bool = True, participant: str | None = None) -> App:
     from loom.llm.keys import database_password
-    from loom.llm.redact import DB_LOGGERS, LOGGERS, install_log_redaction
     from loom.llm.tokenizer import local_tokenizer
+    from loom.redact import DB_LOGGERS, LOGGERS, install_log_redaction
 
     tokens.use_tokenizer(local_tokenizer)  # exact counts from the local vocabulary, if any
     # a database password never reaches a log line

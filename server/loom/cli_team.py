@@ -248,14 +248,15 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     owner, with the team's grants for any new table); ``--to TARGET``: copy the workspace
     (``--db``) into an empty one."""
     from loom.llm.keys import database_password
-    from loom.store.backend import is_url, redact_url
+    from loom.redact import redact
+    from loom.store.backend import is_url
     from loom.store.db import SCHEMA_VERSION, default_target, open_database
     from loom.store.transfer import copy_workspace
 
     source_ref = args.db or default_target()
     if args.to is None:
         open_database(source_ref, password=database_password).close()  # opening migrates
-        shown = redact_url(str(source_ref)) if is_url(str(source_ref)) else str(source_ref)
+        shown = redact(str(source_ref)) if is_url(str(source_ref)) else str(source_ref)
         _print(f"✓ {shown} holds schema v{SCHEMA_VERSION}")
         return 0
     if str(source_ref) == str(args.to):
@@ -263,7 +264,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
                         "loom --db SOURCE migrate --to TARGET")
     source = open_database(source_ref, password=database_password)
     target = open_database(args.to, password=database_password)
-    shown = redact_url(str(args.to)) if is_url(str(args.to)) else str(args.to)
+    shown = redact(str(args.to)) if is_url(str(args.to)) else str(args.to)
     try:
         report = copy_workspace(source, target, progress=lambda table, n: _print(
             f"  {table:<14} {n:>9,} rows") if n else None)

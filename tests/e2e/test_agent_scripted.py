@@ -20,9 +20,9 @@ from loom.agent.transcript import JsonlTurnLog, MemoryTurnLog
 from loom.commands.context import Actor
 from loom.llm import keys as llm_keys
 from loom.llm.config import ModelProfile
-from loom.llm.redact import forget_secrets
 from loom.llm.subject import ProviderSubject
 from loom.memory import operational as mem
+from loom.redact import forget_secrets
 from loom.render.text import clock_time
 from loom.store.schema import BufferState, Node, TraceEntry
 from tests.e2e.fake_provider import (

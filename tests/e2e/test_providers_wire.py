@@ -13,7 +13,7 @@ import pytest
 
 from loom.llm import ChatMessage, GenerationResult, ModelError, ModelProfile, make_provider
 from loom.llm import keys as llm_keys
-from loom.llm.redact import forget_secrets
+from loom.redact import forget_secrets
 from tests.e2e.fake_provider import (
     ANTHROPIC_MESSAGES,
     OPENAI_CHAT,

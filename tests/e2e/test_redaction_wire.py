@@ -23,10 +23,10 @@ from loom.interchange.markdown import export_markdown
 from loom.interchange.openloom import export_openloom
 from loom.llm import ChatMessage, ModelProfile, make_provider
 from loom.llm import keys as llm_keys
-from loom.llm.redact import PLACEHOLDER, forget_secrets
 from loom.llm.subject import ProviderSubject
 from loom.llm.summaries import SummaryWorker
 from loom.protocol import dumps
+from loom.redact import PLACEHOLDER, forget_secrets
 from loom.store.schema import Node, Tree
 from tests.e2e.fake_provider import (
     ANTHROPIC_MESSAGES,

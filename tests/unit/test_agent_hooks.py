@@ -21,7 +21,7 @@ from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.llm.base import ChatMessage, Completion, GenerationResult, Usage
 from loom.llm.config import ModelProfile
-from loom.llm.redact import PLACEHOLDER
+from loom.redact import PLACEHOLDER
 
 SECRET = "sk-ant-api03-" + "Abc123_-" * 11 + "xyzAA"
 LONG = " ".join(f"Marie remembered the harbour, the nets and the gulls ({i})." for i in range(300))

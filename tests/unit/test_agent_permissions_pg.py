@@ -14,7 +14,7 @@ import pytest
 
 from loom.cli import main
 from loom.llm import keys as llm_keys
-from loom.llm.redact import forget_secrets
+from loom.redact import forget_secrets
 from tests.conftest import new_pg_database
 from tests.e2e.fake_provider import OPENAI_CHAT, FakeProvider, openai_chat_stream
 

@@ -13,7 +13,7 @@ from loom.llm.config import (
     load_config,
     resolve_profile,
 )
-from loom.llm.redact import forget_secrets, redact
+from loom.redact import forget_secrets, redact
 
 NO_KEYS = {"LOOM_NO_KEYRING": "1"}
 

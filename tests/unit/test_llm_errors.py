@@ -8,7 +8,7 @@ import pytest
 
 from loom.llm.base import ModelError
 from loom.llm.errors import classify
-from loom.llm.redact import forget_secrets
+from loom.redact import forget_secrets
 
 REQUEST = httpx2.Request("POST", "http://127.0.0.1/v1/completions")
 

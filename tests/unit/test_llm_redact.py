@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from loom.llm.redact import (
+from loom.redact import (
     PLACEHOLDER,
     forget_secrets,
     redact,

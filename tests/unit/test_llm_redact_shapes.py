@@ -9,7 +9,8 @@ import uuid
 
 import pytest
 
-from loom.llm.redact import (
+from loom.model.ids import local_id_candidates, new_ulid
+from loom.redact import (
     PATTERNS,
     PLACEHOLDER,
     find_spans,
@@ -19,7 +20,6 @@ from loom.llm.redact import (
     redact_pieces,
     register_secret,
 )
-from loom.model.ids import local_id_candidates, new_ulid
 from tests.conftest import FIXTURES, SHARED
 from tests.redaction_samples import SAMPLES
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from loom.llm.base import ChatMessage, Completion, GenerationResult, ModelError
-from loom.llm.redact import PLACEHOLDER, forget_secrets, redact, register_secret
 from loom.llm.redact_stream import StreamRedactor
 from loom.llm.redacting import RedactingProvider, redacting, scrub_raw
+from loom.redact import PLACEHOLDER, forget_secrets, redact, register_secret
 from tests.redaction_samples import SAMPLES
 
 

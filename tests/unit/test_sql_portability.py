@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from loom.store.backend import redact_url, translate
+from loom.redact import redact
+from loom.store.backend import translate
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "loom"
 
@@ -130,8 +131,11 @@ def test_translate_rewrites_placeholders_outside_quotes() -> None:
 
 
 def test_passwords_never_show() -> None:
-    assert redact_url("postgresql://bob:s3cret@db.lab/loom") == \
-        "postgresql://bob:***@db.lab/loom"
-    assert redact_url("host=db password=s3cret user=bob") == \
-        "host=db password=*** user=bob"
-    assert redact_url("postgresql://bob@db.lab/loom") == "postgresql://bob@db.lab/loom"
+    # (the one redaction table: loom.redact)
+    assert redact("postgresql://bob:s3cret@db.lab/loom") == \
+        "postgresql://bob:[REDACTED]@db.lab/loom"
+    assert redact("host=db password=s3cret user=bob") == \
+        "host=db password=[REDACTED] user=bob"
+    assert redact("host=db password='two s3cret words' user=bob") == \
+        "host=db password='[REDACTED]' user=bob"
+    assert redact("postgresql://bob@db.lab/loom") == "postgresql://bob@db.lab/loom"

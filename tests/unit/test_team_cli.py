@@ -105,7 +105,7 @@ def test_passwords_from_env_pgpass_and_keyring(secured: str, tmp_path: Path, cap
     monkeypatch.setenv("PGPASSFILE", str(tmp_path / "none"))
 
     from loom.llm import keys
-    from loom.llm.redact import redact
+    from loom.redact import redact
 
     asked: list[str] = []
 
@@ -123,7 +123,7 @@ def test_passwords_from_env_pgpass_and_keyring(secured: str, tmp_path: Path, cap
 
 
 def test_log_lines_never_show_the_password(caplog: Any, monkeypatch: Any) -> None:
-    from loom.llm.redact import DB_LOGGERS, install_log_redaction, register_secret
+    from loom.redact import DB_LOGGERS, install_log_redaction, register_secret
 
     register_secret("Sw0rdf1sh-db")
     install_log_redaction(DB_LOGGERS)

@@ -69,7 +69,7 @@ def prune(messages: list[ChatMessage]) -> list[ChatMessage]:
 
 def redact(messages: list[ChatMessage]) -> list[ChatMessage]:
     """Loom's last before-turn step: every message without secrets (API keys, tokens,
-    passwords: ``llm/redact.py``). The provider door redacts again (idempotent), so a
+    passwords: ``loom/redact.py``). The provider door redacts again (idempotent), so a
     model never sees a secret even when called outside the loop."""
     cleaned = [redact_message(m) for m in messages]
     return messages.replaced(cleaned) if isinstance(messages, Messages) else cleaned

@@ -19,8 +19,8 @@ from pydantic_core import PydanticSerializationError
 
 from loom.llm.aio import cancelled_error
 from loom.llm.base import Completion, GenerationResult, Usage
-from loom.llm.redact import redact_json_text, redact_obj
 from loom.llm.retry import Attempt
+from loom.redact import redact_json_text, redact_obj
 
 _RAW = TypeAdapter(list[Any])
 

@@ -17,7 +17,7 @@ from typing import Any
 import pydantic
 
 from loom.llm.base import ErrorKind, ModelError
-from loom.llm.redact import redact
+from loom.redact import redact
 
 HINTS: dict[ErrorKind, str] = {
     "timeout": "raise timeout_s in the model profile or lower tokens",

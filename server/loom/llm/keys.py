@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from loom.llm.redact import register_secret
+from loom.redact import register_secret
 
 log = logging.getLogger("loom.llm")
 

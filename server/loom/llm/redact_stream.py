@@ -1,6 +1,6 @@
 """Redaction of text that streams in: a key split over two chunks never reaches the caller.
 
-Each piece is appended to the unreleased text; what :func:`~loom.llm.redact.release_point`
+Each piece is appended to the unreleased text; what :func:`~loom.redact.release_point`
 says no later piece can change is redacted and released, the rest (the word still
 arriving, a header name waiting for its value, an open private key block) is held.
 ``flush`` releases the held text at the end of the stream, treating a key cut off by
@@ -9,7 +9,7 @@ the token limit as a secret too. The released pieces join to the stored text.
 
 from __future__ import annotations
 
-from loom.llm.redact import RUN_CHARS, redact, release_point
+from loom.redact import RUN_CHARS, redact, release_point
 
 
 class StreamRedactor:

@@ -29,8 +29,8 @@ from loom.llm.base import (
     ModelError,
     Provider,
 )
-from loom.llm.redact import may_hold_secret, redact, redact_obj, redact_pieces
 from loom.llm.redact_stream import StreamRedactor
+from loom.redact import may_hold_secret, redact, redact_obj, redact_pieces
 
 
 class RedactingProvider:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import peewee as pw
 
 from loom.errors import LoomError
+from loom.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class ConnInfo:
     @property
     def shown(self) -> str:
         """The URL as logs and messages show it."""
-        return redact_url(self.url)
+        return redact(self.url)
 
 
 def parse_url(url: str) -> ConnInfo:
@@ -76,7 +77,7 @@ def parse_url(url: str) -> ConnInfo:
     try:
         parts = conninfo_to_dict(url)
     except Exception:  # psycopg.ProgrammingError: a malformed URL
-        raise LoomError("INVALID_SYNTAX", f"not a PostgreSQL URL: {redact_url(url)}",
+        raise LoomError("INVALID_SYNTAX", f"not a PostgreSQL URL: {redact(url)}",
                         "use postgresql://user@host[:port]/dbname") from None
     if parts.get("password"):
         raise LoomError("PERMISSION_DENIED", "a password in the database URL is refused: "
@@ -92,15 +93,6 @@ def parse_url(url: str) -> ConnInfo:
     port = str(parts.get("port") or os.environ.get("PGPORT") or "5432")
     dbname = str(parts.get("dbname") or os.environ.get("PGDATABASE") or user)
     return ConnInfo(url, user, host, port, dbname)
-
-
-_URL_PASSWORD = re.compile(r"(postgres(?:ql)?://[^:/@\s]*):[^@\s]*@")
-_KV_PASSWORD = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
-
-
-def redact_url(text: str) -> str:
-    """``text`` with any password in a PostgreSQL URL or ``password=…`` replaced by ``***``."""
-    return _KV_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", text))
 
 
 def _default_user() -> str:
@@ -301,7 +293,7 @@ def storage_error(err: Exception) -> LoomError:
         return LoomError("PERMISSION_DENIED", "the database refused this write for your "
                          "database role", "ask whoever runs the server for the grant "
                          "(docs/team.md)")
-    return LoomError("CONFLICT", f"storage error: {redact_url(text.strip())}",
+    return LoomError("CONFLICT", f"storage error: {redact(text.strip())}",
                      "retry; nothing was written")
 
 
@@ -321,7 +313,7 @@ def connect_postgres(url: str, password: PasswordSource | None = None,
             db.connect(reuse_if_open=True)
             return db
         except pw.OperationalError as err:
-            text = redact_url(str(err).strip().splitlines()[0] if str(err).strip() else "")
+            text = redact(str(err).strip().splitlines()[0] if str(err).strip() else "")
             if "password" in text or "authentication" in text:
                 raise LoomError("PERMISSION_DENIED", f"{info.shown}: {text}",
                                 "set PGPASSWORD, add the password to ~/.pgpass, or "

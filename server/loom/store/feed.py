@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from loom.store.backend import PostgresDatabase, redact_url
+from loom.redact import redact
+from loom.store.backend import PostgresDatabase
 from loom.store.schema import Change
 
 log = logging.getLogger(__name__)
@@ -132,7 +133,7 @@ class ChangeListener:
                     return
                 if backoff == self.RETRY_FIRST_S:  # (once per outage, not every retry)
                     log.warning("change listener: %s; listening again as soon as the "
-                                "database answers", redact_url(str(err).strip()))
+                                "database answers", redact(str(err).strip()))
                     if self.lost is not None:
                         self.lost()
                 self._stop.wait(backoff)

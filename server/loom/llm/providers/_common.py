@@ -13,7 +13,7 @@ from loom.llm.assemble import DeltaCallbackError
 from loom.llm.base import ModelError
 from loom.llm.config import ModelProfile
 from loom.llm.errors import classify, make_error
-from loom.llm.redact import install_log_redaction, redact_obj
+from loom.redact import install_log_redaction, redact_obj
 
 log = logging.getLogger("loom.llm")
 install_log_redaction()

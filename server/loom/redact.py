@@ -257,6 +257,16 @@ PATTERNS: tuple[SecretPattern, ...] = (
         bounded=True,
     ),
     SecretPattern(
+        # libpq's connection string: password='two words \' quoted' (a quoted value may
+        # hold spaces, which the field pattern above stops at).
+        "conninfo_quoted_password",
+        ("password",),
+        re.compile(r"(?i:password)[ \t]*=[ \t]*"
+                   rf"'{_NOT_REDACTED}(?P<secret>(?:[^'\\]|\\.)+)'"),
+        spans_words=True,
+        bounded=True,
+    ),
+    SecretPattern(
         "url_password",
         ("://",),
         # scheme://user:password@host (the scheme is not needed to find it).
