@@ -176,15 +176,15 @@ def grant(ctx: Ctx, cmd: ast.Grant) -> Result:
     if unknown:
         raise LoomError("INVALID_SYNTAX", f"unknown permission {unknown[0]}",
                         "permissions: " + ", ".join(perms.ORDER))
-    if who.id == ctx.me.id:
-        raise LoomError("PERMISSION_DENIED", "a participant cannot change its own permissions",
-                        "ask the human to grant them")
     if who.name == ctx.ws.human().name:
         raise LoomError("PERMISSION_DENIED", "the human always has every permission",
                         "grant or revoke another participant's")
     if who.name == ctx.ws.owner():
         raise LoomError("PERMISSION_DENIED", f"{who.name} owns the database and always has "
                         "every permission", "grant or revoke another participant's")
+    if who.id == ctx.me.id:
+        raise LoomError("PERMISSION_DENIED", "a participant cannot change its own permissions",
+                        "ask the human to grant them")
     missing = [p for p in cmd.permissions if p not in ctx.actor.permissions]
     if missing:
         raise LoomError("PERMISSION_DENIED", f"{missing[0]} is not yours to give",
