@@ -76,6 +76,8 @@ async def test_a_save_while_the_database_is_down_is_kept_and_committed_when_it_i
     _tree, _tip, uri = _demo_path(url)
     await _open(alice, uri)
     await _open(bob, uri)
+    for ed in (alice, bob):  # (answered after the didOpen before it: both are open)
+        await ed.request("loom/status", {"uri": uri})
 
     cluster.halt("fast")
     alice.append(uri, " The lights went out.")
