@@ -68,8 +68,6 @@ from loom.store.schema import (
 )
 from loom.store.workspace import Workspace
 
-_CHUNK = 500
-_DIALOGUE = {"dialogue", "chat", "conversation", "messages", "dialog"}
 
 MediaSource = Callable[[str], bytes | None]  # a bundle member's bytes, None when absent
 

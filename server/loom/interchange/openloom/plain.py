@@ -1,6 +1,6 @@
 """A plain tree's rows (``read.read_plain``), planned in one pass as the tuples written.
 
-A plain tree is what the general plan (``load.TreePlan``) would import with nothing to
+A plain tree is what the general plan (``planning.TreePlan``) would import with nothing to
 decide per node: no Loom extensions, versions, generations, media, flags or several
 sources; each node a text, an author's role and a time; each edge one parent. The rows are
 the general plan's to the value (tests/unit/test_openloom_plain.py imports files both
