@@ -68,7 +68,6 @@ from loom.store.schema import (
 )
 from loom.store.workspace import Workspace
 
-
 MediaSource = Callable[[str], bytes | None]  # a bundle member's bytes, None when absent
 
 
