@@ -1,7 +1,7 @@
 """The language server: every pygls registration in one place, each a thin call into a
-feature object (or a feature module for the read-only requests). The server object owns
-the client helpers the features share (``lsp/host.py``); every change any of them makes
-goes through ``Executor.execute`` with this editor session's participant."""
+feature object (or a feature module for the read-only requests). The server inherits
+the client helpers the features share (``ClientHost``, ``lsp/host.py``); every change any
+of them makes goes through ``Executor.execute`` with this editor session's participant."""
 
 from __future__ import annotations
 
@@ -11,23 +11,17 @@ import contextlib
 import gc
 import logging
 import os
-from collections.abc import Callable, Coroutine
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 from pygls.protocol import lsp_method
 
 from loom import __version__
-from loom.app import App, open_app
-from loom.commands import ast
-from loom.commands.context import Actor
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp import args as A
 from loom.lsp.args import answer, failure, parse_args
-from loom.lsp.buffer import Segment
 from loom.lsp.features import completion as completion_feature
 from loom.lsp.features import decorations, lookup, probabilities
 from loom.lsp.features.collaborator import Collaborator
@@ -45,9 +39,10 @@ from loom.lsp.features.probabilities import Probabilities
 from loom.lsp.features.semantic_delta import SemanticResults
 from loom.lsp.features.suggestions import Suggestions
 from loom.lsp.features.sync import ChangeSync
-from loom.lsp.rpc import AnsweringProtocol, AnsweringServer, loom_converter
-from loom.lsp.session import Documents, OpenDoc
-from loom.lsp.settings import Settings, parse_settings
+from loom.lsp.host import SCHEME, ClientHost
+from loom.lsp.rpc import AnsweringProtocol, loom_converter
+from loom.lsp.session import OpenDoc
+from loom.lsp.settings import parse_settings
 from loom.lsp.text import TextDoc
 from loom.lsp.views import render as render_view
 from loom.render.formats import error as error_text
@@ -55,8 +50,6 @@ from loom.store.backend import UNREACHABLE, unreachable
 from loom.uris import node_uri, tree_uri
 
 log = logging.getLogger(__name__)
-SCHEME = "loom"
-ASK_TIMEOUT_S = 600.0  # a question put to the human waits this long for a choice
 
 
 class LoomProtocol(AnsweringProtocol):
@@ -111,22 +104,15 @@ class LoomProtocol(AnsweringProtocol):
             yield handler, (params,), None
 
 
-class LoomServer(AnsweringServer):
-    """The server and the client helpers its features share (``Host``)."""
+class LoomServer(ClientHost):
+    """The server: its features, built once and wired to each other; the client helpers
+    they share are ``ClientHost``'s (``lsp/host.py``)."""
 
     protocol: LoomProtocol
 
     def __init__(self, db: str | None = None) -> None:
-        super().__init__("loom", __version__, protocol_cls=LoomProtocol,
+        super().__init__(db, "loom", __version__, protocol_cls=LoomProtocol,
                          converter_factory=loom_converter, max_workers=8)
-        self.db_arg = db
-        self.participant_arg: str | None = None
-        self.settings = Settings()
-        self._app: App | None = None
-        self._docs: Documents | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
-        #: request id → the task of a running command that stops when it is cancelled
-        self._cancellable: dict[Any, asyncio.Task[Any]] = {}
         self.summaries: Any = None  # the summary worker process, when one was started
         self.diagnostics = Diagnostics(self, self.text_document_publish_diagnostics)
         self.editing = Editing(self)
@@ -148,186 +134,6 @@ class LoomServer(AnsweringServer):
         self.sync.outage = self.outage
         self.collaborator.after_turn = self.sync.catch_up
 
-    # ── the workspace ──
-    @property
-    def app(self) -> App:
-        if self._app is None:
-            self._app = open_app(self.settings.database or self.db_arg,
-                                 participant=self.settings.participant or
-                                 self.participant_arg)
-        return self._app
-
-    @property
-    def docs(self) -> Documents:
-        if self._docs is None:
-            encoding = str(self.workspace.position_encoding or "utf-16")
-            ws = self.app.ws
-            # A name the workspace does not know starts with no permissions (Identity).
-            who = self.app.me()
-            self._docs = Documents(ws, who, encoding, ws.open_session(who))
-        return self._docs
-
-    def doc(self, uri: str) -> OpenDoc | None:
-        if not uri.startswith(f"{SCHEME}:"):
-            return None
-        doc = self.docs.open.get(uri)
-        if doc is not None:
-            return doc
-        try:
-            return self.docs.ensure(uri)
-        except LoomError:
-            return None
-
-    # ── Host: acting ──
-    def actor(self, doc: OpenDoc | None) -> Actor:
-        who = self.docs.participant
-        tree = doc.tree if doc is not None else None
-        if tree is None:
-            tree_id = who.current_tree
-            tree = self.app.ws.tree_or_none(tree_id) if tree_id else None
-            if tree is None and doc is not None:
-                first = self.app.ws.trees()
-                if not first:
-                    raise LoomError("NOT_FOUND", "there are no trees yet",
-                                    "create one: loom new TITLE")
-                tree = first[0][0]
-        return Actor(who, tree)
-
-    def execute_now(self, command: str | ast.Command, actor: Actor) -> Result:
-        result = self.app.executor.execute(command, actor)
-        self.spawn(self.sync.refresh_traces(), "trace refresh")
-        return result
-
-    async def execute(self, command: str | ast.Command, actor: Actor, *,
-                      on_delta: Callable[[int, str], None] | None = None,
-                      cancel: Any = None) -> Result:
-        result = await asyncio.to_thread(self.app.executor.execute, command, actor, on_delta,
-                                         cancel)
-        await self.sync.refresh_traces()
-        return result
-
-    def cancel_request(self, msg_id: Any) -> None:
-        """``$/cancelRequest``: cancel the task of a cancellable command still running."""
-        task = self._cancellable.pop(msg_id, None)
-        if task is not None and not task.done():
-            task.cancel()
-
-    # ── Host: talking to the client ──
-    @property
-    def caps(self) -> lsp.ClientCapabilities:
-        return self.client_capabilities
-
-    def roots(self) -> list[Path]:
-        out = []
-        for folder in self.workspace.folders.values():
-            parsed = urlparse(folder.uri)
-            if parsed.scheme == "file":
-                out.append(Path(unquote(parsed.path)))
-        root = self.workspace.root_path
-        if root and not out:
-            out.append(Path(root))
-        return out
-
-    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
-        task = asyncio.get_event_loop().create_task(coro, name=name)
-        self._tasks.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self._tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("background task %s failed", name, exc_info=t.exception())
-
-        task.add_done_callback(done)
-
-    async def send_edit(self, doc: OpenDoc, text: str, segments: list[Segment]) -> bool:
-        """Bring the editor's copy of ``doc`` to ``text`` (one edit at a time per
-        document, each computed from what the one before it leaves)."""
-        async with doc.edit_lock:
-            sending = asyncio.ensure_future(self._send_edit(doc, text, segments))
-            try:
-                return await asyncio.shield(sending)
-            except asyncio.CancelledError:
-                # the caller gave up (a generation's flusher, cancelled): the edit is out,
-                # and the next one must wait for its answer, or VS Code refuses the next
-                with contextlib.suppress(BaseException):
-                    await sending
-                raise
-
-    async def _send_edit(self, doc: OpenDoc, text: str, segments: list[Segment]) -> bool:
-        base = self.docs.expected_text(doc)
-        edit = self.docs.propose(doc, text, segments)
-        if edit is None:
-            return True
-        if doc.unseen:
-            # no tab shows it: the editor reads the target text again (loom/read) and its
-            # didChange adopts the target, as after an edit, without making it dirty
-            self.notify_changed(doc.uri)
-            return True
-        start, end, new = edit
-        base_doc = (doc.session.doc if base is doc.session.text
-                    else TextDoc(base, self.docs.encoding))
-        rng = lsp.Range(start=lsp.Position(*base_doc.position_at(start)),
-                        end=lsp.Position(*base_doc.position_at(end)))
-        text_edit = lsp.TextEdit(range=rng, new_text=new)
-        ws_caps = self.caps.workspace
-        versioned = bool(ws_caps and ws_caps.workspace_edit and
-                         ws_caps.workspace_edit.document_changes)
-        if versioned:
-            wedit = lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
-                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=doc.uri,
-                                                                          version=None),
-                edits=[text_edit])])
-        else:
-            wedit = lsp.WorkspaceEdit(changes={doc.uri: [text_edit]})
-        # request_client sends at once (before its first await), so a caller cancelled
-        # meanwhile (a generation's stream flusher) still has its recorded target sent.
-        try:
-            result = await self.protocol.request_client(
-                lsp.WORKSPACE_APPLY_EDIT, lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom"),
-                self.settings.client_timeout_s)
-        except Exception as err:  # no answer in time, an error, an answer that is no result
-            log.warning("applyEdit failed: %s", err)
-            doc.targets.clear()
-            return False
-        if not result.applied:
-            log.warning("client refused an edit of %s: %s", doc.uri, result.failure_reason)
-            doc.targets.clear()
-            return False
-        return True
-
-    def notify_changed(self, uri: str) -> None:
-        self.protocol.notify("loom/documentChanged", {"uri": uri})
-        ws_caps = self.caps.workspace
-        if ws_caps is not None and getattr(ws_caps, "text_document_content", None) is not None:
-            with contextlib.suppress(Exception):
-                self.workspace_text_document_content_refresh(
-                    lsp.TextDocumentContentRefreshParams(uri=uri))
-
-    def notify_trees_changed(self, trees: list[str]) -> None:
-        self.protocol.notify("loom/treesChanged", {"trees": trees})
-
-    def refresh_decorations(self) -> None:
-        ws_caps = self.caps.workspace
-        if ws_caps is None:
-            return
-        for cap, fn in ((ws_caps.code_lens, self.workspace_code_lens_refresh),
-                        (ws_caps.semantic_tokens, self.workspace_semantic_tokens_refresh),
-                        (ws_caps.inlay_hint, self.workspace_inlay_hint_refresh)):
-            if cap is not None and getattr(cap, "refresh_support", False):
-                with contextlib.suppress(Exception):
-                    fn(None)
-
-    def show(self, result: Result) -> None:
-        kind = lsp.MessageType.Info if result.ok else lsp.MessageType.Error
-        self.window_show_message(lsp.ShowMessageParams(type=kind, message=result.text))
-
-    def warn(self, text: str) -> None:
-        self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,
-                                                       message=text))
-
-    def database_lost(self) -> None:
-        self.outage.lost()
-
     async def _database_back(self, took: float) -> None:
         """The database answers again: what others did meanwhile first, then the commits
         that waited for it, and the human told."""
@@ -337,49 +143,6 @@ class LoomServer(AnsweringServer):
         where = ", ".join(f'"{t}"' for t in committed)
         self.show(Result.success(f"✓ the database is back (after {took:.0f} s)" + (
             f": committed your text in {where}" if committed else "")))
-
-    def status(self, doc: OpenDoc, message: str | None = None) -> None:
-        tip = doc.view.tip
-        self.protocol.notify("loom/status", {
-            "uri": doc.uri, "label": tip.label if tip else None,
-            "node": tip.local_id if tip else None, "depth": tip.depth if tip else None,
-            "generating": self.generation.busy, "message": message,
-            "collaborator": self.collaborator.status(doc.tree),
-            "title": doc.tree.title if doc.tree is not None else None})
-        self.notify_clean(doc)
-
-    def notify_clean(self, doc: OpenDoc) -> None:
-        """``loom/clean {uri, version}``: at this client version the document holds nothing
-        uncommitted, so the editor may show it as saved (what it shows came from the tree,
-        not from typing). Sent once the client has applied every edit of ours."""
-        if doc.kind != "path" or doc.targets or doc.generating or doc.uri not in self.docs.open:
-            return
-        session = doc.session
-        if session.pending() or session.working_text.strip():
-            return
-        self.protocol.notify("loom/clean", {"uri": doc.uri, "version": doc.client_version})
-
-    async def show_document(self, uri: str, selection: lsp.Range | None = None) -> bool:
-        try:
-            result = await self.protocol.request_client(
-                lsp.WINDOW_SHOW_DOCUMENT,
-                lsp.ShowDocumentParams(uri=uri, take_focus=True, selection=selection),
-                self.settings.client_timeout_s)
-        except Exception as err:
-            log.info("showDocument failed: %s", err)
-            return False
-        return bool(result and result.success)
-
-    async def ask(self, message: str, actions: list[str]) -> str | None:
-        try:
-            choice = await self.protocol.request_client(
-                lsp.WINDOW_SHOW_MESSAGE_REQUEST, lsp.ShowMessageRequestParams(
-                    type=lsp.MessageType.Info, message=message,
-                    actions=[lsp.MessageActionItem(title=a) for a in actions]), ASK_TIMEOUT_S)
-        except Exception as err:  # no answer (in time) is no choice
-            log.info("showMessageRequest failed: %s", err)
-            return None
-        return choice.title if choice is not None else None
 
 
 server = LoomServer()
@@ -480,14 +243,8 @@ def _command(name: str, model: type[A.Args],
     def wrap(fn: Callable[..., Any]) -> Any:
         async def run(ls: LoomServer, *raw: Any) -> Any:
             msg_id = ls.protocol.msg_id if cancellable else None
-            task = asyncio.current_task()
-            if msg_id is not None and task is not None:
-                ls._cancellable[msg_id] = task
-            try:
+            with ls.cancellable(msg_id, asyncio.current_task()):
                 return await _answer(name, model, fn, ls, list(raw))
-            finally:
-                if msg_id is not None:
-                    ls._cancellable.pop(msg_id, None)
         run.__name__ = fn.__name__
         return server.command(name)(run)
     return wrap
@@ -538,7 +295,7 @@ async def shutdown(ls: LoomServer, params: Any = None) -> None:
     """New requests are already refused (``rpc.py``). Stop the long work (a generation, a
     collaborator turn) so the requests in flight can end, let them, then keep every open
     buffer's uncommitted text: nothing typed is lost when ``exit`` follows."""
-    if ls._docs is None:
+    if not ls.opened:
         return
     ls.generation.cancel()
     ls.collaborator.stop(None)
