@@ -11,7 +11,6 @@ import contextlib
 import gc
 import logging
 import os
-from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -21,7 +20,8 @@ from loom import __version__
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp import args as A
-from loom.lsp.args import answer, failure, parse_args
+from loom.lsp.answers import Registrar, guard
+from loom.lsp.args import answer
 from loom.lsp.features import completion as completion_feature
 from loom.lsp.features import decorations, lookup, probabilities
 from loom.lsp.features.collaborator import Collaborator
@@ -33,7 +33,6 @@ from loom.lsp.features.generation import Generation
 from loom.lsp.features.identity import Identity
 from loom.lsp.features.library import Library
 from loom.lsp.features.navigation import Navigation
-from loom.lsp.features.outage import HINT as OUTAGE_HINT
 from loom.lsp.features.outage import Outage
 from loom.lsp.features.probabilities import Probabilities
 from loom.lsp.features.semantic_delta import SemanticResults
@@ -45,8 +44,6 @@ from loom.lsp.session import OpenDoc
 from loom.lsp.settings import parse_settings
 from loom.lsp.text import TextDoc
 from loom.lsp.views import render as render_view
-from loom.render.formats import error as error_text
-from loom.store.backend import UNREACHABLE, unreachable
 from loom.uris import node_uri, tree_uri
 
 log = logging.getLogger(__name__)
@@ -72,7 +69,7 @@ class LoomProtocol(AnsweringProtocol):
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # pygls only cancels a request whose handler has not started; for a command it
         # cancels the reply, not the command's task, so the work ran on (and committed).
-        # Commands that can stop (``_command(cancellable=True)``) get their task
+        # Commands that can stop (``on.command(…, cancellable=True)``) get their task
         # cancelled, and react to it.
         if not (isinstance(msg_id, str) or (isinstance(msg_id, int)
                                              and not isinstance(msg_id, bool))):
@@ -146,6 +143,7 @@ class LoomServer(ClientHost):
 
 
 server = LoomServer()
+on = Registrar(server)  # custom requests and commands, each answered whatever happens
 
 
 def _offset(doc: OpenDoc, pos: lsp.Position) -> int:
@@ -155,99 +153,6 @@ def _offset(doc: OpenDoc, pos: lsp.Position) -> int:
 def _range(text_doc: TextDoc, start: int, end: int) -> lsp.Range:
     return lsp.Range(lsp.Position(*text_doc.position_at(start)),
                      lsp.Position(*text_doc.position_at(end)))
-
-
-def _guard(default: Any = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Editor features never crash the server: bad input answers ``default`` (and a
-    message for Loom errors of actions); bugs are logged."""
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        if asyncio.iscoroutinefunction(fn):
-            async def run_async(ls: LoomServer, *args: Any) -> Any:
-                try:
-                    return await fn(ls, *args)
-                except LoomError as err:
-                    ls.window_show_message(lsp.ShowMessageParams(
-                        type=lsp.MessageType.Error,
-                        message=error_text(err.code, err.message, err.hint)))
-                    return default
-                except Exception as err:
-                    _failed(ls, fn.__name__, err)
-                    return default
-            run_async.__name__ = fn.__name__
-            return run_async
-
-        def run(ls: LoomServer, *args: Any) -> Any:
-            try:
-                return fn(ls, *args)
-            except LoomError as err:
-                log.info("%s: %s", fn.__name__, err)
-                return default
-            except Exception as err:
-                _failed(ls, fn.__name__, err)
-                return default
-        run.__name__ = fn.__name__
-        return run
-    return wrap
-
-
-def _failed(ls: LoomServer, what: str, err: Exception) -> None:
-    """A feature that failed: the database out of reach (said once, by the outage), or a
-    bug (logged with its traceback)."""
-    if unreachable(err):
-        log.warning("%s: %s", what, UNREACHABLE)
-        ls.database_lost()
-    else:
-        log.exception("%s failed", what)
-
-
-def _bug(what: str) -> dict[str, Any]:
-    """A failure that is a bug in Loom: logged with its traceback; the client gets a ``✗``
-    answer without Python's exception text."""
-    log.exception("%s failed", what)
-    return answer(Result.failure("CONFLICT", f"{what} failed inside Loom",
-                                 "this is a bug in Loom; the server's log has the details"))
-
-
-async def _answer(name: str, model: type[A.Args], fn: Callable[..., Any], ls: LoomServer,
-                  raw: Any) -> Any:
-    """Run a request or command handler at the boundary: typed arguments in, and every
-    failure (bad arguments included) an ``{ok: false, message: "✗ …"}`` answer."""
-    try:
-        out = fn(ls, parse_args(model, raw, name))
-        out = await out if asyncio.iscoroutine(out) else out
-        return answer(out) if isinstance(out, Result) else out
-    except LoomError as err:
-        return failure(err)
-    except Exception as err:
-        if unreachable(err):  # (issue 32: answered "a bug in Loom")
-            _failed(ls, name, err)
-            return answer(Result.failure("CONFLICT", UNREACHABLE, OUTAGE_HINT))
-        return _bug(name)
-
-
-def _request(method: str, model: type[A.Args]) -> Callable[[Callable[..., Any]], Any]:
-    """A custom ``loom/…`` request with typed params."""
-    def wrap(fn: Callable[..., Any]) -> Any:
-        async def run(ls: LoomServer, params: Any) -> Any:
-            return await _answer(method, model, fn, ls, params)
-        run.__name__ = fn.__name__
-        return server.feature(method)(run)
-    return wrap
-
-
-def _command(name: str, model: type[A.Args],
-             cancellable: bool = False) -> Callable[[Callable[..., Any]], Any]:
-    """A ``workspace/executeCommand`` command; its first argument object is typed. A
-    ``cancellable`` command's task is cancelled by ``$/cancelRequest`` (it must handle
-    ``CancelledError`` by stopping its work)."""
-    def wrap(fn: Callable[..., Any]) -> Any:
-        async def run(ls: LoomServer, *raw: Any) -> Any:
-            msg_id = ls.protocol.msg_id if cancellable else None
-            with ls.cancellable(msg_id, asyncio.current_task()):
-                return await _answer(name, model, fn, ls, list(raw))
-        run.__name__ = fn.__name__
-        return server.command(name)(run)
-    return wrap
 
 
 # ── lifecycle and configuration ─────────────────────────────────────────────
@@ -325,7 +230,7 @@ def did_change_configuration(ls: LoomServer, params: lsp.DidChangeConfigurationP
 
 # ── documents ───────────────────────────────────────────────────────────────
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-@_guard()
+@guard()
 async def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> None:
     item = params.text_document
     if item.uri.startswith(f"{SCHEME}:"):
@@ -340,7 +245,7 @@ async def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> Non
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-@_guard()
+@guard()
 def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
     doc = ls.docs.open.get(params.text_document.uri)
     if doc is None:
@@ -370,7 +275,7 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-@_guard()
+@guard()
 async def did_save(ls: LoomServer, params: lsp.DidSaveTextDocumentParams) -> None:
     if ls.settings.document_provider != "textDocumentContent":
         return  # the editor saved through loom/save: running the save again doubled it
@@ -380,7 +285,7 @@ async def did_save(ls: LoomServer, params: lsp.DidSaveTextDocumentParams) -> Non
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-@_guard()
+@guard()
 def did_close(ls: LoomServer, params: lsp.DidCloseTextDocumentParams) -> None:
     doc = ls.docs.open.get(params.text_document.uri)
     if doc is not None:
@@ -430,7 +335,7 @@ async def _save(ls: LoomServer, uri: str, text: str, run_commands: bool) -> dict
 
 
 # ── custom requests ─────────────────────────────────────────────────────────
-@_request("loom/read", A.UriArgs)
+@on.request("loom/read", A.UriArgs)
 def loom_read(ls: LoomServer, a: A.UriArgs) -> dict[str, Any]:
     text, view = ls.docs.text_for(a.uri)
     doc = ls.docs.open.get(a.uri)
@@ -440,13 +345,13 @@ def loom_read(ls: LoomServer, a: A.UriArgs) -> dict[str, Any]:
             "languageId": view.language_id, "version": doc.client_version if doc else 0}
 
 
-@_request("loom/save", A.SaveParams)
+@on.request("loom/save", A.SaveParams)
 async def loom_save(ls: LoomServer, a: A.SaveParams) -> dict[str, Any]:
     # An autosave (reason afterDelay/focusOut) commits but never runs a half-typed command.
     return await _save(ls, a.uri, a.text, run_commands=a.reason in (None, "manual"))
 
 
-@_request("loom/trees", A.Args)
+@on.request("loom/trees", A.Args)
 def loom_trees(ls: LoomServer, a: A.Args) -> list[dict[str, Any]]:
     out = []
     for tree, count in ls.app.ws.trees():
@@ -456,7 +361,7 @@ def loom_trees(ls: LoomServer, a: A.Args) -> list[dict[str, Any]]:
     return out
 
 
-@_request("loom/nodeInfo", A.NodeInfoParams)
+@on.request("loom/nodeInfo", A.NodeInfoParams)
 async def loom_node_info(ls: LoomServer, a: A.NodeInfoParams) -> dict[str, Any]:
     # the open buffer is read here, on the loop; the database work runs in a thread, so
     # a large answer never holds up a hover or a keystroke (issue 26, item 13)
@@ -467,20 +372,20 @@ async def loom_node_info(ls: LoomServer, a: A.NodeInfoParams) -> dict[str, Any]:
         siblings_offset=a.siblings_offset, children_offset=a.children_offset, limit=a.limit)
 
 
-@_request("loom/newTree", A.NewTreeParams)
+@on.request("loom/newTree", A.NewTreeParams)
 def loom_new_tree(ls: LoomServer, a: A.NewTreeParams) -> dict[str, Any]:
     made = ls.files.new_tree(a.title, a.mode, a.text)
     result: Result = made.pop("result")  # type: ignore[assignment]
     return answer(result, **made)
 
 
-@_request("loom/import", A.ImportParams)
+@on.request("loom/import", A.ImportParams)
 async def loom_import(ls: LoomServer, a: A.ImportParams) -> dict[str, Any]:
     result, trees = await ls.files.import_(a.path, a.content, a.name)
     return answer(result, trees=trees)
 
 
-@_request("loom/export", A.ExportParams)
+@on.request("loom/export", A.ExportParams)
 async def loom_export(ls: LoomServer, a: A.ExportParams) -> dict[str, Any]:
     result = await ls.files.export(a.tree, a.format, a.path, a.node)
     extra = {"text": result.data["output"]} if "output" in result.data else {}
@@ -515,12 +420,12 @@ def tab_opened(ls: LoomServer, params: Any) -> None:
         doc.unseen = False
 
 
-@_request("loom/picture", A.PictureParams)
+@on.request("loom/picture", A.PictureParams)
 def loom_picture(ls: LoomServer, a: A.PictureParams) -> dict[str, Any]:
     return ls.library.picture(a.tree, a.uri)
 
 
-@_request("loom/doctor", A.DoctorParams)
+@on.request("loom/doctor", A.DoctorParams)
 async def loom_doctor(ls: LoomServer, a: A.DoctorParams) -> dict[str, Any]:
     """``loom doctor``'s checks, run off the event loop (they may start the model)."""
     from loom.llm import doctor
@@ -531,7 +436,7 @@ async def loom_doctor(ls: LoomServer, a: A.DoctorParams) -> dict[str, Any]:
             "checks": [c.model_dump() for c in report.checks]}
 
 
-@_request("loom/status", A.StopArgs)
+@on.request("loom/status", A.StopArgs)
 def loom_status(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
     view = None
     if (a.uri or "").startswith(f"{SCHEME}:"):
@@ -553,7 +458,7 @@ _KINDS = {"keyword": lsp.CompletionItemKind.Keyword,
 
 @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
                 lsp.CompletionOptions(trigger_characters=[">", "→", " ", ":", '"']))
-@_guard(None)
+@guard(None)
 def completion(ls: LoomServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
@@ -585,7 +490,7 @@ def completion(ls: LoomServer, params: lsp.CompletionParams) -> lsp.CompletionLi
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-@_guard(None)
+@guard(None)
 def hover(ls: LoomServer, params: lsp.HoverParams) -> lsp.Hover | None:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
@@ -605,7 +510,7 @@ def _location(loc: lookup.Location, encoding: str) -> lsp.Location:
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-@_guard(None)
+@guard(None)
 def definition(ls: LoomServer, params: lsp.DefinitionParams) -> lsp.Location | None:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
@@ -615,7 +520,7 @@ def definition(ls: LoomServer, params: lsp.DefinitionParams) -> lsp.Location | N
 
 
 @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-@_guard([])
+@guard([])
 def references(ls: LoomServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
@@ -626,7 +531,7 @@ def references(ls: LoomServer, params: lsp.ReferenceParams) -> list[lsp.Location
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
-@_guard([])
+@guard([])
 def document_link(ls: LoomServer, params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
@@ -636,7 +541,7 @@ def document_link(ls: LoomServer, params: lsp.DocumentLinkParams) -> list[lsp.Do
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
-@_guard([])
+@guard([])
 def code_lens(ls: LoomServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
@@ -651,7 +556,7 @@ def code_lens(ls: LoomServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
 
 
 @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
-@_guard([])
+@guard([])
 def folding_range(ls: LoomServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
     """Every branch of a tree overview folds."""
     doc = ls.doc(params.text_document.uri)
@@ -681,7 +586,7 @@ async def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
-@_guard(lsp.SemanticTokens(data=[]))
+@guard(lsp.SemanticTokens(data=[]))
 async def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams
                           ) -> lsp.SemanticTokens:
     doc = ls.doc(params.text_document.uri)
@@ -692,7 +597,7 @@ async def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
-@_guard(lsp.SemanticTokens(data=[]))
+@guard(lsp.SemanticTokens(data=[]))
 async def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaParams
                                 ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta:
     """Typing changes a few tokens of a long buffer: send only those."""
@@ -710,7 +615,7 @@ async def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaP
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
     code_action_kinds=[lsp.CodeActionKind.RefactorRewrite]))
-@_guard([])
+@guard([])
 def code_action(ls: LoomServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     """Branch from an alternative token (and continue), or split the node, at a model
     token."""
@@ -743,7 +648,7 @@ async def inline_completion(ls: LoomServer, params: lsp.InlineCompletionParams
     return _inline_items(ls, params)
 
 
-@_guard(None)
+@guard(None)
 def _inline_items(ls: LoomServer, params: lsp.InlineCompletionParams
                   ) -> lsp.InlineCompletionList | None:
     doc = ls.doc(params.text_document.uri)
@@ -759,7 +664,7 @@ def _inline_items(ls: LoomServer, params: lsp.InlineCompletionParams
 
 
 @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
-@_guard([])
+@guard([])
 def inlay_hint(ls: LoomServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
     doc = ls.doc(params.text_document.uri)
     if doc is None or not ls.settings.inlay_hints:
@@ -814,32 +719,32 @@ def _node_arg(ls: LoomServer, a: A.NodeArgs) -> str:
     raise LoomError("NOT_FOUND", "no node given", "pass {uri, node} or {uri, line, character}")
 
 
-@_command("loom.continue", A.ContinueArgs, cancellable=True)
+@on.command("loom.continue", A.ContinueArgs, cancellable=True)
 async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
     return await ls.generation.continue_(a.uri, a.n, a.tokens, a.temperature)
 
 
-@_command("loom.branch", A.NodeArgs)
+@on.command("loom.branch", A.NodeArgs)
 async def cmd_branch(ls: LoomServer, a: A.NodeArgs) -> Result:
     return await ls.navigation.branch(a.uri, _node_arg(ls, a))
 
 
-@_command("loom.cycleSibling", A.CycleArgs)
+@on.command("loom.cycleSibling", A.CycleArgs)
 async def cmd_cycle(ls: LoomServer, a: A.CycleArgs) -> Result:
     return await ls.navigation.cycle(a.uri, _node_arg(ls, a), a.delta)
 
 
-@_command("loom.siblings", A.SiblingsArgs)
+@on.command("loom.siblings", A.SiblingsArgs)
 def cmd_siblings(ls: LoomServer, a: A.SiblingsArgs) -> Result:
     return ls.navigation.siblings(a.uri, _node_arg(ls, a), a.offset, a.limit)
 
 
-@_command("loom.switchTo", A.NodeArgs)
+@on.command("loom.switchTo", A.NodeArgs)
 async def cmd_switch_to(ls: LoomServer, a: A.NodeArgs) -> Result:
     return await ls.navigation.switch_to(a.uri, _node_arg(ls, a))
 
 
-@_command("loom.act", A.ActArgs)
+@on.command("loom.act", A.ActArgs)
 async def cmd_act(ls: LoomServer, a: A.ActArgs) -> Result:
     node = None
     if a.node or a.line is not None:
@@ -849,7 +754,7 @@ async def cmd_act(ls: LoomServer, a: A.ActArgs) -> Result:
     return await ls.library.act(a.uri, node, a.action, a.value, a.tree)
 
 
-@_command("loom.search", A.SearchArgs)
+@on.command("loom.search", A.SearchArgs)
 def cmd_search(ls: LoomServer, a: A.SearchArgs) -> Result:
     return ls.library.search(a.query, a.tree, a.limit)
 
@@ -859,7 +764,7 @@ _SYMBOL_KINDS = {"tree": lsp.SymbolKind.Namespace, "bookmark": lsp.SymbolKind.Ke
 
 
 @server.feature(lsp.WORKSPACE_SYMBOL)
-@_guard([])
+@guard([])
 def workspace_symbol(ls: LoomServer, params: lsp.WorkspaceSymbolParams
                      ) -> list[lsp.WorkspaceSymbol]:
     """Trees by title, bookmarks, node ids and text matches, each opening its path."""
@@ -872,38 +777,38 @@ def workspace_symbol(ls: LoomServer, params: lsp.WorkspaceSymbolParams
     return out
 
 
-@_command("loom.annotate", A.AnnotateArgs)
+@on.command("loom.annotate", A.AnnotateArgs)
 async def cmd_annotate(ls: LoomServer, a: A.AnnotateArgs) -> Result:
     return await ls.navigation.annotate(a.uri, _node_arg(ls, a), a.text)
 
 
-@_command("loom.split", A.SplitArgs)
+@on.command("loom.split", A.SplitArgs)
 async def cmd_split(ls: LoomServer, a: A.SplitArgs) -> Result:
     return await ls.probabilities.split(a.uri, a.node, a.at, a.line, a.character, a.alt,
                                         a.continue_, a.n, a.tokens)
 
 
-@_command("loom.suggest", A.ContinueArgs)
+@on.command("loom.suggest", A.ContinueArgs)
 async def cmd_suggest(ls: LoomServer, a: A.ContinueArgs) -> Result:
     return await ls.suggestions.suggest(a.uri, a.n, a.tokens, a.temperature)
 
 
-@_command("loom.acceptSuggestion", A.AcceptArgs)
+@on.command("loom.acceptSuggestion", A.AcceptArgs)
 async def cmd_accept_suggestion(ls: LoomServer, a: A.AcceptArgs) -> Result:
     return await ls.suggestions.accept(a.uri, a.node, a.text, a.inserted)
 
 
-@_command("loom.toggleProbabilities", A.ToggleArgs)
+@on.command("loom.toggleProbabilities", A.ToggleArgs)
 def cmd_toggle_probabilities(ls: LoomServer, a: A.ToggleArgs) -> Result:
     return ls.probabilities.toggle(a.on)
 
 
-@_command("loom.run", A.RunArgs)
+@on.command("loom.run", A.RunArgs)
 async def cmd_run(ls: LoomServer, a: A.RunArgs) -> Result:
     return await ls.command_lines.run_line(a.uri, a.line)
 
 
-@_command("loom.commit", A.UriArgs)
+@on.command("loom.commit", A.UriArgs)
 async def cmd_commit(ls: LoomServer, a: A.UriArgs) -> Result:
     doc = ls.doc(a.uri)
     if doc is None:
@@ -911,23 +816,23 @@ async def cmd_commit(ls: LoomServer, a: A.UriArgs) -> Result:
     return await ls.editing.commit_and_show(doc)
 
 
-@_command("loom.open", A.OpenArgs)
+@on.command("loom.open", A.OpenArgs)
 async def cmd_open(ls: LoomServer, a: A.OpenArgs) -> Result:
     return await ls.navigation.open(a.tree, a.node)
 
 
-@_command("loom.cancel", A.Args)
+@on.command("loom.cancel", A.Args)
 def cmd_cancel(ls: LoomServer, a: A.Args) -> dict[str, Any]:
     cancelled = ls.generation.cancel()
     return {"ok": cancelled, "message": "✓ cancelling" if cancelled else "nothing to cancel"}
 
 
-@_command("loom.askCollaborator", A.AskArgs)
+@on.command("loom.askCollaborator", A.AskArgs)
 async def cmd_ask_collaborator(ls: LoomServer, a: A.AskArgs) -> dict[str, Any]:
     return await ls.collaborator.ask(a.uri, a.message or None)
 
 
-@_command("loom.stopCollaborator", A.StopArgs)
+@on.command("loom.stopCollaborator", A.StopArgs)
 def cmd_stop_collaborator(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
     tree = None
     if a.uri:
