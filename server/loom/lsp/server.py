@@ -119,7 +119,8 @@ class LoomServer(ClientHost):
                                           self.generation)
         self.collaborator = Collaborator(self, self.editing)
         self.navigation = Navigation(self, self.editing)
-        self.generation.moves = self.navigation.moves
+        self.generation.moves = self.editing.moves = self.navigation.moves
+        self.editing.run_commands = self._run_typed_commands
         self.library = Library(self, self.editing, self.navigation._follow)
         self.files = Files(self)
         self.identity = Identity(self)
@@ -130,6 +131,10 @@ class LoomServer(ClientHost):
         self.outage = Outage(self, self._database_back)
         self.sync.outage = self.outage
         self.collaborator.after_turn = self.sync.catch_up
+
+    async def _run_typed_commands(self, doc: OpenDoc) -> list[Result]:
+        """A save's command lines: a ``→ continue`` among them runs on its own."""
+        return await self.command_lines.run_all(doc, background=True)
 
     async def _database_back(self, took: float) -> None:
         """The database answers again: what others did meanwhile first, then the commits
@@ -247,31 +252,7 @@ async def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> Non
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 @guard()
 def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    doc = ls.docs.open.get(params.text_document.uri)
-    if doc is None:
-        return
-    doc.client_version = params.text_document.version
-    in_flight = len(doc.targets)
-    touched: list[int] = []
-    for change in params.content_changes:
-        if isinstance(change, lsp.TextDocumentContentChangePartial):
-            start = _offset(doc, change.range.start)
-            end = _offset(doc, change.range.end)
-            touched += ls.docs.did_change(doc, start, end, change.text)
-        else:
-            ls.docs.replace_all(doc, change.text)
-    if ls.navigation.moves.undone(doc):
-        return  # an undo (or redo) of a move of the view: the view goes back, no typing
-    pending = doc.session.pending()
-    if pending and any(i not in touched for i in pending) and touched and not doc.targets:
-        # started editing another node: commit the one edited before (SPEC-NOTES)
-        ls.spawn(ls.editing.commit_and_show(doc), "commit on editing another node")
-    if len(doc.targets) < in_flight:
-        ls.editing.persist(doc)  # one of our edits landed: a structural change, kept now
-    else:
-        ls.editing.touched(doc)
-    if in_flight and not doc.targets:  # the client now shows what the tree holds
-        ls.notify_clean(doc)
+    ls.editing.changed(params)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
@@ -281,7 +262,7 @@ async def did_save(ls: LoomServer, params: lsp.DidSaveTextDocumentParams) -> Non
         return  # the editor saved through loom/save: running the save again doubled it
     doc = ls.docs.open.get(params.text_document.uri)
     if doc is not None and not doc.view.read_only:
-        await _save(ls, doc.uri, doc.text, run_commands=True)
+        await ls.editing.save_text(doc.uri, doc.text, run_commands=True)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -302,38 +283,6 @@ def text_document_content(ls: LoomServer, params: lsp.TextDocumentContentParams
     return lsp.TextDocumentContentResult(text=text)
 
 
-async def _save(ls: LoomServer, uri: str, text: str, run_commands: bool) -> dict[str, Any]:
-    """A save: the command lines the human typed run (once each), then the buffer is
-    committed (a path) or the document saved (a doc), all through the executor."""
-    doc = ls.docs.ensure(uri)
-    if doc.view.read_only:
-        return answer(Result.failure("PERMISSION_DENIED", "this view is read-only"), uri=uri)
-    if text != doc.text:
-        ls.docs.replace_all(doc, text)
-    messages: list[str] = []
-    ok = True
-    if ls.settings.run_on_save and run_commands:
-        for res in await ls.command_lines.run_all(doc, background=True):
-            messages.append(res.text)
-            ok = ok and res.ok
-            if res.data.get("generating"):
-                # it commits the typed text itself, first, and streams in after this
-                # answer: the save returns now (an editor waits for it)
-                return {"ok": ok, "message": "\n".join(messages), "data": res.data,
-                        "uri": uri, "text": ls.docs.expected_text(doc)}
-    if doc.kind == "doc":
-        result = ls.editing.save(doc)
-    else:
-        result = await ls.editing.commit_and_show(doc)
-    if not (messages and result.ok and result.text == "✓ nothing to commit"):
-        messages.append(result.text)  # (after the commands' answers it is only noise)
-    ok = ok and result.ok
-    ls.refresh_decorations()
-    return {"ok": ok, "message": "\n".join(messages), "data": result.data, "uri": uri,
-            "text": ls.docs.expected_text(doc),
-            **({} if ok else {"error": "\n".join(m for m in messages if m.startswith("✗"))})}
-
-
 # ── custom requests ─────────────────────────────────────────────────────────
 @on.request("loom/read", A.UriArgs)
 def loom_read(ls: LoomServer, a: A.UriArgs) -> dict[str, Any]:
@@ -348,7 +297,8 @@ def loom_read(ls: LoomServer, a: A.UriArgs) -> dict[str, Any]:
 @on.request("loom/save", A.SaveParams)
 async def loom_save(ls: LoomServer, a: A.SaveParams) -> dict[str, Any]:
     # An autosave (reason afterDelay/focusOut) commits but never runs a half-typed command.
-    return await _save(ls, a.uri, a.text, run_commands=a.reason in (None, "manual"))
+    return await ls.editing.save_text(a.uri, a.text,
+                                      run_commands=a.reason in (None, "manual"))
 
 
 @on.request("loom/trees", A.Args)

@@ -1,20 +1,29 @@
-"""Typed text into the tree: buffer commits, document saves, keeping uncommitted text.
+"""Typed text into the tree: the editor's changes, buffer commits, document saves, keeping
+uncommitted text.
 
 Everything the human typed reaches the store only as a ``commit`` (or ``save``) command
 through the executor, with the editor session's participant: the same permission check,
-branch locks and trace as any arrow command. A commit refused because another participant
-is generating on the branch keeps the text pending and is retried when the lock goes."""
+branch locks and trace as any arrow command. Starting to type in another node commits the
+one edited before; a save runs the typed command lines, then commits. A commit refused
+because another participant is generating on the branch keeps the text pending and is
+retried when the lock goes."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lsprotocol import types as lsp
 
 from loom.commands import ast
 from loom.commands.lexicon import prose_before_commands
 from loom.commands.results import Result
+from loom.lsp.args import answer
 from loom.lsp.buffer import Segment
+from loom.lsp.features.moves import Moves
 from loom.lsp.features.outage import HINT
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc, copy_segments
@@ -54,6 +63,43 @@ class Editing:
         self.blocked: dict[str, Result] = {}  # uri → the CONFLICT its commit waits out
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._last_persist: dict[str, float] = {}
+        #: set by the server (features built after this one): an undo of a move of the
+        #: view, and the typed command lines a save runs
+        self.moves: Moves | None = None
+        self.run_commands: Callable[[OpenDoc], Awaitable[list[Result]]] | None = None
+
+    # ── the editor's changes ──
+    def changed(self, params: lsp.DidChangeTextDocumentParams) -> None:
+        """``didChange``: the text into the buffer session; typing that starts in another
+        node commits the one edited before (SPEC-NOTES); the uncommitted text is kept."""
+        host = self.host
+        doc = host.docs.open.get(params.text_document.uri)
+        if doc is None:
+            return
+        doc.client_version = params.text_document.version
+        in_flight = len(doc.targets)
+        touched: list[int] = []
+        for change in params.content_changes:
+            if isinstance(change, lsp.TextDocumentContentChangePartial):
+                start = doc.session.doc.offset_at(change.range.start.line,
+                                                  change.range.start.character)
+                end = doc.session.doc.offset_at(change.range.end.line,
+                                                change.range.end.character)
+                touched += host.docs.did_change(doc, start, end, change.text)
+            else:
+                host.docs.replace_all(doc, change.text)
+        if self.moves is not None and self.moves.undone(doc):
+            return  # an undo (or redo) of a move of the view: the view goes back, no typing
+        pending = doc.session.pending()
+        if pending and any(i not in touched for i in pending) and touched and not doc.targets:
+            # started editing another node: commit the one edited before (SPEC-NOTES)
+            host.spawn(self.commit_and_show(doc), "commit on editing another node")
+        if len(doc.targets) < in_flight:
+            self.persist(doc)  # one of our edits landed: a structural change, kept now
+        else:
+            self.touched(doc)
+        if in_flight and not doc.targets:  # the client now shows what the tree holds
+            host.notify_clean(doc)
 
     # ── commits ──
     def commit(self, doc: OpenDoc) -> Result:
@@ -167,6 +213,41 @@ class Editing:
         self.persist(doc)
 
     # ── saves ──
+    async def save_text(self, uri: str, text: str, run_commands: bool) -> dict[str, Any]:
+        """A save from the editor (``loom/save``, or ``didSave``): the command lines the
+        human typed run (once each), then the buffer is committed (a path) or the document
+        saved (a doc), all through the executor. The answer is ``loom/save``'s."""
+        host = self.host
+        doc = host.docs.ensure(uri)
+        if doc.view.read_only:
+            return answer(Result.failure("PERMISSION_DENIED", "this view is read-only"),
+                          uri=uri)
+        if text != doc.text:
+            host.docs.replace_all(doc, text)
+        messages: list[str] = []
+        ok = True
+        if host.settings.run_on_save and run_commands and self.run_commands is not None:
+            for res in await self.run_commands(doc):
+                messages.append(res.text)
+                ok = ok and res.ok
+                if res.data.get("generating"):
+                    # it commits the typed text itself, first, and streams in after this
+                    # answer: the save returns now (an editor waits for it)
+                    return {"ok": ok, "message": "\n".join(messages), "data": res.data,
+                            "uri": uri, "text": host.docs.expected_text(doc)}
+        if doc.kind == "doc":
+            result = self.save(doc)
+        else:
+            result = await self.commit_and_show(doc)
+        if not (messages and result.ok and result.text == "✓ nothing to commit"):
+            messages.append(result.text)  # (after the commands' answers it is only noise)
+        ok = ok and result.ok
+        host.refresh_decorations()
+        return {"ok": ok, "message": "\n".join(messages), "data": result.data, "uri": uri,
+                "text": host.docs.expected_text(doc),
+                **({} if ok else {"error": "\n".join(m for m in messages
+                                                      if m.startswith("✗"))})}
+
     def save(self, doc: OpenDoc) -> Result:
         d = doc.view.doc
         if d is None:
