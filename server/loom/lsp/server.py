@@ -42,8 +42,6 @@ from loom.lsp.host import SCHEME, ClientHost
 from loom.lsp.rpc import AnsweringProtocol, loom_converter
 from loom.lsp.session import OpenDoc
 from loom.lsp.settings import parse_settings
-from loom.lsp.text import TextDoc
-from loom.lsp.views import render as render_view
 from loom.uris import node_uri, tree_uri
 
 log = logging.getLogger(__name__)
@@ -149,15 +147,6 @@ class LoomServer(ClientHost):
 
 server = LoomServer()
 on = Registrar(server)  # custom requests and commands, each answered whatever happens
-
-
-def _offset(doc: OpenDoc, pos: lsp.Position) -> int:
-    return doc.session.doc.offset_at(pos.line, pos.character)
-
-
-def _range(text_doc: TextDoc, start: int, end: int) -> lsp.Range:
-    return lsp.Range(lsp.Position(*text_doc.position_at(start)),
-                     lsp.Position(*text_doc.position_at(end)))
 
 
 # ── lifecycle and configuration ─────────────────────────────────────────────
@@ -400,12 +389,6 @@ def loom_status(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
 
 
 # ── editor features ─────────────────────────────────────────────────────────
-_KINDS = {"keyword": lsp.CompletionItemKind.Keyword,
-          "reference": lsp.CompletionItemKind.Reference,
-          "value": lsp.CompletionItemKind.Value, "file": lsp.CompletionItemKind.File,
-          "module": lsp.CompletionItemKind.Module, "text": lsp.CompletionItemKind.Text}
-
-
 @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
                 lsp.CompletionOptions(trigger_characters=[">", "→", " ", ":", '"']))
 @guard(None)
@@ -413,96 +396,50 @@ def completion(ls: LoomServer, params: lsp.CompletionParams) -> lsp.CompletionLi
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return None
-    text_doc = doc.session.doc
-    line_no = params.position.line
-    line = text_doc.line(line_no)
-    col = text_doc.offset_at(line_no, params.position.character) - text_doc.line_start(line_no)
     tree = doc.tree
     if tree is None:
         try:
             tree = ls.actor(doc).tree
         except LoomError:
             tree = None
-    items = completion_feature.complete(ls.docs, doc, tree, line, col)
-    base = text_doc.line_start(line_no)
-    out = []
-    for it in items:
-        edit = lsp.TextEdit(range=_range(text_doc, base + it.replace_start, base + it.replace_end),
-                            new_text=it.insert or it.label)
-        out.append(lsp.CompletionItem(
-            label=it.label, kind=_KINDS.get(it.kind), detail=it.detail or None,
-            documentation=it.documentation or None, text_edit=edit,
-            filter_text=(line[it.replace_start:it.replace_end] + it.label
-                         if it.kind == "keyword" and it.insert and it.insert.startswith("→")
-                         else None),
-            sort_text=it.sort or None))
-    return lsp.CompletionList(is_incomplete=True, items=out)
+    return completion_feature.completion_list(ls.docs, doc, tree, params.position)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 @guard(None)
 def hover(ls: LoomServer, params: lsp.HoverParams) -> lsp.Hover | None:
     doc = ls.doc(params.text_document.uri)
-    if doc is None:
-        return None
-    offset = _offset(doc, params.position)
-    found = probabilities.hover(ls.docs, doc, offset) or lookup.hover(ls.docs, doc, offset)
-    if found is None:
-        return None
-    text, span = found
-    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text),
-                     range=_range(doc.session.doc, span.start, span.end))
-
-
-def _location(loc: lookup.Location, encoding: str) -> lsp.Location:
-    text_doc = TextDoc(loc.text, encoding)
-    return lsp.Location(uri=loc.uri, range=_range(text_doc, loc.start, loc.end))
+    return probabilities.lsp_hover(ls.docs, doc, params.position) if doc else None
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
 @guard(None)
 def definition(ls: LoomServer, params: lsp.DefinitionParams) -> lsp.Location | None:
     doc = ls.doc(params.text_document.uri)
-    if doc is None:
-        return None
-    loc = lookup.definition(ls.docs, doc, _offset(doc, params.position))
-    return _location(loc, ls.docs.encoding) if loc else None
+    return lookup.lsp_definition(ls.docs, doc, params.position) if doc else None
 
 
 @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
 @guard([])
 def references(ls: LoomServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
     doc = ls.doc(params.text_document.uri)
-    if doc is None:
-        return []
-    locs = lookup.references(ls.docs, doc, _offset(doc, params.position),
-                             params.context.include_declaration)
-    return [_location(loc, ls.docs.encoding) for loc in locs]
+    return lookup.lsp_references(ls.docs, doc, params.position,
+                                 params.context.include_declaration) if doc else []
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
 @guard([])
 def document_link(ls: LoomServer, params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
     doc = ls.doc(params.text_document.uri)
-    if doc is None:
-        return []
-    return [lsp.DocumentLink(range=_range(doc.session.doc, s, e), target=uri)
-            for s, e, uri in lookup.document_links(ls.docs, doc)]
+    return lookup.lsp_links(ls.docs, doc) if doc else []
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
 @guard([])
 def code_lens(ls: LoomServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     doc = ls.doc(params.text_document.uri)
-    if doc is None:
-        return []
-    out = []
-    for lens in decorations.lenses(ls.docs, doc, ls.settings.default_n,
-                                   ls.settings.markers == "all"):
-        rng = _range(doc.session.doc, lens.offset, lens.offset)
-        out.append(lsp.CodeLens(range=rng, command=lsp.Command(
-            title=lens.title, command=lens.command, arguments=[lens.args])))
-    return out
+    return decorations.lsp_lenses(ls.docs, doc, ls.settings.default_n,
+                                  ls.settings.markers == "all") if doc else []
 
 
 @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
@@ -510,15 +447,7 @@ def code_lens(ls: LoomServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
 def folding_range(ls: LoomServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
     """Every branch of a tree overview folds."""
     doc = ls.doc(params.text_document.uri)
-    if doc is None or doc.kind != "tree":
-        return []
-    folds = render_view(ls.app.ws, doc.uri, ls.docs.participant).folds
-    return [lsp.FoldingRange(start_line=a, end_line=b, kind=lsp.FoldingRangeKind.Region)
-            for a, b in folds]
-
-
-LEGEND = lsp.SemanticTokensLegend(token_types=decorations.TOKEN_TYPES,
-                                  token_modifiers=decorations.TOKEN_MODIFIERS)
+    return decorations.lsp_folds(ls.docs, doc) if doc else []
 
 
 async def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
@@ -535,18 +464,17 @@ async def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
     return data
 
 
-@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, decorations.LEGEND)
 @guard(lsp.SemanticTokens(data=[]))
 async def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams
                           ) -> lsp.SemanticTokens:
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return lsp.SemanticTokens(data=[])
-    rid, data = ls.semantic_results.full(doc.uri, await _token_data(ls, doc))
-    return lsp.SemanticTokens(data=data, result_id=rid)
+    return ls.semantic_results.lsp_full(doc.uri, await _token_data(ls, doc))
 
 
-@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, decorations.LEGEND)
 @guard(lsp.SemanticTokens(data=[]))
 async def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaParams
                                 ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta:
@@ -554,13 +482,8 @@ async def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaP
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return lsp.SemanticTokens(data=[])
-    data = await _token_data(ls, doc)
-    rid, edit = ls.semantic_results.delta(doc.uri, params.previous_result_id, data)
-    if edit is None:
-        return lsp.SemanticTokens(data=data, result_id=rid)
-    start, deleted, new = edit
-    return lsp.SemanticTokensDelta(result_id=rid, edits=[
-        lsp.SemanticTokensEdit(start=start, delete_count=deleted, data=new)])
+    return ls.semantic_results.lsp_delta(doc.uri, params.previous_result_id,
+                                         await _token_data(ls, doc))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
@@ -570,21 +493,8 @@ def code_action(ls: LoomServer, params: lsp.CodeActionParams) -> list[lsp.CodeAc
     """Branch from an alternative token (and continue), or split the node, at a model
     token."""
     doc = ls.doc(params.text_document.uri)
-    only = params.context.only
-    if doc is None or (only and not any(
-            str(getattr(k, "value", k)).startswith("refactor") for k in only)):
-        return []
-    found = probabilities.actions(ls.docs, doc, _offset(doc, params.range.start),
-                                  ls.settings.alternative_continues)
-    asked = params.context.trigger_kind == lsp.CodeActionTriggerKind.Invoked
-    return [lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.RefactorRewrite,
-                           disabled=lsp.CodeActionDisabled(reason=a.disabled))
-            if a.disabled else
-            lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.RefactorRewrite,
-                           is_preferred=a.preferred or None,
-                           command=lsp.Command(title=a.title, command="loom.split",
-                                               arguments=[a.args]))
-            for a in found if asked or not a.disabled]
+    return probabilities.code_actions(ls.docs, doc, params,
+                                      ls.settings.alternative_continues) if doc else []
 
 
 @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
@@ -602,15 +512,7 @@ async def inline_completion(ls: LoomServer, params: lsp.InlineCompletionParams
 def _inline_items(ls: LoomServer, params: lsp.InlineCompletionParams
                   ) -> lsp.InlineCompletionList | None:
     doc = ls.doc(params.text_document.uri)
-    if doc is None:
-        return None
-    text_doc = doc.session.doc
-    found = ls.suggestions.items(doc, _offset(doc, params.position))
-    return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
-        insert_text=s.text, range=_range(text_doc, s.start, s.end),
-        command=lsp.Command(title=f"Accept [{s.label}]", command="loom.acceptSuggestion",
-                            arguments=[{"uri": doc.uri, "node": s.node, "inserted": True}]))
-        for s in found])
+    return ls.suggestions.inline_list(doc, params.position) if doc else None
 
 
 @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
@@ -619,39 +521,8 @@ def inlay_hint(ls: LoomServer, params: lsp.InlayHintParams) -> list[lsp.InlayHin
     doc = ls.doc(params.text_document.uri)
     if doc is None or not ls.settings.inlay_hints:
         return []
-    text_doc = doc.session.doc
-    start = _offset(doc, params.range.start)
-    end = _offset(doc, params.range.end)
-    positions = decorations.positions_for(ls.docs, doc)
-    dirty = {s.node for s in doc.session.segments if s.dirty}
-    out = []
-    for h in decorations.hints(doc, start, end, positions, ls.settings.markers == "all"):
-        tip = (f"[{h.label}] {'model' if h.by_model else 'human'}"
-               f"{' (edited)' if h.node in dirty else ''}")
-        label: str | list[lsp.InlayHintLabelPart] = h.text
-        if h.n > 1:
-            # ◀ and ▶ cycle this node's siblings, k/n opens the picker beside each other
-            args = {"uri": doc.uri, "node": h.node}
-            label = [
-                lsp.InlayHintLabelPart(value=h.mark + (" (no text)" if h.empty else ""),
-                                       tooltip=tip),
-                lsp.InlayHintLabelPart(value=" ◀", tooltip="previous sibling",
-                                       command=lsp.Command(title="previous sibling",
-                                                           command="loom.cycleSibling",
-                                                           arguments=[{**args, "delta": -1}])),
-                lsp.InlayHintLabelPart(value=f" {h.k}/{h.n} ", tooltip="all siblings, side by side",
-                                       command=lsp.Command(title="siblings",
-                                                           command="loom.siblings",
-                                                           arguments=[args])),
-                lsp.InlayHintLabelPart(value="▶", tooltip="next sibling",
-                                       command=lsp.Command(title="next sibling",
-                                                           command="loom.cycleSibling",
-                                                           arguments=[{**args, "delta": 1}])),
-            ]
-        out.append(lsp.InlayHint(position=lsp.Position(*text_doc.position_at(h.offset)),
-                                 label=label, kind=lsp.InlayHintKind.Type, tooltip=tip,
-                                 padding_right=True))
-    return out
+    return decorations.lsp_inlay_hints(ls.docs, doc, params.range,
+                                       ls.settings.markers == "all")
 
 
 # ── commands ────────────────────────────────────────────────────────────────
@@ -709,22 +580,12 @@ def cmd_search(ls: LoomServer, a: A.SearchArgs) -> Result:
     return ls.library.search(a.query, a.tree, a.limit)
 
 
-_SYMBOL_KINDS = {"tree": lsp.SymbolKind.Namespace, "bookmark": lsp.SymbolKind.Key,
-                 "node": lsp.SymbolKind.Field, "text": lsp.SymbolKind.String}
-
-
 @server.feature(lsp.WORKSPACE_SYMBOL)
 @guard([])
 def workspace_symbol(ls: LoomServer, params: lsp.WorkspaceSymbolParams
                      ) -> list[lsp.WorkspaceSymbol]:
     """Trees by title, bookmarks, node ids and text matches, each opening its path."""
-    out = []
-    for s in ls.library.symbols(params.query):
-        out.append(lsp.WorkspaceSymbol(
-            name=s["name"], kind=_SYMBOL_KINDS[s["kind"]], container_name=s["detail"],
-            location=lsp.Location(uri=s["uri"], range=lsp.Range(lsp.Position(0, 0),
-                                                                lsp.Position(0, 0)))))
-    return out
+    return ls.library.workspace_symbols(params.query)
 
 
 @on.command("loom.annotate", A.AnnotateArgs)

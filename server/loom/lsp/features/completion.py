@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lsprotocol import types as lsp
 from rapidfuzz import fuzz, process
 
 from loom.commands import lexicon
 from loom.commands.canonical import quote
 from loom.commands.catalogue import TOOLS_BY_NAME
 from loom.commands.grammar import Slot, SlotKind, slot_at
+from loom.lsp.ranges import range_of
 from loom.lsp.session import Documents, OpenDoc
 from loom.memory import operational as mem
 from loom.store.schema import Node, Tree
@@ -47,6 +49,36 @@ def complete(docs: Documents, doc: OpenDoc | None, tree: Tree | None, line: str,
     for it in items:
         it.replace_start, it.replace_end = slot.start, slot.end
     return items[:MAX_ITEMS]
+
+
+_KINDS = {"keyword": lsp.CompletionItemKind.Keyword,
+          "reference": lsp.CompletionItemKind.Reference,
+          "value": lsp.CompletionItemKind.Value, "file": lsp.CompletionItemKind.File,
+          "module": lsp.CompletionItemKind.Module, "text": lsp.CompletionItemKind.Text}
+
+
+def completion_list(docs: Documents, doc: OpenDoc, tree: Tree | None,
+                    position: lsp.Position) -> lsp.CompletionList:
+    """``textDocument/completion``: the items at ``position``, each replacing what is
+    typed of its word (incomplete: typing on asks again)."""
+    text_doc = doc.session.doc
+    line_no = position.line
+    line = text_doc.line(line_no)
+    base = text_doc.line_start(line_no)
+    col = text_doc.offset_at(line_no, position.character) - base
+    out = []
+    for it in complete(docs, doc, tree, line, col):
+        edit = lsp.TextEdit(range=range_of(text_doc, base + it.replace_start,
+                                       base + it.replace_end),
+                            new_text=it.insert or it.label)
+        out.append(lsp.CompletionItem(
+            label=it.label, kind=_KINDS.get(it.kind), detail=it.detail or None,
+            documentation=it.documentation or None, text_edit=edit,
+            filter_text=(line[it.replace_start:it.replace_end] + it.label
+                         if it.kind == "keyword" and it.insert and it.insert.startswith("→")
+                         else None),
+            sort_text=it.sort or None))
+    return lsp.CompletionList(is_incomplete=True, items=out)
 
 
 def _matches(typed: str, name: str) -> bool:

@@ -1,4 +1,5 @@
-"""Code lenses, semantic tokens (authorship at character level) and inlay hints."""
+"""Code lenses, semantic tokens (authorship at character level), inlay hints and the
+folds of a tree overview (as offsets, and as the LSP answers built from them)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
+from lsprotocol import types as lsp
+
 from loom.lsp.buffer import BufferSession
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
+from loom.lsp.ranges import offset_of, range_of
 from loom.lsp.session import Documents, OpenDoc, copy_segments
 from loom.lsp.text import TextDoc, units
+from loom.lsp.views import render as render_view
 from loom.model.tokens import BUCKET_NAMES
 from loom.render.text import plural
 from loom.store.schema import Node
@@ -427,3 +432,62 @@ def positions_for(docs: Documents, doc: OpenDoc) -> dict[str, tuple[int, int]]:
         cached = _POSITIONS[doc.uri] = (key, sibling_positions(docs.ws, list(ids)))
     return cached[1]
 
+
+
+# ── as LSP answers ──
+LEGEND = lsp.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOKEN_MODIFIERS)
+
+
+def lsp_lenses(docs: Documents, doc: OpenDoc, default_n: int, every: bool = False
+               ) -> list[lsp.CodeLens]:
+    """``textDocument/codeLens``: ``lenses`` as commands."""
+    return [lsp.CodeLens(range=range_of(doc.session.doc, lens.offset, lens.offset),
+                         command=lsp.Command(title=lens.title, command=lens.command,
+                                             arguments=[lens.args]))
+            for lens in lenses(docs, doc, default_n, every)]
+
+
+def lsp_inlay_hints(docs: Documents, doc: OpenDoc, rng: lsp.Range, every: bool = False
+                    ) -> list[lsp.InlayHint]:
+    """``textDocument/inlayHint``: ``hints`` in ``rng``; where a node has siblings, ◀ and
+    ▶ cycle them and k/n opens the picker beside each other."""
+    text_doc = doc.session.doc
+    positions = positions_for(docs, doc)
+    dirty = {s.node for s in doc.session.segments if s.dirty}
+    out = []
+    for h in hints(doc, offset_of(doc, rng.start), offset_of(doc, rng.end), positions,
+                   every):
+        tip = (f"[{h.label}] {'model' if h.by_model else 'human'}"
+               f"{' (edited)' if h.node in dirty else ''}")
+        label: str | list[lsp.InlayHintLabelPart] = h.text
+        if h.n > 1:
+            args = {"uri": doc.uri, "node": h.node}
+            label = [
+                lsp.InlayHintLabelPart(value=h.mark + (" (no text)" if h.empty else ""),
+                                       tooltip=tip),
+                lsp.InlayHintLabelPart(value=" ◀", tooltip="previous sibling",
+                                       command=lsp.Command(title="previous sibling",
+                                                           command="loom.cycleSibling",
+                                                           arguments=[{**args, "delta": -1}])),
+                lsp.InlayHintLabelPart(value=f" {h.k}/{h.n} ", tooltip="all siblings, side by side",
+                                       command=lsp.Command(title="siblings",
+                                                           command="loom.siblings",
+                                                           arguments=[args])),
+                lsp.InlayHintLabelPart(value="▶", tooltip="next sibling",
+                                       command=lsp.Command(title="next sibling",
+                                                           command="loom.cycleSibling",
+                                                           arguments=[{**args, "delta": 1}])),
+            ]
+        out.append(lsp.InlayHint(position=lsp.Position(*text_doc.position_at(h.offset)),
+                                 label=label, kind=lsp.InlayHintKind.Type, tooltip=tip,
+                                 padding_right=True))
+    return out
+
+
+def lsp_folds(docs: Documents, doc: OpenDoc) -> list[lsp.FoldingRange]:
+    """``textDocument/foldingRange``: every branch of a tree overview folds."""
+    if doc.kind != "tree":
+        return []
+    folds = render_view(docs.ws, doc.uri, docs.participant).folds
+    return [lsp.FoldingRange(start_line=a, end_line=b, kind=lsp.FoldingRangeKind.Region)
+            for a, b in folds]

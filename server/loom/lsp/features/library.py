@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lsprotocol import types as lsp
+
 from loom.commands import ast
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -63,6 +65,10 @@ def action_command(action: str, node: str | None, tree: str | None,
             return ast.Undelete(tree=tree)
     raise LoomError("INVALID_SYNTAX", f'unknown action "{action}"',
                     "one of " + ", ".join((*NODE_ACTIONS, *TREE_ACTIONS)))
+
+
+_SYMBOL_KINDS = {"tree": lsp.SymbolKind.Namespace, "bookmark": lsp.SymbolKind.Key,
+                 "node": lsp.SymbolKind.Field, "text": lsp.SymbolKind.String}
 
 
 class Library:
@@ -156,6 +162,14 @@ class Library:
                 "map": {"lines": drawn.lines,
                         "cells": [[line, col, nid] for line, col, nid in drawn.cells]},
                 "nodes": nodes, "position": here}
+
+    def workspace_symbols(self, query: str) -> list[lsp.WorkspaceSymbol]:
+        """``workspace/symbol``: ``symbols``, each opening its path."""
+        start = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))
+        return [lsp.WorkspaceSymbol(name=s["name"], kind=_SYMBOL_KINDS[s["kind"]],
+                                    container_name=s["detail"],
+                                    location=lsp.Location(uri=s["uri"], range=start))
+                for s in self.symbols(query)]
 
     def symbols(self, query: str) -> list[dict[str, Any]]:
         """``workspace/symbol``: trees, bookmarks, node ids and text matches."""

@@ -1,15 +1,20 @@
-"""Hover, go to definition, references and document links over node references."""
+"""Hover, go to definition, references and document links over node references (as
+offsets, and as the LSP answers built from them)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from lsprotocol import types as lsp
+
 from loom.commands.help import render_help_tool
 from loom.errors import LoomError
 from loom.lsp.features import cards
 from loom.lsp.features.refs import Ref, ref_at, refs_in_line, verb_at
+from loom.lsp.ranges import offset_of, range_of
 from loom.lsp.session import Documents, OpenDoc
+from loom.lsp.text import TextDoc
 from loom.model import marks
 from loom.model import permissions as perms
 from loom.store.schema import Node, Tree
@@ -156,6 +161,31 @@ def document_links(docs: Documents, doc: OpenDoc) -> list[tuple[int, int, str]]:
             if node is not None:
                 out.append((base + ref.start, base + ref.end, node_uri(tree, node)))
     return out
+
+
+# ── as LSP answers ──
+def lsp_location(loc: Location, encoding: str) -> lsp.Location:
+    return lsp.Location(uri=loc.uri, range=range_of(TextDoc(loc.text, encoding), loc.start,
+                                                loc.end))
+
+
+def lsp_definition(docs: Documents, doc: OpenDoc, pos: lsp.Position) -> lsp.Location | None:
+    """``textDocument/definition``: the node a reference names, in its path."""
+    loc = definition(docs, doc, offset_of(doc, pos))
+    return lsp_location(loc, docs.encoding) if loc else None
+
+
+def lsp_references(docs: Documents, doc: OpenDoc, pos: lsp.Position,
+                   include_declaration: bool) -> list[lsp.Location]:
+    """``textDocument/references``: the node and what points at it."""
+    locs = references(docs, doc, offset_of(doc, pos), include_declaration)
+    return [lsp_location(loc, docs.encoding) for loc in locs]
+
+
+def lsp_links(docs: Documents, doc: OpenDoc) -> list[lsp.DocumentLink]:
+    """``textDocument/documentLink``: every resolvable reference."""
+    return [lsp.DocumentLink(range=range_of(doc.session.doc, s, e), target=uri)
+            for s, e, uri in document_links(docs, doc)]
 
 
 #: Siblings and children a ``loom/nodeInfo`` or ``loom.siblings`` answer carries unless

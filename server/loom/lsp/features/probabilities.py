@@ -18,6 +18,8 @@ import collections
 from dataclasses import dataclass
 from typing import Any
 
+from lsprotocol import types as lsp
+
 from loom.commands import ast
 from loom.commands.results import Result
 from loom.lsp.features import decorations, lookup
@@ -26,6 +28,7 @@ from loom.lsp.features.decorations import T as TYPES
 from loom.lsp.features.editing import Editing
 from loom.lsp.features.generation import Generation
 from loom.lsp.host import Host
+from loom.lsp.ranges import offset_of, range_of
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.text import TextDoc
 from loom.model import permissions as perms
@@ -302,6 +305,18 @@ def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, lookup.Span]
     return text, span
 
 
+def lsp_hover(docs: Documents, doc: OpenDoc, pos: lsp.Position) -> lsp.Hover | None:
+    """``textDocument/hover``: a model token's probabilities, else the node or reference
+    under the cursor (``lookup.hover``)."""
+    at = offset_of(doc, pos)
+    found = hover(docs, doc, at) or lookup.hover(docs, doc, at)
+    if found is None:
+        return None
+    text, where = found
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text),
+                     range=range_of(doc.session.doc, where.start, where.end))
+
+
 # ── code actions ─────────────────────────────────────────────────────────────────────
 
 
@@ -347,6 +362,25 @@ def actions(docs: Documents, doc: OpenDoc, offset: int, continues: bool) -> list
         out.append(Action(f"Split [{seg.label}] here, before ‘{visible(tok.text)}’",
                           {**base, "continue": False}))
     return out
+
+
+def code_actions(docs: Documents, doc: OpenDoc, params: lsp.CodeActionParams,
+                 continues: bool) -> list[lsp.CodeAction]:
+    """``textDocument/codeAction`` (refactor kinds only): ``actions`` as commands running
+    ``loom.split``; the disabled ones only when asked for (not on every cursor move)."""
+    only = params.context.only
+    if only and not any(str(getattr(k, "value", k)).startswith("refactor") for k in only):
+        return []
+    found = actions(docs, doc, offset_of(doc, params.range.start), continues)
+    asked = params.context.trigger_kind == lsp.CodeActionTriggerKind.Invoked
+    return [lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.RefactorRewrite,
+                           disabled=lsp.CodeActionDisabled(reason=a.disabled))
+            if a.disabled else
+            lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.RefactorRewrite,
+                           is_preferred=a.preferred or None,
+                           command=lsp.Command(title=a.title, command="loom.split",
+                                               arguments=[a.args]))
+            for a in found if asked or not a.disabled]
 
 
 # ── the feature object ───────────────────────────────────────────────────────────────

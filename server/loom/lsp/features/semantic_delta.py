@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import itertools
 
+from lsprotocol import types as lsp
+
 _CHUNK = 512
 
 
@@ -66,6 +68,22 @@ class SemanticResults:
         if last is None or last[0] != previous:
             return rid, None
         return rid, common_edit(last[1], data)
+
+    def lsp_full(self, uri: str, data: list[int]) -> lsp.SemanticTokens:
+        """``semanticTokens/full``: all of ``data``, remembered (``full``)."""
+        rid, data = self.full(uri, data)
+        return lsp.SemanticTokens(data=data, result_id=rid)
+
+    def lsp_delta(self, uri: str, previous: str, data: list[int]
+                  ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta:
+        """``semanticTokens/full/delta``: the one edit from the client's previous result,
+        or all of ``data`` (``delta``)."""
+        rid, edit = self.delta(uri, previous, data)
+        if edit is None:
+            return lsp.SemanticTokens(data=data, result_id=rid)
+        start, deleted, new = edit
+        return lsp.SemanticTokensDelta(result_id=rid, edits=[
+            lsp.SemanticTokensEdit(start=start, delete_count=deleted, data=new)])
 
     def forget(self, uri: str) -> None:
         self._last.pop(uri, None)

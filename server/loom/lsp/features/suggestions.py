@@ -22,12 +22,15 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from lsprotocol import types as lsp
+
 from loom.commands import ast
 from loom.commands.lexicon import is_command_line
 from loom.commands.results import Result
 from loom.lsp.features.editing import Editing
 from loom.lsp.features.generation import Generation
 from loom.lsp.host import Host
+from loom.lsp.ranges import offset_of, range_of
 from loom.lsp.session import OpenDoc
 from loom.render.text import plural
 from loom.store.schema import Node
@@ -110,6 +113,16 @@ class Suggestions:
             return []
         return [Suggestion(c.id, c.label, c.content, end, offset) for c in ws.children(tip)
                 if c.content.startswith(typed) and len(c.content) > len(typed)]
+
+    def inline_list(self, doc: OpenDoc, position: lsp.Position) -> lsp.InlineCompletionList:
+        """``textDocument/inlineCompletion``: ``items`` as ghost text, each accepted by
+        ``loom.acceptSuggestion`` (the editor inserted it)."""
+        text_doc = doc.session.doc
+        return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
+            insert_text=s.text, range=range_of(text_doc, s.start, s.end),
+            command=lsp.Command(title=f"Accept [{s.label}]", command="loom.acceptSuggestion",
+                                arguments=[{"uri": doc.uri, "node": s.node, "inserted": True}]))
+            for s in self.items(doc, offset_of(doc, position))])
 
     async def suggest(self, uri: str, n: int | None, tokens: int | None,
                       temperature: float | None) -> Result:
