@@ -296,6 +296,17 @@ TREE is a tree's id, a unique start of its id, its title, or a unique start of i
 Errors print "✗ CODE: message" and a hint, and exit 1."""
 
 
+def _version() -> str:
+    """``loom 0.1.0 (Python 3.11.7, /path/to/loom)``: what a bug report needs to say."""
+    import platform
+    from pathlib import Path
+
+    from loom import __version__
+
+    return (f"loom {__version__} (Python {platform.python_version()}, "
+            f"{Path(__file__).resolve().parent})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="loom", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -305,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--participant", help="act as this participant (default: "
                    "$LOOM_PARTICIPANT, on PostgreSQL the database user, else human)")
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="cmd", required=True)
 
     s = sub.add_parser("new", help="create a tree")

@@ -31,9 +31,12 @@ def _make(profile: ModelProfile) -> Provider:
 
             return LocalProvider(profile)
     except ImportError as exc:
+        extra = "local" if profile.provider == "local" else "models"
         raise ModelError(
             "unavailable",
-            f"the {profile.provider} SDK is not installed ({exc.name})",
-            "pip install 'loom-lsp[models]'",
+            f"the {profile.provider} provider needs the '{extra}' extra, which is not "
+            f"installed (no module {exc.name})",
+            f"pipx install --force 'loom-lsp[{extra}]' (uv tool install --force "
+            f"'loom-lsp[{extra}]'; in a virtualenv: pip install 'loom-lsp[{extra}]')",
         ) from exc
     raise ModelError("config", f"unknown provider {profile.provider!r}", None)
