@@ -34,6 +34,8 @@ from loom.store.backend import executemany, insert_rows
 from loom.store.db import checkpoint_later
 from loom.store.dialect import dialect_of, upsert
 from loom.store.feed import ChangeCursor, ChangeListener, listen
+from loom.store.participants import HUMAN, SUBJECT, Participants
+from loom.store.repository import Clock, Repository
 from loom.store.schema import (
     BranchLock,
     BufferState,
@@ -51,8 +53,6 @@ from loom.store.schema import (
     Tree,
 )
 
-HUMAN = "human"
-SUBJECT = "model"
 _VERSION_REF = re.compile(r"^\[?([0-9a-zA-Z]+)(\'+)\]?$")
 _NODE_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)  # a ULID
 _ANN_REF = re.compile(r"^\[?ann-(\d+)\]?$", re.IGNORECASE)
@@ -157,8 +157,21 @@ class Workspace:
 
     def __init__(self, db: pw.Database, clock: Any = time.time) -> None:
         self.db = db
-        self.clock = clock
         self.dialect = dialect_of(db)
+        self._participants = Participants(db, clock, self.log_change)
+        self._repositories: tuple[Repository, ...] = (self._participants,)
+        self.clock = clock
+
+    @property
+    def clock(self) -> Clock:
+        """The time every write records (tests and benches replace it)."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._clock = clock
+        for repository in self._repositories:
+            repository.clock = clock
 
     # ── raw SQL, on either backend ────────────────────────────────────────────
     def sql(self, query: str, params: Sequence[Any] = ()) -> Any:
@@ -232,90 +245,54 @@ class Workspace:
             q = q.where(Change.tree == tree)
         return list(q.order_by(Change.seq))
 
-    # ── participants ──────────────────────────────────────────────────────────
+    # ── participants (store/participants.py) ──────────────────────────────────
     def participant(self, name: str) -> Participant:
-        p = Participant.get_or_none(Participant.name == name)
-        if p is None:
-            raise not_found(f'participant "{name}" does not exist')
-        return p
+        return self._participants.participant(name)
 
     def ensure_participant(self, name: str, kind: str, role: str,
                            permissions: Iterable[str], loom_aware: bool = False,
                            profile: str | None = None) -> Participant:
-        p = Participant.get_or_none(Participant.name == name)
-        if p is not None:
-            return p
-        with self.db.atomic():
-            p = Participant.get_or_none(Participant.name == name)
-            if p is None:
-                p = Participant.create(
-                    id=new_ulid(), name=name, kind=kind, role=role,
-                    permissions=perms.ordered(permissions), loom_aware=loom_aware,
-                    profile=profile, created=self.clock(),
-                )
-                self.log_change(None, "participant.create", p.id, None, {"name": name})
-        return p
+        return self._participants.ensure_participant(name, kind, role, permissions,
+                                                     loom_aware, profile)
 
     def find_participant(self, name: str) -> Participant | None:
         """The participant called ``name``, or None."""
-        return Participant.get_or_none(Participant.name == name)
+        return self._participants.find_participant(name)
 
     def participant_by_id(self, participant_id: str) -> Participant | None:
-        return Participant.get_or_none(Participant.id == participant_id)
+        return self._participants.participant_by_id(participant_id)
 
     def participants(self, kind: str | None = None, role: str | None = None
                      ) -> list[Participant]:
         """Every participant (of a ``kind``, in a ``role``), in order of arrival."""
-        q = Participant.select()
-        if kind is not None:
-            q = q.where(Participant.kind == kind)
-        if role is not None:
-            q = q.where(Participant.role == role)
-        return list(q.order_by(Participant.created, Participant.id))
+        return self._participants.participants(kind, role)
 
     def participant_names(self) -> dict[str, str]:
         """Participant id → name, for many metadata lines at once."""
-        return dict(self.sql("SELECT id, name FROM participant").fetchall())
+        return self._participants.participant_names()
+
+    def participant_name(self, participant_id: str) -> str:
+        return self._participants.participant_name(participant_id)
 
     def update_participant(self, participant: Participant, **fields: Any) -> None:
         """Change a participant's profile, role or loom-awareness (permissions:
         :meth:`set_permissions`)."""
-        with self.db.atomic():
-            Participant.update(**fields).where(Participant.id == participant.id).execute()
-            self.log_change(None, "participant.update", participant.id, None, dict(fields))
-        for k, v in fields.items():
-            setattr(participant, k, v)
+        self._participants.update_participant(participant, **fields)
 
     def owner(self) -> str | None:
-        """On PostgreSQL, the database's owner role: whoever set the team's workspace up,
-        who administers it as ``HUMAN`` does a personal one. None on SQLite."""
-        if not self.dialect.postgres:
-            return None
-        if not hasattr(self, "_owner"):
-            self._owner: str | None = self.sql(
-                "SELECT pg_get_userbyid(datdba) FROM pg_database "
-                "WHERE datname = current_database()"
-            ).fetchone()[0]
-        return self._owner
+        """On PostgreSQL, the database's owner role; None on SQLite."""
+        return self._participants.owner()
 
     def human(self, name: str = HUMAN) -> Participant:
-        """A human participant. Only the human (``HUMAN``) — and on PostgreSQL the
-        database's owner role (:meth:`owner`) — is born with every permission; any other
-        name (a team member's role, an editor's ``participant`` setting, an imported
-        author) starts with none until someone who holds them grants them."""
-        born_with = perms.ROLES["human"] if name in (HUMAN, self.owner()) else ()
-        return self.ensure_participant(name, "human", "human", born_with, True)
+        """A human participant (only ``HUMAN`` and the database's owner are born with
+        every permission)."""
+        return self._participants.human(name)
 
     def subject(self, name: str = SUBJECT) -> Participant:
-        return self.ensure_participant(name, "model", "subject", (), False)
+        return self._participants.subject(name)
 
     def set_permissions(self, participant: Participant, permissions: Iterable[str]) -> None:
-        with self.db.atomic():
-            Participant.update(permissions=perms.ordered(permissions)).where(
-                Participant.id == participant.id).execute()
-            self.log_change(None, "participant.permissions", participant.id, None,
-                            {"permissions": perms.ordered(permissions)})
-        participant.permissions = perms.ordered(permissions)
+        self._participants.set_permissions(participant, permissions)
 
     # ── trees ─────────────────────────────────────────────────────────────────
     def create_tree(self, title: str, mode: str = "buffer", *, description: str = "",
@@ -724,11 +701,6 @@ class Workspace:
 
     def tree_or_none(self, tree_id: str) -> Tree | None:
         return Tree.get_or_none(Tree.id == tree_id)
-
-    def participant_name(self, participant_id: str) -> str:
-        row = self.sql("SELECT name FROM participant WHERE id = ?",
-                                  (participant_id,)).fetchone()
-        return row[0] if row else "?"
 
     def find_node(self, node_id: str) -> Node | None:
         """The node with this id, or None (a change log may name a node since deleted)."""
