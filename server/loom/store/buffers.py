@@ -1,5 +1,6 @@
-"""Open buffers' uncommitted work as the store keeps it (``buffer_state``, written by the
-language server so nothing typed is lost): what other participants may read of it."""
+"""Who may be typing in a tree: :meth:`Workspace.recent_buffers` under the name the
+collaborator's loop and the store tests still import. The query itself lives with the
+other buffer-state reads and writes in ``store/sessions.py``."""
 
 from __future__ import annotations
 
@@ -10,9 +11,5 @@ from loom.store.workspace import Workspace
 def recent(ws: Workspace, tree_id: str, since: float,
            exclude: str | None = None) -> list[BufferState]:
     """Buffers in ``tree_id`` saved at or after ``since``, except ``exclude``'s (a
-    participant id): who may be typing there now."""
-    q = BufferState.select().where((BufferState.tree == tree_id) &
-                                   (BufferState.updated >= since))
-    if exclude is not None:
-        q = q.where(BufferState.participant != exclude)
-    return list(q)
+    participant id): :meth:`Workspace.recent_buffers`."""
+    return ws.recent_buffers(tree_id, since, exclude)

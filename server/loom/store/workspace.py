@@ -13,9 +13,7 @@ import collections
 import contextlib
 import hashlib
 import json
-import os
 import re
-import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -43,7 +41,6 @@ from loom.store.schema import (
     Document,
     Edge,
     EdgeSource,
-    EditorSession,
     Generation,
     Link,
     Node,
@@ -52,6 +49,7 @@ from loom.store.schema import (
     SummaryJob,
     Tree,
 )
+from loom.store.sessions import Sessions
 
 _VERSION_REF = re.compile(r"^\[?([0-9a-zA-Z]+)(\'+)\]?$")
 _NODE_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)  # a ULID
@@ -159,7 +157,8 @@ class Workspace:
         self.db = db
         self.dialect = dialect_of(db)
         self._participants = Participants(db, clock, self.log_change)
-        self._repositories: tuple[Repository, ...] = (self._participants,)
+        self._sessions = Sessions(db, clock)
+        self._repositories: tuple[Repository, ...] = (self._participants, self._sessions)
         self.clock = clock
 
     @property
@@ -1288,59 +1287,38 @@ class Workspace:
                     f"[{label}] (this branch)",
                     "retry when it yields; nothing was written")
 
-    # ── editor sessions and their uncommitted text ────────────────────────────
-    SESSION_STALE_S = 30.0  # a session silent this long (on another host) is gone
-
+    # ── editor sessions and their uncommitted text (store/sessions.py) ─────────
     def open_session(self, participant: Participant) -> str:
         """Register a running editor session (a language server) and return its id."""
-        sid, now = new_ulid(), self.clock()
-        with self.db.atomic():
-            EditorSession.create(id=sid, participant=participant.id, host=socket.gethostname(),
-                                 pid=os.getpid(), started=now, heartbeat=now)
-        return sid
+        return self._sessions.open_session(participant)
 
     def heartbeat(self, session: str) -> None:
-        with self.db.atomic():
-            EditorSession.update(heartbeat=self.clock()).where(
-                EditorSession.id == session).execute()
+        self._sessions.heartbeat(session)
 
     def close_session(self, session: str) -> None:
-        with self.db.atomic():
-            EditorSession.delete().where(EditorSession.id == session).execute()
+        self._sessions.close_session(session)
 
     def session_alive(self, session: str) -> bool:
-        row = EditorSession.get_or_none(EditorSession.id == session)
-        if row is None:
-            return False
-        if row.host == socket.gethostname():
-            try:
-                os.kill(row.pid, 0)
-            except ProcessLookupError:
-                return False
-            except PermissionError:
-                return True
-            return True
-        return self.clock() - row.heartbeat < self.SESSION_STALE_S
+        return self._sessions.session_alive(session)
 
     def buffer_states(self, uri: str, participant: Participant) -> list[BufferState]:
         """Every session's uncommitted work on a buffer, newest first."""
-        return list(BufferState.select().where(
-            (BufferState.uri == uri) & (BufferState.participant == participant.id))
-            .order_by(BufferState.updated.desc()))
+        return self._sessions.buffer_states(uri, participant)
 
     def save_buffer_state(self, uri: str, participant: Participant, session: str, *,
                           tree: str, tip: str, pending: list[dict[str, str]],
                           working: str) -> None:
-        with self.db.atomic():
-            upsert(BufferState, ("uri", "participant", "session"), uri=uri,
-                   participant=participant.id, session=session, tree=tree, tip=tip,
-                   pending=pending, working=working, updated=self.clock()).execute()
+        self._sessions.save_buffer_state(uri, participant, session, tree=tree, tip=tip,
+                                         pending=pending, working=working)
 
     def drop_buffer_state(self, uri: str, participant: Participant, session: str) -> None:
-        with self.db.atomic():
-            BufferState.delete().where((BufferState.uri == uri) &
-                                       (BufferState.participant == participant.id) &
-                                       (BufferState.session == session)).execute()
+        self._sessions.drop_buffer_state(uri, participant, session)
+
+    def recent_buffers(self, tree_id: str, since: float,
+                       exclude: str | None = None) -> list[BufferState]:
+        """Buffers in ``tree_id`` saved at or after ``since``, except ``exclude``'s (a
+        participant id): who may be typing there now."""
+        return self._sessions.recent_buffers(tree_id, since, exclude)
 
     def typing_in_tree(self, tree_id: str, exclude: str, since: float) -> list[BufferState]:
         """Recent uncommitted work of other participants in a tree (the human is typing)."""
