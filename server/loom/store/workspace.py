@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,12 +30,12 @@ from loom.render.text import extractive_summary, plural
 from loom.store import fulltext
 from loom.store.backend import executemany, insert_rows
 from loom.store.db import checkpoint_later
-from loom.store.dialect import dialect_of, upsert
+from loom.store.dialect import dialect_of
 from loom.store.feed import ChangeCursor, ChangeListener, listen
 from loom.store.participants import HUMAN, SUBJECT, Participants
+from loom.store.positions import Positions
 from loom.store.repository import Clock, Repository
 from loom.store.schema import (
-    BranchLock,
     BufferState,
     Change,
     Document,
@@ -158,7 +158,10 @@ class Workspace:
         self.dialect = dialect_of(db)
         self._participants = Participants(db, clock, self.log_change)
         self._sessions = Sessions(db, clock)
-        self._repositories: tuple[Repository, ...] = (self._participants, self._sessions)
+        self._positions = Positions(db, clock, self.log_change, self.lock_tree, self.node,
+                                    self.descend)
+        self._repositories: tuple[Repository, ...] = (self._participants, self._sessions,
+                                                      self._positions)
         self.clock = clock
 
     @property
@@ -1143,149 +1146,52 @@ class Workspace:
                 Document.id == doc.id).execute()
             self.log_change(None, "document.summary", doc.id, None, {"source": source})
 
-    # ── positions ─────────────────────────────────────────────────────────────
+    # ── positions and branch turn locks (store/positions.py) ───────────────────
     def position(self, participant: Participant, tree: Tree) -> tuple[Node, Node]:
         """The participant's (node, tip); a newcomer starts at the end of the first path."""
-        rows = {n.id: n for n in Node.raw(
-            "SELECT n.* FROM position p JOIN node n ON n.id IN (p.node, p.tip) "
-            "WHERE p.participant = ? AND p.tree = ?", participant.id, tree.id)}
-        if rows:
-            row = self.sql("SELECT node, tip FROM position WHERE participant = ? "
-                                      "AND tree = ?", (participant.id, tree.id)).fetchone()
-            if row is not None and row[0] in rows and row[1] in rows:
-                return rows[row[0]], rows[row[1]]
-        root = Node.get_by_id(tree.root)
-        tip = self.descend(root)
-        return tip, tip
+        return self._positions.position(participant, tree)
 
     def set_position(self, participant: Participant, tree: Tree, node: Node,
                      tip: Node | None = None) -> None:
-        with self.db.atomic():
-            upsert(Position, ("participant", "tree"), participant=participant.id,
-                   tree=tree.id, node=node.id, tip=(tip or node).id,
-                   updated=self.clock()).execute()
-            Participant.update(current_tree=tree.id).where(
-                Participant.id == participant.id).execute()
-            self.log_change(tree.id, "position", node.id, participant.id, {"tip": (tip or node).id})
-        participant.current_tree = tree.id
+        self._positions.set_position(participant, tree, node, tip)
 
     def has_position(self, participant: Participant, tree: Tree) -> bool:
         """Whether ``participant`` has been placed in ``tree`` (else :meth:`position` gives
         a newcomer's default)."""
-        return self.sql("SELECT 1 FROM position WHERE participant = ? AND tree = ?",
-                                   (participant.id, tree.id)).fetchone() is not None
+        return self._positions.has_position(participant, tree)
 
     def latest_position(self, tree: Tree, kind: str = "human") -> tuple[Node, Node] | None:
         """(node, tip) of whichever participant of ``kind`` moved in ``tree`` most recently."""
-        row = self.sql(
-            "SELECT p.node, p.tip FROM position p JOIN participant x ON x.id = p.participant "
-            "WHERE p.tree = ? AND x.kind = ? ORDER BY p.updated DESC LIMIT 1",
-            (tree.id, kind)).fetchone()
-        if row is None:
-            return None
-        return self.node(row[0]), self.node(row[1])
+        return self._positions.latest_position(tree, kind)
 
     def active_elsewhere(self, tree: Tree, exclude: Participant,
                          within_s: float = 900.0) -> list[tuple[Participant, Node]]:
         """Other participants with a recent position in this tree (for visibility lines)."""
-        cutoff = self.clock() - within_s
-        rows = (Position.select().where((Position.tree == tree.id) &
-                                        (Position.participant != exclude.id) &
-                                        (Position.updated >= cutoff)))
-        out = []
-        for r in rows:
-            p = Participant.get_or_none(Participant.id == r.participant)
-            n = Node.get_or_none(Node.id == r.node)
-            if p is not None and n is not None:
-                out.append((p, n))
-        return out
+        return self._positions.active_elsewhere(tree, exclude, within_s)
 
-    # ── branch turn locks (SPEC-NOTES decision 10) ────────────────────────────
     def acquire_turn(self, node: Node, participant: Participant, ttl_s: float = 120.0) -> None:
-        """Take the turn lock on ``node``'s branch for ``ttl_s`` seconds (a crashed holder
-        blocks nobody past that). One atomic statement claims a free or expired lock (or
-        renews one's own), so two processes on two machines can never both hold it."""
-        now = self.clock()
-        with self.db.atomic():
-            self.lock_tree(node.tree_id)
-            won = self.sql(
-                "INSERT INTO branch_lock (node, participant, expires) VALUES (?, ?, ?) "
-                "ON CONFLICT (node) DO UPDATE SET participant = excluded.participant, "
-                "expires = excluded.expires WHERE branch_lock.participant = "
-                "excluded.participant OR branch_lock.expires <= ? RETURNING participant",
-                (node.id, participant.id, now + ttl_s, now)).fetchall()
-            if not won:
-                row = BranchLock.get_or_none(BranchLock.node == node.id)
-                holder = Participant.get_or_none(Participant.id == row.participant) if row \
-                    else None
-                who = holder.name if holder else "another participant"
-                raise LoomError("CONFLICT", f"{who} is generating on [{node.label}]",
-                                "retry in a moment, or branch from another node")
-            self.check_branch(node, participant, extends=True)
+        """Take the turn lock on ``node``'s branch for ``ttl_s`` seconds (SPEC-NOTES
+        decision 10); ``CONFLICT`` when another participant holds it."""
+        self._positions.acquire_turn(node, participant, ttl_s)
 
     def release_turn(self, node: Node, participant: Participant) -> None:
-        with self.db.atomic():
-            BranchLock.delete().where((BranchLock.node == node.id) &
-                                      (BranchLock.participant == participant.id)).execute()
-            self.log_change(node.tree_id, "lock.release", node.id, participant.id)
+        self._positions.release_turn(node, participant)
 
     def foreign_locks(self, tree_id: str, participant: Participant) -> list[tuple[str, str]]:
         """Live turn locks of other participants in a tree: ``(node id, holder name)``."""
-        return [(r[0], r[1]) for r in self.sql(
-            "SELECT b.node, p.name FROM branch_lock b JOIN node n ON n.id = b.node "
-            "LEFT JOIN participant p ON p.id = b.participant "
-            "WHERE n.tree_id = ? AND b.expires > ? AND b.participant != ?",
-            (tree_id, self.clock(), participant.id)).fetchall()]
+        return self._positions.foreign_locks(tree_id, participant)
 
-    def _families_up(self, node_id: str) -> list[str]:
-        """The version families (original ids) from a node up to the root, node first."""
-        rows = self.sql(
-            """
-            WITH RECURSIVE up(id, fam, parent, d) AS (
-              SELECT id, coalesce(version_of, id), parent, 0 FROM node WHERE id = ?
-              UNION ALL
-              SELECT n.id, coalesce(n.version_of, n.id), n.parent, up.d + 1
-              FROM node n JOIN up ON n.id = up.parent WHERE up.d < 100000
-            )
-            SELECT fam FROM up ORDER BY d""", (node_id,)).fetchall()
-        return [r[0] for r in rows]
-
-    @contextlib.contextmanager
     def guarded_write(self, tree_id: str, participant: Participant,
-                      checks: Iterable[tuple[Node, bool]]) -> Iterator[None]:
+                      checks: Iterable[tuple[Node, bool]]
+                      ) -> contextlib.AbstractContextManager[None]:
         """A write transaction on a tree that first checks each ``(node, extends)`` against
-        the branch locks (:meth:`check_branch`) with the tree's writers held off, so no lock
-        can be taken between the check and the write, on any machine."""
-        with self.db.atomic():
-            self.lock_tree(tree_id)
-            for node, extends in checks:
-                self.check_branch(node, participant, extends=extends)
-            yield
+        the branch locks (:meth:`check_branch`) with the tree's writers held off."""
+        return self._positions.guarded_write(tree_id, participant, checks)
 
     def check_branch(self, node: Node, participant: Participant, *, extends: bool) -> None:
-        """Refuse a write on a branch another participant is generating on (SPEC-NOTES
-        decision 10) with a retryable ``CONFLICT``.
-
-        A lock on L covers the path root → L and everything below L. A write that *extends*
-        a node N (a continuation, the buffer's typed text) conflicts when N is L or below
-        it; a write that *changes* N (an edit, an annotation) also when N is above L, since
-        that is the generation's context. Branches that part above L stay parallel."""
-        locks = self.foreign_locks(node.tree_id, participant)
-        if not locks:
-            return
-        mine = self._families_up(node.id)
-        for lock_node, holder in locks:
-            theirs = self._families_up(lock_node)
-            if not theirs:
-                continue
-            below = theirs[0] in mine  # N is L or a descendant of L
-            above = not extends and mine[0] in theirs
-            if below or above:
-                label = Node.get_by_id(lock_node).label
-                raise LoomError(
-                    "CONFLICT", f"{holder or 'another participant'} is generating on "
-                    f"[{label}] (this branch)",
-                    "retry when it yields; nothing was written")
+        """Refuse a write on a branch another participant is generating on with a
+        retryable ``CONFLICT`` (SPEC-NOTES decision 10)."""
+        self._positions.check_branch(node, participant, extends=extends)
 
     # ── editor sessions and their uncommitted text (store/sessions.py) ─────────
     def open_session(self, participant: Participant) -> str:
