@@ -1125,13 +1125,6 @@ class Workspace:
         """Summary jobs waiting in the queue."""
         return self.sql("SELECT count(*) FROM summary_job").fetchone()[0]
 
-    def _count_for_tree_summary(self, tree: Tree) -> None:
-        rows = self.sql("UPDATE tree SET summary_counter = summary_counter + 1 WHERE id = ? "
-                        "RETURNING summary_counter", (tree.id,)).fetchall()
-        count = rows[0][0] if rows else 0
-        if count >= self.TREE_SUMMARY_EVERY:
-            self.enqueue_summary("tree", tree.id, tree.id, priority=6)
-
     def set_tree_summary(self, tree: Tree, summary: str, source: str,
                          themes: list[str] | None = None) -> None:
         with self.db.atomic():
@@ -1225,12 +1218,6 @@ class Workspace:
         """Buffers in ``tree_id`` saved at or after ``since``, except ``exclude``'s (a
         participant id): who may be typing there now."""
         return self._sessions.recent_buffers(tree_id, since, exclude)
-
-    def typing_in_tree(self, tree_id: str, exclude: str, since: float) -> list[BufferState]:
-        """Recent uncommitted work of other participants in a tree (the human is typing)."""
-        return list(BufferState.select().where((BufferState.tree == tree_id) &
-                                               (BufferState.participant != exclude) &
-                                               (BufferState.updated >= since)))
 
     # ── links ─────────────────────────────────────────────────────────────────
     def add_link(self, tree: Tree, source: Node, author: Participant, *, target_kind: str,
