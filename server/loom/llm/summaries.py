@@ -29,7 +29,7 @@ from loom.memory.tokens import count_tokens
 from loom.protocol import loads_lenient
 from loom.render.text import one_line, whole_sentences
 from loom.store.backend import storage_error, unreachable
-from loom.store.schema import Document, Node, SummaryJob, Tree
+from loom.store.schema import Node, SummaryJob, Tree
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -80,11 +80,11 @@ class Prompt:
 
 def node_prompt(ws: Workspace, node: Node, tree: Tree) -> str:
     """The seed's template: parent context, the grandparent too when the node is short."""
-    parent = Node.get_or_none(Node.id == node.parent) if node.parent else None
+    parent = ws.find_node(node.parent) if node.parent else None
     previous = (parent.summary or parent.content).strip() if parent else "(start of the tree)"
     tokens, _ = count_tokens(node.content, exact=False)
     if parent is not None and parent.parent and tokens < 50:
-        grand = Node.get_or_none(Node.id == parent.parent)
+        grand = ws.find_node(parent.parent)
         if grand is not None:
             previous = f"{(grand.summary or grand.content).strip()}\n{previous}"
     return NODE_PROMPT.format(title=tree.title, previous=previous[:1500],
@@ -171,11 +171,10 @@ class SummaryWorker:
                                 "configured")
 
     def pending(self) -> int:
-        return SummaryJob.select().count()
+        return self.ws.queued_summaries()
 
     def next_job(self) -> SummaryJob | None:
-        return (SummaryJob.select().where(SummaryJob.not_before <= self.ws.clock())
-                .order_by(SummaryJob.priority, SummaryJob.created, SummaryJob.id).first())
+        return self.ws.next_summary_job()
 
     def run_once(self, limit: int = 10) -> int:
         """Process up to ``limit`` jobs; returns how many summaries were written. Each job
@@ -220,7 +219,7 @@ class SummaryWorker:
     def _process(self, job: SummaryJob) -> int:
         prompt = self._prompt(job)
         if prompt is None:
-            SummaryJob.delete().where(SummaryJob.id == job.id).execute()
+            self.ws.drop_summary_job(job.id)
             return 0
         try:
             answer = asyncio.run(self._ask(prompt.text))
@@ -230,19 +229,17 @@ class SummaryWorker:
                 self.ws.release_summary_job(job.id)  # not the job's fault: another may
                 return 0
             attempts = job.attempts + 1
-            with self.ws.db.atomic():
-                if attempts >= MAX_ATTEMPTS:
-                    SummaryJob.delete().where(SummaryJob.id == job.id).execute()
-                else:
-                    SummaryJob.update(attempts=attempts,
-                                      not_before=self.ws.clock() + 5 * 2 ** attempts).where(
-                        SummaryJob.id == job.id).execute()
+            if attempts >= MAX_ATTEMPTS:
+                self.ws.drop_summary_job(job.id)
+            else:
+                self.ws.retry_summary_job(job.id, attempts,
+                                          self.ws.clock() + 5 * 2 ** attempts)
             log.warning("summary of %s %s failed: %s", job.kind, job.entity, err)
             return 0
         stored = self._store(job, answer)
         if not stored and job.kind == "node":
             # Small models sometimes only echo the template: ask once more, plainly.
-            node = Node.get_or_none(Node.id == job.entity)
+            node = self.ws.find_node(job.entity)
             if node is not None:
                 try:
                     answer = asyncio.run(self._ask(RETRY_PROMPT.format(content=node.content)))
@@ -251,21 +248,20 @@ class SummaryWorker:
                     log.info("second summary attempt failed: %s", err)
         if not stored:
             log.info("summary of %s %s was unusable: %r", job.kind, job.entity, answer)
-        with self.ws.db.atomic():
-            SummaryJob.delete().where(SummaryJob.id == job.id).execute()
+        self.ws.drop_summary_job(job.id)
         return int(stored)
 
     def _prompt(self, job: SummaryJob) -> Prompt | None:
         if job.kind == "node":
-            node = Node.get_or_none(Node.id == job.entity)
+            node = self.ws.find_node(job.entity)
             if node is None or not node.content.strip():
                 return None
-            tree = Tree.get_by_id(node.tree_id)
+            tree = self.ws.tree(node.tree_id)
             return Prompt("node", node.id, node_prompt(self.ws, node, tree))
         if job.kind == "tree":
-            tree = Tree.get_or_none(Tree.id == job.entity)
+            tree = self.ws.tree_or_none(job.entity)
             return Prompt("tree", tree.id, tree_prompt(self.ws, tree)) if tree else None
-        doc = Document.get_or_none(Document.id == job.entity)
+        doc = self.ws.find_document(job.entity)
         if doc is None or not doc.content.strip():
             return None
         return Prompt("doc", doc.id, DOC_PROMPT.format(name=doc.name, content=doc.content[:6000]))
@@ -287,19 +283,19 @@ class SummaryWorker:
         """Write a usable answer; an unusable one leaves the extractive summary."""
         if job.kind == "node":
             summary = clean(answer, 30)
-            node = Node.get_or_none(Node.id == job.entity)
+            node = self.ws.find_node(job.entity)
             if node is None or not summary:
                 return False
             self.ws.set_summary(node, summary, "model")
         elif job.kind == "tree":
             summary, themes = parse_tree_answer(answer)
-            tree = Tree.get_or_none(Tree.id == job.entity)
+            tree = self.ws.tree_or_none(job.entity)
             if tree is None or not summary:
                 return False
             self.ws.set_tree_summary(tree, summary, "model", themes)
         else:
             summary = clean(answer, 40)
-            doc = Document.get_or_none(Document.id == job.entity)
+            doc = self.ws.find_document(job.entity)
             if doc is None or not summary:
                 return False
             self.ws.set_document_summary(doc, summary, "model")

@@ -50,6 +50,7 @@ from loom.store.schema import (
     Tree,
 )
 from loom.store.sessions import Sessions
+from loom.store.summary_queue import TREE_SUMMARY_EVERY, SummaryQueue
 
 _VERSION_REF = re.compile(r"^\[?([0-9a-zA-Z]+)(\'+)\]?$")
 _NODE_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)  # a ULID
@@ -160,8 +161,9 @@ class Workspace:
         self._sessions = Sessions(db, clock)
         self._positions = Positions(db, clock, self.log_change, self.lock_tree, self.node,
                                     self.descend)
-        self._repositories: tuple[Repository, ...] = (self._participants, self._sessions,
-                                                      self._positions)
+        self._summary_queue = SummaryQueue(db, clock, self.log_change)
+        self._repositories: tuple[Repository, ...] = (
+            self._participants, self._sessions, self._positions, self._summary_queue)
         self.clock = clock
 
     @property
@@ -510,9 +512,9 @@ class Workspace:
                 count = self.db.execute_sql(
                     "UPDATE tree SET updated = ?, summary_counter = summary_counter + 1 "
                     "WHERE id = ? RETURNING summary_counter", (now, tree.id)).fetchone()[0]
-                self.enqueue_summary("node", node.id, tree.id)
+                self._summary_queue.enqueue_summary("node", node.id, tree.id)
                 if count >= self.TREE_SUMMARY_EVERY:
-                    self.enqueue_summary("tree", tree.id, tree.id, priority=6)
+                    self._summary_queue.enqueue_summary("tree", tree.id, tree.id, priority=6)
             self.log_change(tree.id, f"node.{kind}", node.id, author.id,
                             {"parent": parent.id, "local_id": node.local_id})
         return node
@@ -545,7 +547,7 @@ class Workspace:
                     "ON CONFLICT DO NOTHING",
                     (node.id, original.id),
                 )
-            self.enqueue_summary("node", node.id, tree.id)
+            self._summary_queue.enqueue_summary("node", node.id, tree.id)
             self.log_change(tree.id, "node.version", node.id, author.id,
                             {"edited_from": original.id, "mode": tree.mode})
             if buffer:
@@ -634,7 +636,7 @@ class Workspace:
             Position.update(node=tail.id).where(Position.node == original.id).execute()
             Position.update(tip=tail.id).where(Position.tip == original.id).execute()
             for half in (head, tail):
-                self.enqueue_summary("node", half.id, tree.id)
+                self._summary_queue.enqueue_summary("node", half.id, tree.id)
             Tree.update(updated=self.clock()).where(Tree.id == tree.id).execute()
             self.log_change(tree.id, "node.split", original.id, actor.id,
                             {"head": head.id, "tail": tail.id, "at": at})
@@ -689,7 +691,7 @@ class Workspace:
                     fields.update(summary=extractive_summary(text) if text.strip() else None,
                                   summary_source="extractive" if text.strip() else None)
                 Node.update(**fields).where(Node.id == node.id).execute()
-                self.enqueue_summary("node", node.id, tree.id)
+                self._summary_queue.enqueue_summary("node", node.id, tree.id)
             Tree.update(updated=self.clock()).where(Tree.id == tree.id).execute()
             self.log_change(tree.id, "node.split", original.id, actor.id,
                             {"head": head.id, "tail": tail.id, "at": at, "moved": True})
@@ -1074,70 +1076,55 @@ class Workspace:
             out[node_id] = sizes[tuple(key)]
         return out
 
-    # ── the summary queue (SPEC-NOTES decision 11) ─────────────────────────────
-    SUMMARY_QUEUE_LIMIT = 5_000
-    TREE_SUMMARY_EVERY = 10
+    # ── the summary queue (SPEC-NOTES decision 11; store/summary_queue.py) ─────
+    TREE_SUMMARY_EVERY = TREE_SUMMARY_EVERY
+
+    @property
+    def SUMMARY_QUEUE_LIMIT(self) -> int:
+        """Jobs the queue holds before it takes only urgent work: a constant once, a
+        property now so that a test lowering it on one workspace lowers its queue's."""
+        return self._summary_queue.limit
+
+    @SUMMARY_QUEUE_LIMIT.setter
+    def SUMMARY_QUEUE_LIMIT(self, limit: int) -> None:
+        self._summary_queue.limit = limit
 
     def enqueue_summary(self, kind: str, entity: str, tree: str | None,
                         priority: int = 5) -> bool:
         """Queue summary work; bounded: past the limit only urgent (lazy) work is taken."""
-        if priority > 0 and self._queue_may_be_full() and self.db.execute_sql(
-                "SELECT 1 FROM summary_job LIMIT 1 OFFSET ?",  # cheaper than a count
-                (self.SUMMARY_QUEUE_LIMIT - 1,)).fetchone() is not None:
-            return False
-        # one statement: atomic by itself, no savepoint inside the caller's transaction
-        self.sql(
-            "INSERT INTO summary_job (kind, entity, tree, priority, attempts, not_before, "
-            "created) VALUES (?, ?, ?, ?, 0, 0, ?) ON CONFLICT (kind, entity) DO UPDATE "
-            "SET priority = "
-            + self.dialect.least("summary_job.priority", "excluded.priority"),
-            (kind, entity, tree, priority, self.clock()))
-        return True
-
-    def _queue_may_be_full(self) -> bool:
-        """The ids' span bounds the queue's length from above: two index reads, where the
-        exact check walks up to the limit's rows (a quarter of an add_node's time)."""
-        low, high = self.sql(  # (each alone: SQLite reads one index end)
-            "SELECT (SELECT min(id) FROM summary_job), (SELECT max(id) FROM summary_job)"
-        ).fetchone()
-        return low is not None and high - low + 1 >= self.SUMMARY_QUEUE_LIMIT
+        return self._summary_queue.enqueue_summary(kind, entity, tree, priority)
 
     def claim_summary_job(self, lease_s: float) -> SummaryJob | None:
-        """Lease the most urgent due summary job to this worker for ``lease_s`` seconds:
-        workers in other processes (other machines, on PostgreSQL) skip it meanwhile, and a
-        worker that dies leaves it to the next once the lease runs out."""
-        now = self.clock()
-        with self.db.atomic():
-            row = self.sql("SELECT id FROM summary_job WHERE not_before <= ? "
-                           "ORDER BY priority, created, id LIMIT 1" + self.dialect.skip_locked,
-                           (now,)).fetchone()
-            if row is None:
-                return None
-            self.sql("UPDATE summary_job SET not_before = ? WHERE id = ?",
-                     (now + lease_s, row[0]))
-            return SummaryJob.get_by_id(row[0])
+        """Lease the most urgent due summary job to this worker for ``lease_s`` seconds
+        (other processes' workers skip it meanwhile; a dead worker's comes back after)."""
+        return self._summary_queue.claim_summary_job(lease_s)
 
     def release_summary_job(self, job_id: int) -> None:
         """Give a leased job back at once (the worker could not run it: no model)."""
-        self.sql("UPDATE summary_job SET not_before = 0 WHERE id = ?", (job_id,))
+        self._summary_queue.release_summary_job(job_id)
 
     def queued_summaries(self) -> int:
         """Summary jobs waiting in the queue."""
-        return self.sql("SELECT count(*) FROM summary_job").fetchone()[0]
+        return self._summary_queue.queued_summaries()
+
+    def next_summary_job(self) -> SummaryJob | None:
+        """The most urgent job that is due now, without leasing it."""
+        return self._summary_queue.next_summary_job()
+
+    def retry_summary_job(self, job_id: int, attempts: int, not_before: float) -> None:
+        """Keep a job that failed ``attempts`` times for another try at ``not_before``."""
+        self._summary_queue.retry_summary_job(job_id, attempts, not_before)
+
+    def drop_summary_job(self, job_id: int) -> None:
+        """Take a job off the queue: done, given up on, or its subject has gone."""
+        self._summary_queue.drop_summary_job(job_id)
 
     def set_tree_summary(self, tree: Tree, summary: str, source: str,
                          themes: list[str] | None = None) -> None:
-        with self.db.atomic():
-            Tree.update(summary=summary, summary_source=source, themes=themes,
-                        summary_counter=0).where(Tree.id == tree.id).execute()
-            self.log_change(tree.id, "tree.summary", tree.id, None, {"source": source})
-        tree.summary, tree.summary_source, tree.themes = summary, source, themes
+        self._summary_queue.set_tree_summary(tree, summary, source, themes)
 
     def set_document_summary(self, doc: Document, summary: str, source: str) -> None:
-        with self.db.atomic():
-            Document.update(summary=summary, summary_source=source).where(
-                Document.id == doc.id).execute()
-            self.log_change(None, "document.summary", doc.id, None, {"source": source})
+        self._summary_queue.set_document_summary(doc, summary, source)
 
     # ── positions and branch turn locks (store/positions.py) ───────────────────
     def position(self, participant: Participant, tree: Tree) -> tuple[Node, Node]:
@@ -1256,6 +1243,10 @@ class Workspace:
             raise not_found(f'document doc:"{name}" does not exist', hint)
         return d
 
+    def find_document(self, doc_id: str) -> Document | None:
+        """The document with this id, or None (a queued job may name one since deleted)."""
+        return Document.get_or_none(Document.id == doc_id)
+
     def documents(self) -> list[Document]:
         return list(Document.select().order_by(Document.name))
 
@@ -1281,7 +1272,7 @@ class Workspace:
             now = self.clock()
             Document.update(content=content, updated=now, summary=None,
                             summary_source=None).where(Document.id == doc.id).execute()
-            self.enqueue_summary("doc", doc.id, None)
+            self._summary_queue.enqueue_summary("doc", doc.id, None)
             self.log_change(None, "document.update", doc.id, actor.id if actor else None,
                             {"name": doc.name})
         doc.content, doc.updated, doc.summary = content, now, None
