@@ -31,6 +31,7 @@ from loom.store import fulltext
 from loom.store.backend import executemany, insert_rows
 from loom.store.db import checkpoint_later
 from loom.store.dialect import dialect_of
+from loom.store.documents import Documents
 from loom.store.feed import ChangeCursor, ChangeListener, listen
 from loom.store.participants import HUMAN, SUBJECT, Participants
 from loom.store.positions import Positions
@@ -162,8 +163,11 @@ class Workspace:
         self._positions = Positions(db, clock, self.log_change, self.lock_tree, self.node,
                                     self.descend)
         self._summary_queue = SummaryQueue(db, clock, self.log_change)
+        self._documents = Documents(db, clock, self.log_change,
+                                    self._summary_queue.enqueue_summary)
         self._repositories: tuple[Repository, ...] = (
-            self._participants, self._sessions, self._positions, self._summary_queue)
+            self._participants, self._sessions, self._positions, self._summary_queue,
+            self._documents)
         self.clock = clock
 
     @property
@@ -1206,76 +1210,37 @@ class Workspace:
         participant id): who may be typing there now."""
         return self._sessions.recent_buffers(tree_id, since, exclude)
 
-    # ── links ─────────────────────────────────────────────────────────────────
+    # ── links and documents (store/documents.py) ──────────────────────────────
     def add_link(self, tree: Tree, source: Node, author: Participant, *, target_kind: str,
                  target_node: Node | None = None, target_tree: Tree | None = None,
                  target_doc: Document | None = None, section: str | None = None,
                  note: str | None = None) -> Link:
-        with self.db.atomic():
-            link = Link.create(
-                id=new_ulid(), tree=tree.id, source=source.id, target_kind=target_kind,
-                target_node=target_node.id if target_node else None,
-                target_tree=(target_tree.id if target_tree else
-                             (target_node.tree_id if target_node else None)),
-                target_doc=target_doc.id if target_doc else None, target_section=section,
-                note=note, author=author.id, created=self.clock(),
-            )
-            self.log_change(tree.id, "link.create", link.id, author.id,
-                            {"source": source.id, "target_kind": target_kind})
-        return link
+        return self._documents.add_link(
+            tree, source, author, target_kind=target_kind, target_node=target_node,
+            target_tree=target_tree, target_doc=target_doc, section=section, note=note)
 
     def links(self, node: Node) -> list[Link]:
-        return list(Link.select().where((Link.source == node.id) | (Link.target_node == node.id))
-                     .order_by(Link.created))
+        return self._documents.links(node)
 
-    # ── documents ─────────────────────────────────────────────────────────────
     def document(self, name: str) -> Document:
-        name = name.strip()
-        d = Document.get_or_none(Document.name == name)
-        if d is None:
-            d = Document.get_or_none(pw.fn.lower(Document.name) == name.lower())
-        if d is None:
-            d = Document.get_or_none(Document.id == name)
-        if d is None:
-            names = [x.name for x in Document.select(Document.name).limit(50)]
-            best = process.extractOne(name, names) if names else None
-            hint = f'did you mean doc:"{best[0]}"?' if best and best[1] >= 70 else None
-            raise not_found(f'document doc:"{name}" does not exist', hint)
-        return d
+        """A document by name (exact, then any case) or id; else NOT_FOUND with the
+        nearest name as a hint."""
+        return self._documents.document(name)
 
     def find_document(self, doc_id: str) -> Document | None:
         """The document with this id, or None (a queued job may name one since deleted)."""
-        return Document.get_or_none(Document.id == doc_id)
+        return self._documents.find_document(doc_id)
 
     def documents(self) -> list[Document]:
-        return list(Document.select().order_by(Document.name))
+        return self._documents.documents()
 
     def create_document(self, name: str, content: str = "",
                         actor: Participant | None = None) -> Document:
-        now = self.clock()
-        with self.db.atomic():
-            if Document.get_or_none(Document.name == name) is not None:
-                raise LoomError("CONFLICT", f'document doc:"{name}" already exists')
-            d = Document.create(id=new_ulid(), name=name, content=content, created=now,
-                                updated=now)
-            self.log_change(None, "document.create", d.id, actor.id if actor else None,
-                            {"name": name})
-        return d
+        return self._documents.create_document(name, content, actor)
 
     def save_document(self, doc: Document, content: str, actor: Participant | None = None,
                       expected_updated: float | None = None) -> None:
-        with self.db.atomic():
-            current = Document.get_by_id(doc.id)
-            if expected_updated is not None and current.updated != expected_updated:
-                raise LoomError("CONFLICT", f'doc:"{doc.name}" changed since you read it',
-                                "read it again and retry")
-            now = self.clock()
-            Document.update(content=content, updated=now, summary=None,
-                            summary_source=None).where(Document.id == doc.id).execute()
-            self._summary_queue.enqueue_summary("doc", doc.id, None)
-            self.log_change(None, "document.update", doc.id, actor.id if actor else None,
-                            {"name": doc.name})
-        doc.content, doc.updated, doc.summary = content, now, None
+        self._documents.save_document(doc, content, actor, expected_updated)
 
     # ── bulk (importers, benchmarks) ──────────────────────────────────────────
     def any_exists(self, model: type[pw.Model], column: pw.Field, values: Sequence[str]
