@@ -902,11 +902,14 @@ class Workspace:
         edge = Edge.get_or_none(Edge.target == node.id)
         return edge is not None and edge.kind == "version"
 
-    def path(self, tip: Node, prefer: Iterable[str] = (), limit: int = 100_000) -> list[Node]:
-        """Root → tip in one recursive query (only its last ``limit`` nodes when given). Where
-        a node has several sources (an original and its versions, a split node and its
-        tail), the walk takes a preferred one, else one still shown (not pruned), else the
-        newest version."""
+    def path(self, tip: Node | NodeRow, prefer: Iterable[str] = (),
+             limit: int = 100_000) -> list[NodeRow]:
+        """Root → tip in one recursive query (only its last ``limit`` nodes when given), in
+        :class:`NodeRow` form: a path can be thousands of nodes long, and a row costs a
+        fraction of a ``Node`` (booleans come as 0/1, ``extra`` as its JSON text, which
+        ``loom.model.marks`` reads either way). Where a node has several sources (an
+        original and its versions, a split node and its tail), the walk takes a preferred
+        one, else one still shown (not pruned), else the newest version."""
         cursor = self.sql(
             f"""
             WITH RECURSIVE up(id, d) AS (
@@ -922,7 +925,7 @@ class Workspace:
             )
             SELECT n.* FROM up JOIN node n ON n.id = up.id ORDER BY up.d DESC
             """, (tip.id, json.dumps(list(prefer)), max(0, limit - 1)))
-        return NodeRow.all(cursor)  # type: ignore[return-value]
+        return NodeRow.all(cursor)
 
     def single_source_path(self, tip: Node | NodeRow) -> list[NodeRow] | None:
         """Root → tip by the nodes' ``parent`` column (primary-key reads, no choice made at
