@@ -255,3 +255,67 @@ def test_the_test_suite_loads_no_native_model_code() -> None:
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             found += [(path.name, n) for n in names if _under(n, NATIVE_MODEL_CODE)]
     assert not found, found
+
+
+#: docs/architecture.md's layer table, its "may import" column as a rule: each layer (a
+#: package of ``loom``, or a top-level module) and the layers it may import directly.
+#: The leaves (``errors``, ``redact``: no Loom imports) may be imported by every layer;
+#: the shells at the top (``cli``, ``app``…) import everything.
+CORE_LAYERS = ("commands", "model", "store", "render", "memory", "protocol", "interchange")
+LEAVES = ("errors", "redact")
+MAY_IMPORT: dict[str, tuple[str, ...]] = {
+    "model": (),
+    "render": ("model",),
+    "store": ("model",),
+    "protocol": ("model", "store"),
+    "interchange": ("model", "store", "render", "protocol"),
+    "memory": ("model", "store", "render", "commands"),
+    "commands": ("model", "store", "render", "memory", "interchange"),
+    "uris": ("model", "store"),
+    "llm": CORE_LAYERS,
+    "agent": (*CORE_LAYERS, "llm"),
+    "lsp": (*CORE_LAYERS, "llm", "agent", "uris"),
+}
+#: Single modules allowed past their layer's row, each with its reason.
+MAY_ALSO: dict[str, tuple[str, ...]] = {
+    # render/text.py is pure text (counts, previews, first sentences), importing nothing
+    # of Loom (checked below): the store words its counts and summaries with it
+    "loom.store": ("loom.render.text",),
+    # the entry points of `loom agent` and `loom serve` build the app, as cli.py does;
+    # the LSP's Host protocol names the App type
+    "loom.agent.cli": ("loom.app",),
+    "loom.lsp.server": ("loom.app",),
+    "loom.lsp.host": ("loom.app",),
+}
+SHELLS = ("cli", "cli_model", "cli_team", "app", "demo", "shell")
+
+
+def _layer(name: str) -> str:
+    return name.split(".")[1] if name.count(".") else name
+
+
+def test_each_layer_imports_only_what_the_layer_table_allows() -> None:
+    mods = modules()
+    named = set(MAY_IMPORT) | set(SHELLS) | set(LEAVES)
+    assert named >= {_layer(n) for n in mods if n != "loom"}, \
+        "a layer the table does not name: add its row (and docs/architecture.md's)"
+    wrong = []
+    for name, mod in mods.items():
+        layer = _layer(name)
+        if layer in SHELLS or name == "loom":
+            continue
+        allowed = {layer, *LEAVES, *MAY_IMPORT.get(layer, ())}
+        extra = [m for prefix, ms in MAY_ALSO.items() if _under(name, (prefix,)) for m in ms]
+        for target, node in imported_names(mod):
+            if (target not in mods or target == "loom" or _layer(target) in allowed
+                    or target in extra):  # (``loom`` itself: its version)
+                continue
+            wrong.append(f"{name}:{node.lineno} imports {target}")
+    assert not wrong, "\n".join(sorted(set(wrong)))
+
+
+def test_the_leaves_import_nothing_of_loom() -> None:
+    mods = modules()
+    for leaf in ("loom", *(f"loom.{name}" for name in LEAVES), "loom.render.text"):
+        imports = [t for t, _ in imported_names(mods[leaf]) if _under(t, ("loom",))]
+        assert not imports, (leaf, imports)
