@@ -1,5 +1,5 @@
 """Context assembly for the collaborator (seed 001's content; the order puts what stays the
-same from call to call first, for a provider's prompt cache: issue 25).
+same from call to call first, for a provider's prompt cache).
 
 ::
 
@@ -89,7 +89,7 @@ sees it collapsed.
 the ones stated here and at the end of each turn.
 - When you have nothing more to do, reply without commands."""
 
-#: Said in a buffer-mode tree's loom context (issue 25: an agent's → respond was glued on,
+#: Said in a buffer-mode tree's loom context (before: an agent's → respond was glued on,
 #: "garden.She went down").
 BUFFER_JOINING = ("Buffer mode: the path is one continuous text, each node's text right "
                   "after its parent's with nothing put between them; begin what you "
@@ -272,7 +272,7 @@ def agent_trace(ws: Workspace, who: Participant, tree_id: str,
 def pinned_document(name: str, text: str, limit: int) -> list[str]:
     """A pinned document's text as its lines (indented: its headings and lists keep their
     shape; blank lines left out), whole lines up to ``limit`` characters, then how much was
-    left out and where to read on (issue 25: it came flattened to one line and cut
+    left out and where to read on (before: it came flattened to one line and cut
     without a word)."""
     lines = text.rstrip("\n").split("\n")
     out: list[str] = []
@@ -313,7 +313,7 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
         pinned.append(f"  {f.doc_ref(doc.name, p.section)} "
                       f"({plural(word_count(text), 'word')})")
         pinned += pinned_document(doc.name, text, PIN_DOC_CHARS // (3 if compress else 1))
-    # seed 000: think content is "preserved in collaborator memory" (issue 25: it was
+    # seed 000: think content is "preserved in collaborator memory" (before: it was
     # stored and never shown back)
     thought = [f"  {quote(_capped(t, THOUGHT_CHARS // (3 if compress else 1)))}"
                for t in mem.thoughts(ws, who, 1 if compress else THOUGHTS_SHOWN,
@@ -686,7 +686,7 @@ class Draft:
         # The room left for the conversation moves in steps, not with every token the
         # memory or the earlier exchanges grow by: where pruning cuts the path (which
         # nodes are summaries, which are left out) then stays put from turn to turn, and
-        # the conversation stays the prefix a provider has cached (issue 25: the cut moved
+        # the conversation stays the prefix a provider has cached (before: the cut moved
         # by a few nodes each turn, and the second turn shared 3% of the first's prompt).
         step = min(ROOM_STEP_MAX, max(ROOM_STEP_MIN, self.budget_tokens // 8))
         changing = -(-changing // step) * step
@@ -703,7 +703,7 @@ class Draft:
                             notes=notes)
         # the conversation first: with the system prompt, the long stable part a provider
         # caches across calls and turns; the memory block, the loom context and the input
-        # change from turn to turn and come after it (issue 25; seed 001's content, not
+        # change from turn to turn and come after it (seed 001's content, not
         # its order)
         body = "\n\n".join(x for x in (fitted.text, memory, loom, turn) if x)
         if self.head is not None and level == 0:
@@ -763,7 +763,7 @@ def fit(d: Draft, first: Assembly | None = None) -> Assembly:
     k = 0
     result = first if first is not None else d.build(levels[k])
     # pruning decides on the estimate: calibrate it on this very context first, so the
-    # first turn cuts the path where the next ones will (issue 25: the estimate learned
+    # first turn cuts the path where the next ones will (before: the estimate learned
     # from the first call's count, and the second turn's cut moved by 13 nodes: no prefix
     # in common)
     if result.tokens > budget and d.count is None and _measure(result.messages)[1]:

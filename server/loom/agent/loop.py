@@ -88,7 +88,7 @@ DATABASE_REFUSED = storage_error(_RoleRefusal())
 def refused_by_database(result: Result) -> bool:
     """Whether ``result`` is the database refusing a write for this role: every later
     write (the position, the trace, the turn log) would be refused too, so the turn ends
-    there instead of the model being told to try again (issue 32)."""
+    there instead of the model being told to try again."""
     return (not result.ok and result.code == DATABASE_REFUSED.code
             and result.message == DATABASE_REFUSED.message)
 
@@ -370,7 +370,7 @@ class TurnLoop:
                 messages, tokens = await asyncio.to_thread(self._messages, turn_input,
                                                            exchanges, record)
                 if self._last_call(iteration, tokens, record):
-                    # told, so the turn ends with a word to the human (issue 25: it ended
+                    # told, so the turn ends with a word to the human (before: it ended
                     # mid-work, with no message at all)
                     messages[-1] = ChatMessage(role=messages[-1].role,
                                                content=f"{messages[-1].content}\n\n{LAST_CALL}")

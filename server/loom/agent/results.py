@@ -1,6 +1,6 @@
 """What the collaborator is told after a reply: the editors' short previews of the nodes a
 ``list`` or ``continue`` names, replaced by their whole text when that fits the result
-threshold (issue 25: each option cost the model a ``→ view … full`` the human never
+threshold (before: each option cost the model a ``→ view … full`` the human never
 needed, who reads them in the buffer); and a line for every command it wrote that did not
 run, with why (mid-line, in a code block, after its commands), where it was skipped
 silently; and each result headed by its command in short form (the model's own reply

@@ -220,7 +220,7 @@ class SqliteTurnLog:
         """Keep ``turn``. A turn the database will not keep (a role that may not write
         it, a lost connection) ends as that error, unless it already ended on one: the
         front end says so and ``loom agent`` exits 1, where a traceback used to be logged
-        and the turn reported as done (issue 32)."""
+        and the turn reported as done."""
         try:
             turn_store.add_turn(self.ws, turn.model_dump(mode="json"))
         except pw.DatabaseError as err:

@@ -48,7 +48,7 @@ class Tree(_Command):
     depth: int | None = None
     summary: bool = False
     #: the tree as people read it (``loom tree``): each node's text beside its id, notes
-    #: counted, the whole tree (issue 25: the model had only bare ids, five levels deep)
+    #: counted, the whole tree (before: the model had only bare ids, five levels deep)
     text: bool = False
 
 
@@ -71,7 +71,7 @@ class Continue(_Command):
 
 
 class Split(_Command):
-    """Cut a node in two at a character offset of its text (issue 17): the head takes the
+    """Cut a node in two at a character offset of its text: the head takes the
     node's place, the tail continues it and carries its continuations. ``alt`` adds a
     sibling of the tail (an alternative token the model weighed there) and switches to it."""
 
@@ -81,7 +81,7 @@ class Split(_Command):
     alt: str | None = None
     #: ``node`` is the tail of a split nobody has built on (a suggestion taken a word at a
     #: time): move that cut ``at`` characters into the tail rather than cut the tail, so
-    #: the head grows (issue 24). Not in the arrow grammar: the editors' accepts set it.
+    #: the head grows. Not in the arrow grammar: the editors' accepts set it.
     grow: bool = False
 
 

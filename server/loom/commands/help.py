@@ -26,7 +26,7 @@ def _ordered(permissions: Iterable[str]) -> list[str]:
 def render_help_overview(permissions: Iterable[str], reader: bool = False) -> str:
     """The tool overview for an agent holding ``permissions``; ``reader`` adds Loom's
     reader tools (bookmark, tag, prune, search, …) as a category of their own after the
-    seed's: a human's overview (issue 24), where the seed shows an agent's.
+    seed's: a human's overview, where the seed shows an agent's.
 
     The rule for tools whose permission is missing:
 

@@ -74,7 +74,7 @@ class ModelProfile(BaseModel):
     max_attempts: int = Field(3, ge=1)  # per request, transport failures only
     supports_n: bool = True  # false: n continuations as n parallel requests
     # Alternatives per token asked for with each continuation, where the provider offers
-    # them (issue 17: Loom stores them and shows them in the editor); false: none.
+    # them (Loom stores them and shows them in the editor); false: none.
     logprobs: int | None = Field(5, ge=0, le=20)
     backoff_base_s: float = Field(2.0, ge=0)  # jittered exponential backoff…
     backoff_max_s: float = Field(60.0, ge=0)  # …capped here

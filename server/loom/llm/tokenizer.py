@@ -1,6 +1,6 @@
 """The bundled local model's tokenizer, for exact token counts (SPEC-NOTES decision 14).
 
-No model code runs in a Loom process (issue 23), so the count does not come from llama.cpp:
+No model code runs in a Loom process, so the count does not come from llama.cpp:
 the vocabulary and merges are read once from the SmolLM2 .gguf (llama.cpp's own ``gguf``
 reader, about 2 s) into a Hugging Face ``tokenizers`` BPE with SmolLM2's pre-tokenizer
 (digits one by one, then GPT-2's byte-level split, as llama.cpp's ``smollm`` pre-type

@@ -83,7 +83,7 @@ def require_read(perms: Iterable[str], what: str = "tree", tree: str | None = No
     """The one check every read of a tree's text goes through, whatever asks (the CLI's
     ``loom tree``, the editor's path and overview views, hover, node info, search, the
     tree picture, the sibling lists): ``loom_aware`` for a tree, ``doc_read`` for a
-    document; ``PERMISSION_DENIED`` without it (issue 26: seven of eight read paths gave
+    document; ``PERMISSION_DENIED`` without it (before: seven of eight read paths gave
     a tree's text to a participant the arrow commands refused). ``tree``: the tree read,
     when it is not ``home`` (the participant's current tree) ``cross_tree`` is needed too,
     as for ``switch … in tree:``."""

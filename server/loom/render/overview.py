@@ -73,7 +73,7 @@ def _line(row: Row, on_path: bool, here: bool) -> str:
     tail = (f'  ★ "{label}"' if label else "") + ("  " + " ".join(f"#{t}" for t in tags)
                                                    if tags else "")
     notes = getattr(row, "notes", 0)
-    if notes:  # (issue 25: the collaborator's notes were invisible here)
+    if notes:  # (before: the collaborator's notes were invisible here)
         tail += f"  ({notes} note{'s' if notes != 1 else ''})"
     return (f"{'●' if on_path else '○'} {star}[{row.label}]{'*' if here else ''} "
             f"{'› ' if row.by_model else ''}{excerpt(row.text)}{tail}")

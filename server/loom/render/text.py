@@ -34,7 +34,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 
 def words(n: int) -> str:
-    """``1 word``, ``12,847 words`` (issue 26: "(1 words)")."""
+    """``1 word``, ``12,847 words`` (before: "(1 words)")."""
     return f"{thousands(n)} {'word' if n == 1 else 'words'}"
 
 
@@ -53,7 +53,7 @@ def word_count(text: str) -> int:
 
 
 #: A text this long is read from its start only where only its start is shown (a preview,
-#: the first sentence): splitting a 64 MB node into words took a gigabyte (issue 26).
+#: the first sentence): splitting a 64 MB node into words took a gigabyte.
 _LARGE = 1_000_000
 _HEAD = 20_000
 

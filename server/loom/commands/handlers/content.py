@@ -62,7 +62,7 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
                         "continue from the node it annotates")
     if ctx.subject is None:
         if os.environ.get("LOOM_SUBJECT", "").strip().lower() == "none":
-            # (issue 26: it said to install the local model, which was installed)
+            # (before: it said to install the local model, which was installed)
             raise LoomError("MODEL_ERROR", "the subject model is turned off (LOOM_SUBJECT=none)",
                             "unset LOOM_SUBJECT to use the configured or local model")
         raise LoomError("MODEL_ERROR", "no subject model is configured",
@@ -87,7 +87,7 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
     lines = [f"{f.ref(c.label)} {quote(preview(c.content) or '(empty)')}" for c in created]
     # Continuing where you stand moves you to the first result (buffer mode shows the
     # first), said as respond says it; continuing elsewhere leaves you where you are. A
-    # model asking for several stays where it is (issue 25: its next turn's path ran
+    # model asking for several stays where it is (before: its next turn's path ran
     # through an arbitrary option): they are options, it switches to the one it picks.
     current = ctx.current_path()
     moved = any(x.id == source.id for x in current) or ctx.position()[0].id == source.id

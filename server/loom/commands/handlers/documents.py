@@ -91,7 +91,7 @@ def read(ctx: Ctx, cmd: ast.Read) -> Result:
 
 def write(ctx: Ctx, cmd: ast.Write) -> Result:
     ws = ctx.ws
-    if not cmd.doc.strip():  # (issue 26: it created a document named doc:"")
+    if not cmd.doc.strip():  # (before: it created a document named doc:"")
         raise LoomError("INVALID_SYNTAX", "a document needs a name",
                         'use → write doc:"[name]" append "[content]"')
     try:

@@ -189,7 +189,7 @@ def grant(ctx: Ctx, cmd: ast.Grant) -> Result:
     if missing:
         raise LoomError("PERMISSION_DENIED", f"{missing[0]} is not yours to give",
                         "only permissions you hold can be granted")
-    # nor to take away: a reader could strip a writer down to nothing (issue 32)
+    # nor to take away: a reader could strip a writer down to nothing
     stronger = [p for p in perms.ordered(who.permissions or []) if p not in ctx.actor.permissions]
     if stronger:
         raise LoomError("PERMISSION_DENIED", f"{who.name} holds {stronger[0]}, which you do "

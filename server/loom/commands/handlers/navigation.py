@@ -184,7 +184,7 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
              f"{plural(counts.branches, 'branch', 'branches')})"]
     drawing = draw(head, Item(start_id, start_label), children, depth, position.id)
     if start.id == t.root:
-        # a dialogue tree's edited root: another opening, drawn after the root's (issue 26:
+        # a dialogue tree's edited root: another opening, drawn after the root's (before:
         # only it was drawn, as a leaf, and the root's replies were gone from the drawing)
         for other in ctx.ws.other_openings(t):
             theirs = {parent: [Item(*kid) for kid in kids] for parent, kids in
@@ -246,7 +246,7 @@ def switch(ctx: Ctx, cmd: ast.Switch) -> Result:
     node = ctx.resolve(cmd.node)
     if cmd.tip is None and node.id != cmd.node.strip():
         # a node named as people name it (not the editor's exact id): in buffer mode its
-        # version on your path, else its newest, stands in its place (issue 26: → switch
+        # version on your path, else its newest, stands in its place (before: → switch
         # to the original put the new version off the path)
         node = ctx.in_place(node)
     if node.kind == "annotation":

@@ -1,5 +1,5 @@
 """``→ split a7x2 at:57 [alt:"…"]``: cut a node in two, optionally branching there with an
-alternative token (issue 17: what the model almost wrote, one action away)."""
+alternative token (what the model almost wrote, one action away)."""
 
 from __future__ import annotations
 

@@ -140,7 +140,7 @@ class AnthropicProvider(SDKProvider):
         if cache and turns:
             # prompt caching: a breakpoint after the system prompt and one at the end of
             # the conversation so far, so the next call of a collaborator's turn (the same
-            # messages and more) reads them from the cache (issue 25)
+            # messages and more) reads them from the cache
             last = turns[-1]
             last["content"] = [{"type": "text", "text": last["content"],
                                 "cache_control": {"type": "ephemeral"}}]

@@ -1,6 +1,6 @@
 """``loom model setup``: a portable ``llama-server`` and the bundled SmolLM2 weights.
 
-Why a build of our own, and why this way (issue 23, shared/NATIVE-NOTES.md):
+Why a build of our own, and why this way (shared/NATIVE-NOTES.md):
 
 - llama.cpp built with its native CPU detection holds the building machine's instructions;
   on a VM that reports AMX it held ~190 AMX tile instructions and died with SIGILL. Loom's
