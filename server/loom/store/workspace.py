@@ -1,4 +1,10 @@
-"""The loom workspace over the store: trees, nodes, hyperedges, links, positions.
+"""The loom workspace over the store: trees, nodes and hyperedges, and the façade every
+caller uses for the rest, whose sections are repositories of their own — participants
+(:mod:`loom.store.participants`), editor sessions and buffer states
+(:mod:`loom.store.sessions`), positions and branch locks (:mod:`loom.store.positions`), the
+summary queue (:mod:`loom.store.summary_queue`), documents and links
+(:mod:`loom.store.documents`). Workspace builds them over its database, hands each the
+clock and the change log, and delegates to them under the names callers have always used.
 
 Every mutation happens in one transaction together with its change-log row, so a process
 killed mid-write leaves either all of it or none of it, and other processes can catch up by
@@ -153,7 +159,8 @@ def _chunks(items: list[str], size: int = 900) -> list[list[str]]:
 
 
 class Workspace:
-    """All reads and writes of the loom workspace. One per process per database."""
+    """All reads and writes of the loom workspace (trees and nodes itself, the rest through
+    its repositories). One per process per database."""
 
     def __init__(self, db: pw.Database, clock: Any = time.time) -> None:
         self.db = db
