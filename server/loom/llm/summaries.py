@@ -256,8 +256,8 @@ class SummaryWorker:
             node = self.ws.find_node(job.entity)
             if node is None or not node.content.strip():
                 return None
-            tree = self.ws.tree(node.tree_id)
-            return Prompt("node", node.id, node_prompt(self.ws, node, tree))
+            return Prompt("node", node.id,
+                          node_prompt(self.ws, node, self.ws.tree(node.tree_id)))
         if job.kind == "tree":
             tree = self.ws.tree_or_none(job.entity)
             return Prompt("tree", tree.id, tree_prompt(self.ws, tree)) if tree else None

@@ -82,6 +82,30 @@ class NodeRow(_NodeTuple):
     and ``extra`` as its JSON text."""
 
     __slots__ = ()
+    # Node's columns, in order, for type checkers (the tuple's fields are made at runtime
+    # from the schema; tests/unit/test_store_facade.py checks the two agree).
+    id: str
+    tree_id: str
+    local_id: str
+    label: str
+    content: str
+    author_id: str
+    author_type: str
+    kind: str
+    parent: str | None
+    depth: int
+    summary: str | None
+    summary_source: str | None
+    created: float
+    edited_from: str | None
+    version_of: str | None
+    version_number: int
+    ann_number: int | None
+    bookmarked: int
+    pruned: int
+    excluded: int
+    content_hash: str
+    extra: str | None
 
     @classmethod
     def all(cls, cursor: Any) -> list[NodeRow]:
