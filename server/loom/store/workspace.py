@@ -855,7 +855,7 @@ class Workspace:
                 out[nid] = content
         return out
 
-    def children(self, node: Node, kind: str = "continuation",
+    def children(self, node: Node | NodeRow, kind: str = "continuation",
                  include_pruned: bool = False) -> list[Node]:
         pruned = "" if include_pruned else " AND NOT n.pruned"
         return list(Node.raw(
