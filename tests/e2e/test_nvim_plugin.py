@@ -236,7 +236,10 @@ def test_open_path_shows_the_prose(editor: Editor, demo: Demo) -> None:
         local out = {}
         for _, m in ipairs(vim.api.nvim_buf_get_keymap(0, 'n')) do out[#out + 1] = m.lhs end
         return out""")
-    assert {"]s", "[s", "gd"} <= set(maps), maps
+    # siblings on ]n/[n; Neovim's own ]s/[s (spelling), gd and CTRL-] (the tag jump, which
+    # goes to the node) are left alone
+    assert {"]n", "[n"} <= set(maps), maps
+    assert not {"]s", "[s", "gd", "<C-]>"} & set(maps), maps
     # the tree overview is read-only
     editor.cmd("Loom tree")
     wait_for(lambda: editor.bufname().startswith(f"loom://tree/{demo.tree}/"), 10, ":Loom tree")
@@ -346,7 +349,7 @@ def test_next_sibling_swaps_the_path(editor: Editor, demo: Demo) -> None:
 
 def test_undo_after_a_sibling_switch_goes_back_and_writes_nothing(editor: Editor,
                                                                    demo: Demo) -> None:
-    """Issue 24, finding 3: `]s` then `u` brought the old text back as an edit of the new
+    """Issue 24, finding 3: `]s` (now `]n`) then `u` brought the old text back as an edit of the new
     branch (the buffer unmodified, `:e!` no help, a save made versions). Now `u` is the
     switch undone: the view goes back, and `:w` has nothing to commit."""
     editor.open(demo.uri(demo.tip))
@@ -355,7 +358,7 @@ def test_undo_after_a_sibling_switch_goes_back_and_writes_nothing(editor: Editor
           "JOIN node n ON n.id = p.tip WHERE h.name = 'human'"
     first = demo.scalar(tip)
     editor.set_cursor_on("the windows seemed to watch")
-    editor.nvim.input("]s")
+    editor.nvim.input("]n")
     wait_for(lambda: "walnut trees had dropped" in editor.text, 10, "the sibling's text")
     wait_for(lambda: demo.scalar(tip) != first, 5, "the switch in the tree")
     editor.nvim.input("u")
@@ -418,7 +421,9 @@ def test_checkhealth(editor: Editor, demo: Demo) -> None:
     editor.open(demo.uri(demo.tip))
     editor.cmd("checkhealth loom")
     report = editor.text
-    assert "--help runs" in report, report
+    # the server command, started on its own for an initialize round trip
+    assert re.search(r"OK `.*serve` answers initialize in \d+ ms: loom \d", report), report
+    assert re.search(r"OK the plugin and the server are both version \d", report), report
     assert re.search(r"client \d+ running \(initialized\)", report), report
     # loom doctor's checks, through the running server
     assert "Models (loom doctor)" in report and "subject: " in report, report
@@ -429,6 +434,28 @@ def test_checkhealth(editor: Editor, demo: Demo) -> None:
         assert re.search(r"language server memory: \d+ MB", report), report
     else:
         assert "server: not set up" in report, report
+
+
+@pytest.mark.parametrize("cmd", ["missing", "fails"])
+def test_checkhealth_when_the_server_cannot_start(editor: Editor, tmp_path: Path,
+                                                  cmd: str) -> None:
+    """No `loom` at all, or one that cannot serve (here a Python without Loom): an error
+    that says so and names the install line, not a pass."""
+    command = (["/nonexistent/bin/loom", "serve"] if cmd == "missing"
+               else [shutil.which("python3") or "/usr/bin/python3", "-I", "-m", "loom.cli",
+                     "serve"])
+    editor.lua("require('loom').setup({ cmd = ... })", command)
+    editor.cmd("checkhealth loom")
+    report = editor.text
+    assert "ERROR" in report, report
+    assert "pipx install loom-lsp" in report, report
+    if cmd == "missing":
+        assert "`/nonexistent/bin/loom` is not an executable" in report, report
+    else:
+        assert "did not start: exited with code 1 — " in report, report
+        assert "No module named 'loom'" in report, report
+        assert "that Python has no Loom" in report, report
+    assert "answers initialize" not in report
 
 
 def test_tree_changed_elsewhere(editor: Editor, demo: Demo) -> None:

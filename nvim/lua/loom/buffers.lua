@@ -5,7 +5,6 @@ local loom = require("loom")
 local B = {}
 local api = vim.api
 
-B.group = api.nvim_create_augroup("loom_buffers", { clear = true })
 -- buffer-local autocommands, kept when setup() runs again
 B.buffer_group = api.nvim_create_augroup("loom_buffer_local", { clear = false })
 
@@ -435,9 +434,7 @@ local function on_attach(buf, client)
   if cfg.inlay_hints and client:supports_method("textDocument/inlayHint") then
     vim.lsp.inlay_hint.enable(true, { bufnr = buf })
   end
-  if cfg.keymaps then
-    require("loom.commands").keymaps(buf)
-  end
+  require("loom.keymaps").apply(buf, cfg) -- `keymaps = false`: none
   if cfg.suggestions then
     require("loom.suggest").attach(buf)
   end
@@ -475,47 +472,35 @@ local function on_attach(buf, client)
   end
 end
 
-function B.setup_autocmds()
-  api.nvim_clear_autocmds({ group = B.group })
-  api.nvim_create_autocmd("BufReadCmd", {
-    group = B.group,
-    pattern = "loom://*",
-    desc = "Loom: read a loom: document from the server",
-    callback = function(ev)
-      B.read(ev.buf, api.nvim_buf_get_name(ev.buf))
-    end,
-  })
-  api.nvim_create_autocmd({ "BufWriteCmd", "FileWriteCmd" }, {
-    group = B.group,
-    pattern = "loom://*",
-    desc = "Loom: commit the buffer / save the document",
-    callback = function(ev)
-      local buf = ev.buf
-      local name = api.nvim_buf_get_name(buf)
-      if ev.match ~= name and ev.file ~= name then
-        -- `:w loom://other`: not supported, a loom: name maps to one document
-        loom.notify("✗ write a loom: buffer with :w (no other name)", vim.log.levels.ERROR)
-        return
-      end
-      local info = vim.b[buf].loom
-      if info and info.readOnly then
-        vim.bo[buf].modified = false
-        loom.notify("this view is read-only: nothing to save")
-        return
-      end
-      B.write(buf, name)
-    end,
-  })
-  api.nvim_create_autocmd("LspAttach", {
-    group = B.group,
-    desc = "Loom: buffer-local completion, inlay hints and keymaps",
-    callback = function(ev)
-      local client = vim.lsp.get_client_by_id(ev.data.client_id)
-      if client and client.name == "loom" then
-        on_attach(ev.buf, client)
-      end
-    end,
-  })
+--- BufReadCmd loom://*: read the document from the server.
+function B.on_read(ev)
+  B.read(ev.buf, api.nvim_buf_get_name(ev.buf))
+end
+
+--- BufWriteCmd/FileWriteCmd loom://*: commit the buffer or save the document.
+function B.on_write(ev)
+  local buf = ev.buf
+  local name = api.nvim_buf_get_name(buf)
+  if ev.match ~= name and ev.file ~= name then
+    -- `:w loom://other`: not supported, a loom: name maps to one document
+    loom.notify("✗ write a loom: buffer with :w (no other name)", vim.log.levels.ERROR)
+    return
+  end
+  local info = vim.b[buf].loom
+  if info and info.readOnly then
+    vim.bo[buf].modified = false
+    loom.notify("this view is read-only: nothing to save")
+    return
+  end
+  B.write(buf, name)
+end
+
+--- LspAttach: buffer-local completion, inlay hints and keys when the client is loom's.
+function B.on_lsp_attach(ev)
+  local client = vim.lsp.get_client_by_id(ev.data.client_id)
+  if client and client.name == "loom" then
+    on_attach(ev.buf, client)
+  end
 end
 
 return B

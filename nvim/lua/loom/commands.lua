@@ -731,65 +731,89 @@ function C.setup()
     local args = (command.arguments or {})[1] or {}
     require("loom.siblings").open(args, C.exec)
   end
-  pcall(api.nvim_del_user_command, "Loom")
-  api.nvim_create_user_command("Loom", C.dispatch, {
-    nargs = "*",
-    complete = C.complete,
-    desc = "Loom: open | new | tree | picture | continue | suggest | branch | next | prev | siblings | diff | bookmark | tag | rate | prune | delete | search | annotate | run | commit | import | export | cancel | status | ask | stop | probabilities | alternatives",
-  })
 end
 
---- Buffer-local keymaps in loom buffers (setup{ keymaps = false } turns them off).
-function C.keymaps(buf)
-  local function map(lhs, fn, desc)
-    vim.keymap.set("n", lhs, fn, { buffer = buf, desc = "Loom: " .. desc, silent = true })
-  end
-  -- Neovim 0.11 already maps K (hover), grr (references), CTRL-] (tagfunc) for LSP buffers
-  map("gd", vim.lsp.buf.definition, "go to the node")
-  map("<leader>lc", function()
+--- What each `<Plug>(loom-…)` mapping does (loom.keymaps lists them with their keys).
+C.actions = {
+  continue = function()
     S.continue({})
-  end, "continue")
-  -- (<leader>ls and <leader>lp are suggestions and token probabilities)
-  map("<leader>li", S.siblings, "siblings side by side")
-  map("<leader>lm", function()
+  end,
+  next_sibling = S.next,
+  prev_sibling = S.prev,
+  siblings = S.siblings,
+  diff = function()
+    S.diff({})
+  end,
+  run = function()
+    S.run({})
+  end,
+  annotate = function()
+    S.annotate({}, "")
+  end,
+  branch = S.branch,
+  bookmark = function()
     vim.ui.input({ prompt = "Bookmark label (optional): " }, function(input)
       if input ~= nil then
         act("bookmark", input ~= "" and input or nil)
       end
     end)
-  end, "bookmark the node")
-  map("<leader>lh", S.prune, "prune the node (hide its subtree)")
-  map("<leader>l/", function()
+  end,
+  prune = S.prune,
+  search = function()
     S.search({}, "search")
-  end, "search every tree")
-  map("<leader>ld", function()
-    S.diff({})
-  end, "compare with the next sibling")
-  map("]s", S.next, "next sibling")
-  map("[s", S.prev, "previous sibling")
-  map("<leader>lr", function()
-    S.run({})
-  end, "run the → line")
-  map("<leader>la", function()
-    S.annotate({}, "")
-  end, "annotate the node")
-  map("<leader>lb", S.branch, "branch here")
-  map("<leader>lw", S.commit, "commit")
-  map("<leader>lt", S.tree, "tree overview")
-  map("<leader>lg", function()
+  end,
+  commit = S.commit,
+  tree = S.tree,
+  picture = function()
     S.picture({})
-  end, "the tree as a picture")
-  map("<leader>lx", S.cancel, "cancel generation")
-  map("<leader>lq", function()
+  end,
+  cancel = S.cancel,
+  ask = function()
     S.ask({})
-  end, "ask the collaborator")
-  map("<leader>lp", function()
+  end,
+  probabilities = function()
     S.probabilities({})
-  end, "token probabilities on/off")
-  map("<leader>ls", function()
+  end,
+  suggest = function()
     S.suggest({})
-  end, "suggest continuations (ghost text)")
-  map("<leader>lo", S.alternatives, "alternatives at the cursor (branch from one)")
+  end,
+  alternatives = S.alternatives,
+  goto_node = function()
+    vim.lsp.buf.definition()
+  end,
+  suggestion_next = function()
+    require("loom.suggest").cycle(1, api.nvim_get_current_buf())
+  end,
+  suggestion_prev = function()
+    require("loom.suggest").cycle(-1, api.nvim_get_current_buf())
+  end,
+  suggestion_accept = function()
+    require("loom.suggest").accept(nil, api.nvim_get_current_buf())
+  end,
+  suggestion_accept_word = function()
+    require("loom.suggest").accept("word", api.nvim_get_current_buf())
+  end,
+  suggestion_accept_line = function()
+    require("loom.suggest").accept("line", api.nvim_get_current_buf())
+  end,
+  suggestion_dismiss = function()
+    require("loom.suggest").dismiss(api.nvim_get_current_buf())
+  end,
+}
+
+--- Run the action behind `<Plug>(loom-NAME)`.
+function C.action(name)
+  local fn = C.actions[name]
+  if not fn then
+    loom.notify("✗ unknown Loom action " .. tostring(name), vim.log.levels.ERROR)
+    return
+  end
+  fn()
+end
+
+--- Buffer-local default keys in loom buffers (setup{ keymaps = false } turns them off).
+function C.keymaps(buf)
+  require("loom.keymaps").apply(buf, loom.config)
 end
 
 return C

@@ -1,5 +1,47 @@
--- :checkhealth loom
+-- :checkhealth loom: Neovim, the server (started for an initialize round trip, its version
+-- against the plugin's), the database, the client, and `loom doctor`'s model checks.
 local M = {}
+
+local INSTALL = "install it: pipx install loom-lsp   (or: uv tool install loom-lsp)"
+
+--- Start the server command for an initialize round trip and compare versions.
+function M.server(h, cmd, plugin_version)
+  local probe = require("loom.probe").initialize(cmd, 20000)
+  if not probe.ok then
+    local stderr = vim.trim(probe.stderr or "")
+    local last = stderr ~= "" and stderr:gsub("\n+$", ""):match("([^\n]*)$") or ""
+    local advice = { INSTALL, "run it by hand to see why: " .. table.concat(cmd, " ") }
+    local missing = last:match("No module named '([%w_%.]+)'")
+    if missing and missing:match("^loom") then
+      table.insert(advice, 1, "that Python has no Loom: install it, or set cmd to the `loom` that pipx installed")
+    elseif missing then
+      table.insert(advice, 1, ("its Python environment lacks %s: pipx install --force loom-lsp"):format(missing))
+    end
+    h.error(("`%s` did not start: %s%s"):format(table.concat(cmd, " "), probe.error or "?",
+      last ~= "" and (" — " .. last) or ""), advice)
+    return
+  end
+  h.ok(("`%s` answers initialize in %d ms: %s %s"):format(table.concat(cmd, " "), probe.ms,
+    probe.name or "?", probe.version or "(no version)"))
+  -- `loom doctor` (models) with the same command, without `serve` and what follows it
+  local base = {}
+  for _, part in ipairs(cmd) do
+    if part == "serve" then
+      break
+    end
+    base[#base + 1] = part
+  end
+  M.probe = base
+  if probe.version == plugin_version then
+    h.ok("the plugin and the server are both version " .. plugin_version)
+  elseif probe.version then
+    h.warn(("the plugin is version %s, the server %s"):format(plugin_version, probe.version), {
+      "update the one that is behind: pipx upgrade loom-lsp, or your plugin manager's update (:Lazy update loom)",
+    })
+  else
+    h.warn("the server did not report a version (serverInfo)", { "pipx upgrade loom-lsp" })
+  end
+end
 
 -- `loom doctor`'s checks (which model serves each purpose; whether the local model starts
 -- here, its CPU and build, a timed short generation), through the running client's server
@@ -57,37 +99,27 @@ function M.check()
   local loom = require("loom")
   h.start("Loom server")
   if not loom.did_setup then
-    h.warn("require('loom').setup{} has not been called", { "call it from your init.lua" })
+    h.info("setup() has not run: the options are vim.g.loom's, or the defaults")
   end
-  local cmd = loom.server_cmd()
+  local opts = loom.options()
+  local cmd = loom.server_cmd(opts)
   h.info("server command: " .. table.concat(cmd, " "))
+  M.probe = nil
   local exe = cmd[1]
   if vim.fn.executable(exe) ~= 1 then
-    h.error(exe .. " is not executable", { "pip install loom (or set cmd = {...} in setup)" })
+    h.error(("`%s` is not an executable: the Loom server is not installed (or not on $PATH)"):format(exe), {
+      INSTALL,
+      "or point the plugin at it: require('loom').setup{ cmd = { '/path/to/loom', 'serve' } }",
+    })
   else
-    -- `loom --help` (or `python -m loom.cli --help`): the command without `serve` and its args
-    local probe = {}
-    for _, part in ipairs(cmd) do
-      if part == "serve" then
-        break
-      end
-      probe[#probe + 1] = part
-    end
-    local help = vim.list_extend(vim.deepcopy(probe), { "--help" })
-    local ok, res = pcall(function()
-      return vim.system(help, { text = true }):wait(10000)
-    end)
-    if ok and res and res.code == 0 then
-      h.ok(table.concat(help, " ") .. " runs")
-      M.probe = probe
-    else
-      h.error(table.concat(help, " ") .. " failed: " .. ((res and (res.stderr or "")) or tostring(res)))
-    end
+    M.server(h, cmd, loom.version)
   end
-  local db = loom.config.db
+  local db = opts.db
   if db then
     local path = vim.fn.fnamemodify(db, ":p")
-    if vim.fn.filereadable(path) == 1 then
+    if db:match("^postgres") then
+      h.info("database: PostgreSQL (" .. db:gsub("://[^@/]*@", "://…@") .. ")")
+    elseif vim.fn.filereadable(path) == 1 then
       h.ok("database: " .. path)
     else
       h.warn("database " .. path .. " does not exist yet (the server creates it)")
@@ -95,11 +127,10 @@ function M.check()
   else
     h.info("database: the server's default ($LOOM_DB or the user data dir)")
   end
-
   h.start("Client")
   local client = loom.client(false)
   if not client then
-    h.warn("the loom client is not running", { "open a loom buffer: :Loom open" })
+    h.info("the loom client is not running yet: it starts with the first loom buffer (:Loom open)")
     models(h, M.probe, nil)
     return
   end

@@ -1,12 +1,15 @@
 -- Loom for Neovim ≥ 0.11: configures the `loom serve` language server, makes `loom://`
--- buffers readable and writable, and adds the :Loom command.
+-- buffers readable and writable, and adds the :Loom command. setup() is optional: the
+-- plugin sets itself up with vim.g.loom's options (or the defaults) on first use.
 local M = {}
+
+M.version = require("loom.version")
 
 M.defaults = {
   cmd = nil, -- the server command; default: `loom [--db DB] serve` (loom on PATH, else python -m loom.cli)
   db = nil, -- SQLite file (also sent as initializationOptions.database)
   participant = nil, -- who the editor acts as (server default: "human")
-  keymaps = true, -- buffer-local keymaps in loom buffers
+  keymaps = true, -- default keys in loom buffers: false for none, or { next_sibling = "]v", diff = false, … } (:h loom-mappings)
   completion = true, -- vim.lsp.completion with autotrigger in loom buffers
   inlay_hints = true, -- node boundaries as inlay hints
   markers = "siblings", -- which boundaries get one: "siblings" (where there is a choice) or "all"
@@ -84,34 +87,56 @@ local function capabilities()
   return caps
 end
 
---- Configure and enable the client. See README.md for the options.
-function M.setup(opts)
-  M.config = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
-  local buffers = require("loom.buffers")
+--- The options in force: setup()'s, else vim.g.loom's over the defaults.
+function M.options()
+  if M.did_setup then
+    return M.config
+  end
+  return vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), vim.g.loom or {})
+end
 
-  vim.lsp.config("loom", {
-    cmd = M.server_cmd(),
-    cmd_cwd = M.config.root_dir,
+--- The client's configuration for vim.lsp.config (lsp/loom.lua returns it too).
+function M.lsp_config(opts)
+  opts = opts or M.options()
+  return {
+    cmd = M.server_cmd(opts),
+    cmd_cwd = opts.root_dir,
     filetypes = { "loom" },
     workspace_required = false,
-    root_dir = M.config.root_dir,
-    init_options = M.init_options(),
-    settings = { loom = M.init_options() },
+    root_dir = opts.root_dir,
+    init_options = M.init_options(opts),
+    settings = { loom = M.init_options(opts) },
     capabilities = capabilities(),
-    handlers = buffers.handlers(),
+    handlers = require("loom.buffers").handlers(),
     -- Full-text sync: the server renders paths without a final newline, and Neovim's
     -- incremental sync assumes one (lines added at the end reach the server as "…\n"),
     -- which would leave the server's copy one character off the buffer.
     flags = { allow_incremental_sync = false },
-  })
-  -- Attaches to ordinary `*.loom` files; loom:// buffers (buftype=acwrite, which
-  -- vim.lsp.enable skips) are attached by the BufReadCmd below.
-  vim.lsp.enable("loom")
+  }
+end
 
-  require("loom.highlight").setup()
-  buffers.setup_autocmds()
-  require("loom.commands").setup()
+--- Configure and enable the client (see :help loom-config). Optional: without it the
+--- plugin uses vim.g.loom's options on first use. Calling it again replaces them.
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), vim.g.loom or {}, opts or {})
   M.did_setup = true
+  -- what plugin/loom.lua does, for a plugin manager that put nvim/ on the runtime path
+  -- after Neovim sourced plugin/ files (lazy.nvim's spec for this repository does)
+  require("loom.boot").load()
+  vim.lsp.config("loom", M.lsp_config(M.config))
+  -- Attaches to ordinary `*.loom` files; loom:// buffers (buftype=acwrite, which
+  -- vim.lsp.enable skips) are attached by the BufReadCmd.
+  vim.lsp.enable("loom")
+  require("loom.highlight").setup()
+  require("loom.commands").setup()
+end
+
+--- Set up with vim.g.loom's options unless setup() has run: what :Loom, the <Plug>
+--- mappings and the loom:// autocommands call first.
+function M.ensure()
+  if not M.did_setup then
+    M.setup()
+  end
 end
 
 --- The running loom client, or nil. With `start`, start it (once per Neovim) and wait
@@ -125,9 +150,7 @@ function M.client(start)
     end
   end
   if not found and start then
-    if not M.did_setup then
-      M.setup({})
-    end
+    M.ensure()
     local id = vim.lsp.start(vim.lsp.config.loom, { attach = false, silent = false })
     found = id and vim.lsp.get_client_by_id(id) or nil
   end

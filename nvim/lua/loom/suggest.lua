@@ -3,9 +3,9 @@
 -- Neovim 0.11 has no inline-completion client, so the plugin asks the server's
 -- `textDocument/inlineCompletion` itself and shows the offered continuation as virtual
 -- text after the last character (the first line inline, the others as virtual lines).
--- Keys (loom buffers, normal and insert mode): <M-]>/<M-[> next/previous (asks when none
--- is shown), <M-l> accept, <M-Right> accept a word, <M-C-Right> accept a line, <C-]>
--- dismiss. Accepting runs `loom.acceptSuggestion` with the accepted text: the server makes
+-- Keys (loom buffers, normal and insert mode; loom.keymaps sets them, each also a
+-- <Plug>(loom-suggestion-…)): <M-]>/<M-[> next/previous (asks when none is shown), <M-l>
+-- accept, <M-Right> accept a word, <M-C-Right> accept a line, <M-h> dismiss. Accepting runs `loom.acceptSuggestion` with the accepted text: the server makes
 -- it the current path (a part of it splits the continuation there) and inserts it.
 local loom = require("loom")
 
@@ -189,17 +189,8 @@ function S.dismiss(buf)
   S.clear(buf)
 end
 
---- Buffer-local keys and autocommands (loom buffers).
+--- Buffer-local autocommands (loom buffers); the keys are loom.keymaps'.
 function S.attach(buf)
-  local function map(lhs, fn, desc)
-    vim.keymap.set({ "n", "i" }, lhs, fn, { buffer = buf, desc = "Loom: " .. desc, silent = true })
-  end
-  map("<M-]>", function() S.cycle(1, buf) end, "next suggestion")
-  map("<M-[>", function() S.cycle(-1, buf) end, "previous suggestion")
-  map("<M-l>", function() S.accept(nil, buf) end, "accept the suggestion")
-  map("<M-Right>", function() S.accept("word", buf) end, "accept a word of the suggestion")
-  map("<M-C-Right>", function() S.accept("line", buf) end, "accept a line of the suggestion")
-  map("<C-]>", function() S.dismiss(buf) end, "dismiss the suggestion")
   local group = api.nvim_create_augroup("loom_suggest_" .. buf, { clear = true })
   api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
     group = group,
