@@ -110,3 +110,30 @@ async def test_a_save_while_the_database_is_down_is_kept_and_committed_when_it_i
     res = await alice.request("loom/save", {"uri": uri, "text": alice.texts[uri]})
     assert res["ok"], res
     await bob.wait_for(lambda: "paused at the gate" in bob.texts[uri], timeout=4.0)
+
+
+async def test_a_document_opened_while_the_database_is_down_opens_when_it_is_back(
+        team: Any) -> None:
+    """An editor opening a document (and typing in it) while the database is away: the
+    open is kept with what is typed, and made when it is back; the text is then the
+    writer's to save."""
+    cluster, url, alice, bob = team
+    _tree, _tip, uri = _demo_path(url)
+    await _open(alice, uri)
+    text = (await bob.request("loom/read", {"uri": uri}))["text"]
+    cluster.halt("fast")
+    bob.open(uri, text)
+    bob.append(uri, " Typed in the dark.")
+    await bob.wait_for(lambda: _said(bob, "the database is unreachable"), timeout=10)
+    cluster.resume()
+    await bob.wait_for(lambda: _said(bob, "the database is back"), timeout=20)
+    # the server has the document open: alice's text reaches it, bob's typing stays after
+    alice.append(uri, " The lamp came on.")
+    res = await alice.request("loom/save", {"uri": uri, "text": alice.texts[uri]})
+    assert res["ok"], res
+    await bob.wait_for(lambda: bob.texts[uri].endswith(" The lamp came on. Typed in the dark."),
+                       timeout=10)
+    res = await bob.request("loom/save", {"uri": uri, "text": bob.texts[uri]})
+    assert res["ok"], res
+    assert _rows(url, "SELECT p.name FROM node n JOIN participant p ON p.id = n.author_id "
+                      "WHERE n.content = %s", " Typed in the dark.") == [("bob",)]

@@ -42,6 +42,7 @@ from loom.lsp.host import SCHEME, ClientHost
 from loom.lsp.rpc import AnsweringProtocol, loom_converter
 from loom.lsp.session import OpenDoc
 from loom.lsp.settings import parse_settings
+from loom.store.backend import unreachable
 from loom.uris import node_uri, tree_uri
 
 log = logging.getLogger(__name__)
@@ -134,11 +135,34 @@ class LoomServer(ClientHost):
         """A save's command lines: a ``→ continue`` among them runs on its own."""
         return await self.command_lines.run_all(doc, background=True)
 
+    async def open_document(self, uri: str, text: str, version: int) -> None:
+        """``didOpen``'s work. An open the database could not answer is kept, with the
+        changes typed into it meanwhile (``Editing.unopened``), and made when it is back."""
+        try:
+            doc = self.docs.did_open(uri, text, version)
+        except Exception as err:
+            if not unreachable(err):
+                raise
+            self.docs.open.pop(uri, None)
+            self.editing.unopened[uri] = (text, version)
+            self.database_lost()
+            return
+        _settle_heap()  # a long buffer's ranges live as long as it is open
+        self.diagnostics.publish(doc)
+        if doc.out_of_step:
+            await self.editing.bring_in_step(doc)
+        if doc.kind == "path":
+            await self.editing.recover(doc)
+            self.editing.announce(doc)  # kept edits of nodes versioned while it was closed
+
     async def _database_back(self, took: float) -> None:
-        """The database answers again: what others did meanwhile first, then the commits
-        that waited for it, and the human told."""
+        """The database answers again: what others did meanwhile first, the documents
+        opened while it was away, then the commits that waited for it, and the human told."""
         with contextlib.suppress(Exception):
             await self.sync.catch_up()
+        for uri, (text, version) in list(self.editing.unopened.items()):
+            del self.editing.unopened[uri]
+            await self.open_document(uri, text, version)
         committed = await self.editing.retry_blocked()
         where = ", ".join(f'"{t}"' for t in committed)
         self.show(Result.success(f"✓ the database is back (after {took:.0f} s)" + (
@@ -228,14 +252,7 @@ def did_change_configuration(ls: LoomServer, params: lsp.DidChangeConfigurationP
 async def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> None:
     item = params.text_document
     if item.uri.startswith(f"{SCHEME}:"):
-        doc = ls.docs.did_open(item.uri, item.text, item.version)
-        _settle_heap()  # a long buffer's ranges live as long as it is open
-        ls.diagnostics.publish(doc)
-        if doc.out_of_step:
-            await ls.editing.bring_in_step(doc)
-        if doc.kind == "path":
-            await ls.editing.recover(doc)
-            ls.editing.announce(doc)  # kept edits of nodes versioned while it was closed
+        await ls.open_document(item.uri, item.text, item.version)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)

@@ -27,6 +27,7 @@ from loom.lsp.features.moves import Moves
 from loom.lsp.features.outage import HINT
 from loom.lsp.host import Host
 from loom.lsp.session import OpenDoc, copy_segments
+from loom.lsp.text import TextDoc
 from loom.render import formats as f
 from loom.store.backend import UNREACHABLE, unreachable
 from loom.store.schema import BufferState
@@ -61,6 +62,8 @@ class Editing:
     def __init__(self, host: Host) -> None:
         self.host = host
         self.blocked: dict[str, Result] = {}  # uri → the CONFLICT its commit waits out
+        #: uri → (text, version) of an open the database could not answer (made when back)
+        self.unopened: dict[str, tuple[str, int]] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._last_persist: dict[str, float] = {}
         #: set by the server (features built after this one): an undo of a move of the
@@ -69,12 +72,30 @@ class Editing:
         self.run_commands: Callable[[OpenDoc], Awaitable[list[Result]]] | None = None
 
     # ── the editor's changes ──
+    def _into_unopened(self, params: lsp.DidChangeTextDocumentParams) -> None:
+        """Typing into a document whose open met an unreachable database: kept in the
+        text it will be opened with when the database is back."""
+        uri = params.text_document.uri
+        if uri not in self.unopened:
+            return
+        text, _version = self.unopened[uri]
+        for change in params.content_changes:
+            if isinstance(change, lsp.TextDocumentContentChangePartial):
+                doc = TextDoc(text, self.host.docs.encoding)
+                start = doc.offset_at(change.range.start.line, change.range.start.character)
+                end = doc.offset_at(change.range.end.line, change.range.end.character)
+                text = text[:start] + change.text + text[end:]
+            else:
+                text = change.text
+        self.unopened[uri] = (text, params.text_document.version)
+
     def changed(self, params: lsp.DidChangeTextDocumentParams) -> None:
         """``didChange``: the text into the buffer session; typing that starts in another
         node commits the one edited before (SPEC-NOTES); the uncommitted text is kept."""
         host = self.host
         doc = host.docs.open.get(params.text_document.uri)
         if doc is None:
+            self._into_unopened(params)
             return
         doc.client_version = params.text_document.version
         in_flight = len(doc.targets)
