@@ -1,6 +1,6 @@
-"""Workspace as the façade of the store's repositories (issue 30, item 3): every
-repository method is reachable through Workspace under its own name and parameters, a
-replaced clock reaches every repository, and the rows a path is made of declare the
+"""Workspace as the façade of the store's repositories, which every caller keeps using:
+every repository method is reachable through Workspace under its own name and parameters,
+a replaced clock reaches every repository, and the rows a path is made of declare the
 columns they carry."""
 
 from __future__ import annotations
