@@ -131,8 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     with zipfile.ZipFile(a.vsix) as z:
         count = len(z.namelist())
-    print(f"✓ {a.vsix.name}: {count} files, {a.vsix.stat().st_size // 1024} KB, "
-          "no vsce warnings, manifest ready for the Marketplace and Open VSX")
+    warnings = ", no vsce warnings" if log is not None else ""
+    print(f"✓ {a.vsix.name}: {count} files, {a.vsix.stat().st_size // 1024} KB{warnings}, "
+          "manifest ready for the Marketplace and Open VSX")
     return 0
 
 
