@@ -109,3 +109,9 @@ def test_the_repository_manifest_and_lists_agree() -> None:
         else:
             assert f"extension/{packaged}" in names, pattern
     assert (EXT / "LICENSE").resolve() == (REPO / "LICENSE").resolve()
+    caps = MANIFEST["capabilities"]["untrustedWorkspaces"]
+    assert caps["supported"] == "limited"
+    # the settings that name an executable or a database
+    executables = {k for k in MANIFEST["contributes"]["configuration"]["properties"]
+                   if k.startswith("loom.server.") or k == "loom.database"}
+    assert set(caps["restrictedConfigurations"]) == executables

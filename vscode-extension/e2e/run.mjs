@@ -475,6 +475,52 @@ try {
     await page.locator(".editor-group-container.active .title").screenshot({ path: join(OUT, "1c-breadcrumbs.png") });
   });
 
+  // the server's version as `loom --version` prints it: the extension's handshake reads the same
+  const serverVersion = /^loom (\S+)/m.exec(spawnSync(LOOM, ["--version"], { encoding: "utf8" }).stdout ?? "")?.[1];
+  /** The Loom item of the language status hover (the `{}` beside the language mode), hovered until it names the server. */
+  async function languageStatusItem() {
+    const item = page.locator(".hover-language-status", { hasText: `Loom ${serverVersion}` }).first();
+    await waitFor(async () => {
+      await page.mouse.move(5, 5); // away first: a hover shows again only on entering
+      await page.locator("#status\\.languageStatus").hover();
+      return item.isVisible({ timeout: 2_000 });
+    }, `"Loom ${serverVersion}" in the language status hover`, 30_000, 500);
+    return item;
+  }
+  /** What the extension logged in its "Loom" output channel (VS Code writes it to a file). */
+  function loomLog() {
+    let text = "";
+    const walk = (dir) => {
+      let entries = [];
+      try { entries = readdirSync(dir); } catch { return; }
+      for (const e of entries) {
+        const p = join(dir, e);
+        try { if (statSync(p).isDirectory()) walk(p); else if (/^(\d+-)?Loom\.log$/.test(e)) text += readFileSync(p, "utf8"); } catch { /* racing the writer */ }
+      }
+    };
+    walk(join(USER_DATA, "logs"));
+    return text;
+  }
+
+  await check("the language status item names the server's version (loom --version); its Show Logs opens the Loom log", async () => {
+    if (!serverVersion) throw new Error("loom --version printed no version");
+    const item = await languageStatusItem();
+    const detail = ((await item.textContent()) ?? "").replace(/\u00a0/g, " ");
+    log(`language status: ${detail}`);
+    if (!/as human/.test(detail)) throw new Error(`the item does not say who this editor acts as: "${detail}"`);
+    if (/warning|without --version/i.test(detail)) throw new Error(`a version warning for matching versions: "${detail}"`);
+    await shot("1d-language-status");
+    await item.locator(".monaco-link", { hasText: "Show Logs" }).click();
+    // the Output panel shows, on the channel named Loom (its picker is a <select>)
+    await waitFor(async () => page.evaluate(() => [...document.querySelectorAll(".part.panel select")]
+      .some((sel) => sel.options[sel.selectedIndex]?.text === "Loom")), "the Loom channel in the Output panel", 15_000);
+    if (!new RegExp(`loom ${serverVersion.replace(/\./g, "\\.")}, extension`).test(loomLog())) {
+      throw new Error("the log does not record the version handshake");
+    }
+    await shot("1e-server-logs");
+    await runCommand("View: Close Panel");
+  });
+
   await check("a path node in the Loom view expands to its siblings and continuations", async () => {
     const row = page.locator(".monaco-list-row", { hasText: /\[[0-9a-z]{3,}\] model\s*and the windows/ }).first();
     await row.waitFor({ timeout: 10_000 });
@@ -1233,6 +1279,53 @@ try {
     if (required && !/generation: \d+ tokens in \d+ ms/.test(text)) throw new Error(`no generation timed: ${text.slice(0, 600)}`);
     if (!/language server memory: \d+ MB/.test(text)) throw new Error(`no memory figure: ${text.slice(0, 600)}`);
     await shot("14-doctor");
+  });
+
+  await check("a .loom file on disk opens as Loom and the server takes it without an error", async () => {
+    writeFileSync(join(FOLDER, "notes.loom"), "Notes kept on disk.\n→ view a7x2\n");
+    const errorsBefore = (loomLog().match(/\[error\]|Request .* failed/gi) ?? []).length;
+    const toasts = async () => ((await page.locator(".notifications-toasts").textContent().catch(() => "")) ?? "");
+    const toastsBefore = await toasts();
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill("notes.loom");
+    await page.waitForTimeout(600);
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await editorText()).includes(squash("Notes kept on disk.")), "the file's text", 15_000);
+    await waitFor(async () => /Loom/.test((await page.locator("#status\\.editor\\.mode").textContent().catch(() => "")) ?? ""),
+      "the language mode Loom", 15_000);
+    await languageStatusItem(); // the running server's item shows over files on disk too
+    await page.keyboard.press("Escape");
+    await page.waitForTimeout(1_500); // the server's answers to the file's didOpen and first requests
+    const toastsAfter = await toasts();
+    if (toastsAfter !== toastsBefore && /error|failed|not running|version/i.test(toastsAfter)) {
+      throw new Error(`a notification after opening the file: ${toastsAfter.slice(0, 300)}`);
+    }
+    const errors = (loomLog().match(/\[error\]|Request .* failed/gi) ?? []).length - errorsBefore;
+    if (errors > 0) throw new Error(`the Loom log has ${errors} new error(s):\n${loomLog().split("\n").slice(-20).join("\n")}`);
+    await shot("16-loom-file-on-disk");
+  });
+
+  await check("a server of another version: a warning names both versions and what to install; the status item warns", async () => {
+    // a loom that says it is 0.0.9 (and serves as the real one): loom.server.path changes,
+    // the extension restarts the server and runs the handshake again
+    const old = join(WORK, "old-loom");
+    writeFileSync(old, `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "loom 0.0.9 (Python 3, ${WORK})"; exit 0; fi\nexec "${LOOM}" "$@"\n`, { mode: 0o755 });
+    writeFileSync(join(USER_DATA, "Machine", "settings.json"), JSON.stringify({ "loom.server.path": old, "loom.database": DB }, null, 2));
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "The Loom server is 0.0.9" });
+    await toast.first().waitFor({ timeout: 30_000 }).catch(() => { throw new Error("no warning about the server's version"); });
+    const text = ((await toast.first().textContent()) ?? "").replace(/\u00a0/g, " ");
+    if (!/this extension is \d+\.\d+\.\d+/.test(text) || !/loom-lsp==\d+\.\d+\.\*/.test(text)) throw new Error(`the warning does not say what to install: ${text.slice(0, 300)}`);
+    await shot("17-version-mismatch");
+    const item = page.locator(".hover-language-status", { hasText: "server 0.0.9, extension" }).first();
+    await waitFor(async () => {
+      await page.mouse.move(5, 5);
+      await page.locator("#status\\.languageStatus").hover();
+      return item.isVisible({ timeout: 2_000 });
+    }, "the version warning in the language status item", 20_000, 500);
+    await shot("17b-version-mismatch-status");
+    writeFileSync(join(USER_DATA, "Machine", "settings.json"), JSON.stringify({ "loom.server.path": LOOM, "loom.database": DB }, null, 2));
   });
 
   if (consoleErrors.length) log(`browser console errors (not failures): ${consoleErrors.slice(0, 5).join(" | ").slice(0, 600)}`);

@@ -1,5 +1,6 @@
 /** Starting `loom serve` and talking to it: the language client and the custom protocol. */
 
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as vscode from "vscode";
@@ -24,9 +25,11 @@ import {
   type ServerSettings,
   type StatusNotification,
 } from "./protocol";
-import { resolveServerCommand, ServerNotFound, type ServerCommand } from "./serverCommand";
+import { describeServer, resolveServerCommand, ServerNotFound, type ServerCommand } from "./serverCommand";
+import type { ServerPhase, ServerState } from "./serverStatus";
 import { offeredItems, type Offered } from "./shownSuggestion";
 import { SCHEME } from "./uris";
+import { checkVersion } from "./version";
 
 export const CLIENT_ID = "loom";
 
@@ -45,7 +48,7 @@ export function serverSettings(): ServerSettings {
     alternativeContinues: c.get<boolean>("alternativeContinues", true),
     inlineSuggestions: c.get<boolean>("inlineSuggestions", true),
   };
-  const db = c.get<string>("database", "").trim();
+  const db = restrictedSetting("database").trim();
   if (db) settings.database = db.startsWith("~/") ? os.homedir() + db.slice(1) : db;
   return settings;
 }
@@ -62,13 +65,24 @@ function isExecutable(file: string): boolean {
   }
 }
 
-export function serverCommand(): ServerCommand {
+/**
+ * A setting that names an executable or a database (package.json's restrictedConfigurations):
+ * in Restricted Mode only the user's value counts, never the workspace's. VS Code drops
+ * those workspace values itself; reading them this way keeps it so whatever VS Code does.
+ */
+function restrictedSetting(key: string): string {
   const c = vscode.workspace.getConfiguration("loom");
+  if (vscode.workspace.isTrusted) return c.get<string>(key, "");
+  const i = c.inspect<string>(key);
+  return i?.globalValue ?? i?.defaultValue ?? "";
+}
+
+export function serverCommand(): ServerCommand {
   return resolveServerCommand(
     {
-      serverPath: c.get<string>("server.path", ""),
-      python: c.get<string>("server.python", ""),
-      database: c.get<string>("database", ""),
+      serverPath: restrictedSetting("server.path"),
+      python: restrictedSetting("server.python"),
+      database: restrictedSetting("database"),
     },
     {
       isExecutable,
@@ -77,9 +91,27 @@ export function serverCommand(): ServerCommand {
         .filter((f) => f.uri.scheme === "file")
         .map((f) => f.uri.fsPath),
       platform: process.platform,
+      trusted: vscode.workspace.isTrusted,
     },
     os.homedir(),
   );
+}
+
+/**
+ * What `<server> --version` printed; undefined if it exited with an error (a server without
+ * `--version`); null if it could not run or took too long (the start reports that itself).
+ */
+function serverVersionOutput(cmd: ServerCommand, log: vscode.LogOutputChannel): Promise<string | undefined | null> {
+  return new Promise((resolve) => {
+    execFile(cmd.command, cmd.versionArgs, { timeout: 20_000, env: { ...process.env, PYTHONUNBUFFERED: "1" } }, (err, stdout, stderr) => {
+      if (err) {
+        log.warn(`${describeServer(cmd)} --version failed: ${err.message.trim()}`);
+        resolve(typeof err.code === "number" && !err.killed ? undefined : null);
+        return;
+      }
+      resolve(`${stdout}${stderr}`);
+    });
+  });
 }
 
 /**
@@ -151,6 +183,14 @@ export class LoomClient implements vscode.Disposable {
   private readonly stateEmitter = new vscode.EventEmitter<"running" | "stopped">();
   private readonly treesChangedEmitter = new vscode.EventEmitter<TreesChangedNotification>();
   private readonly inlineItemsEmitter = new vscode.EventEmitter<InlineItemsEvent>();
+  private readonly serverStateEmitter = new vscode.EventEmitter<ServerState>();
+  /** The server's phase, version and who this editor acts as (the language status item). */
+  readonly onServerState = this.serverStateEmitter.event;
+  serverState: ServerState;
+  /** Version warnings already shown (one per server and version, not one per restart). */
+  private readonly versionWarned = new Set<string>();
+  /** The command line of the server started last. */
+  private command: ServerCommand | undefined;
   private readonly willApplyEditEmitter = new vscode.EventEmitter<ServerEditEvent>();
   private readonly didApplyEditEmitter = new vscode.EventEmitter<ServerEditEvent>();
   /** The inline suggestions each answer of the server offered (VS Code does not say which it shows). */
@@ -183,10 +223,29 @@ export class LoomClient implements vscode.Disposable {
    */
   readonly hidden = new Set<string>();
 
-  constructor(readonly log: vscode.LogOutputChannel) {
+  constructor(readonly log: vscode.LogOutputChannel, readonly extensionVersion: string) {
+    this.serverState = {
+      phase: "stopped",
+      extensionVersion,
+      participant: serverSettings().participant ?? "human",
+      restricted: !vscode.workspace.isTrusted,
+    };
     this.disposables.push(this.documentChangedEmitter, this.statusEmitter, this.cleanEmitter, this.stateEmitter,
-      this.treesChangedEmitter, this.inlineItemsEmitter, this.willApplyEditEmitter, this.didApplyEditEmitter);
+      this.treesChangedEmitter, this.inlineItemsEmitter, this.willApplyEditEmitter, this.didApplyEditEmitter,
+      this.serverStateEmitter);
     this.disposables.push(
+      // trusting the workspace may make its .venv/bin/loom and its settings usable
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        this.setServerState({ restricted: false });
+        let next: ServerCommand | undefined;
+        try {
+          next = serverCommand();
+        } catch {
+          next = undefined;
+        }
+        const same = next && this.command && next.command === this.command.command && next.args.join("\0") === this.command.args.join("\0");
+        if (!this.running || !same) void this.restart();
+      }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration("loom")) return;
         if (e.affectsConfiguration("loom.server") || e.affectsConfiguration("loom.database") || e.affectsConfiguration("loom.participant")) {
@@ -196,6 +255,39 @@ export class LoomClient implements vscode.Disposable {
         }
       }),
     );
+  }
+
+  private setServerState(change: Partial<ServerState>): void {
+    this.serverState = { ...this.serverState, ...change };
+    this.serverStateEmitter.fire(this.serverState);
+  }
+
+  private setPhase(phase: ServerPhase, error?: string): void {
+    this.setServerState({ phase, error, participant: serverSettings().participant ?? "human" });
+  }
+
+  /**
+   * The handshake: `<server> --version` against this extension's version, run beside the
+   * start (it takes half a second); on a mismatch, a warning that says what to install.
+   */
+  private async checkServerVersion(cmd: ServerCommand): Promise<void> {
+    const output = await serverVersionOutput(cmd, this.log);
+    if (output === null) return;
+    const where = describeServer(cmd);
+    const check = checkVersion(this.extensionVersion, output, where);
+    this.setServerState({ version: check.server, versionWarning: check.ok ? undefined : check.message, command: where });
+    if (check.ok) {
+      this.log.info(`server ${where}: loom ${check.server ?? "?"}, extension ${this.extensionVersion}`);
+      return;
+    }
+    const message = check.message ?? "";
+    this.log.warn(message);
+    const key = `${where}\0${check.server ?? ""}`;
+    if (this.versionWarned.has(key)) return;
+    this.versionWarned.add(key);
+    const pick = await vscode.window.showWarningMessage(message, "Show Logs", "Open Settings");
+    if (pick === "Show Logs") this.log.show();
+    else if (pick === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "loom.server");
   }
 
   get running(): boolean {
@@ -223,12 +315,14 @@ export class LoomClient implements vscode.Disposable {
 
   private async start(): Promise<LanguageClient | undefined> {
     let cmd: ServerCommand;
+    this.setPhase("starting");
     try {
       cmd = serverCommand();
     } catch (err) {
       this.lastError = err instanceof Error ? err.message : String(err);
       this.log.appendLine(this.lastError);
       this.failed = true;
+      this.setPhase("failed", this.lastError);
       if (err instanceof ServerNotFound) {
         void vscode.window.showErrorMessage(this.lastError, "Open Settings").then((pick) => {
           if (pick) void vscode.commands.executeCommand("workbench.action.openSettings", "loom.server");
@@ -236,7 +330,10 @@ export class LoomClient implements vscode.Disposable {
       }
       return undefined;
     }
-    this.log.appendLine(`starting ${cmd.command} ${cmd.args.join(" ")} (from ${cmd.source})`);
+    this.log.appendLine(`starting ${cmd.command} ${cmd.args.join(" ")} (from ${cmd.source}${vscode.workspace.isTrusted ? "" : "; Restricted Mode: nothing from the workspace is run"})`);
+    this.setServerState({ version: undefined, versionWarning: undefined, command: describeServer(cmd) });
+    void this.checkServerVersion(cmd);
+    this.command = cmd;
     const serverOptions: ServerOptions = {
       command: cmd.command,
       args: cmd.args,
@@ -247,6 +344,8 @@ export class LoomClient implements vscode.Disposable {
       documentSelector: [
         { scheme: SCHEME, language: "loom" },
         { scheme: SCHEME, language: "markdown" },
+        // .loom files on disk, as Neovim attaches to them
+        { scheme: "file", language: "loom" },
       ],
       initializationOptions: serverSettings(),
       outputChannel: this.log,
@@ -308,6 +407,8 @@ export class LoomClient implements vscode.Disposable {
       }),
       client.onDidChangeState((e) => {
         this.stateEmitter.fire(e.newState === State.Running ? "running" : "stopped");
+        if (e.newState === State.Running) this.setPhase("running");
+        else if (e.newState === State.Stopped && this.client === client) this.setPhase("stopped");
       }),
     );
     try {
@@ -317,13 +418,15 @@ export class LoomClient implements vscode.Disposable {
       this.log.appendLine(this.lastError);
       this.failed = true;
       for (const d of this.clientDisposables.splice(0)) d.dispose();
-      void vscode.window.showErrorMessage(this.lastError, "Show Log").then((pick) => {
+      this.setPhase("failed", this.lastError);
+      void vscode.window.showErrorMessage(this.lastError, "Show Logs").then((pick) => {
         if (pick) this.log.show();
       });
       return undefined;
     }
     this.client = client;
     this.lastError = undefined;
+    this.setPhase("running");
     return client;
   }
 

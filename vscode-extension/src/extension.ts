@@ -4,6 +4,7 @@ import * as vscode from "vscode";
 import { LoomClient } from "./client";
 import { Commands } from "./commands";
 import { LoomFileSystem } from "./fsProvider";
+import { LoomLanguageStatus, SHOW_LOGS_COMMAND } from "./languageStatus";
 import { LoomStatusBar } from "./statusBar";
 import { LoomTreeProvider } from "./treeView";
 import { SCHEME } from "./uris";
@@ -20,7 +21,8 @@ export interface LoomApi {
 
 export function activate(context: vscode.ExtensionContext): LoomApi {
   const log = vscode.window.createOutputChannel("Loom", { log: true });
-  const c = new LoomClient(log);
+  const { version } = context.extension.packageJSON as { version?: string };
+  const c = new LoomClient(log, version ?? "0.0.0");
   client = c;
   const fs = new LoomFileSystem(c);
   const view = new LoomTreeProvider(c);
@@ -33,6 +35,10 @@ export function activate(context: vscode.ExtensionContext): LoomApi {
     vscode.workspace.registerFileSystemProvider(SCHEME, fs, { isCaseSensitive: true }),
     vscode.window.createTreeView("loom.trees", { treeDataProvider: view, showCollapseAll: true }),
     new LoomStatusBar(c),
+    new LoomLanguageStatus(c),
+    vscode.commands.registerCommand(SHOW_LOGS_COMMAND, () => {
+      log.show();
+    }),
     new Writing(c, fs),
   );
   commands.register(context);
