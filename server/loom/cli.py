@@ -41,7 +41,7 @@ def _app(args: argparse.Namespace, models: bool = True):
     named = getattr(args, "participant", None)
     if named and named != HUMAN and app.ws.find_participant(named) is None \
             and named != app.ws.owner():
-        # (issue 26: a mistyped --participant made a participant, though every command
+        # (before: a mistyped --participant made a participant, though every command
         # was refused: bad input writes nothing)
         raise LoomError("NOT_FOUND", f'participant "{named}" does not exist',
                         f"add them first: loom users add {named} (and grant what they need)")
@@ -215,7 +215,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
     app = _app(args, models=False)
     me = app.me()
-    perms.require_read(me.permissions)  # (as → tree would: issue 26)
+    perms.require_read(me.permissions)  # (as → tree would)
     tree = app.ws.find_tree(args.tree)
     perms.require_read(me.permissions, tree=tree.id, home=me.current_tree)
     node, tip = app.ws.position(me, tree)
@@ -257,7 +257,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
     from loom.agent.cli import main_agent
 
     # as the person at this terminal (--participant), as every other command: who that
-    # is decides whether they may start the collaborator (issue 32)
+    # is decides whether they may start the collaborator
     return int(main_agent(args, _app(args)) or 0)
 
 

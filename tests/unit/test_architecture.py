@@ -23,8 +23,8 @@ FORBIDDEN_IN_CORE = ("loom.llm", "loom.lsp", "loom.agent", "pygls", "lsprotocol"
 CYCLE_ALLOWED: tuple[str, ...] = ()
 
 #: Modules that must not query the store themselves, as ``loom.<prefix>`` (a package or a
-#: module): the shells, memory and rendering go through ``Workspace``.
-NO_QUERIES = ("agent", "memory", "render", "lsp", "cli", "demo", "shell", "app")
+#: module): the shells, memory, rendering and llm/ go through ``Workspace``.
+NO_QUERIES = ("agent", "memory", "render", "lsp", "cli", "demo", "shell", "app", "llm")
 #: Peewee calls on a schema model (``Node.select(…)``, ``Position.replace(…)``).
 MODEL_QUERIES = frozenset({
     "select", "get", "get_or_none", "get_by_id", "raw", "update", "insert", "insert_many",

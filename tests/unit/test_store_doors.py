@@ -5,7 +5,7 @@ repositories under store/."""
 from __future__ import annotations
 
 from loom.app import App
-from loom.store import buffers, memory_repo, turns
+from loom.store import memory_repo, turns
 from loom.store.schema import BufferState, Generation
 
 
@@ -123,6 +123,6 @@ def test_turn_records_and_recent_buffers(app: App, clock) -> None:  # type: igno
                        updated=clock())
     BufferState.create(uri="loom://c", participant=human.id, tree="T1", tip="n",
                        updated=clock() - 60)
-    assert [b.uri for b in buffers.recent(ws, "T1", clock() - 10, exclude=bot.id)] == [
+    assert [b.uri for b in ws.recent_buffers("T1", clock() - 10, exclude=bot.id)] == [
         "loom://a"]
-    assert {b.uri for b in buffers.recent(ws, "T1", clock() - 10)} == {"loom://a", "loom://b"}
+    assert {b.uri for b in ws.recent_buffers("T1", clock() - 10)} == {"loom://a", "loom://b"}

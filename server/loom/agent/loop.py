@@ -58,7 +58,6 @@ from loom.model import permissions as perms
 from loom.render.formats import doc_ref
 from loom.render.formats import error as error_text
 from loom.render.text import thousands
-from loom.store import buffers
 from loom.store.backend import storage_error
 from loom.store.schema import Node
 from loom.store.workspace import Workspace
@@ -245,7 +244,7 @@ def _read_less(cmd: ast.Command | None) -> str:
 
 def human_typing(ws: Workspace, node: Node, agent_id: str, window_s: float) -> str | None:
     """The name of someone else with uncommitted buffer work at ``node`` (typing there)."""
-    for row in buffers.recent(ws, node.tree_id, ws.clock() - window_s, exclude=agent_id):
+    for row in ws.recent_buffers(node.tree_id, ws.clock() - window_s, exclude=agent_id):
         pending = {p.get("node") for p in (row.pending or []) if isinstance(p, dict)}
         if (row.tip == node.id and row.working.strip()) or node.id in pending:
             p = ws.participant_by_id(row.participant)

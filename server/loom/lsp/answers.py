@@ -93,7 +93,7 @@ async def answered(name: str, model: type[A.Args], fn: Handler, ls: ClientHost,
     except LoomError as err:
         return failure(err)
     except Exception as err:
-        if unreachable(err):  # (issue 32: answered "a bug in Loom")
+        if unreachable(err):  # (before: answered "a bug in Loom")
             failed(ls, name, err)
             return answer(Result.failure("CONFLICT", UNREACHABLE, OUTAGE_HINT))
         return bug(name)

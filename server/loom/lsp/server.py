@@ -73,7 +73,7 @@ class LoomProtocol(AnsweringProtocol):
         if not (isinstance(msg_id, str) or (isinstance(msg_id, int)
                                              and not isinstance(msg_id, bool))):
             log.info("ignored $/cancelRequest with an id that is no request id: %r", msg_id)
-            return  # (issue 26: {"id": {"x": 1}} logged a TypeError)
+            return  # (before: {"id": {"x": 1}} logged a TypeError)
         super()._handle_cancel_notification(msg_id)
         self._server.cancel_request(msg_id)  # type: ignore[attr-defined]
 
@@ -320,7 +320,7 @@ def loom_trees(ls: LoomServer, a: A.Args) -> list[dict[str, Any]]:
 @on.request("loom/nodeInfo", A.NodeInfoParams)
 async def loom_node_info(ls: LoomServer, a: A.NodeInfoParams) -> dict[str, Any]:
     # the open buffer is read here, on the loop; the database work runs in a thread, so
-    # a large answer never holds up a hover or a keystroke (issue 26, item 13)
+    # a large answer never holds up a hover or a keystroke
     doc = ls.doc(a.uri) if a.uri else None
     at = lookup.node_at_cursor(ls.docs, doc, a.line, a.character)
     return await asyncio.to_thread(

@@ -188,7 +188,7 @@ class Documents:
         that text after the state was written. A server killed between a commit and the
         state's next write left the committed text in the state as still to commit: the
         next server showed it after the path again and a save committed it twice, or an
-        editor reopening with the committed text had it replaced (issue 32, item 9)."""
+        editor reopening with the committed text had it replaced."""
         while working:
             lead = len(working) - len(working.lstrip("\n"))  # (a dialogue's blank lines)
             child = next((c for c in self.ws.children(tip)

@@ -1,4 +1,4 @@
-"""Per-session caches of what editor requests read again and again (issue 16): the path
+"""Per-session caches of what editor requests read again and again: the path
 root → tip, rendered views of ``loom:`` URIs, and model originals of version nodes.
 
 A 2,000-node path is one recursive query (~20 ms) and its rendering a few more; opening,

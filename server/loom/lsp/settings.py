@@ -16,7 +16,7 @@ class Settings(BaseModel):
     default_n: int = Field(default=3, alias="defaultN", ge=1, le=10)
     default_tokens: int = Field(default=50, alias="defaultTokens", ge=1, le=4096)
     inlay_hints: bool = Field(default=True, alias="inlayHints")
-    # Which node boundaries get a marker (issue 24: a marker on every boundary, mid-
+    # Which node boundaries get a marker (before: a marker on every boundary, mid-
     # sentence, cluttered the prose): "siblings" where a node has alternatives (or no
     # text), "all" at every boundary. Authorship shows in the text's colour either way.
     markers: Literal["siblings", "all"] = "siblings"
@@ -35,7 +35,7 @@ class Settings(BaseModel):
     collaborator_autonomous: bool = Field(default=False, alias="collaboratorAutonomous")
     collaborator_settle_s: float = Field(default=30.0, alias="collaboratorSettle", ge=1.0)
     collaborator_approval: bool = Field(default=False, alias="collaboratorApproval")
-    # Token probabilities (issue 17): colour model text by probability (the toggle), continue
+    # Token probabilities: colour model text by probability (the toggle), continue
     # from an alternative after branching with it, offer a path's continuations as inline
     # suggestions at the end of the buffer.
     probabilities: bool = False

@@ -83,7 +83,7 @@ class ChangeListener:
     ``lost()`` when the connection is lost.
 
     A lost connection is tried again at once and then every ``RETRY_MAX_S`` at the most:
-    a restarted server is listened to again within a second of answering (issue 32: the
+    a restarted server is listened to again within a second of answering (before: the
     backoff had grown to 4 s during a restart, and the first edit after it reached the
     other editors 5 s late). A refused connection costs a round trip, so trying often is
     cheap."""

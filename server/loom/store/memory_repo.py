@@ -46,7 +46,7 @@ def remove_pins(ws: Workspace, who: Participant, tree: Tree, kind: str, ref: str
     """Unpin ``ref`` in ``tree`` (only its ``section``, when given); how many pins went."""
     with ws.db.atomic():
         q = Pin.delete().where(_pin_where(who, tree, kind, ref))
-        # a document's own pin is not its sections' (issue 26: dropping the document
+        # a document's own pin is not its sections' (before: dropping the document
         # dropped its §motivation pin too, and reported one)
         q = q.where(Pin.section == section) if section else \
             q.where(Pin.section.is_null() | (Pin.section == ""))

@@ -82,7 +82,7 @@ _OWNER = ("(current_user = pg_get_userbyid((SELECT d.datdba FROM pg_database d "
           "WHERE r.rolname = current_user))")
 
 # A node's text never changes (it is what was written or generated), with one exception:
-# the two halves of a split may move their cut (issue 24, a suggestion taken a word at a
+# the two halves of a split may move their cut (a suggestion taken a word at a
 # time), and then each half's text stays a prefix (head) or a suffix (tail) of the
 # original's. Anything else is refused with SQLSTATE 42501, which Loom shows as
 # ✗ PERMISSION_DENIED.

@@ -120,7 +120,7 @@ class NodeRow(_NodeTuple):
 # its original's place on a path (edge kind ``version``; a version of the root has no edge).
 # A buffer-mode version: on a version edge, or (a version of the root: no edge at all) in a
 # buffer tree. A dialogue tree's edited root is no version but another opening (SPEC-NOTES
-# 5: a dialogue edit makes a branch; issue 26: it was drawn, counted and marked as one).
+# 5: a dialogue edit makes a branch; before: it was drawn, counted and marked as one).
 _BUFFER_VERSION = ("(n.version_of IS NOT NULL AND (e.kind = 'version' OR (e.kind IS NULL "
                    "AND EXISTS (SELECT 1 FROM tree bt WHERE bt.id = n.tree_id "
                    "AND bt.mode = 'buffer'))))")
@@ -591,7 +591,7 @@ class Workspace:
 
     def _version_takes_place(self, tree: Tree, original: Node, version: Node) -> None:
         """A buffer-mode version takes its original's place on every path that ended on
-        it or stood on it (issue 25: a collaborator's fix of the node at the end of the
+        it or stood on it (before: a collaborator's fix of the node at the end of the
         human's path was a version no view of that path showed — ``loom tree``, the
         Markdown export, ``view branch:… as:prose`` all walked to the original). Paths
         through it already show the newest version; one that names the original itself,
@@ -616,7 +616,7 @@ class Workspace:
 
     def split_node(self, tree: Tree, node: Node, at: int,
                    actor: Participant) -> tuple[Node, Node]:
-        """Cut ``node`` at character ``at`` into a head and a tail (issue 17).
+        """Cut ``node`` at character ``at`` into a head and a tail.
 
         Nodes are immutable, so both halves are new nodes with the original's author,
         kind and creation time, and their own content hashes (the head chains from the
@@ -704,7 +704,7 @@ class Workspace:
     def move_split(self, tree: Tree, head: Node, tail: Node, at: int,
                    actor: Participant) -> tuple[Node, Node]:
         """Move the cut between ``head`` and ``tail`` to character ``at`` of the original
-        they were split from (issue 24: a suggestion taken a word at a time grows one node
+        they were split from (so that a suggestion taken a word at a time grows one node
         instead of leaving a node per word). The one place a node's text changes: only for
         halves nobody has built on (``split_unbuilt``), which keep their ids and labels; the
         change log says so, and per-process caches of a node's text key on its length."""

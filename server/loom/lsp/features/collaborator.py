@@ -49,7 +49,7 @@ class Collaborator:
         """The tree's collaborator, made (and its participant created) on first use, with
         this session's participant as its starter: ``PERMISSION_DENIED`` when it could do
         more than they can (``loom.agent.participant.may_start``, the rule ``loom agent``
-        applies too; issue 26: a reader's editor made one with all six)."""
+        applies too; before: a reader's editor made one with all six)."""
         agent = self.agents.get(tree.id)
         if agent is None:
             from loom.agent import Agent, AgentSpec

@@ -139,7 +139,7 @@ class Editing:
         result = self.host.execute_now(cmd, self.host.actor(doc))
         if not result.ok:
             if result.data.get("unreachable"):
-                # (issue 32: this answer was "a bug in Loom", and the text waited for a
+                # (before: this answer was "a bug in Loom", and the text waited for a
                 # second save the writer was never told to make)
                 self.blocked[doc.uri] = result
                 self.host.database_lost()

@@ -2,7 +2,7 @@
 
 The server rewrites a path buffer when the view moves; an editor keeps that rewrite on its
 undo stack like any edit. Undone, the old branch's text came back as the human's edit of
-the new branch, and a save committed it as versions (issue 24, finding 3). Here such an
+the new branch, and a save committed it as versions. Here such an
 undo is read for what it is: the text of the view before the move, back in the buffer, is
 the move undone — the participant goes back there and nothing is written; the text after
 it, back again, is the redo — the move again. The tree keeps everything either way.

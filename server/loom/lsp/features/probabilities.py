@@ -1,4 +1,4 @@
-"""What the model almost wrote (issue 17): token probabilities in the editor.
+"""What the model almost wrote: token probabilities in the editor.
 
 - **Colour**: with the probability view on (``loom.toggleProbabilities``, off by default),
   model text carries one of five semantic-token modifiers, confident to surprising
@@ -296,7 +296,7 @@ def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, lookup.Span]
     tok = T.token_at(found, offset - seg.start) if found else None
     if tok is None:
         # nothing to say about probabilities here (imported or human text, an edited
-        # span): the ordinary card answers, without a note on every hover (issue 24)
+        # span): the ordinary card answers, without a note on every hover
         return None
     card = lookup.hover(docs, doc, offset)
     section = token_table(tok)

@@ -1,4 +1,4 @@
-"""A path's continuations as inline suggestions (issue 17).
+"""A path's continuations as inline suggestions.
 
 At the end of a path document, the continuations of its last node that the text typed
 there begins (all of them when nothing is typed) are offered as LSP 3.18

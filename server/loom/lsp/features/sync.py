@@ -122,7 +122,7 @@ class ChangeSync:
         for tree_id, title in deleted.items():
             if any(d.tree is not None and d.tree.id == tree_id and d.kind == "path"
                    for d in self.host.docs.open.values()):
-                # (issue 26: what was typed went on being committed into the deleted tree,
+                # (before: what was typed went on being committed into the deleted tree,
                 # and the editor never heard of it)
                 self.host.show(Result.failure(
                     "NOT_FOUND", f'tree "{title}" was deleted while you had it open',
@@ -133,7 +133,7 @@ class ChangeSync:
         versions = {(c.payload or {}).get("edited_from"): c.entity for c in content
                     if c.kind == "node.version" and (c.payload or {}).get("mode") == "buffer"}
         # text a person appended (elsewhere) where a buffer ends: the buffer shows it, as
-        # it shows their edits inside nodes (issue 32: only loom/documentChanged came)
+        # it shows their edits inside nodes (before: only loom/documentChanged came)
         appended = {(c.payload or {}).get("parent"): c.entity for c in content
                     if c.kind == "node.continuation"}
         for doc in list(self.host.docs.open.values()):
