@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests import pg_cluster
 from tests.conftest import new_pg_database
 from tests.lsp.conftest import Editor, make_demo
-from tests.lsp.test_team import _demo_path, _open, _rows
-from tests.lsp.test_team_outage import _editor, _said
+from tests.lsp.test_team import _demo_path, _editor, _open, _rows
+from tests.lsp.test_team_outage import _said
 
 
 def pct(values: list[float], p: float) -> float:

@@ -13,13 +13,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tests import pg_cluster
 from tests.conftest import new_pg_database
-from tests.lsp.conftest import NO_MODEL_ENV, SERVER, Editor, make_demo
-from tests.lsp.test_team import _demo_path, _open, _rows
+from tests.lsp.conftest import Editor, make_demo
+from tests.lsp.test_team import _demo_path, _editor, _open, _rows
 
 
 @pytest.fixture
@@ -29,25 +27,6 @@ def cluster() -> Iterator[pg_cluster.Cluster]:
         pytest.skip(why)
     with pg_cluster.running() as running:
         yield running
-
-
-async def _editor(url: str, participant: str) -> Editor:
-    client: LanguageClient = await ClientServerConfig(  # type: ignore[assignment]
-        server_command=SERVER, server_env=NO_MODEL_ENV).start()
-    ed = Editor(client)
-
-    @client.feature(lsp.WORKSPACE_APPLY_EDIT)
-    def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
-        for change in params.edit.document_changes or []:
-            if isinstance(change, lsp.TextDocumentEdit):
-                ed.apply_text_edits(change.text_document.uri, list(change.edits))
-        return lsp.ApplyWorkspaceEditResult(applied=True)
-
-    await client.initialize_session(lsp.InitializeParams(
-        capabilities=client_capabilities("visual_studio_code"), initialization_options={
-            "database": url, "participant": participant,
-            "documentProvider": "textDocumentContent", "watchInterval": 30}))
-    return ed
 
 
 @pytest.fixture
