@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests import pg_cluster
 from tests.conftest import new_pg_database
-from tests.lsp.conftest import Editor, make_demo
-from tests.lsp.test_team import _demo_path, _editor, _open, _rows
+from tests.lsp.conftest import Editor
+from tests.lsp.test_team import _demo_path, _open, _rows, start_team
 from tests.lsp.test_team_outage import _said
 
 
@@ -67,13 +67,7 @@ def _line(name: str, ms: list[float]) -> None:
 async def run(edits: int, restarts: int) -> None:
     with pg_cluster.running() as cluster:
         url = new_pg_database(cluster, template=False)
-        make_demo(url)  # type: ignore[arg-type]
-        from loom.cli import main
-
-        for name in ("alice", "bob"):
-            assert main(["--db", url, "--participant", "human", "users", "add", name,
-                         "--preset", "writer"]) == 0
-        alice, bob = await _editor(url, "alice"), await _editor(url, "bob")
+        alice, bob = await start_team(url)
         try:
             _tree, _tip, uri = _demo_path(url)
             await _open(alice, uri)

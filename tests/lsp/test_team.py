@@ -60,16 +60,22 @@ async def _open(ed: Editor, uri: str) -> None:
     ed.open(uri, (await ed.request("loom/read", {"uri": uri}))["text"])
 
 
-@pytest.fixture
-async def team(pg: Any):  # type: ignore[no-untyped-def]
-    url = new_pg_database(pg)
+async def start_team(url: str) -> tuple[Editor, Editor]:
+    """The demo in the empty database ``url``, alice and bob made writers by its owner,
+    and a language server (and editor) for each."""
     make_demo(url)  # type: ignore[arg-type]
     from loom.cli import main
 
     for name in ("alice", "bob"):  # nobody but the owner is born able: the owner says who
         assert main(["--db", url, "--participant", "human", "users", "add", name,
                      "--preset", "writer"]) == 0
-    alice, bob = await _editor(url, "alice"), await _editor(url, "bob")
+    return await _editor(url, "alice"), await _editor(url, "bob")
+
+
+@pytest.fixture
+async def team(pg: Any):  # type: ignore[no-untyped-def]
+    url = new_pg_database(pg)
+    alice, bob = await start_team(url)
     yield url, alice, bob
     for ed in (alice, bob):
         await ed.client.shutdown_session()

@@ -16,8 +16,8 @@ import pytest
 
 from tests import pg_cluster
 from tests.conftest import new_pg_database
-from tests.lsp.conftest import Editor, make_demo
-from tests.lsp.test_team import _demo_path, _editor, _open, _rows
+from tests.lsp.conftest import Editor
+from tests.lsp.test_team import _demo_path, _open, _rows, start_team
 
 
 @pytest.fixture
@@ -32,13 +32,7 @@ def cluster() -> Iterator[pg_cluster.Cluster]:
 @pytest.fixture
 async def team(cluster: pg_cluster.Cluster):  # type: ignore[no-untyped-def]
     url = new_pg_database(cluster, template=False)
-    make_demo(url)  # type: ignore[arg-type]
-    from loom.cli import main
-
-    for name in ("alice", "bob"):
-        assert main(["--db", url, "--participant", "human", "users", "add", name,
-                     "--preset", "writer"]) == 0
-    alice, bob = await _editor(url, "alice"), await _editor(url, "bob")
+    alice, bob = await start_team(url)
     yield cluster, url, alice, bob
     for ed in (alice, bob):
         await ed.client.shutdown_session()
