@@ -212,7 +212,8 @@ def tokenizer() -> list[Check]:
     if tok is None:
         return [Check(section=LOCAL, status="warn",
                       text="tokenizer: not available, token counts are estimates",
-                      hint="pip install 'loom-lsp[local]' and run `loom model setup`")]
+                      hint="pipx install --force 'loom-lsp[local]' (or pip install "
+                           "'loom-lsp[local]') and run `loom model setup`")]
     return [Check(section=LOCAL, status="ok", text="tokenizer: exact counts (SmolLM2 vocabulary)")]
 
 
