@@ -22,7 +22,7 @@ from pathlib import Path
 from tests.lsp.conftest import demo_uri, make_demo
 from tests.lsp.stdio_client import StdioClient, Zygote
 
-TRIALS = int(os.environ.get("LOOM_KILL_TRIALS", "50"))  # fewer to try a change quickly
+TRIALS = int(os.environ.get("LOOM_KILL_TRIALS", "30"))  # more for a closer look
 GOAL_S = 0.300  # a kill loses at most this much of the latest typing
 INSIDE_AT = 16  # "The house stood |empty": inside the demo path's first node
 LETTERS = string.ascii_lowercase + "      "
