@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up (first run: a venv with every extra, and `loom model setup`: the local model's
 # server built portably in ~5 min, then kept in the user's cache) and run the linters and
-# the whole test suite. Extra args go to pytest.
+# the whole test suite, in LOOM_TEST_WORKERS processes (default 2: most tests wait on
+# servers, editors and the model service, so two halve the time on two cores; 0 runs in
+# this process). Extra args go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -14,4 +16,4 @@ bash scripts/tmux-setup.sh
 .venv/bin/python -m pip install -q -e '.[lsp,models,local,dev,postgres]'
 .venv/bin/loom model setup
 .venv/bin/ruff check server tests bench
-exec .venv/bin/pytest "$@"
+exec .venv/bin/pytest -n "${LOOM_TEST_WORKERS:-2}" --dist worksteal "$@"
