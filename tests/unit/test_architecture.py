@@ -319,3 +319,11 @@ def test_the_leaves_import_nothing_of_loom() -> None:
     for leaf in ("loom", *(f"loom.{name}" for name in LEAVES), "loom.render.text"):
         imports = [t for t, _ in imported_names(mods[leaf]) if _under(t, ("loom",))]
         assert not imports, (leaf, imports)
+
+
+def test_peewee_is_imported_only_through_the_store_orm_module() -> None:
+    """store/orm.py imports peewee with the database drivers hidden (psycopg alone took
+    40-90 ms of every start): a module importing peewee itself, first, would undo that."""
+    found = [(mod.name, name) for mod in modules().values() if mod.name != "loom.store.orm"
+             for name, _node in imported_names(mod) if _under(name, ("peewee", "playhouse"))]
+    assert not found, found

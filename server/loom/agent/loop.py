@@ -30,8 +30,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import peewee as pw
-
 from loom.agent import context as agent_context
 from loom.agent import results as agent_results
 from loom.agent.hooks import Hooks, Messages, loom_hooks
@@ -59,6 +57,7 @@ from loom.render.formats import doc_ref
 from loom.render.formats import error as error_text
 from loom.render.text import thousands
 from loom.store.backend import storage_error
+from loom.store.orm import pw
 from loom.store.schema import Node
 from loom.store.workspace import Workspace
 

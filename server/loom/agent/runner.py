@@ -13,8 +13,6 @@ import logging
 import threading
 from collections.abc import Callable
 
-import peewee as pw
-
 from loom.agent.context import HistoryItem
 from loom.agent.hooks import Hooks, loom_hooks
 from loom.agent.loop import (
@@ -48,6 +46,7 @@ from loom.llm.registry import make_provider
 from loom.llm.service.client import SEQ_CTX
 from loom.render.formats import error as error_text
 from loom.store.backend import storage_error
+from loom.store.orm import pw
 from loom.store.schema import Participant, Tree
 from loom.store.workspace import Workspace
 

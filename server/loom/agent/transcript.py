@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-import peewee as pw
 from pydantic import BaseModel, Field
 
 from loom.model.ids import ordered_ulid
@@ -29,6 +28,7 @@ from loom.render import formats as f
 from loom.render.text import plural, relative_time, thousands
 from loom.store import turns as turn_store
 from loom.store.backend import storage_error
+from loom.store.orm import pw
 
 if TYPE_CHECKING:
     from loom.store.workspace import Workspace

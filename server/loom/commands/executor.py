@@ -11,8 +11,6 @@ import logging
 import threading
 from collections.abc import Callable
 
-import peewee as pw
-
 from loom.commands import ast
 from loom.commands.canonical import to_text
 from loom.commands.catalogue import EDITOR_VERBS, permission_of
@@ -34,6 +32,7 @@ from loom.errors import LoomError
 from loom.memory import operational as mem
 from loom.model import permissions as perms
 from loom.store.backend import storage_error, unreachable
+from loom.store.orm import pw
 from loom.store.schema import Tree
 from loom.store.workspace import Workspace
 

@@ -23,10 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import peewee as pw
-
 from loom.errors import LoomError
 from loom.redact import redact
+from loom.store.orm import pw, with_psycopg
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +148,7 @@ class PostgresDatabase(pw.PostgresqlDatabase):
         }
         if password:
             params["password"] = password
+        with_psycopg()  # (peewee was imported without it: store/orm.py)
         super().__init__(url, prefer_psycopg3=True, **params, **kwargs)
 
     def execute_sql(self, sql: str, params: Sequence[Any] | None = None) -> Any:

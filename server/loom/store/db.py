@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import peewee as pw
 import platformdirs
 
 from loom.errors import LoomError
@@ -23,6 +22,7 @@ from loom.store.backend import (
     storage_error,
 )
 from loom.store.dialect import upsert
+from loom.store.orm import pw
 
 SCHEMA_VERSION = 11
 log = logging.getLogger(__name__)

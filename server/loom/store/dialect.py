@@ -24,9 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import peewee as pw
-
 from loom.store.backend import is_postgres
+from loom.store.orm import pw
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import peewee as pw
-from rapidfuzz import process
-
 from loom.errors import LoomError, not_found
 from loom.model.ids import new_ulid
+from loom.store.orm import pw
 from loom.store.repository import Clock, LogChange, Repository
 from loom.store.schema import Document, Link, Node, Participant, Tree
 
@@ -61,6 +59,8 @@ class Documents(Repository):
             d = Document.get_or_none(Document.id == name)
         if d is None:
             names = [x.name for x in Document.select(Document.name).limit(50)]
+            from rapidfuzz import process  # (only for a name not found)
+
             best = process.extractOne(name, names) if names else None
             hint = f'did you mean doc:"{best[0]}"?' if best and best[1] >= 70 else None
             raise not_found(f'document doc:"{name}" does not exist', hint)

@@ -15,9 +15,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import peewee as pw
-
 from loom.store.backend import is_postgres
+from loom.store.orm import pw
 
 _WORD = re.compile(r"[\w'’]+", re.UNICODE)
 _PG_WORD = re.compile(r"\w+", re.UNICODE)  # what the ``simple`` parser keeps of a word

@@ -9,9 +9,7 @@ every tree."""
 
 from __future__ import annotations
 
-import peewee as pw
-from peewee import fn
-
+from loom.store.orm import fn, pw
 from loom.store.schema import Document, Node, Participant, Pin, Stash, TraceEntry, Tree
 from loom.store.workspace import Workspace
 

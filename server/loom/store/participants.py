@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import peewee as pw
-
 from loom.errors import not_found
 from loom.model import permissions as perms
 from loom.model.ids import new_ulid
+from loom.store.orm import pw
 from loom.store.repository import Clock, LogChange, Repository
 from loom.store.schema import Participant
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
 
-import peewee as pw
-
 from loom.errors import LoomError
 from loom.store.dialect import upsert
+from loom.store.orm import pw
 from loom.store.repository import Clock, LogChange, Repository
 from loom.store.schema import BranchLock, Node, Participant, Position, Tree
 

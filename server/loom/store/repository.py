@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-import peewee as pw
-
 from loom.store.dialect import dialect_of
+from loom.store.orm import pw
 
 Clock = Callable[[], float]
 

@@ -21,9 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-import peewee as pw
-
 from loom.store import schema
+from loom.store.orm import pw
 
 #: every person's group role: reads everything, writes only what reading needs
 TEAM = "loom_team"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import peewee as pw
+from loom.store.orm import pw
 
 database_proxy = pw.DatabaseProxy()
 

@@ -6,8 +6,7 @@ its prompts and its retry policy are ``loom.llm.summaries``'s; every query it ne
 
 from __future__ import annotations
 
-import peewee as pw
-
+from loom.store.orm import pw
 from loom.store.repository import Clock, LogChange, Repository
 from loom.store.schema import Document, SummaryJob, Tree
 

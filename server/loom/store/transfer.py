@@ -10,11 +10,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import peewee as pw
-
 from loom.errors import LoomError
 from loom.store import schema
 from loom.store.backend import executemany, is_postgres
+from loom.store.orm import pw
 
 BATCH = 5_000
 

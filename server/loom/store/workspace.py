@@ -25,10 +25,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import peewee as pw
-from rapidfuzz import process
-from rapidfuzz.distance import OSA
-
 from loom.errors import CrossTree, LoomError, not_found
 from loom.model import permissions as perms
 from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_local_id
@@ -39,6 +35,7 @@ from loom.store.db import checkpoint_later
 from loom.store.dialect import dialect_of
 from loom.store.documents import Documents
 from loom.store.feed import ChangeCursor, ChangeListener, listen
+from loom.store.orm import pw
 from loom.store.participants import HUMAN, SUBJECT, Participants
 from loom.store.positions import Positions
 from loom.store.repository import Clock, Repository
@@ -799,6 +796,9 @@ class Workspace:
         character off (a wrong, missing, extra or swapped character), if any."""
         if len(text) < 4:
             return None
+        from rapidfuzz import process  # (only on an unknown id: not on every start)
+        from rapidfuzz.distance import OSA
+
         ids = [r[0] for r in self.sql("SELECT local_id FROM node WHERE tree_id = ? AND "
                                       "kind <> 'annotation'", (tree.id,))]
         starts = [lid[:len(text)] for lid in ids]

@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-import peewee as pw
-
 import loom.interchange.jsontext as jsontext
 import loom.interchange.keep as keep
 import loom.interchange.openloom.verbatim as verbatim
@@ -52,6 +50,7 @@ from loom.interchange.report import ImportedTree, ImportReport
 from loom.interchange.times import parse_iso
 from loom.model.ids import new_ulid
 from loom.store.dialect import upsert
+from loom.store.orm import pw
 from loom.store.schema import (
     Document,
     Edge,
