@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from loom.commands.context import Actor, SubjectModel
-from loom.commands.executor import Executor
 from loom.memory import tokens
-from loom.render import ambient as ambient_render
 from loom.store.backend import PostgresDatabase
 from loom.store.db import open_database
 from loom.store.schema import Participant, Tree
@@ -19,6 +17,7 @@ from loom.store.workspace import HUMAN, Workspace
 
 if TYPE_CHECKING:
     from loom.agent.hooks import Hooks
+    from loom.commands.executor import Executor
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +25,20 @@ log = logging.getLogger(__name__)
 @dataclass
 class App:
     ws: Workspace
-    executor: Executor
+    subject: SubjectModel | None = None
     participant: str = HUMAN  # who this process acts as (default_participant)
+    classifier: Any = None
+    _executor: Executor | None = field(default=None, repr=False)
+
+    @property
+    def executor(self) -> Executor:
+        """The executor, made on first use: a command that only reads (``loom trees``)
+        does not import the grammar, the handlers and what they import."""
+        if self._executor is None:
+            from loom.commands.executor import Executor
+
+            self._executor = Executor(self.ws, self.subject, self.classifier)
+        return self._executor
 
     def me(self) -> Participant:
         """This process's participant, created on first use as a human. Only the human
@@ -54,6 +65,8 @@ class App:
 
     def ambient(self, actor: Actor, extended: bool = False) -> str:
         """The actor's ambient line: the buffer variant in buffer trees."""
+        from loom.render import ambient as ambient_render
+
         ws, tree = self.ws, actor.tree
         node, tip = ws.position(actor.participant, tree)
         buffer = tree.mode == "buffer"
@@ -104,14 +117,12 @@ def default_participant(db: object, explicit: str | None = None) -> str:
 
 def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = None,
              use_default_subject: bool = True, participant: str | None = None) -> App:
-    from loom.llm.keys import database_password
-    from loom.llm.tokenizer import local_tokenizer
     from loom.redact import DB_LOGGERS, LOGGERS, install_log_redaction
 
-    tokens.use_tokenizer(local_tokenizer)  # exact counts from the local vocabulary, if any
+    tokens.use_tokenizer(_local_tokenizer)  # exact counts from the local vocabulary, if any
     # a database password never reaches a log line
     install_log_redaction(LOGGERS + DB_LOGGERS, handlers=True)
-    db = open_database(db_path, password=database_password)
+    db = open_database(db_path, password=_database_password)
     ws = Workspace(db)
     ws.human()
     ws.subject()
@@ -122,4 +133,18 @@ def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = N
         from loom.llm.classifier import model_classifier
 
         classifier = model_classifier()
-    return App(ws, Executor(ws, subject, classifier), default_participant(db, participant))
+    return App(ws, subject, default_participant(db, participant), classifier)
+
+
+def _database_password(*args: Any, **kwargs: Any) -> Any:
+    """The key store, imported only for a database that asks for a password."""
+    from loom.llm.keys import database_password
+
+    return database_password(*args, **kwargs)
+
+
+def _local_tokenizer() -> Any:
+    """The local vocabulary, looked for only when a count is first asked for."""
+    from loom.llm.tokenizer import local_tokenizer
+
+    return local_tokenizer()

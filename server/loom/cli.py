@@ -9,13 +9,18 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from loom.commands import ast
-from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.render.formats import error
 from loom.render.text import plural
-from loom.store.workspace import TreeCounts
+
+if TYPE_CHECKING:
+    from loom.commands.results import Result
+    from loom.store.workspace import TreeCounts
+
+# Each command imports what it needs when it runs: `loom trees` must not pay for the
+# command grammar, the executor or the model providers (bench/bench_startup.py).
 
 
 def _print(text: str, *, err: bool = False) -> None:
@@ -56,6 +61,8 @@ def _run(app, command) -> Result:  # type: ignore[no-untyped-def]
 
 
 def cmd_new(args: argparse.Namespace) -> int:
+    from loom.commands import ast
+
     app = _app(args, models=False)
     result = _run(app, ast.NewTree(title=args.title, mode=args.mode,
                                    description=args.description or "",
@@ -159,6 +166,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from loom.commands import ast
+
     app = _app(args, models=False)
     result = _run(app, ast.Import(path=args.file, trust=args.trust, max_mb=args.max_mb))
     if not result.ok:
@@ -168,6 +177,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from loom.commands import ast
+
     app = _app(args, models=False)
     result = _run(app, ast.Export(
         tree=args.tree, format=args.format, path=args.out, node=args.node,
@@ -225,6 +236,8 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Full-text search over every tree (or one), as ``→ search`` through the executor."""
+    from loom.commands import ast
+
     app = _app(args, models=False)
     tree = app.ws.find_tree(args.tree) if args.tree else None
     result = _run(app, ast.Search(query=" ".join(args.words),

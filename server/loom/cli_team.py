@@ -11,7 +11,6 @@ import argparse
 import sys
 from typing import Any
 
-from loom.commands import ast
 from loom.errors import LoomError
 from loom.model import permissions as perms
 
@@ -63,9 +62,15 @@ def _wanted(args: argparse.Namespace) -> tuple[str, ...] | None:
     return None
 
 
+def _grant_command(name: str, wanted: tuple[str, ...] | list[str]) -> Any:
+    from loom.commands import ast  # (the parsers are built at every start: import on use)
+
+    return ast.Grant(participant=name, permissions=tuple(wanted))
+
+
 def _grant(app: Any, name: str, wanted: tuple[str, ...] | list[str]) -> int:
     """A ``grant`` command by the participant at this terminal, through the executor."""
-    result = app.executor.execute(ast.Grant(participant=name, permissions=tuple(wanted)),
+    result = app.executor.execute(_grant_command(name, wanted),
                                   app.actor(None, app.me()))  # type: ignore[arg-type]
     _print(result.text, err=not result.ok)
     return 0 if result.ok else 1
@@ -139,7 +144,7 @@ def _add(app: Any, args: argparse.Namespace) -> int:
             ws.ensure_participant(name, kind, role, (), loom_aware=kind == "human")
             if wanted:
                 result = app.executor.execute(
-                    ast.Grant(participant=name, permissions=tuple(wanted)),
+                    _grant_command(name, wanted),
                     app.actor(None, app.me()))  # type: ignore[arg-type]
                 if not result.ok:
                     raise _Undo(result.text)

@@ -5,7 +5,6 @@ when the command runs."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import signal
 import sys
@@ -71,6 +70,8 @@ def _printer(out: Any = None, err: Any = None) -> EventSink:
 
 def _terminal_approver() -> Approver:
     async def approve(command: str) -> bool:
+        import asyncio
+
         def prompt() -> str:
             sys.stderr.write(f"allow {command}? [y/N] ")
             sys.stderr.flush()
@@ -90,6 +91,8 @@ def _ends_the_run(turn: TurnRecord) -> bool:
 
 
 async def _run_cli(agent: Agent, args: argparse.Namespace) -> int:
+    import asyncio
+
     from loom.agent.triggers import ask
 
     printer = _printer()
@@ -141,9 +144,8 @@ def main_agent(args: argparse.Namespace, app: App | None = None) -> int:
     at this terminal (``app``: the CLI's, which knows who that is; else opened here).
     A database that refuses this role's writes is a ``✗ PERMISSION_DENIED``, raised (the
     CLI prints it, exit status 1), never a traceback."""
-    import peewee as pw
-
     from loom.store.backend import storage_error
+    from loom.store.orm import pw
 
     try:
         return _main_agent(args, app)
@@ -182,4 +184,6 @@ def _main_agent(args: argparse.Namespace, app: App | None) -> int:
         return 1
     if args.max_iterations is not None:
         agent.budgets.max_iterations = max(1, args.max_iterations)
+    import asyncio
+
     return asyncio.run(_run_cli(agent, args))

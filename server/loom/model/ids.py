@@ -8,11 +8,11 @@ Crockford base32 characters, extended one character at a time on collision withi
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import re
 import time
-
-from ulid import ULID
+from typing import Any
 
 CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 LOCAL_ID_LENGTH = 6
@@ -23,6 +23,15 @@ _LOCAL_ID_RE = re.compile(rf"^[{CROCKFORD}]{{{MIN_PREFIX},16}}$")
 _NORMALISE = str.maketrans({"i": "1", "l": "1", "o": "0"})
 
 
+@functools.cache
+def _ulid() -> Any:
+    """python-ulid's ``ULID``, imported on the first write: its import reads package
+    metadata (14 ms), and a command that only reads makes no ids."""
+    from ulid import ULID
+
+    return ULID
+
+
 def new_ulid() -> str:
     """A ULID whose random part is fresh randomness every time.
 
@@ -30,7 +39,7 @@ def new_ulid() -> str:
     would give every node of a bulk insert or an n:3 generation the same first localId
     characters; localIds need independent random parts."""
     millis = time.time_ns() // 1_000_000
-    return str(ULID.from_bytes(millis.to_bytes(6, "big") + os.urandom(10)))
+    return str(_ulid().from_bytes(millis.to_bytes(6, "big") + os.urandom(10)))
 
 
 _B32_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
@@ -56,7 +65,7 @@ def ordered_ulid() -> str:
     """A ULID that sorts after every earlier one this process made, even within the same
     millisecond (python-ulid increments the random part): for records listed in the order
     they were made, on any database (PostgreSQL has no insertion-ordered rowid)."""
-    return str(ULID())
+    return str(_ulid()())
 
 
 def local_id_candidates(ulid: str) -> list[str]:
