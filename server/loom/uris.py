@@ -4,9 +4,11 @@ the conversation with a collaborator. Tree and path URIs end with the tree's tit
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from loom.store.schema import Node, Tree
+if TYPE_CHECKING:
+    from loom.store.schema import Node, Tree
 
 
 def title_segment(title: str) -> str:

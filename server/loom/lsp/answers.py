@@ -11,20 +11,21 @@ traceback but never shown as Python's exception text."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from loom.commands.results import Result
 from loom.errors import LoomError
-from loom.lsp import args as A
-from loom.lsp.args import answer, failure, parse_args
-from loom.lsp.features.outage import HINT as OUTAGE_HINT
-from loom.lsp.host import ClientHost
-from loom.render.formats import error as error_text
-from loom.store.backend import UNREACHABLE, unreachable
+
+if TYPE_CHECKING:
+    from loom.lsp import args as A
+    from loom.lsp.host import ClientHost
+
+# What answering needs (pydantic's argument models, the store's errors, the messages) is
+# imported on the first request, not when the server starts (bench/bench_startup.py).
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +37,13 @@ def guard(default: Any = None) -> Callable[[Handler], Handler]:
     message for Loom errors of actions); bugs are logged."""
     def wrap(fn: Handler) -> Handler:
         if asyncio.iscoroutinefunction(fn):
-            async def run_async(ls: ClientHost, *args: Any) -> Any:
+            async def run_async(ls: Any, *args: Any) -> Any:  # (pygls reads these hints)
+                ls.ready()
                 try:
                     return await fn(ls, *args)
                 except LoomError as err:
+                    from loom.render.formats import error as error_text
+
                     ls.window_show_message(lsp.ShowMessageParams(
                         type=lsp.MessageType.Error,
                         message=error_text(err.code, err.message, err.hint)))
@@ -50,7 +54,8 @@ def guard(default: Any = None) -> Callable[[Handler], Handler]:
             run_async.__name__ = fn.__name__
             return run_async
 
-        def run(ls: ClientHost, *args: Any) -> Any:
+        def run(ls: Any, *args: Any) -> Any:
+            ls.ready()
             try:
                 return fn(ls, *args)
             except LoomError as err:
@@ -67,6 +72,8 @@ def guard(default: Any = None) -> Callable[[Handler], Handler]:
 def failed(ls: ClientHost, what: str, err: Exception) -> None:
     """A feature that failed: the database out of reach (said once, by the outage), or a
     bug (logged with its traceback)."""
+    from loom.store.backend import UNREACHABLE, unreachable
+
     if unreachable(err):
         log.warning("%s: %s", what, UNREACHABLE)
         ls.database_lost()
@@ -77,17 +84,25 @@ def failed(ls: ClientHost, what: str, err: Exception) -> None:
 def bug(what: str) -> dict[str, Any]:
     """A failure that is a bug in Loom: logged with its traceback; the client gets a ``✗``
     answer without Python's exception text."""
+    from loom.commands.results import Result
+    from loom.lsp.args import answer
+
     log.exception("%s failed", what)
     return answer(Result.failure("CONFLICT", f"{what} failed inside Loom",
                                  "this is a bug in Loom; the server's log has the details"))
 
 
-async def answered(name: str, model: type[A.Args], fn: Handler, ls: ClientHost,
-                   raw: Any) -> Any:
+async def answered(name: str, fn: Handler, ls: ClientHost, raw: Any) -> Any:
     """Run a request or command handler at the boundary: typed arguments in, and every
     failure (bad arguments included) an ``{ok: false, message: "✗ …"}`` answer."""
+    ls.ready()
+    from loom.commands.results import Result
+    from loom.lsp.args import answer, failure, parse_args
+    from loom.lsp.features.outage import HINT as OUTAGE_HINT
+    from loom.store.backend import UNREACHABLE, unreachable
+
     try:
-        out = fn(ls, parse_args(model, raw, name))
+        out = fn(ls, parse_args(arguments_model(fn), raw, name))
         out = await out if asyncio.iscoroutine(out) else out
         return answer(out) if isinstance(out, Result) else out
     except LoomError as err:
@@ -99,32 +114,52 @@ async def answered(name: str, model: type[A.Args], fn: Handler, ls: ClientHost,
         return bug(name)
 
 
+def arguments_model(fn: Handler) -> type[A.Args]:
+    """The arguments model a handler declares as the type of its second parameter
+    (``def loom_read(ls, a: A.UriArgs)``, ``A`` being ``loom.lsp.args``): read from the
+    annotation on its first call, so that neither the registration repeats it nor the
+    server's start imports pydantic's models."""
+    model = getattr(fn, "_loom_args", None)
+    if model is None:
+        from loom.lsp import args
+
+        annotation = list(inspect.signature(fn).parameters.values())[1].annotation
+        if isinstance(annotation, str):  # (``from __future__ import annotations``)
+            prefix, _, name = annotation.partition(".")
+            if prefix != "A" or not hasattr(args, name):
+                raise TypeError(f"{fn.__name__}: its arguments must be typed A.<model> "
+                                f"(a model of loom.lsp.args), not {annotation!r}")
+            annotation = getattr(args, name)
+        model = fn._loom_args = annotation  # type: ignore[attr-defined]
+    return model  # type: ignore[no-any-return]
+
+
 class Registrar:
-    """Registers custom requests and commands on ``server``, each with typed arguments and
-    an answer whatever happens (``answered``)."""
+    """Registers custom requests and commands on ``server``, each with typed arguments (the
+    model its handler's second parameter names) and an answer whatever happens
+    (``answered``)."""
 
     def __init__(self, server: ClientHost) -> None:
         self.server = server
 
-    def request(self, method: str, model: type[A.Args]) -> Callable[[Handler], Any]:
+    def request(self, method: str) -> Callable[[Handler], Any]:
         """A custom ``loom/…`` request with typed params."""
         def wrap(fn: Handler) -> Any:
-            async def run(ls: ClientHost, params: Any) -> Any:
-                return await answered(method, model, fn, ls, params)
+            async def run(ls: Any, params: Any) -> Any:
+                return await answered(method, fn, ls, params)
             run.__name__ = fn.__name__
             return self.server.feature(method)(run)
         return wrap
 
-    def command(self, name: str, model: type[A.Args],
-                cancellable: bool = False) -> Callable[[Handler], Any]:
+    def command(self, name: str, cancellable: bool = False) -> Callable[[Handler], Any]:
         """A ``workspace/executeCommand`` command; its first argument object is typed. A
         ``cancellable`` command's task is cancelled by ``$/cancelRequest`` (it must handle
         ``CancelledError`` by stopping its work)."""
         def wrap(fn: Handler) -> Any:
-            async def run(ls: ClientHost, *raw: Any) -> Any:
+            async def run(ls: Any, *raw: Any) -> Any:
                 msg_id = ls.protocol.msg_id if cancellable else None
                 with ls.cancellable(msg_id, asyncio.current_task()):
-                    return await answered(name, model, fn, ls, list(raw))
+                    return await answered(name, fn, ls, list(raw))
             run.__name__ = fn.__name__
             return self.server.command(name)(run)
         return wrap

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
+import threading
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -16,21 +18,22 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
-from loom.app import App, open_app
-from loom.commands import ast
-from loom.commands.context import Actor
-from loom.commands.results import Result
 from loom.errors import LoomError
-from loom.lsp.buffer import Segment
 from loom.lsp.rpc import AnsweringServer
-from loom.lsp.session import Documents, OpenDoc
-from loom.lsp.settings import Settings
-from loom.lsp.text import TextDoc
 
 if TYPE_CHECKING:
-    import threading
-
+    from loom.app import App
+    from loom.commands import ast
+    from loom.commands.context import Actor
+    from loom.commands.results import Result
+    from loom.lsp.buffer import Segment
+    from loom.lsp.session import Documents, OpenDoc
+    from loom.lsp.settings import Settings
     from loom.store.schema import Tree
+
+# The workspace and what works on it (the store, the executor, the commands) are imported
+# when the workspace is first opened, not when the server starts: ``initialize`` is
+# answered before they load (bench/bench_startup.py).
 
 log = logging.getLogger(__name__)
 SCHEME = "loom"
@@ -149,17 +152,85 @@ class ClientHost(AnsweringServer):
         super().__init__(*args, **kwargs)
         self.db_arg = db
         self.participant_arg: str | None = None
-        self.settings = Settings()
+        #: the client's initializationOptions, parsed into ``settings`` on first use
+        self.initial_settings: Any = None
+        self._settings: Settings | None = None
+        self._warming: threading.Thread | None = None
+        self._ready = False
         self._app: App | None = None
         self._docs: Documents | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         #: request id → the task of a running command that stops when it is cancelled
         self._cancellable: dict[Any, asyncio.Task[Any]] = {}
 
+    # ── warming up ──
+    def warm(self, modules: tuple[str, ...]) -> None:
+        """Import ``modules`` in a thread (the loop keeps answering meanwhile)."""
+        def load() -> None:
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                except Exception:  # its first use says what is wrong, on its own path
+                    log.exception("could not import %s", name)
+
+        self._warming = threading.Thread(target=load, name="loom-warm", daemon=True)
+        self._warming.start()
+
+    def warmed(self) -> None:
+        """Wait for the warming thread, if it runs: what imports more of Loom calls this
+        first (two threads importing the same modules at once can deadlock on the import
+        locks). Only the first requests of a session ever wait."""
+        thread = self._warming
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+            self._warming = None
+
+    def ready(self) -> None:
+        """The session started (``start_session``), once: ``initialized`` calls this
+        when the warming thread is done, and so does every handler's wrapper
+        (``answers.py``) in case a request comes first. After that, a flag test."""
+        if self._ready:
+            return
+        self.warmed()
+        self._ready = True
+        self.start_session()
+
+    def start_session(self) -> None:
+        """What the server does once before its first answer (``LoomServer``)."""
+
+    # ── settings ──
+    @property
+    def settings(self) -> Settings:
+        """The settings, parsed from ``initializationOptions`` when first read (after
+        ``initialize`` is answered: pydantic is not loaded for it)."""
+        if self._settings is None:
+            self.warmed()
+            from loom.lsp.settings import parse_settings
+
+            self._settings, problem = parse_settings(self.initial_settings)
+            if problem:
+                log.warning(problem)
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        self._settings = value
+
+    def initial_option(self, alias: str) -> Any:
+        """One of ``initializationOptions`` as the client sent it (``initialize``'s answer
+        depends on one, before the settings are parsed)."""
+        raw = self.initial_settings
+        if isinstance(raw, dict) and isinstance(raw.get("loom"), dict):
+            raw = raw["loom"]
+        return raw.get(alias) if isinstance(raw, dict) else None
+
     # ── the workspace ──
     @property
     def app(self) -> App:
         if self._app is None:
+            self.warmed()
+            from loom.app import open_app
+
             self._app = open_app(self.settings.database or self.db_arg,
                                  participant=self.settings.participant or
                                  self.participant_arg)
@@ -168,6 +239,9 @@ class ClientHost(AnsweringServer):
     @property
     def docs(self) -> Documents:
         if self._docs is None:
+            self.warmed()
+            from loom.lsp.session import Documents
+
             encoding = str(self.workspace.position_encoding or "utf-16")
             ws = self.app.ws
             # A name the workspace does not know starts with no permissions (Identity).
@@ -204,6 +278,8 @@ class ClientHost(AnsweringServer):
                     raise LoomError("NOT_FOUND", "there are no trees yet",
                                     "create one: loom new TITLE")
                 tree = first[0][0]
+        from loom.commands.context import Actor
+
         return Actor(who, tree)
 
     def execute_now(self, command: str | ast.Command, actor: Actor) -> Result:
@@ -265,9 +341,15 @@ class ClientHost(AnsweringServer):
 
     async def send_edit(self, doc: OpenDoc, text: str, segments: list[Segment]) -> bool:
         """Bring the editor's copy of ``doc`` to ``text`` (one edit at a time per
-        document, each computed from what the one before it leaves)."""
+        document, each computed from what the one before it leaves). The edit is
+        computed before this yields to the loop: from the text the editor's last change
+        left, so a change arriving meanwhile is one made on top of it (before: an empty
+        open, then a typed "x", could find the "x" taken into the edit and replaced)."""
         async with doc.edit_lock:
-            sending = asyncio.ensure_future(self._send_edit(doc, text, segments))
+            params = self._propose_edit(doc, text, segments)
+            if params is None:
+                return True
+            sending = asyncio.ensure_future(self._apply_edit(doc, params))
             try:
                 return await asyncio.shield(sending)
             except asyncio.CancelledError:
@@ -277,16 +359,20 @@ class ClientHost(AnsweringServer):
                     await sending
                 raise
 
-    async def _send_edit(self, doc: OpenDoc, text: str, segments: list[Segment]) -> bool:
+    def _propose_edit(self, doc: OpenDoc, text: str, segments: list[Segment]
+                      ) -> lsp.ApplyWorkspaceEditParams | None:
+        """The edit to send (its target recorded), or None when there is none to send."""
+        from loom.lsp.text import TextDoc
+
         base = self.docs.expected_text(doc)
         edit = self.docs.propose(doc, text, segments)
         if edit is None:
-            return True
+            return None
         if doc.unseen:
             # no tab shows it: the editor reads the target text again (loom/read) and its
             # didChange adopts the target, as after an edit, without making it dirty
             self.notify_changed(doc.uri)
-            return True
+            return None
         start, end, new = edit
         base_doc = (doc.session.doc if base is doc.session.text
                     else TextDoc(base, self.docs.encoding))
@@ -303,12 +389,14 @@ class ClientHost(AnsweringServer):
                 edits=[text_edit])])
         else:
             wedit = lsp.WorkspaceEdit(changes={doc.uri: [text_edit]})
+        return lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom")
+
+    async def _apply_edit(self, doc: OpenDoc, params: lsp.ApplyWorkspaceEditParams) -> bool:
         # request_client sends at once (before its first await), so a caller cancelled
         # meanwhile (a generation's stream flusher) still has its recorded target sent.
         try:
             result = await self.protocol.request_client(
-                lsp.WORKSPACE_APPLY_EDIT, lsp.ApplyWorkspaceEditParams(edit=wedit, label="Loom"),
-                self.settings.client_timeout_s)
+                lsp.WORKSPACE_APPLY_EDIT, params, self.settings.client_timeout_s)
         except Exception as err:  # no answer in time, an error, an answer that is no result
             log.warning("applyEdit failed: %s", err)
             doc.targets.clear()

@@ -55,7 +55,6 @@ from pygls.protocol import (
 )
 
 from loom.errors import LoomError
-from loom.render.formats import error as error_text
 
 log = logging.getLogger(__name__)
 
@@ -502,7 +501,10 @@ class AnsweringProtocol(LanguageServerProtocol):
         err = future.exception()
         if err is None:
             self._send_response(msg_id, result=future.result())
-        elif isinstance(err, LoomError):
+            return
+        from loom.render.formats import error as error_text
+
+        if isinstance(err, LoomError):
             self._send_response(msg_id, error=lsp.ResponseError(
                 code=REQUEST_FAILED, message=error_text(err.code, err.message, err.hint)))
         elif isinstance(err, JsonRpcException):

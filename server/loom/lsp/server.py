@@ -11,39 +11,55 @@ import contextlib
 import gc
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.protocol import lsp_method
 
 from loom import __version__
-from loom.commands.results import Result
 from loom.errors import LoomError
-from loom.lsp import args as A
 from loom.lsp.answers import Registrar, guard
-from loom.lsp.args import answer
-from loom.lsp.features import completion as completion_feature
-from loom.lsp.features import decorations, lookup, probabilities
-from loom.lsp.features.collaborator import Collaborator
-from loom.lsp.features.command_lines import CommandLines
-from loom.lsp.features.diagnostics import Diagnostics
-from loom.lsp.features.editing import Editing
-from loom.lsp.features.files import Files
-from loom.lsp.features.generation import Generation
-from loom.lsp.features.identity import Identity
-from loom.lsp.features.library import Library
-from loom.lsp.features.navigation import Navigation
-from loom.lsp.features.outage import Outage
-from loom.lsp.features.probabilities import Probabilities
-from loom.lsp.features.semantic_delta import SemanticResults
-from loom.lsp.features.suggestions import Suggestions
-from loom.lsp.features.sync import ChangeSync
 from loom.lsp.host import SCHEME, ClientHost
+from loom.lsp.legend import LEGEND
 from loom.lsp.rpc import AnsweringProtocol, loom_converter
-from loom.lsp.session import OpenDoc
-from loom.lsp.settings import parse_settings
-from loom.store.backend import unreachable
 from loom.uris import node_uri, tree_uri
+
+if TYPE_CHECKING:
+    from loom.commands.results import Result
+    from loom.lsp import args as A
+    from loom.lsp.features.collaborator import Collaborator
+    from loom.lsp.features.command_lines import CommandLines
+    from loom.lsp.features.diagnostics import Diagnostics
+    from loom.lsp.features.editing import Editing
+    from loom.lsp.features.files import Files
+    from loom.lsp.features.generation import Generation
+    from loom.lsp.features.identity import Identity
+    from loom.lsp.features.library import Library
+    from loom.lsp.features.navigation import Navigation
+    from loom.lsp.features.outage import Outage
+    from loom.lsp.features.probabilities import Probabilities
+    from loom.lsp.features.semantic_delta import SemanticResults
+    from loom.lsp.features.suggestions import Suggestions
+    from loom.lsp.features.sync import ChangeSync
+    from loom.lsp.session import OpenDoc
+
+# The server starts with pygls, lsprotocol and the registrations below only, and answers
+# ``initialize`` with them; the workspace, the commands and the features are imported in
+# a thread once the editor says ``initialized`` (``WARM``), and the features are built on
+# first use (``LoomServer._build``). bench/bench_startup.py measures it.
+WARM = (
+    "loom.app", "loom.lsp.args", "loom.lsp.settings", "loom.lsp.session",
+    "loom.commands.results", "loom.store.backend",
+    *(f"loom.lsp.features.{name}" for name in (
+        "collaborator", "command_lines", "completion", "decorations", "diagnostics",
+        "editing", "files", "generation", "identity", "library", "lookup", "navigation",
+        "outage", "probabilities", "semantic_delta", "suggestions", "sync")),
+)
+#: the features ``_build`` makes (each an attribute of the server)
+FEATURES = frozenset({
+    "diagnostics", "editing", "generation", "command_lines", "collaborator", "navigation",
+    "library", "files", "identity", "probabilities", "suggestions", "semantic_results",
+    "sync", "outage"})
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +75,10 @@ class LoomProtocol(AnsweringProtocol):
         result = yield from super().lsp_initialize(params)
         # A client with its own file-system provider for loom: must not get a second
         # content provider for the scheme (LSP-NOTES): advertise it to the others only.
-        if self._server.settings.document_provider != "fileSystem":  # type: ignore[attr-defined]
+        server: LoomServer = self._server  # type: ignore[assignment]
+        provider = (server.initial_option("documentProvider")
+                    or server.initial_option("document_provider"))
+        if provider != "fileSystem":
             ws = result.capabilities.workspace or lsp.WorkspaceOptions()
             ws.text_document_content = lsp.TextDocumentContentOptions(schemes=[SCHEME])
             result.capabilities.workspace = ws
@@ -106,30 +125,99 @@ class LoomServer(ClientHost):
 
     protocol: LoomProtocol
 
+    diagnostics: Diagnostics
+    editing: Editing
+    generation: Generation
+    command_lines: CommandLines
+    collaborator: Collaborator
+    navigation: Navigation
+    library: Library
+    files: Files
+    identity: Identity
+    probabilities: Probabilities
+    suggestions: Suggestions
+    semantic_results: SemanticResults
+    sync: ChangeSync
+    outage: Outage
+
     def __init__(self, db: str | None = None) -> None:
         super().__init__(db, "loom", __version__, protocol_cls=LoomProtocol,
                          converter_factory=loom_converter, max_workers=8)
         self.summaries: Any = None  # the summary worker process, when one was started
-        self.diagnostics = Diagnostics(self, self.text_document_publish_diagnostics)
-        self.editing = Editing(self)
-        self.generation = Generation(self, self.editing, self.diagnostics,
-                                     self.work_done_progress)
-        self.command_lines = CommandLines(self, self.diagnostics, self.editing,
-                                          self.generation)
-        self.collaborator = Collaborator(self, self.editing)
-        self.navigation = Navigation(self, self.editing)
-        self.generation.moves = self.editing.moves = self.navigation.moves
-        self.editing.run_commands = self._run_typed_commands
-        self.library = Library(self, self.editing, self.navigation._follow)
-        self.files = Files(self)
-        self.identity = Identity(self)
-        self.probabilities = Probabilities(self, self.editing, self.generation)
-        self.suggestions = Suggestions(self, self.editing, self.generation)
-        self.semantic_results = SemanticResults()
-        self.sync = ChangeSync(self, self.editing, self.collaborator)
-        self.outage = Outage(self, self._database_back)
-        self.sync.outage = self.outage
-        self.collaborator.after_turn = self.sync.catch_up
+        self._building = False
+
+    def __getattr__(self, name: str) -> Any:
+        # only for attributes not set yet: a feature's first use builds them all
+        if name in FEATURES and not self.__dict__.get("_building", True):
+            self._build()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _build(self) -> None:
+        """The features, built once and wired to each other (after the warming thread has
+        imported them, if it runs: two threads importing at once can deadlock)."""
+        self.warmed()
+        from loom.lsp.features.collaborator import Collaborator
+        from loom.lsp.features.command_lines import CommandLines
+        from loom.lsp.features.diagnostics import Diagnostics
+        from loom.lsp.features.editing import Editing
+        from loom.lsp.features.files import Files
+        from loom.lsp.features.generation import Generation
+        from loom.lsp.features.identity import Identity
+        from loom.lsp.features.library import Library
+        from loom.lsp.features.navigation import Navigation
+        from loom.lsp.features.outage import Outage
+        from loom.lsp.features.probabilities import Probabilities
+        from loom.lsp.features.semantic_delta import SemanticResults
+        from loom.lsp.features.suggestions import Suggestions
+        from loom.lsp.features.sync import ChangeSync
+
+        self._building = True
+        try:
+            self.diagnostics = Diagnostics(self, self.text_document_publish_diagnostics)
+            self.editing = Editing(self)
+            self.generation = Generation(self, self.editing, self.diagnostics,
+                                         self.work_done_progress)
+            self.command_lines = CommandLines(self, self.diagnostics, self.editing,
+                                              self.generation)
+            self.collaborator = Collaborator(self, self.editing)
+            self.navigation = Navigation(self, self.editing)
+            self.generation.moves = self.editing.moves = self.navigation.moves
+            self.editing.run_commands = self._run_typed_commands
+            self.library = Library(self, self.editing, self.navigation._follow)
+            self.files = Files(self)
+            self.identity = Identity(self)
+            self.probabilities = Probabilities(self, self.editing, self.generation)
+            self.suggestions = Suggestions(self, self.editing, self.generation)
+            self.semantic_results = SemanticResults()
+            self.sync = ChangeSync(self, self.editing, self.collaborator)
+            self.outage = Outage(self, self._database_back)
+            self.sync.outage = self.outage
+            self.collaborator.after_turn = self.sync.catch_up
+        finally:
+            self._building = False
+
+    def start_session(self) -> None:
+        """The session's start (``ClientHost.ready``): the database opened now, not on the
+        first keystroke, the change feed followed, and the background work started."""
+        try:
+            self.docs  # noqa: B018
+            _settle_heap(collect=True)
+            self.sync.start()
+            atexit.register(_close_session, self)
+            if self.identity.needs_grant():
+                self.spawn(self.identity.offer(), "ask what the participant may do")
+            if os.environ.get("LOOM_SUMMARIES", "on").lower() not in ("off", "0", "no"):
+                from loom.llm.summaries import start_background
+
+                self.summaries = start_background(str(self.app.ws.db.database))
+                if self.summaries is not None:
+                    atexit.register(self.summaries.terminate)
+        except Exception as err:
+            log.exception("could not open the workspace")
+            self.window_show_message(lsp.ShowMessageParams(
+                type=lsp.MessageType.Error,
+                message=f"✗ Loom could not open its database: {err}"))
 
     async def _run_typed_commands(self, doc: OpenDoc) -> list[Result]:
         """A save's command lines: a ``→ continue`` among them runs on its own."""
@@ -138,6 +226,8 @@ class LoomServer(ClientHost):
     async def open_document(self, uri: str, text: str, version: int) -> None:
         """``didOpen``'s work. An open the database could not answer is kept, with the
         changes typed into it meanwhile (``Editing.unopened``), and made when it is back."""
+        from loom.store.backend import unreachable
+
         try:
             doc = self.docs.did_open(uri, text, version)
         except Exception as err:
@@ -164,6 +254,8 @@ class LoomServer(ClientHost):
             del self.editing.unopened[uri]
             await self.open_document(uri, text, version)
         committed = await self.editing.retry_blocked()
+        from loom.commands.results import Result
+
         where = ", ".join(f'"{t}"' for t in committed)
         self.show(Result.success(f"✓ the database is back (after {took:.0f} s)" + (
             f": committed your text in {where}" if committed else "")))
@@ -176,10 +268,7 @@ on = Registrar(server)  # custom requests and commands, each answered whatever h
 # ── lifecycle and configuration ─────────────────────────────────────────────
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: LoomServer, params: lsp.InitializeParams) -> None:
-    settings, problem = parse_settings(params.initialization_options, ls.settings)
-    ls.settings = settings
-    if problem:
-        log.warning(problem)
+    ls.initial_settings = params.initialization_options  # parsed on first use
 
 
 def _settle_heap(collect: bool = False) -> None:
@@ -193,24 +282,10 @@ def _settle_heap(collect: bool = False) -> None:
 
 
 @server.feature(lsp.INITIALIZED)
-def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
-    try:
-        ls.docs  # noqa: B018 - open the database now, not on the first keystroke
-        _settle_heap(collect=True)
-        ls.sync.start()
-        atexit.register(_close_session, ls)
-        if ls.identity.needs_grant():
-            ls.spawn(ls.identity.offer(), "ask what the participant may do")
-        if os.environ.get("LOOM_SUMMARIES", "on").lower() not in ("off", "0", "no"):
-            from loom.llm.summaries import start_background
-
-            ls.summaries = start_background(str(ls.app.ws.db.database))
-            if ls.summaries is not None:
-                atexit.register(ls.summaries.terminate)
-    except Exception as err:
-        log.exception("could not open the workspace")
-        ls.window_show_message(lsp.ShowMessageParams(
-            type=lsp.MessageType.Error, message=f"✗ Loom could not open its database: {err}"))
+async def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
+    ls.warm(WARM)  # the rest of Loom, imported in a thread: the loop answers meanwhile
+    await asyncio.to_thread(ls.warmed)
+    ls.ready()
 
 
 @server.feature(lsp.SHUTDOWN)
@@ -237,6 +312,9 @@ def _close_session(ls: LoomServer) -> None:
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: LoomServer, params: lsp.DidChangeConfigurationParams) -> None:
+    ls.warmed()
+    from loom.lsp.settings import parse_settings
+
     settings, problem = parse_settings(params.settings, ls.settings)
     if problem:
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,
@@ -285,12 +363,13 @@ def did_close(ls: LoomServer, params: lsp.DidCloseTextDocumentParams) -> None:
 @server.feature(lsp.WORKSPACE_TEXT_DOCUMENT_CONTENT)
 def text_document_content(ls: LoomServer, params: lsp.TextDocumentContentParams
                           ) -> lsp.TextDocumentContentResult:
+    ls.ready()
     text, _view = ls.docs.text_for(params.uri)
     return lsp.TextDocumentContentResult(text=text)
 
 
 # ── custom requests ─────────────────────────────────────────────────────────
-@on.request("loom/read", A.UriArgs)
+@on.request("loom/read")
 def loom_read(ls: LoomServer, a: A.UriArgs) -> dict[str, Any]:
     text, view = ls.docs.text_for(a.uri)
     doc = ls.docs.open.get(a.uri)
@@ -300,14 +379,14 @@ def loom_read(ls: LoomServer, a: A.UriArgs) -> dict[str, Any]:
             "languageId": view.language_id, "version": doc.client_version if doc else 0}
 
 
-@on.request("loom/save", A.SaveParams)
+@on.request("loom/save")
 async def loom_save(ls: LoomServer, a: A.SaveParams) -> dict[str, Any]:
     # An autosave (reason afterDelay/focusOut) commits but never runs a half-typed command.
     return await ls.editing.save_text(a.uri, a.text,
                                       run_commands=a.reason in (None, "manual"))
 
 
-@on.request("loom/trees", A.Args)
+@on.request("loom/trees")
 def loom_trees(ls: LoomServer, a: A.Args) -> list[dict[str, Any]]:
     out = []
     for tree, count in ls.app.ws.trees():
@@ -317,8 +396,10 @@ def loom_trees(ls: LoomServer, a: A.Args) -> list[dict[str, Any]]:
     return out
 
 
-@on.request("loom/nodeInfo", A.NodeInfoParams)
+@on.request("loom/nodeInfo")
 async def loom_node_info(ls: LoomServer, a: A.NodeInfoParams) -> dict[str, Any]:
+    from loom.lsp.features import lookup
+
     # the open buffer is read here, on the loop; the database work runs in a thread, so
     # a large answer never holds up a hover or a keystroke
     doc = ls.doc(a.uri) if a.uri else None
@@ -328,21 +409,27 @@ async def loom_node_info(ls: LoomServer, a: A.NodeInfoParams) -> dict[str, Any]:
         siblings_offset=a.siblings_offset, children_offset=a.children_offset, limit=a.limit)
 
 
-@on.request("loom/newTree", A.NewTreeParams)
+@on.request("loom/newTree")
 def loom_new_tree(ls: LoomServer, a: A.NewTreeParams) -> dict[str, Any]:
+    from loom.lsp.args import answer
+
     made = ls.files.new_tree(a.title, a.mode, a.text)
     result: Result = made.pop("result")  # type: ignore[assignment]
     return answer(result, **made)
 
 
-@on.request("loom/import", A.ImportParams)
+@on.request("loom/import")
 async def loom_import(ls: LoomServer, a: A.ImportParams) -> dict[str, Any]:
+    from loom.lsp.args import answer
+
     result, trees = await ls.files.import_(a.path, a.content, a.name)
     return answer(result, trees=trees)
 
 
-@on.request("loom/export", A.ExportParams)
+@on.request("loom/export")
 async def loom_export(ls: LoomServer, a: A.ExportParams) -> dict[str, Any]:
+    from loom.lsp.args import answer
+
     result = await ls.files.export(a.tree, a.format, a.path, a.node)
     extra = {"text": result.data["output"]} if "output" in result.data else {}
     if "path" in result.data:
@@ -361,6 +448,7 @@ def tab_closed(ls: LoomServer, params: Any) -> None:
     uri = _uri_of(params)
     if uri is None:
         return
+    ls.ready()
     doc = ls.docs.open.get(uri)
     if doc is not None:
         doc.unseen = True
@@ -371,17 +459,18 @@ def tab_closed(ls: LoomServer, params: Any) -> None:
 def tab_opened(ls: LoomServer, params: Any) -> None:
     """A tab shows the document again: the server's changes are edits again."""
     uri = _uri_of(params)
+    ls.ready()
     doc = ls.docs.open.get(uri) if uri is not None else None
     if doc is not None:
         doc.unseen = False
 
 
-@on.request("loom/picture", A.PictureParams)
+@on.request("loom/picture")
 def loom_picture(ls: LoomServer, a: A.PictureParams) -> dict[str, Any]:
     return ls.library.picture(a.tree, a.uri)
 
 
-@on.request("loom/doctor", A.DoctorParams)
+@on.request("loom/doctor")
 async def loom_doctor(ls: LoomServer, a: A.DoctorParams) -> dict[str, Any]:
     """``loom doctor``'s checks, run off the event loop (they may start the model)."""
     from loom.llm import doctor
@@ -392,7 +481,7 @@ async def loom_doctor(ls: LoomServer, a: A.DoctorParams) -> dict[str, Any]:
             "checks": [c.model_dump() for c in report.checks]}
 
 
-@on.request("loom/status", A.StopArgs)
+@on.request("loom/status")
 def loom_status(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
     view = None
     if (a.uri or "").startswith(f"{SCHEME}:"):
@@ -410,6 +499,8 @@ def loom_status(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
                 lsp.CompletionOptions(trigger_characters=[">", "→", " ", ":", '"']))
 @guard(None)
 def completion(ls: LoomServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
+    from loom.lsp.features import completion as completion_feature
+
     doc = ls.doc(params.text_document.uri)
     if doc is None:
         return None
@@ -425,6 +516,8 @@ def completion(ls: LoomServer, params: lsp.CompletionParams) -> lsp.CompletionLi
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 @guard(None)
 def hover(ls: LoomServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    from loom.lsp.features import probabilities
+
     doc = ls.doc(params.text_document.uri)
     return probabilities.lsp_hover(ls.docs, doc, params.position) if doc else None
 
@@ -432,6 +525,8 @@ def hover(ls: LoomServer, params: lsp.HoverParams) -> lsp.Hover | None:
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
 @guard(None)
 def definition(ls: LoomServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+    from loom.lsp.features import lookup
+
     doc = ls.doc(params.text_document.uri)
     return lookup.lsp_definition(ls.docs, doc, params.position) if doc else None
 
@@ -439,6 +534,8 @@ def definition(ls: LoomServer, params: lsp.DefinitionParams) -> lsp.Location | N
 @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
 @guard([])
 def references(ls: LoomServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+    from loom.lsp.features import lookup
+
     doc = ls.doc(params.text_document.uri)
     return lookup.lsp_references(ls.docs, doc, params.position,
                                  params.context.include_declaration) if doc else []
@@ -447,6 +544,8 @@ def references(ls: LoomServer, params: lsp.ReferenceParams) -> list[lsp.Location
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
 @guard([])
 def document_link(ls: LoomServer, params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
+    from loom.lsp.features import lookup
+
     doc = ls.doc(params.text_document.uri)
     return lookup.lsp_links(ls.docs, doc) if doc else []
 
@@ -454,6 +553,8 @@ def document_link(ls: LoomServer, params: lsp.DocumentLinkParams) -> list[lsp.Do
 @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
 @guard([])
 def code_lens(ls: LoomServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+    from loom.lsp.features import decorations
+
     doc = ls.doc(params.text_document.uri)
     return decorations.lsp_lenses(ls.docs, doc, ls.settings.default_n,
                                   ls.settings.markers == "all") if doc else []
@@ -463,6 +564,8 @@ def code_lens(ls: LoomServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
 @guard([])
 def folding_range(ls: LoomServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
     """Every branch of a tree overview folds."""
+    from loom.lsp.features import decorations
+
     doc = ls.doc(params.text_document.uri)
     return decorations.lsp_folds(ls.docs, doc) if doc else []
 
@@ -470,6 +573,8 @@ def folding_range(ls: LoomServer, params: lsp.FoldingRangeParams) -> list[lsp.Fo
 async def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
     """The document's tokens: kept per text revision (editors ask again and again), and
     computed in slices that let hovers and keystrokes in between (a long buffer)."""
+    from loom.lsp.features import decorations, probabilities
+
     key = (doc.session.version, id(doc.session.segments), ls.settings.probabilities)
     data = ls.semantic_results.cached(doc.uri, key)
     if data is None:
@@ -481,7 +586,7 @@ async def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
     return data
 
 
-@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, decorations.LEGEND)
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
 @guard(lsp.SemanticTokens(data=[]))
 async def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams
                           ) -> lsp.SemanticTokens:
@@ -491,7 +596,7 @@ async def semantic_tokens(ls: LoomServer, params: lsp.SemanticTokensParams
     return ls.semantic_results.lsp_full(doc.uri, await _token_data(ls, doc))
 
 
-@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, decorations.LEGEND)
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
 @guard(lsp.SemanticTokens(data=[]))
 async def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaParams
                                 ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta:
@@ -509,6 +614,8 @@ async def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaP
 def code_action(ls: LoomServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     """Branch from an alternative token (and continue), or split the node, at a model
     token."""
+    from loom.lsp.features import probabilities
+
     doc = ls.doc(params.text_document.uri)
     return probabilities.code_actions(ls.docs, doc, params,
                                       ls.settings.alternative_continues) if doc else []
@@ -519,6 +626,7 @@ async def inline_completion(ls: LoomServer, params: lsp.InlineCompletionParams
                             ) -> lsp.InlineCompletionList | None:
     """The path's continuations as ghost text at the end of the buffer (once an accept
     running there has settled)."""
+    ls.ready()
     if not ls.settings.inline_suggestions:
         return None
     await ls.suggestions.settled(params.text_document.uri)
@@ -535,6 +643,8 @@ def _inline_items(ls: LoomServer, params: lsp.InlineCompletionParams
 @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
 @guard([])
 def inlay_hint(ls: LoomServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+    from loom.lsp.features import decorations
+
     doc = ls.doc(params.text_document.uri)
     if doc is None or not ls.settings.inlay_hints:
         return []
@@ -557,32 +667,32 @@ def _node_arg(ls: LoomServer, a: A.NodeArgs) -> str:
     raise LoomError("NOT_FOUND", "no node given", "pass {uri, node} or {uri, line, character}")
 
 
-@on.command("loom.continue", A.ContinueArgs, cancellable=True)
+@on.command("loom.continue", cancellable=True)
 async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
     return await ls.generation.continue_(a.uri, a.n, a.tokens, a.temperature)
 
 
-@on.command("loom.branch", A.NodeArgs)
+@on.command("loom.branch")
 async def cmd_branch(ls: LoomServer, a: A.NodeArgs) -> Result:
     return await ls.navigation.branch(a.uri, _node_arg(ls, a))
 
 
-@on.command("loom.cycleSibling", A.CycleArgs)
+@on.command("loom.cycleSibling")
 async def cmd_cycle(ls: LoomServer, a: A.CycleArgs) -> Result:
     return await ls.navigation.cycle(a.uri, _node_arg(ls, a), a.delta)
 
 
-@on.command("loom.siblings", A.SiblingsArgs)
+@on.command("loom.siblings")
 def cmd_siblings(ls: LoomServer, a: A.SiblingsArgs) -> Result:
     return ls.navigation.siblings(a.uri, _node_arg(ls, a), a.offset, a.limit)
 
 
-@on.command("loom.switchTo", A.NodeArgs)
+@on.command("loom.switchTo")
 async def cmd_switch_to(ls: LoomServer, a: A.NodeArgs) -> Result:
     return await ls.navigation.switch_to(a.uri, _node_arg(ls, a))
 
 
-@on.command("loom.act", A.ActArgs)
+@on.command("loom.act")
 async def cmd_act(ls: LoomServer, a: A.ActArgs) -> Result:
     node = None
     if a.node or a.line is not None:
@@ -592,7 +702,7 @@ async def cmd_act(ls: LoomServer, a: A.ActArgs) -> Result:
     return await ls.library.act(a.uri, node, a.action, a.value, a.tree)
 
 
-@on.command("loom.search", A.SearchArgs)
+@on.command("loom.search")
 def cmd_search(ls: LoomServer, a: A.SearchArgs) -> Result:
     return ls.library.search(a.query, a.tree, a.limit)
 
@@ -605,62 +715,64 @@ def workspace_symbol(ls: LoomServer, params: lsp.WorkspaceSymbolParams
     return ls.library.workspace_symbols(params.query)
 
 
-@on.command("loom.annotate", A.AnnotateArgs)
+@on.command("loom.annotate")
 async def cmd_annotate(ls: LoomServer, a: A.AnnotateArgs) -> Result:
     return await ls.navigation.annotate(a.uri, _node_arg(ls, a), a.text)
 
 
-@on.command("loom.split", A.SplitArgs)
+@on.command("loom.split")
 async def cmd_split(ls: LoomServer, a: A.SplitArgs) -> Result:
     return await ls.probabilities.split(a.uri, a.node, a.at, a.line, a.character, a.alt,
                                         a.continue_, a.n, a.tokens)
 
 
-@on.command("loom.suggest", A.ContinueArgs)
+@on.command("loom.suggest")
 async def cmd_suggest(ls: LoomServer, a: A.ContinueArgs) -> Result:
     return await ls.suggestions.suggest(a.uri, a.n, a.tokens, a.temperature)
 
 
-@on.command("loom.acceptSuggestion", A.AcceptArgs)
+@on.command("loom.acceptSuggestion")
 async def cmd_accept_suggestion(ls: LoomServer, a: A.AcceptArgs) -> Result:
     return await ls.suggestions.accept(a.uri, a.node, a.text, a.inserted)
 
 
-@on.command("loom.toggleProbabilities", A.ToggleArgs)
+@on.command("loom.toggleProbabilities")
 def cmd_toggle_probabilities(ls: LoomServer, a: A.ToggleArgs) -> Result:
     return ls.probabilities.toggle(a.on)
 
 
-@on.command("loom.run", A.RunArgs)
+@on.command("loom.run")
 async def cmd_run(ls: LoomServer, a: A.RunArgs) -> Result:
     return await ls.command_lines.run_line(a.uri, a.line)
 
 
-@on.command("loom.commit", A.UriArgs)
+@on.command("loom.commit")
 async def cmd_commit(ls: LoomServer, a: A.UriArgs) -> Result:
     doc = ls.doc(a.uri)
     if doc is None:
+        from loom.commands.results import Result
+
         return Result.failure("NOT_FOUND", "no such loom document")
     return await ls.editing.commit_and_show(doc)
 
 
-@on.command("loom.open", A.OpenArgs)
+@on.command("loom.open")
 async def cmd_open(ls: LoomServer, a: A.OpenArgs) -> Result:
     return await ls.navigation.open(a.tree, a.node)
 
 
-@on.command("loom.cancel", A.Args)
+@on.command("loom.cancel")
 def cmd_cancel(ls: LoomServer, a: A.Args) -> dict[str, Any]:
     cancelled = ls.generation.cancel()
     return {"ok": cancelled, "message": "✓ cancelling" if cancelled else "nothing to cancel"}
 
 
-@on.command("loom.askCollaborator", A.AskArgs)
+@on.command("loom.askCollaborator")
 async def cmd_ask_collaborator(ls: LoomServer, a: A.AskArgs) -> dict[str, Any]:
     return await ls.collaborator.ask(a.uri, a.message or None)
 
 
-@on.command("loom.stopCollaborator", A.StopArgs)
+@on.command("loom.stopCollaborator")
 def cmd_stop_collaborator(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
     tree = None
     if a.uri:

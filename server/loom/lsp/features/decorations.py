@@ -14,18 +14,14 @@ from lsprotocol import types as lsp
 
 from loom.lsp.buffer import BufferSession
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
+from loom.lsp.legend import TOKEN_TYPES
 from loom.lsp.ranges import offset_of, range_of
 from loom.lsp.session import Documents, OpenDoc, copy_segments
 from loom.lsp.text import TextDoc, units
 from loom.lsp.views import render as render_view
-from loom.model.tokens import BUCKET_NAMES
 from loom.render.text import plural
 from loom.store.schema import Node
 
-TOKEN_TYPES = ["loomModel", "loomHuman", "loomArrow", "loomVerb", "loomNodeRef", "loomFlag",
-               "loomString", "loomDocRef"]
-# nodeStart, edited, then the token-probability buckets (features/probabilities.py)
-TOKEN_MODIFIERS = ["nodeStart", "edited", *BUCKET_NAMES]
 T = {name: i for i, name in enumerate(TOKEN_TYPES)}
 NODE_START, EDITED = 1, 2
 MAX_SIBLING_LENSES = 3
@@ -435,7 +431,6 @@ def positions_for(docs: Documents, doc: OpenDoc) -> dict[str, tuple[int, int]]:
 
 
 # ── as LSP answers ──
-LEGEND = lsp.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOKEN_MODIFIERS)
 
 
 def lsp_lenses(docs: Documents, doc: OpenDoc, default_n: int, every: bool = False

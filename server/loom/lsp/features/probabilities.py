@@ -23,11 +23,12 @@ from lsprotocol import types as lsp
 from loom.commands import ast
 from loom.commands.results import Result
 from loom.lsp.features import decorations, lookup
-from loom.lsp.features.decorations import NODE_START, TOKEN_MODIFIERS, Spans
+from loom.lsp.features.decorations import NODE_START, Spans
 from loom.lsp.features.decorations import T as TYPES
 from loom.lsp.features.editing import Editing
 from loom.lsp.features.generation import Generation
 from loom.lsp.host import Host
+from loom.lsp.legend import TOKEN_MODIFIERS
 from loom.lsp.ranges import offset_of, range_of
 from loom.lsp.session import Documents, OpenDoc
 from loom.lsp.text import TextDoc
