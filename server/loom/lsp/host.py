@@ -164,14 +164,20 @@ class ClientHost(AnsweringServer):
         self._cancellable: dict[Any, asyncio.Task[Any]] = {}
 
     # ── warming up ──
-    def warm(self, modules: tuple[str, ...]) -> None:
-        """Import ``modules`` in a thread (the loop keeps answering meanwhile)."""
+    def warm(self, modules: tuple[str, ...], then: Callable[[], None] | None = None) -> None:
+        """Import ``modules``, then run ``then``, in a thread (the loop keeps answering
+        meanwhile)."""
         def load() -> None:
             for name in modules:
                 try:
                     importlib.import_module(name)
                 except Exception:  # its first use says what is wrong, on its own path
                     log.exception("could not import %s", name)
+            if then is not None:
+                try:
+                    then()
+                except Exception:  # only a head start: the first requests do it anyway
+                    log.exception("warming up failed")
 
         self._warming = threading.Thread(target=load, name="loom-warm", daemon=True)
         self._warming.start()

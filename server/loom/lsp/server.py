@@ -22,6 +22,8 @@ from loom.lsp.answers import Registrar, guard
 from loom.lsp.host import SCHEME, ClientHost
 from loom.lsp.legend import LEGEND
 from loom.lsp.rpc import AnsweringProtocol, loom_converter
+from loom.lsp.warm import MODULES as WARM
+from loom.lsp.warm import converter as warm_converter
 from loom.uris import node_uri, tree_uri
 
 if TYPE_CHECKING:
@@ -44,17 +46,9 @@ if TYPE_CHECKING:
     from loom.lsp.session import OpenDoc
 
 # The server starts with pygls, lsprotocol and the registrations below only, and answers
-# ``initialize`` with them; the workspace, the commands and the features are imported in
-# a thread once the editor says ``initialized`` (``WARM``), and the features are built on
-# first use (``LoomServer._build``). bench/bench_startup.py measures it.
-WARM = (
-    "loom.app", "loom.lsp.args", "loom.lsp.settings", "loom.lsp.session",
-    "loom.commands.results", "loom.store.backend",
-    *(f"loom.lsp.features.{name}" for name in (
-        "collaborator", "command_lines", "completion", "decorations", "diagnostics",
-        "editing", "files", "generation", "identity", "library", "lookup", "navigation",
-        "outage", "probabilities", "semantic_delta", "suggestions", "sync")),
-)
+# ``initialize`` with them; the rest of Loom is imported in a thread once the editor says
+# ``initialized`` (``lsp/warm.py``), and the features are built on first use
+# (``LoomServer._build``). bench/bench_startup.py measures it.
 #: the features ``_build`` makes (each an attribute of the server)
 FEATURES = frozenset({
     "diagnostics", "editing", "generation", "command_lines", "collaborator", "navigation",
@@ -145,6 +139,7 @@ class LoomServer(ClientHost):
                          converter_factory=loom_converter, max_workers=8)
         self.summaries: Any = None  # the summary worker process, when one was started
         self._building = False
+        self._rehearsed = False
 
     def __getattr__(self, name: str) -> Any:
         # only for attributes not set yet: a feature's first use builds them all
@@ -207,6 +202,7 @@ class LoomServer(ClientHost):
             atexit.register(_close_session, self)
             if self.identity.needs_grant():
                 self.spawn(self.identity.offer(), "ask what the participant may do")
+            self.spawn(self._read_ahead(), "the writer's path, read ahead")
             if os.environ.get("LOOM_SUMMARIES", "on").lower() not in ("off", "0", "no"):
                 from loom.llm.summaries import start_background
 
@@ -244,6 +240,36 @@ class LoomServer(ClientHost):
         if doc.kind == "path":
             await self.editing.recover(doc)
             self.editing.announce(doc)  # kept edits of nodes versioned while it was closed
+            if not self._rehearsed:
+                self._rehearsed = True
+                self.spawn(self._rehearse(doc), "the first completion and hover, rehearsed")
+
+    async def _read_ahead(self) -> None:
+        """The path where the writer left off, read into the session's caches while the
+        editor is still starting: it is the document an editor opens first (``loom
+        demo``, a reopened session), and its first open read 2,000 nodes' pages cold."""
+        await asyncio.sleep(0)
+        with contextlib.suppress(Exception):
+            ws, who = self.app.ws, self.docs.participant
+            tree = ws.tree_or_none(who.current_tree) if who.current_tree else None
+            if tree is not None:
+                _node, tip = ws.position(who, tree)
+                self.docs.text_for(node_uri(tree, tip))
+
+    async def _rehearse(self, doc: OpenDoc) -> None:
+        """A session's first completion and hover took 2-4× what later ones take (SQLite's
+        statements prepared, a codec and the session's caches loaded on first use): once,
+        when the first path opens, each runs with its answer dropped."""
+        from loom.lsp.features import completion, probabilities
+
+        await asyncio.sleep(0)  # after the open's own answers
+        with contextlib.suppress(Exception):
+            for line in ("→ view ", "→ continue n:3 "):
+                completion.complete(self.docs, doc, doc.tree, line, len(line))
+            text = doc.session.doc
+            middle = text.position_at(len(doc.session.text) // 2)
+            self.protocol._converter.unstructure(probabilities.lsp_hover(
+                self.docs, doc, lsp.Position(line=middle[0], character=middle[1])))
 
     async def _database_back(self, took: float) -> None:
         """The database answers again: what others did meanwhile first, the documents
@@ -283,7 +309,9 @@ def _settle_heap(collect: bool = False) -> None:
 
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
-    ls.warm(WARM)  # the rest of Loom, imported in a thread: the loop answers meanwhile
+    # the rest of Loom, imported in a thread (the loop answers meanwhile), and the LSP
+    # types Loom answers most met once by the converter
+    ls.warm(WARM, then=lambda: warm_converter(ls.protocol._converter))
     await asyncio.to_thread(ls.warmed)
     ls.ready()
 
