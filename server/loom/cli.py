@@ -9,7 +9,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from loom.errors import LoomError
 from loom.render.formats import error
@@ -320,7 +320,43 @@ def _version() -> str:
             f"{Path(__file__).resolve().parent})")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: every subcommand, in the order ``loom -h`` lists them
+COMMANDS = ("new", "trees", "do", "shell", "parse", "import", "export", "demo", "uri", "tree",
+            "search", "summarize", "agent", "users", "migrate", "model", "doctor", "serve")
+
+
+class _Unbuilt:
+    """Stands in for a subcommand's parser that this run does not use: building all
+    eighteen took argparse about 12 ms (most of it looking for translations), a tenth of
+    ``loom trees``."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+
+class _OnlyOne:
+    """The subparsers action, building only ``name``'s parser."""
+
+    def __init__(self, sub: Any, name: str) -> None:
+        self.sub, self.name = sub, name
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        return self.sub.add_parser(name, **kwargs) if name == self.name else _Unbuilt()
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (None: none, or one Loom does not have)."""
+    words = iter(argv)
+    for arg in words:
+        if arg in ("--db", "--participant"):
+            next(words, None)  # the option's value
+        elif not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (``only``) the global options and that one command."""
     p = argparse.ArgumentParser(prog="loom", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--db", help="an SQLite file, or postgresql://user@host/dbname for a "
@@ -330,7 +366,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "$LOOM_PARTICIPANT, on PostgreSQL the database user, else human)")
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("--version", action="version", version=_version())
-    sub = p.add_subparsers(dest="cmd", required=True)
+    sub: Any = p.add_subparsers(dest="cmd", required=True)
+    if only is not None:
+        sub = _OnlyOne(sub, only)
 
     s = sub.add_parser("new", help="create a tree")
     s.add_argument("title")
@@ -447,7 +485,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(command_of(argv)).parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
