@@ -96,9 +96,14 @@ class FakeHost:
 
     async def execute(self, command: str | ast.Command, actor: Actor, *,
                       on_delta: Callable[[int, str], None] | None = None,
-                      cancel: threading.Event | None = None) -> Result:
-        return await asyncio.to_thread(self.app.executor.execute, command, actor, on_delta,
-                                       cancel)
+                      cancel: threading.Event | None = None,
+                      on_done: Callable[[], None] | None = None) -> Result:
+        try:
+            return await asyncio.to_thread(self.app.executor.execute, command, actor,
+                                           on_delta, cancel)
+        finally:
+            if on_done is not None:
+                on_done()
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
         task = asyncio.get_running_loop().create_task(coro, name=name)

@@ -68,8 +68,10 @@ class Host(Protocol):
 
     async def execute(self, command: str | ast.Command, actor: Actor, *,
                       on_delta: Callable[[int, str], None] | None = None,
-                      cancel: threading.Event | None = None) -> Result:
-        """Run a command in a worker thread (the executor does blocking I/O)."""
+                      cancel: threading.Event | None = None,
+                      on_done: Callable[[], None] | None = None) -> Result:
+        """Run a command in a worker thread (the executor does blocking I/O); ``on_done``
+        is called in that thread the moment the command has returned."""
         ...
 
     async def send_edit(self, doc: OpenDoc, text: str, segments: list[Segment]) -> bool:
@@ -136,6 +138,14 @@ class _Traces(Protocol):
 
 class _Outage(Protocol):
     def lost(self) -> None: ...
+
+
+def _then(fn: Callable[..., Result], done: Callable[[], None] | None, *args: Any) -> Result:
+    try:
+        return fn(*args)
+    finally:
+        if done is not None:
+            done()
 
 
 class ClientHost(AnsweringServer):
@@ -261,8 +271,8 @@ class ClientHost(AnsweringServer):
         return self._docs is not None
 
     def doc(self, uri: str) -> OpenDoc | None:
-        if not uri.startswith(f"{SCHEME}:"):
-            return None
+        if not uri.startswith(f"{SCHEME}:"):  # a .loom file on disk, if open
+            return self.docs.files.get(uri) if self.opened else None
         doc = self.docs.open.get(uri)
         if doc is not None:
             return doc
@@ -295,9 +305,9 @@ class ClientHost(AnsweringServer):
 
     async def execute(self, command: str | ast.Command, actor: Actor, *,
                       on_delta: Callable[[int, str], None] | None = None,
-                      cancel: Any = None) -> Result:
-        result = await asyncio.to_thread(self.app.executor.execute, command, actor, on_delta,
-                                         cancel)
+                      cancel: Any = None, on_done: Callable[[], None] | None = None) -> Result:
+        result = await asyncio.to_thread(_then, self.app.executor.execute, on_done, command,
+                                         actor, on_delta, cancel)
         await self.sync.refresh_traces()
         return result
 

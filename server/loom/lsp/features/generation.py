@@ -129,8 +129,12 @@ class Generation:
                 f"Loom: generating {cmd.n} from [{tip.label}]")
             flusher = asyncio.create_task(self._flush(doc, run, base_text, base, start,
                                                       token))
-            work = asyncio.ensure_future(host.execute(cmd, host.actor(doc),
-                                                      on_delta=on_delta, cancel=run.cancel))
+            # the model has stopped writing the moment the worker returns (its nodes are
+            # committed): a move pressed then waits for the landing instead of being told
+            # the model is still writing (under load that took a while to be seen here)
+            work = asyncio.ensure_future(host.execute(
+                cmd, host.actor(doc), on_delta=on_delta, cancel=run.cancel,
+                on_done=lambda: setattr(doc, "streaming", False)))
             result, interrupted = await _outlast_cancellation(work, run.cancel)
         except asyncio.CancelledError:  # the request was cancelled before it began
             interrupted = True
