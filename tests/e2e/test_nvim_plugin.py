@@ -499,3 +499,30 @@ def test_new_tree_type_and_save(editor: Editor, demo: Demo) -> None:
                                  tree, "Once upon a time."), 10, "a node with the typed text")
     assert editor.lines == ["Once upon a time."]
     assert editor.lua("return vim.bo.modified") is False
+
+
+def test_a_loom_file_on_disk_gets_completion_and_hover(editor: Editor, demo: Demo,
+                                                       tmp_path: Path) -> None:
+    """A ``*.loom`` file (a file of command lines, saved where the writer keeps notes):
+    typed into at human speed, its command lines complete and hover as in a loom: buffer
+    (the server answered nothing in such a file before)."""
+    notes = tmp_path / "plan.loom"
+    notes.write_text(f"what to try next\n→ view {demo.tip}\n", encoding="utf-8")
+    editor.open(str(notes))
+    assert editor.lua("return vim.bo.filetype") == "loom"
+    editor.set_cursor_on(demo.tip, 2)
+    card = editor.request("textDocument/hover")
+    assert isinstance(card, dict) and KITCHEN in card["contents"]["value"], card
+    editor.nvim.input("Go")
+    for ch in "→ view ":
+        editor.nvim.input(ch)
+        time.sleep(0.12)
+
+    def abbrs() -> list[str]:
+        info = editor.lua("return vim.fn.complete_info({'pum_visible', 'items'})")
+        return [it["abbr"] for it in info["items"]] if info["pum_visible"] else []
+
+    wait_for(lambda: demo.tip in abbrs(), 10, "the tree's node ids in the menu")
+    editor.nvim.input("<Esc>")
+    editor.cmd("write")
+    assert notes.read_text(encoding="utf-8").endswith("→ view \n")  # the file is the editor's

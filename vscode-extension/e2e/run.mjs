@@ -1281,7 +1281,7 @@ try {
     await shot("14-doctor");
   });
 
-  await check("a .loom file on disk opens as Loom and the server takes it without an error", async () => {
+  await check("a .loom file on disk opens as Loom, the server takes it without an error and completes its command lines", async () => {
     writeFileSync(join(FOLDER, "notes.loom"), "Notes kept on disk.\n→ view a7x2\n");
     const errorsBefore = (loomLog().match(/\[error\]|Request .* failed/gi) ?? []).length;
     const toasts = async () => ((await page.locator(".notifications-toasts").textContent().catch(() => "")) ?? "");
@@ -1296,6 +1296,17 @@ try {
     await waitFor(async () => /Loom/.test((await page.locator("#status\\.editor\\.mode").textContent().catch(() => "")) ?? ""),
       "the language mode Loom", 15_000);
     await languageStatusItem(); // the running server's item shows over files on disk too
+    await page.keyboard.press("Escape");
+    // its command lines complete as in a loom: buffer: typed at a person's speed, the
+    // tree's node ids are offered after → view
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("→ view ", { delay: 80 });
+    const widget = page.locator(".editor-widget.suggest-widget.visible");
+    await widget.waitFor({ timeout: 15_000 });
+    await waitFor(async () => (await widget.locator(".monaco-list-row .label-name").allTextContents())
+      .some((l) => /^[0-9a-z]{6}$/.test(l.trim())), "the tree's node ids among the suggestions", 10_000);
+    await shot("16b-loom-file-completion");
     await page.keyboard.press("Escape");
     await page.waitForTimeout(1_500); // the server's answers to the file's didOpen and first requests
     const toastsAfter = await toasts();

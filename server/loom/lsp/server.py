@@ -359,11 +359,31 @@ async def did_open(ls: LoomServer, params: lsp.DidOpenTextDocumentParams) -> Non
     item = params.text_document
     if item.uri.startswith(f"{SCHEME}:"):
         await ls.open_document(item.uri, item.text, item.version)
+    elif is_loom_file(item.uri, item.language_id):
+        ls.diagnostics.publish(ls.docs.open_file(item.uri, item.text, item.version))
+
+
+def is_loom_file(uri: str, language_id: str | None) -> bool:
+    """A file of Loom command lines the editor opened (``*.loom``, or marked ``loom``)."""
+    return uri.startswith("file:") and (uri.endswith(".loom") or language_id == "loom")
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 @guard()
 def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    file = ls.docs.files.get(params.text_document.uri)
+    if file is not None:  # a .loom file on disk: its text follows the editor's, no more
+        file.client_version = params.text_document.version
+        for change in params.content_changes:
+            if isinstance(change, lsp.TextDocumentContentChangePartial):
+                text = file.session.doc
+                ls.docs.did_change(file, text.offset_at(change.range.start.line,
+                                                        change.range.start.character),
+                                   text.offset_at(change.range.end.line,
+                                                  change.range.end.character), change.text)
+            else:
+                ls.docs.replace_all(file, change.text)
+        return
     ls.editing.changed(params)
 
 
@@ -380,6 +400,8 @@ async def did_save(ls: LoomServer, params: lsp.DidSaveTextDocumentParams) -> Non
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 @guard()
 def did_close(ls: LoomServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    if ls.docs.files.pop(params.text_document.uri, None) is not None:
+        return
     doc = ls.docs.open.get(params.text_document.uri)
     if doc is not None:
         ls.editing.persist(doc)
@@ -510,7 +532,7 @@ async def loom_doctor(ls: LoomServer, a: A.DoctorParams) -> dict[str, Any]:
 
 
 @on.request("loom/status")
-def loom_status(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
+def loom_status(ls: LoomServer, a: A.MaybeUriArgs) -> dict[str, Any]:
     view = None
     if (a.uri or "").startswith(f"{SCHEME}:"):
         with contextlib.suppress(LoomError):
@@ -801,7 +823,7 @@ async def cmd_ask_collaborator(ls: LoomServer, a: A.AskArgs) -> dict[str, Any]:
 
 
 @on.command("loom.stopCollaborator")
-def cmd_stop_collaborator(ls: LoomServer, a: A.StopArgs) -> dict[str, Any]:
+def cmd_stop_collaborator(ls: LoomServer, a: A.MaybeUriArgs) -> dict[str, Any]:
     tree = None
     if a.uri:
         doc = ls.doc(a.uri)

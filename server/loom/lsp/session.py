@@ -139,6 +139,9 @@ class Documents:
         self.encoding = encoding
         self.session = session
         self.open: dict[str, OpenDoc] = {}
+        #: ``.loom`` files on disk the editor has open (``open_file``): apart from
+        #: ``open``, whose documents are the workspace's and are kept, committed, followed
+        self.files: dict[str, OpenDoc] = {}
         #: uri → other dead sessions' uncommitted work found when the buffer was opened
         self.orphans: dict[str, list[BufferState]] = {}
         #: uri → what became of kept edits whose nodes were versioned while no editor ran
@@ -292,9 +295,21 @@ class Documents:
             session.apply(*edit)
         return doc
 
+    def open_file(self, uri: str, text: str, version: int = 0) -> OpenDoc:
+        """A ``.loom`` file on disk: its text is the editor's, Loom keeps no copy; its
+        command lines work in the participant's current tree (completion, hover, go to a
+        node, run a line). Saving it is the editor's: it runs nothing."""
+        who = self.participant
+        tree = self.ws.tree_or_none(who.current_tree) if who.current_tree else None
+        view = View(uri, "file", text, False, "loom", tree=tree)
+        doc = OpenDoc(uri, view, BufferSession(text, [], self.encoding),
+                      client_version=version)
+        self.files[uri] = doc
+        return doc
+
     def ensure(self, uri: str) -> OpenDoc:
         """An open document, or a transient one for clients that only read and save."""
-        doc = self.open.get(uri)
+        doc = self.open.get(uri) or self.files.get(uri)
         if doc is not None:
             return doc
         view = self.restore_view(uri)

@@ -15,9 +15,10 @@ from loom.render import overview
 from loom.render.text import relative_time
 from loom.store import reader
 from loom.store.schema import Document, Node, Participant, Tree
-from loom.store.workspace import Workspace
+from loom.store.workspace import NodeRow, Workspace
 
-Kind = Literal["path", "tree", "doc", "trace", "conversation"]
+#: "file": a ``.loom`` file on disk, whose text is the editor's (Loom keeps no copy)
+Kind = Literal["path", "tree", "doc", "trace", "conversation", "file"]
 
 
 @dataclass
@@ -64,7 +65,7 @@ def parse_uri(uri: str) -> Target:
                     "loom://conversation/AGENT/TREE")
 
 
-def path_text(ws: Workspace, tree: Tree, path: list[Node],
+def path_text(ws: Workspace, tree: Tree, path: list[NodeRow],
               now: float) -> tuple[str, list[Segment]]:
     """Buffer mode: the nodes' text, concatenated; dialogue: a headed block per node."""
     names: dict[str, str] = {}

@@ -68,6 +68,9 @@ class CommandLines:
 
     def candidates(self, doc: OpenDoc) -> list[int]:
         docs = self.host.docs
+        if doc.kind == "file":  # the person's own file: every command line in it
+            text = doc.session.doc
+            return [i for i in range(text.line_count) if is_command_line(text.line(i))]
         if doc.kind not in ("path", "doc"):
             return []
         return candidate_lines(docs.expected_text(doc), docs.expected_segments(doc),
@@ -124,7 +127,8 @@ class CommandLines:
                 result.text += "\n" + note
                 host.show(result)
             return result
-        if not isinstance(cmd, ast.ParseError) and cmd.verb in _COMMIT_FIRST:
+        if not isinstance(cmd, ast.ParseError) and cmd.verb in _COMMIT_FIRST \
+                and doc.kind != "file":
             committed = await self.editing.commit_and_show(doc)
             if not committed.ok:
                 self.diagnostics.add(doc, line, committed)
@@ -142,7 +146,7 @@ class CommandLines:
         self.diagnostics.clear(doc, line)
         text_doc = TextDoc(docs.expected_text(doc), docs.encoding)
         now_at = next((i for i in self.candidates(doc) if text_doc.line(i) == line), None)
-        if now_at is not None:
+        if now_at is not None and doc.kind != "file":  # (a file's lines are the person's)
             await self.remove_line(doc, now_at)
         host.show(result)
         if doc.kind == "path" and doc.tree is not None:
