@@ -59,6 +59,10 @@ def test_arrow_typed_as_ascii_becomes_the_arrow(editor: Editor, demo: Demo) -> N
     type_slowly(editor, "she went -> there", 0.02)
     editor.nvim.input("<Esc>")
     wait_for(lambda: editor.lines[-1] == "she went -> there", 5, "prose untouched")
+    # the command line kept its arrow, and nothing else in the buffer moved
+    assert editor.lines[-2] == "→ view root", editor.lines[-3:]
+    assert editor.text.startswith(STORY_START), editor.text[:80]
+    assert sum(line.startswith("→") for line in editor.lines) == 1, editor.lines
 
 
 
@@ -259,16 +263,20 @@ def test_compare_two_siblings_in_diff_mode(editor: Editor, demo: Demo) -> None:
     editor.cmd("Loom diff")
     wait_for(lambda: editor.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 2, 10,
              "two windows")
-    wait_for(lambda: editor.lua("""
+    texts = wait_for(lambda: editor.lua("""
         local texts = {}
         for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
           if not vim.wo[w].diff then return false end
           texts[#texts + 1] = table.concat(vim.api.nvim_buf_get_lines(
             vim.api.nvim_win_get_buf(w), 0, -1, false), "\\n")
         end
-        return texts[1]:find("windows seemed", 1, true) ~= nil
-           and texts[2]:find("walnut trees", 1, true) ~= nil"""), 10,
-             "the two siblings' paths in diff mode")
+        if texts[1]:find("windows seemed", 1, true) and texts[2]:find("walnut trees", 1, true)
+        then return texts end
+        return false"""), 10, "the two siblings' paths in diff mode")
+    here, sibling = texts
+    # the same beginning, then each sibling's own text: one path each, nothing mixed
+    assert here.startswith(STORY_START) and sibling.startswith(STORY_START), texts
+    assert "walnut trees" not in here and "windows seemed" not in sibling, texts
 
 
 FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "socketteer-loom-demo.json"

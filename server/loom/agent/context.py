@@ -59,7 +59,7 @@ from loom.render.text import (
     word_count,
 )
 from loom.store.schema import Node, Participant, TraceEntry
-from loom.store.workspace import Workspace
+from loom.store.workspace import NodeRow, Workspace
 
 DEFAULT_BUDGET = mem.CONTEXT_BUDGET  # tokens
 #: Seed 001's addendum, verbatim; ``{permissions}`` is filled in.
@@ -642,7 +642,7 @@ class Draft:
     budget_tokens: int
     system: str
     node: Node
-    path: list[Node]
+    path: list[NodeRow]
     blocks: list[_Block]
     turn_input: str
     exchanges: Sequence[Exchange]

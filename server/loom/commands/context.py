@@ -12,7 +12,7 @@ from loom.errors import LoomError
 from loom.model import permissions as perms
 from loom.render.text import relative_time
 from loom.store.schema import Node, Participant, Tree
-from loom.store.workspace import Workspace
+from loom.store.workspace import NodeRow, Workspace
 
 
 @dataclass
@@ -112,11 +112,11 @@ class Ctx:
         machines, no branch lock is taken between the check and the write)."""
         return self.ws.guarded_write(self.tree.id, self.me, checks)
 
-    def current_path(self) -> list[Node]:
+    def current_path(self) -> list[NodeRow]:
         node, tip = self.position()
         return self.ws.path(tip, prefer=(node.id, tip.id))
 
-    def branch_path(self, through: Node) -> list[Node]:
+    def branch_path(self, through: Node) -> list[NodeRow]:
         """The path through a node: the current path when it is on it, else its ancestors and
         the first continuations below it."""
         current = self.current_path()

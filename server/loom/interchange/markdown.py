@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 from loom.errors import LoomError
 from loom.store.schema import Node, Participant, Tree
-from loom.store.workspace import Workspace
+from loom.store.workspace import NodeRow, Workspace
 
 
 def export_markdown(ws: Workspace, tree: Tree, tip: Node, *,
@@ -44,7 +44,7 @@ def export_markdown(ws: Workspace, tree: Tree, tip: Node, *,
     return "\n\n".join(blocks) + "\n"
 
 
-def _prose(path: list[Node], notes: dict[str, list[Node]],
+def _prose(path: list[NodeRow], notes: dict[str, list[Node]],
            names: dict[str, str]) -> list[str]:
     pieces: list[str] = []
     footnotes: list[str] = []
@@ -62,7 +62,7 @@ def _prose(path: list[Node], notes: dict[str, list[Node]],
     return [b for b in (text, "\n".join(footnotes)) if b]
 
 
-def _dialogue(path: list[Node], notes: dict[str, list[Node]],
+def _dialogue(path: list[NodeRow], notes: dict[str, list[Node]],
               names: dict[str, str]) -> list[str]:
     blocks: list[str] = []
     for n in path:

@@ -112,7 +112,10 @@ class AskArgs(UriArgs):
     message: str | None = None
 
 
-class StopArgs(Args):
+class MaybeUriArgs(Args):
+    """A request about a document, or (no ``uri``) about the session: ``loom/status``,
+    ``loom.stopCollaborator``."""
+
     uri: str | None = None
 
 

@@ -20,7 +20,7 @@ from loom.render.text import (
 from loom.render.tree_drawing import MAX_CHILDREN, Item, draw
 from loom.store import reader
 from loom.store.schema import Document, Link, Node, Tree
-from loom.store.workspace import TreeCounts
+from loom.store.workspace import NodeRow, TreeCounts
 
 DEFAULT_TREE_DEPTH = 5
 
@@ -202,7 +202,7 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
 THEMES_TEXT_CHARS = 20_000  # the newest text of a long path (~3,500 words): quick to read
 
 
-def _recent_text(path: list[Node]) -> list[str]:
+def _recent_text(path: list[NodeRow]) -> list[str]:
     """The contents along a path, newest last, up to THEMES_TEXT_CHARS from its end."""
     texts: list[str] = []
     left = THEMES_TEXT_CHARS
