@@ -10,7 +10,7 @@
 2. Context assembly time on a 100,000-node tree (built with ``Workspace.bulk_add`` like
    ``bench_core.py``): median of 20 assemblies at a 2,000-deep position and at a shallow
    one.
-3. What a context that caches saves (issue 25): a scripted five-turn session (three model
+3. What a context that caches saves: a scripted five-turn session (three model
    calls a turn: read, write, answer) through the real loop and the real ``openai`` SDK
    against a local wire-format server, on the demo tree and on a 15,000-word tree. For
    each call: characters and tokens sent, and the share of its prompt that is an exact

@@ -1,4 +1,4 @@
-"""Peak memory of an import against the file's size (issue 26, item 15: 64 MB took 1.0 GB,
+"""Peak memory of an import against the file's size (64 MB took 1.0 GB,
 a 500 MB single-node file 7.35 GB).
 
 Each size is a generated Open Loom file (a chain of nodes of ~2 KB, or one node holding

@@ -1,4 +1,4 @@
-"""The cost of storing and serving token probabilities (issue 17). Prints figures; asserts
+"""The cost of storing and serving token probabilities. Prints figures; asserts
 nothing.
 
 1. **Writes**: ``→ continue n:5 tokens:50`` through the executor with a subject answering

@@ -3,7 +3,7 @@
 1. Overhead Loom adds to one streamed continuation (n=1) over a direct ``openai`` SDK
    call, both against the same local fake server: medians of RUNS interleaved runs.
    Target: ratio ≤ 1.1.
-2. The bundled local model in its model service (llama-server, issue 23), in one run on
+2. The bundled local model in its model service (llama-server), in one run on
    one machine: the cold start of the model process; raw llama.cpp making n x 50 tokens
    one after another without logprobs (the baseline: llama-server's own endpoint, no Loom)
    against Loom's ``continue n:3 tokens:50`` with top-5 logprobs through the real language

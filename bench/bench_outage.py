@@ -1,4 +1,4 @@
-"""A team's database restarted and down (issue 32): how fast edits reach the other editor
+"""A team's database restarted and down: how fast edits reach the other editor
 before and after a restart, and how soon text saved while the database was down is
 committed once it is back.
 

@@ -1,4 +1,4 @@
-"""The editor at scale (issue 16): a 100,000-node tree whose 2,000-node spine has ~50
+"""The editor at scale: a 100,000-node tree whose 2,000-node spine has ~50
 children per spine node, the human positioned at the spine's tip (a ~250 KB buffer),
 measured through a real language-server process over stdio. Prints one table: p50/p99 of
 each request, its ratio to a trivial round trip measured in the same run, and the goal

@@ -1,5 +1,5 @@
 """``loom/nodeInfo`` and ``loom.siblings`` on a node with many siblings, through the real
-server over stdio (issue 26, item 13).
+server over stdio.
 
 For each sibling count (default 500, 2,000 and 10,000) a fresh SQLite database holds
 ``root → d0 → P`` with that many model continuations under ``P`` (made three to a request,

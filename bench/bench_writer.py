@@ -1,4 +1,4 @@
-"""What a writer waits for (issue 14), measured on the real server over stdio: hovering a
+"""What a writer waits for, measured on the real server over stdio: hovering a
 node (its card: own text, labelled summary, generation details), opening the 764-node
 socketteer import (reading its path and its overview, drawing its picture), and full-text
 search over 100,000 nodes (FTS5), plus the people overview and picture of that tree.

@@ -1,4 +1,4 @@
-"""Write benchmarks (issue 16): one node added with a committed transaction, against the
+"""Write benchmarks: one node added with a committed transaction, against the
 way socketteer/loom saves (its whole tree rewritten as JSON after a backup copy), in the
 same run. Prints medians, p99 and the ratio; asserts nothing.
 

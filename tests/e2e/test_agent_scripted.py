@@ -186,7 +186,7 @@ def test_continue_uses_the_subject_model_never_the_collaborator(app, clock, fake
     assert completions[0].json["model"] == "fake-base"
     assert len(fake.requests_to(OPENAI_CHAT)) == turn.iterations == 2
     assert turn.usage.continuations == 2 and turn.usage.subject_completion_tokens > 0
-    # several continuations are options: the collaborator stays where it asked (issue 25:
+    # several continuations are options: the collaborator stays where it asked (before:
     # its next turn's path ran through whichever came first), and is told so
     node, _tip = ws.position(agent.participant, tree)
     assert node.id == tree.root
@@ -328,7 +328,7 @@ def test_iteration_budget(world, fake) -> None:  # type: ignore[no-untyped-def]
     assert turn.stop_reason == "iterations" and turn.iterations == 4
     assert len(fake.requests_to(OPENAI_CHAT)) == 4 and len(turn.commands) == 4
     assert any(e.kind == "notice" and "iteration budget" in e.text for e in events)
-    # the last call, and only it, was told it is the last (issue 25)
+    # the last call, and only it, was told it is the last
     bodies = chat_bodies(fake)
     assert bodies[-1][-1]["content"].endswith(LAST_CALL)
     assert not any(LAST_CALL in m["content"] for body in bodies[:-1] for m in body)
@@ -528,7 +528,7 @@ def test_annotation_trigger_and_autonomous_mode(world, fake, clock) -> None:  # 
     say(fake, "Yes: the father leaving is the turn.")
     turn = asyncio.run(agent.run_turn(inputs[0]))
     assert turn.trigger == "annotation" and turn.input_node == ann.label
-    # the conversation names the annotation and the node it is on (issue 25: it said
+    # the conversation names the annotation and the node it is on (before: it said
     # "annotation on [ann-1]")
     assert f"· annotation [{ann.label}] on [{b.label}]" in agent.conversation_text()
     assert "is this the turning point?" in chat_bodies(fake)[0][1]["content"]
@@ -594,7 +594,7 @@ def test_cli_headless_ask(world, fake, tmp_path: Path, monkeypatch, capsys) -> N
     assert "Conversation with collaborator" in capsys.readouterr().out
 
 
-# ── continuity (issue 25): what the agent said and did reaches its next calls ──
+# ── continuity: what the agent said and did reaches its next calls ──
 NARRATION = "Let me look at both branches before I answer."
 CONCLUSION = ("My conclusion: the father branch carries the story; the confrontation "
               "reads as a shortcut. Shall I continue the father branch three ways?")
@@ -670,7 +670,7 @@ def test_an_autonomous_turn_is_told_what_the_human_changed(world, fake, clock) -
 
 
 def test_options_come_back_whole_when_they_fit(world, fake) -> None:  # type: ignore[no-untyped-def]
-    """Issue 25: ``list`` showed each option as a 60-character preview, so every option cost
+    """``list`` showed each option as a 60-character preview, so every option cost
     a ``→ view … full``; whole when the result fits the threshold, previews when not."""
     ws, tree, a = world["ws"], world["tree"], world["a"]
     long = ("Marie's mother kept the letters in a biscuit tin under the stairs, and Marie "
@@ -688,7 +688,7 @@ def test_options_come_back_whole_when_they_fit(world, fake) -> None:  # type: ig
 
 
 def test_memory_counts_against_the_collaborators_own_budget(world, fake) -> None:  # type: ignore[no-untyped-def]
-    """Issue 25: → memory said 50,000 tokens available to a collaborator whose context
+    """→ memory said 50,000 tokens available to a collaborator whose context
     budget was 16,000."""
     say(fake, "→ memory\n", "Noted.")
     asyncio.run(make_agent(world, fake, budgets=Budgets(context_tokens=12_000)).run_turn(
@@ -698,7 +698,7 @@ def test_memory_counts_against_the_collaborators_own_budget(world, fake) -> None
 
 
 def test_commands_that_did_not_run_are_said(world, fake) -> None:  # type: ignore[no-untyped-def]
-    """Issue 25: a command mid-line or in a code block was skipped silently, and the cut-off
+    """A command mid-line or in a code block was skipped silently, and the cut-off
     notice did not say a → continue was among the text dropped."""
     b = world["b"]
     say(fake,
@@ -724,7 +724,7 @@ def test_commands_that_did_not_run_are_said(world, fake) -> None:  # type: ignor
     assert "not run: → continue n:3 where" in agent.conversation_text()
 
 
-# ── reading and fixing in buffer mode (issue 25, items 7 and 12) ──
+# ── reading and fixing in buffer mode ──
 def test_a_buffer_tree_is_read_as_prose_and_documents_are_listed(app, clock, fake) -> None:  # type: ignore[no-untyped-def]
     """Item 7: ``view branch:X as:prose``, the best reader for buffer mode, was not in
     ``→ help view``, and documents could not be listed."""

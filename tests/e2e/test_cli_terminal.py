@@ -1,4 +1,4 @@
-"""The `loom` command line as a terminal user meets it (issue 14, finding 9): a closed
+"""The `loom` command line as a terminal user meets it: a closed
 pipe is not an error, `--help` reads as plain text, titles work as tree names."""
 
 from __future__ import annotations

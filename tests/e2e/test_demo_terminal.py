@@ -1,6 +1,6 @@
 """`loom demo`, the README's main job, as a person meets it: in a real terminal (tmux), the
-demo tree opens in Neovim with its story on screen and the plugin's greeting (issue 24,
-finding 1: the URI's %20 reached :edit unescaped and Neovim opened empty, E499)."""
+demo tree opens in Neovim with its story on screen and the plugin's greeting (before:
+the URI's %20 reached :edit unescaped and Neovim opened empty, E499)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_loom_demo_opens_the_story_in_neovim(tmp_path: Path) -> None:
         assert "The house stood empty at the end of the lane." in shown, shown
         assert "Loom demo: K hover" in shown, shown
         assert "E499" not in shown and "Error detected" not in shown, shown
-        # the status line names the tree as a person does: no ULID, no %20 (issue 24)
+        # the status line names the tree as a person does: no ULID, no %20
         assert "The House at the End of the Lane" in shown, shown
         assert "%20" not in shown and "loom://path/" not in shown, shown
         subprocess.run(["tmux", "-L", sock, "send-keys", "-t", "demo", ":qa!", "Enter"],

@@ -51,7 +51,7 @@ def test_continue_and_summarize_with_the_local_model(tmp_path: Path) -> None:
         assert g.params.get("max_tokens") == 20 and g.latency_ms and g.latency_ms > 0
         assert node.content_hash and node.parent == tree.root
     assert RawResponse.get_by_id(gens[created[0].id].raw).body
-    # named explicitly: as the unconfigured fallback it writes no summaries (issue 14)
+    # named explicitly: as the unconfigured fallback it writes no summaries
     worker = SummaryWorker(ws, BUILTIN_PROFILES["local"])
     written = worker.run_once(limit=3)
     summarized = list(Node.select().where(Node.summary_source == "model"))

@@ -1,4 +1,4 @@
-"""Token probabilities with the real local model (issue 17): SmolLM2 on llama-cpp-python
+"""Token probabilities with the real local model: SmolLM2 on llama-cpp-python
 returns logprobs; through the real language server the stored tokens spell each node,
 hover shows a token's alternatives, and an alternative's code action splits the node and
 the local model continues from the alternative."""

@@ -1,4 +1,4 @@
-"""The local model's process dies or hangs mid-generation (issue 23), with the real model
+"""The local model's process dies or hangs mid-generation, with the real model
 and the real language server: kill -9, a SIGILL (as a CPU that cannot run the build
 makes it), and a stop (a hang). Each time the request answers ``✗ MODEL_ERROR`` saying
 what happened, nothing is written, the streamed text goes, every open buffer lives on,

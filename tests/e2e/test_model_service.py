@@ -1,4 +1,4 @@
-"""The local model's service (issue 23) without the model: a stand-in llama-server
+"""The local model's service without the model: a stand-in llama-server
 (tests/e2e/fake_llama_server.py) run by the real supervisor, found through the real
 records. One service however many clients race to start it; a server that cannot start
 says why; an idle service stops by itself; a dead supervisor's leftovers are cleared; the

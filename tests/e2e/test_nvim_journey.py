@@ -1,4 +1,4 @@
-"""The writer's first hour in Neovim, as a person goes through it (issue 24): `loom demo` in
+"""The writer's first hour in Neovim, as a person goes through it: `loom demo` in
 a real terminal (tmux), the bundled local model, keys typed one at a time at typing speed,
 and after every step the screen read as the person reads it and the tree read from the
 database.

@@ -214,12 +214,12 @@ def test_open_path_shows_the_prose(editor: Editor, demo: Demo) -> None:
     opts = editor.lua("return { vim.bo.filetype, vim.bo.buftype, vim.bo.modified, "
                       "vim.bo.modifiable, vim.bo.swapfile }")
     assert opts == ["loom", "acwrite", False, True, False]
-    # the status line names the tree and the place, not the URI (issue 24)
+    # the status line names the tree and the place, not the URI
     wait_for(lambda: editor.lua("return require('loom').title()").startswith(
         "The House at the End of the Lane · ["), 10, "the title in the status line")
     assert "%20" not in editor.lua("return require('loom').title()")
     assert "loom'.title()" in editor.lua("return vim.wo.statusline")
-    # prose wraps between words (issue 24: it wrapped mid-word)
+    # prose wraps between words (before: it wrapped mid-word)
     wait_for(lambda: editor.lua("return { vim.wo.wrap, vim.wo.linebreak }") == [True, True],
              5, "wrap and linebreak in the prose window")
     # the same through :Loom open TREE NODE (loom.open → window/showDocument)
@@ -295,7 +295,7 @@ def test_completion_offers_view_after_arrow(editor: Editor, demo: Demo) -> None:
     # accepting it applies the server's textEdit: the line becomes "→ view "
     editor.nvim.input("<C-n><C-y><Esc>")
     wait_for(lambda: editor.lines[-1] == "→ view ", 5, "the accepted completion")
-    # typed on: after "→ view " the menu leads with node ids (issue 24, finding 9)
+    # typed on: after "→ view " the menu leads with node ids
     editor.nvim.input("A<BS> ")
 
     def first_abbrs() -> list[str]:
@@ -349,7 +349,7 @@ def test_next_sibling_swaps_the_path(editor: Editor, demo: Demo) -> None:
 
 def test_undo_after_a_sibling_switch_goes_back_and_writes_nothing(editor: Editor,
                                                                    demo: Demo) -> None:
-    """Issue 24, finding 3: `]s` (now `]n`) then `u` brought the old text back as an edit of the new
+    """`]s` (now `]n`) then `u` brought the old text back as an edit of the new
     branch (the buffer unmodified, `:e!` no help, a save made versions). Now `u` is the
     switch undone: the view goes back, and `:w` has nothing to commit."""
     editor.open(demo.uri(demo.tip))

@@ -1,4 +1,4 @@
-"""What the model almost wrote, in a real headless Neovim with the plugin (issue 17): the
+"""What the model almost wrote, in a real headless Neovim with the plugin: the
 subject model is a local HTTP server speaking the OpenAI completions wire format with
 logprobs (through the real SDK, in the real server). Hover shows a token's alternatives;
 the alternative's code action splits the node and continues from the alternative; the
@@ -139,7 +139,7 @@ def test_probability_colours_and_ghost_text_suggestions(fake: FakeProvider, edit
     editor.cmd("Loom probabilities off")
     wait_for(lambda: not mods_at(" mat.") or "probVeryLow" not in mods_at(" mat."), 10,
              "the colours gone")
-    # the bare toggle (issue 24, finding 4: its argument went as a JSON array, refused),
+    # the bare toggle (before: its argument went as a JSON array, refused),
     # on and off again, and no "assertion failed!" from the semantic tokens client
     editor.cmd("Loom probabilities")
     wait_for(lambda: "probVeryLow" in mods_at(" mat."), 10, "the toggle to colour again")

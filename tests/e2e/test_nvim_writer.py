@@ -1,4 +1,4 @@
-"""The writer's loom in a real headless Neovim (issue 14): typing commands at human speed,
+"""The writer's loom in a real headless Neovim: typing commands at human speed,
 labels and messages that stay out of the way, bookmarks, search, the tree picture and the
 sibling picker. Same harness as ``test_nvim_plugin.py`` (the demo database, the plugin
 from ``nvim/``, the real server)."""
@@ -31,7 +31,7 @@ def type_slowly(editor: Editor, text: str, delay: float = 0.15) -> None:
 
 
 def test_typing_a_command_at_human_speed_is_never_rewritten(editor: Editor, demo: Demo) -> None:
-    """Finding 1: with Neovim's default completeopt (menu,popup) the auto-triggered
+    """Before: with Neovim's default completeopt (menu,popup) the auto-triggered
     completion inserted its first item while the user typed."""
     editor.cmd("set completeopt=menu,popup")  # what `loom demo` leaves: Neovim's default
     editor.open(demo.uri(demo.tip))
@@ -90,8 +90,8 @@ def modified(editor: Editor) -> bool:
 
 
 def test_a_command_run_from_the_buffer_leaves_it_clean(editor: Editor, demo: Demo) -> None:
-    """Finding 5 (Neovim): `[+]` after <leader>lr ran a command that changed the path;
-    finding 7: "Workspace edit Loom" in the messages for every edit the server made."""
+    """Before: `[+]` after <leader>lr ran a command that changed the path;
+    and "Workspace edit Loom" in the messages for every edit the server made."""
     editor.open(demo.uri(demo.tip))
     walnut = demo.local_id("walnut trees had dropped")
     line = editor.append_line(f"→ switch to {walnut}")
@@ -108,7 +108,7 @@ def test_a_command_run_from_the_buffer_leaves_it_clean(editor: Editor, demo: Dem
 
 
 def test_read_only_views_refresh_and_write_quietly(editor: Editor, demo: Demo) -> None:
-    """Finding 7: `:w` warned W10 / failed with E45 in a read-only view."""
+    """Before: `:w` warned W10 / failed with E45 in a read-only view."""
     editor.open(f"loom://tree/{demo.tree}")
     loom_cli(demo.db, "do", demo.tree, f'→ respond {demo.tip} " The phone rang."')
     wait_for(lambda: "The phone rang" in "".join(editor.lines) or
@@ -133,7 +133,7 @@ def test_a_failed_save_says_so_once(editor: Editor, demo: Demo) -> None:
 
 def test_continue_says_when_it_has_finished(fake: FakeProvider, editor: Editor,
                                             demo: Demo) -> None:
-    """Finding 7: Neovim never said `✓ 3 continuations`; finding 5: the buffer stayed
+    """Before: Neovim never said `✓ 3 continuations`; and the buffer stayed
     modified after the generation landed."""
     fake.script(OPENAI_COMPLETIONS, openai_completion_stream(
         [" The door was open.", " Nobody answered.", " A dog barked."], event_delay_s=0.02))
@@ -156,7 +156,7 @@ def test_continue_says_when_it_has_finished(fake: FakeProvider, editor: Editor,
 
 def test_write_on_a_continue_line_returns_at_once_and_the_continuations_land(
         fake: FakeProvider, editor: Editor, demo: Demo) -> None:
-    """Issue 24, finding 2: `:w` on `→ continue n:3` waited for the whole generation, timed
+    """`:w` on `→ continue n:3` waited for the whole generation, timed
     out after 10 s (`✗ loom/save: timeout`) and lost the line and the streamed text."""
     words = "".join(f" word{i}" for i in range(60))
     fake.script(OPENAI_COMPLETIONS, openai_completion_stream(
@@ -197,7 +197,7 @@ def test_cancel_is_not_an_error(fake: FakeProvider, editor: Editor, demo: Demo) 
 
 def test_hover_shows_the_nodes_own_text_then_a_labelled_summary(editor: Editor,
                                                                 demo: Demo) -> None:
-    """Finding 2: a small model's wrong summary was shown as the node's text."""
+    """Before: a small model's wrong summary was shown as the node's text."""
     import sqlite3
 
     node = demo.local_id("windows seemed to watch")
@@ -219,7 +219,7 @@ def test_hover_shows_the_nodes_own_text_then_a_labelled_summary(editor: Editor,
 
 def test_siblings_are_marked_where_they_are_and_picked_side_by_side(editor: Editor,
                                                                    demo: Demo) -> None:
-    """Finding 6: Neovim showed no sibling indicator; a picker shows every sibling's text."""
+    """Before: Neovim showed no sibling indicator; a picker shows every sibling's text."""
     editor.open(demo.uri(demo.tip))
     windows = demo.local_id("windows seemed to watch")
 
@@ -283,7 +283,7 @@ FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sockett
 
 
 def test_open_a_tree_by_its_title(editor: Editor, demo: Demo) -> None:
-    """Finding 8: `:Loom open The House at the End of the Lane` failed (`tree "The" does
+    """Before: `:Loom open The House at the End of the Lane` failed (`tree "The" does
     not exist`), and completion offered only ULIDs."""
     title = "The House at the End of the Lane"
     editor.cmd(f"Loom open {title}")
@@ -304,7 +304,7 @@ def test_open_a_tree_by_its_title(editor: Editor, demo: Demo) -> None:
 
 def test_an_imported_tree_opens_on_its_selected_node_with_text(editor: Editor,
                                                               demo: Demo) -> None:
-    """Finding 4: the 764-node socketteer file opened on the root's empty first child (its
+    """Before: the 764-node socketteer file opened on the root's empty first child (its
     selected node) with nothing on screen and no word on why."""
     if not FIXTURE.exists():
         pytest.skip(f"no fixture at {FIXTURE}")
@@ -374,7 +374,7 @@ def test_bookmark_tag_search_and_delete_from_neovim(editor: Editor, demo: Demo) 
 
 
 def test_the_overview_shows_text_marks_the_path_and_folds(editor: Editor, demo: Demo) -> None:
-    """Finding 3: the overview was a wall of bare ids."""
+    """Before: the overview was a wall of bare ids."""
     loom_cli(demo.db, "do", demo.tree, '→ bookmark root "the opening"')
     editor.open(demo.uri(demo.tip))
     editor.cmd("Loom tree")
@@ -402,7 +402,7 @@ def test_the_overview_shows_text_marks_the_path_and_folds(editor: Editor, demo: 
 
 
 def test_the_tree_as_a_picture(editor: Editor, demo: Demo) -> None:
-    """Finding 3: a picture of the tree where choosing a node opens its path."""
+    """Before: a picture of the tree where choosing a node opens its path."""
     editor.open(demo.uri(demo.tip))
     editor.cmd("Loom picture")
     lines = wait_for(lambda: editor.lua("""

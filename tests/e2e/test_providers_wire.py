@@ -209,7 +209,7 @@ async def test_anthropic_chat(fake):
     assert len(result.completions) == 1
     assert result.completions[0].text == "Hello there, writer."
     body = fake.requests_to(ANTHROPIC_MESSAGES)[0].json
-    # prompt caching (issue 25): breakpoints after the system prompt and at the end
+    # prompt caching: breakpoints after the system prompt and at the end
     ephemeral = {"type": "ephemeral"}
     assert body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": ephemeral}]
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
@@ -582,7 +582,7 @@ async def test_local_concurrent_calls_and_cancel():
 @local_model
 @requires_local
 async def test_local_n_continuations_decode_together_and_stream_as_they_come():
-    """Issue 23: n continuations of one request are decoded together in the model server's
+    """The n continuations of one request are decoded together in the model server's
     slots (n beyond the slots is split across requests), each streaming as it comes."""
     p = make_provider(ModelProfile(name="local", provider="local", model="SmolLM2-135M-Instruct"))
     order: list[int] = []

@@ -132,7 +132,7 @@ async def test_anthropic_complete_and_chat_never_send_a_secret(fake):
 
 
 async def test_the_reported_case_sk_proj_to_a_local_compatible_server(fake):
-    """Issue 12: a message holding sk-proj-… reached a local OpenAI-compatible server."""
+    """A message holding sk-proj-… reached a local OpenAI-compatible server."""
     p = make_provider(profile(fake, "openai-compatible", api_key_env=None))
     await p.chat([ChatMessage(role="user", content=f"here: {OPENAI_KEY}")])
     assert_never_received(fake, [OPENAI_KEY])
@@ -235,7 +235,7 @@ async def test_an_echoed_key_is_redacted_in_deltas_text_and_raw(echo, provider, 
                  json.dumps(reply.model_dump()))
 
 
-# -- issue 13 end to end: the tree, the collaborator, stdout, exports, the database ---------
+# -- end to end: the tree, the collaborator, stdout, exports, the database ---------
 
 
 def test_an_echoed_key_never_reaches_the_tree_stdout_exports_or_the_database(

@@ -1,4 +1,4 @@
-"""Issue 32, item 3: one rule for who may ask a collaborator, wherever from. On a team's
+"""One rule for who may ask a collaborator, wherever from. On a team's
 PostgreSQL, a reader's editor (``loom.askCollaborator``) and the same reader's ``loom
 agent`` are refused with the same words, before anything is written; no model is needed to
 say no."""

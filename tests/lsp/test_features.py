@@ -132,7 +132,7 @@ async def test_code_lens_cycles_siblings(editor: Editor) -> None:
         lsp.CodeLensParams(text_document=td(uri)))
     titles = [lens.command.title for lens in lenses]
     _, lid = node(editor, "windows seemed to watch")
-    # quiet by default (issue 24): one sibling lens over a line, its last node's with
+    # quiet by default: one sibling lens over a line, its last node's with
     # alternatives; the others' ◀ k/n ▶ sit at their boundaries
     quiet = [t for t in titles if t.startswith("◀")]
     assert len(quiet) == 1 and quiet[0].startswith("◀ 1/2 ▶ ") and lid not in quiet[0]
@@ -206,7 +206,7 @@ async def test_semantic_tokens_and_inlay_hints(editor: Editor) -> None:
               else h.label for h in hints]
     # the editor's boundary glyph renders in common fonts (the seeds' ︱ drew as a box)
     assert all(label.startswith("¦") for label in labels), labels
-    # quiet by default (issue 24): only where there is a choice of siblings
+    # quiet by default: only where there is a choice of siblings
     assert len(hints) == 3 and all("◀" in label for label in labels), labels
     assert any("◀ 1/3 ▶" in label for label in labels)  # siblings where they belong
     editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
@@ -271,7 +271,7 @@ async def test_change_from_elsewhere_updates_open_document(editor: Editor) -> No
 
 
 async def test_a_version_of_the_buffers_last_node_takes_its_place(editor: Editor) -> None:
-    """Issue 25, item 12: the collaborator fixed the node the human's path ended on (an
+    """The collaborator fixed the node the human's path ended on (an
     → edit: a buffer-mode version); the buffer, ending on the original, never showed it."""
     uri = await open_demo(editor)
     tip = sql(editor.db, "SELECT n.local_id, n.content FROM position p JOIN participant x ON "
@@ -294,7 +294,7 @@ async def test_a_version_of_the_buffers_last_node_takes_its_place(editor: Editor
 
 async def test_a_tree_deleted_while_open_takes_no_writes_and_the_editor_is_told(
         editor: Editor) -> None:
-    """Issue 26, item 16: a tree deleted while its path was open went on taking what was
+    """A tree deleted while its path was open went on taking what was
     typed ("✓ committed 1 node", into the trash), and the editor was never told."""
     uri = await open_demo(editor)
     tree = uri.split("/")[3]
@@ -426,7 +426,7 @@ async def test_dialogue_path_view(editor: Editor) -> None:
 
 
 async def test_a_tree_made_elsewhere_is_announced(editor: Editor) -> None:
-    """Issue 24, finding 11: the VS Code Loom view did not show a tree made from the CLI
+    """The VS Code Loom view did not show a tree made from the CLI
     (same database) until Refresh. The server says which trees changed anywhere."""
     await open_demo(editor)
     out = subprocess.run([sys.executable, "-m", "loom.cli", "--db", str(editor.db), "new",

@@ -1,4 +1,4 @@
-"""Issue 26, item 14: text that cannot be stored. JSON lets a client send a lone UTF-16
+"""Text that cannot be stored. JSON lets a client send a lone UTF-16
 surrogate (``"lone\\ud800"``); typed into a buffer it stopped crash protection ("could not
 keep the uncommitted text", UnicodeEncodeError on every save), made loom/save answer
 "✗ CONFLICT: … a bug", and a ``$/cancelRequest`` whose id is an object logged a TypeError.

@@ -68,7 +68,7 @@ async def test_a_new_name_starts_with_nothing_until_the_human_grants(tmp_path: P
         # created, but with no permissions: a write is refused and changes nothing
         assert sql(db, "SELECT kind FROM participant WHERE name = 'alice'") == [("human",)]
         assert permissions(db, "alice") == []
-        # nothing of the tree to read either (issue 26: loom_aware guards every read)
+        # nothing of the tree to read either (loom_aware guards every read)
         read = await client.answer(client.request("loom/read", {"uri": env.uri}))
         assert "PERMISSION_DENIED" in str(read), read
         text = _human_text(db, env.uri)

@@ -1,4 +1,4 @@
-"""A kill right after a save, and the editor reopening its text (issue 32, item 9).
+"""A kill right after a save, and the editor reopening its text.
 
 The writer types a sentence at the end of the path and saves; the server is killed a few
 milliseconds after the save was sent (before, while or after it commits and writes the

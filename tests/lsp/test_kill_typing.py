@@ -5,7 +5,7 @@ Each trial is one real server over stdio: it opens the buffer (restoring what th
 server before it kept), the client types into it (at the end of the buffer, or inside the
 first node), and the server is killed at a random moment. The next trial's server restores
 the buffer, and the characters missing from it are counted, with how long before the kill
-the first of them was sent: the loss window. The goal (issue 13) is that a kill at any
+the first of them was sent: the loss window. The goal is that a kill at any
 moment loses at most the last 300 ms of typing.
 """
 

@@ -1,4 +1,4 @@
-"""Typed text survives what other participants and editors do (issue 13): an editor opening
+"""Typed text survives what other participants and editors do: an editor opening
 a path with the wrong text, and another participant versioning the node being typed in."""
 
 from __future__ import annotations

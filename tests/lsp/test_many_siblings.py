@@ -1,4 +1,4 @@
-"""A node with thousands of siblings (issue 26, item 13): ``loom/nodeInfo`` and
+"""A node with thousands of siblings: ``loom/nodeInfo`` and
 ``loom.siblings`` answer a page of them with the total and where the next page starts,
 and a slow ``loom/nodeInfo`` never holds up another request."""
 

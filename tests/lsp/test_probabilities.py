@@ -1,4 +1,4 @@
-"""Token probabilities in the editor (issue 17), through the real server, the real OpenAI
+"""Token probabilities in the editor, through the real server, the real OpenAI
 SDK and a local HTTP server speaking the completions wire format with ``logprobs``: the
 stored tokens spell each node; hover shows the alternatives; the probability view colours
 model text; a code action branches from an alternative and continues; a path's
@@ -90,7 +90,7 @@ async def test_stored_tokens_spell_each_node_and_hover_shows_the_alternatives(
     assert shown.index("␣lay") < shown.index("␣stood")  # most likely first
     assert "\n---\n" in shown and "[" in shown.split("\n---\n")[1]  # the card below
     # model text without token data (the demo's) and human text: the ordinary card, no
-    # note about probabilities on every hover (issue 24)
+    # note about probabilities on every hover
     demo_model = editor.texts[uri].index("Inside, the kitchen")
     shown = await hover(editor, uri, demo_model + 3)
     assert "probabilit" not in shown.lower() and "Inside, the kitchen" in shown
@@ -335,7 +335,7 @@ async def test_a_typed_split_line_runs_and_the_buffer_follows(editor: Editor,
 @pytest.mark.parametrize("client_kind", ["neovim", "vscode"])
 async def test_words_taken_one_by_one_grow_one_node(editor: Editor, fake: FakeProvider,
                                                     client_kind: str) -> None:
-    """Issue 24: a suggestion taken a word at a time (ctrl+right, ctrl+right, …) is one
+    """A suggestion taken a word at a time (ctrl+right, ctrl+right, …) is one
     node that grows, not a node per word each with its own marker; Tab then takes the
     rest. Neovim's plugin lets the server insert the word; VS Code inserts it itself."""
     fake.script(OPENAI_COMPLETIONS, openai_logprob_stream([CAT, DOG]))

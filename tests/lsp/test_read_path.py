@@ -1,4 +1,4 @@
-"""Who may read (issue 26, items 11 and 12): every read of a tree's text checks
+"""Who may read: every read of a tree's text checks
 ``loom_aware``, in one place (``permissions.require_read``), whatever asks for it.
 
 A participant with only ``doc_read`` was refused ``→ view``, ``→ tree``, ``→ search`` and

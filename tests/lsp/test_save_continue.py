@@ -1,4 +1,4 @@
-"""A save on a ``→ continue`` line (issue 24, finding 2: Neovim's `:w` timed out after 10 s
+"""A save on a ``→ continue`` line (Neovim's `:w` timed out after 10 s
 and lost the line and the streamed text; VS Code showed "Saving…" for 45 s): the save
 answers at once, the generation runs on its own, streams in, lands in the tree and says
 so; cancelling it keeps the typed text and writes no continuation."""

@@ -136,7 +136,7 @@ async def test_a_turn_lock_on_one_machine_refuses_a_commit_on_the_other(team) ->
 
 
 async def test_text_appended_on_one_machine_shows_in_the_other_buffer(team) -> None:  # type: ignore[no-untyped-def]
-    """Issue 32, item 8: Alice writes on where the path ends; Bob's open buffer of the same
+    """Alice writes on where the path ends; Bob's open buffer of the same
     path shows her text (only loom/documentChanged came before), and what Bob is typing at
     the end stays his, after it. A commit of Bob's then continues from Alice's node."""
     url, alice, bob = team

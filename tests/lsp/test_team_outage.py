@@ -1,4 +1,4 @@
-"""A team's database goes down and comes back (issue 32, items 1 and 2): two language
+"""A team's database goes down and comes back: two language
 servers on one PostgreSQL workspace, a cluster of the test's own that it stops and starts.
 
 While the database is down a save answers that the database is unreachable and that the

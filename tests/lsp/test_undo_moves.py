@@ -1,4 +1,4 @@
-"""Undo across a move of the view (issue 24, finding 3): a sibling switch or a branch
+"""Undo across a move of the view: a sibling switch or a branch
 rewrites the buffer; the editor's undo brings the old branch's text back. That is the move
 undone — the view goes back, nothing is written, a save finds nothing to commit — and a
 redo is the move again. Before, the old text was taken as the human's edit of the new

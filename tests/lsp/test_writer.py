@@ -1,4 +1,4 @@
-"""The writer's loom through the protocol (issue 14): edits Loom makes leave the document
+"""The writer's loom through the protocol: edits Loom makes leave the document
 clean, generations end with a finished message and survive their tab closing."""
 
 from __future__ import annotations

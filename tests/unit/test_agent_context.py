@@ -169,7 +169,7 @@ def test_per_node_metadata_and_what_is_left_out(story) -> None:  # type: ignore[
     ws, actor, root, a, b = (story[k] for k in ("ws", "actor", "root", "a", "b"))
     out = cx.assemble(ws, actor)
     conv = out.sections["conversation"]
-    # clock times, not "4m ago": the conversation is the prefix a provider caches (issue 25)
+    # clock times, not "4m ago": the conversation is the prefix a provider caches
     at = {n.id: clock_time(n.created) for n in (root, a, b)}
     assert conv == (
         f"{cx.CONVERSATION_HEAD}\n\n"
@@ -206,7 +206,7 @@ def test_buffer_tree_uses_the_buffer_ambient(app, clock) -> None:  # type: ignor
     ws.set_position(agent, tree, n, n)
     loom = cx.assemble(ws, Actor(agent, tree)).sections["loom"]
     assert f'⟨node:{n.local_id} mode:buffer doc:"chapter 3" words:8 depth:1⟩' in loom
-    # how a buffer's nodes join is said (issue 25: a → respond was glued on, "garden.She")
+    # how a buffer's nodes join is said (a → respond was glued on, "garden.She")
     assert cx.BUFFER_JOINING in loom and "space or line break" in cx.BUFFER_JOINING
     dialogue = ws.create_tree("chat", "dialogue", root_content="Hi.")
     ws.set_position(agent, dialogue, ws.node(dialogue.root), ws.node(dialogue.root))
@@ -326,7 +326,7 @@ def _measured(out) -> int:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("budget", [900, 650])
 def test_small_budgets_keep_the_current_node_under_a_hard_ceiling(app, clock,  # type: ignore[no-untyped-def]
                                                                  budget: int) -> None:
-    """Issue 12: a 900-token budget once dropped every path node, the current one too; a
+    """A 900-token budget once dropped every path node, the current one too; a
     600-token one produced 921 tokens; both notes claimed a summary nobody made. (The
     system prompt and the loom context alone take about 460 tokens here.) The
     current node and the system-level context survive, the measured count is at most the
@@ -377,7 +377,7 @@ def test_no_pruning_note_when_nothing_was_pruned(story) -> None:  # type: ignore
 
 
 def test_a_pinned_document_keeps_its_lines_and_says_what_was_left_out(app, story) -> None:  # type: ignore[no-untyped-def]
-    """Issue 25: a pinned document came flattened to one line and cut at ~1,200 characters
+    """A pinned document came flattened to one line and cut at ~1,200 characters
     without a word."""
     ws, actor = story["ws"], story["actor"]
     lines = ["# Character notes", "", "## Marie"] + [

@@ -199,7 +199,7 @@ def test_cli_arguments_module_agrees_with_the_agent() -> None:
 
 
 def test_what_did_not_run_is_said_with_why() -> None:
-    """Issue 25: one line for every command that did not run (a reply read whole, as a
+    """One line for every command that did not run (a reply read whole, as a
     provider that cannot stop a stream gives it)."""
     from loom.agent.loop import cut_index
     from loom.agent.results import not_run
@@ -225,7 +225,7 @@ def test_what_did_not_run_is_said_with_why() -> None:
 
 
 def test_a_summary_keeps_part_of_a_long_line_and_hints_at_reading_less_of_it() -> None:
-    """Issue 25: an 18,328-token branch read as prose came back as its first line (a
+    """An 18,328-token branch read as prose came back as its first line (a
     paragraph is one line), with a hint about documents."""
     from loom.commands import ast as A
 

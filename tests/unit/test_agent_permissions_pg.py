@@ -1,4 +1,4 @@
-"""Issue 32, items 3-4: ``loom agent`` on a team's PostgreSQL is checked like the editor.
+"""``loom agent`` on a team's PostgreSQL is checked like the editor.
 
 A reader may not start or ask a collaborator that can do more than they can (the rule the
 language server's ``loom.askCollaborator`` applies, one function for both), and an agent

@@ -234,7 +234,7 @@ def test_relative_imports_resolve_to_modules() -> None:
     assert {"loom.agent.context", "loom.commands.ast"} <= names
 
 
-#: Native model code: never loaded by a Loom process (issue 23). The model runs in its
+#: Native model code: never loaded by a Loom process. The model runs in its
 #: own process (loom.llm.service), where a crash is a message, not an editor's death.
 NATIVE_MODEL_CODE = ("llama_cpp", "ctransformers", "gpt4all", "torch", "transformers")
 

@@ -82,7 +82,7 @@ def test_only_lines_the_human_added_are_commands() -> None:
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_keys_typed_on_a_long_path_give_the_same_ranges_as_moving_each(encoding: str) -> None:
-    # Moves of the ranges after a typed key are deferred (issue 16): reading them, from
+    # Moves of the ranges after a typed key are deferred: reading them, from
     # any node and after keys in several nodes and backspaces, gives the true ranges.
     parts = [f"node {i} text. " for i in range(300)]
     segs, offset = [], 0

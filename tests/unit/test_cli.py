@@ -46,7 +46,7 @@ def test_new_trees_do(capsys: pytest.CaptureFixture[str]) -> None:
 def test_do_continue_without_model(capsys: pytest.CaptureFixture[str]) -> None:
     run(capsys, "new", "T")
     code, out, _ = run(capsys, "do", "T", "→ continue n:2")
-    # (the suite turns models off: LOOM_SUBJECT=none, and the error says so: issue 26)
+    # (the suite turns models off: LOOM_SUBJECT=none, and the error says so)
     assert code == 1 and out.startswith("✗ MODEL_ERROR: the subject model is turned off")
 
 
@@ -75,7 +75,7 @@ def test_import_export_roundtrip(capsys: pytest.CaptureFixture[str], tmp_path: P
     code, out, _ = run(capsys, "import", str(FIXTURES / "socketteer-loom-demo.json"))
     assert code == 0
     # 764 in the file: why the count says 658 is on the first line, which is all an
-    # editor's notification shows (issue 24)
+    # editor's notification shows
     assert out.startswith('✓ imported "socketteer-loom-demo" (658 nodes, 22 bookmarks; '
                           "not counted: 106 archived)\n  from socketteer/loom; tree ")
     tree_id = re.search(r"tree (\w{26})", out).group(1)  # type: ignore[union-attr]
@@ -120,7 +120,7 @@ def test_demo_uri_and_shell(capsys: pytest.CaptureFixture[str],
 
 def test_the_tree_for_people_shows_the_notes_on_each_node(capsys: pytest.CaptureFixture[str]
                                                         ) -> None:
-    """Issue 25: `loom tree` showed no annotations, so the collaborator's notes were
+    """`loom tree` showed no annotations, so the collaborator's notes were
     invisible in the overview."""
     code, _out, _ = run(capsys, "demo", "--no-editor")
     assert code == 0

@@ -334,7 +334,7 @@ def test_help_overview_for_analysis_role(marie: Marie) -> None:
 
 def test_errors(marie: Marie) -> None:
     assert marie.run("→ view xyz999") == "✗ NOT_FOUND: node [xyz999] does not exist in this tree"
-    # one character off an id (wrong, extra, swapped): the hint names it (issue 25)
+    # one character off an id (wrong, extra, swapped): the hint names it
     for typo in ("b3k8", "b3k9x", "3bk9"):
         assert marie.run(f"→ view {typo}").endswith("\n  hint: did you mean [b3k9]?"), typo
     assert marie.run("→ continue from a7x2 n:50") == (
@@ -380,7 +380,7 @@ def test_ambient_dialogue(marie: Marie) -> None:
     )
 
 
-# ── issue 12: the seeds to the letter ────────────────────────────────────────
+# ── the seeds to the letter ─────────────────────────────────────────────────
 
 
 def test_tree_summary_has_the_seeds_main_themes_line(marie: Marie) -> None:

@@ -1,4 +1,4 @@
-"""Issue 26: the last deviations an audit found from the seeds and from "bad input writes
+"""The last deviations an audit found from the seeds and from "bad input writes
 nothing". Each test failed before its fix; seed items quote the seed they follow."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ Returns summary by default. Use 'full' for complete content."""
 
 
 # Loom's overview: the seed's, with the tools Loom adds after the seed's in their category
-# (split, issue 17).
+# (split, for the token probabilities).
 LOOM_OVERVIEW = SEED_OVERVIEW.replace("continue*\n", "continue*, split\n")
 
 
@@ -172,7 +172,7 @@ def test_reserved_words_include_the_filler() -> None:
 
 
 def test_a_humans_overview_lists_the_reader_tools_too(app) -> None:  # type: ignore[no-untyped-def]
-    """Issue 24: a writer's ``→ help`` named none of bookmark, tag, prune, search; the
+    """A writer's ``→ help`` named none of bookmark, tag, prune, search; the
     seed's overview (an agent's) stays to the letter."""
     from loom.commands.context import Actor
 
@@ -195,7 +195,7 @@ def test_a_humans_overview_lists_the_reader_tools_too(app) -> None:  # type: ign
 
 
 def test_tree_with_text_gives_a_model_the_tree_people_read(app) -> None:  # type: ignore[no-untyped-def]
-    """Issue 25: → tree gave the model bare ids five levels deep; the human's overview has
+    """→ tree gave the model bare ids five levels deep; the human's overview has
     each node's text and its notes. The seed's drawing stays as it is."""
     from loom.commands.context import Actor
     from loom.demo import create_demo

@@ -242,7 +242,7 @@ def test_text_sent_by_an_editor_with_a_lone_surrogate(tmp_path: Path) -> None:
 
 def test_the_cli_says_what_is_wrong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 13's reproductions, through ``loom import``."""
+    """The deep-file reproductions, through ``loom import``."""
     monkeypatch.setenv("LOOM_DB", str(tmp_path / "cli.db"))
     monkeypatch.setenv("LOOM_SUBJECT", "none")
     cases = {

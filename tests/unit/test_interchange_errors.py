@@ -220,7 +220,7 @@ def test_cli_prints_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_a_file_too_big_for_this_machines_memory_is_refused_before_it_is_read(
         setup: tuple[Workspace, dict[str, Any]], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 26, item 15: an import took ~15x a file's size (a 500 MB file under the 512 MB
+    """An import took ~15x a file's size (a 500 MB file under the 512 MB
     cap peaked at 7.35 GB); a file this machine cannot import is refused up front, saying
     how much it needs and what would fit, and nothing is written."""
     from loom.interchange import files

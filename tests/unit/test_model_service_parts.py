@@ -1,4 +1,4 @@
-"""The model service's pure parts (issue 23): the portable build's flags and name, and a
+"""The model service's pure parts: the portable build's flags and name, and a
 dead model process in words."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The database as the last line of permissions (issue 32, item 5): with the roles
+"""The database as the last line of permissions: with the roles
 ``loom users roles --sql`` sets up, every statement a reader's or a writer's Loom
 permissions do not allow is refused by PostgreSQL itself — tried here one by one as each
 role — while each one's Loom still works, and a write the database refuses is Loom's own
@@ -241,7 +241,7 @@ def test_a_readers_loom_works_and_the_database_refuses_the_rest(
 
 def test_only_a_splits_halves_move_their_cut(team: dict[str, str], capsys: Any) -> None:
     """A node's text never changes, but for the halves of a split, which may move their
-    cut and stay a prefix and a suffix of the original (issue 24's word-at-a-time)."""
+    cut and stay a prefix and a suffix of the original (a suggestion taken a word at a time)."""
     alice = ("--db", team["alice"])
     assert _cli(capsys, *alice, "do", "Shared", '→ respond root "and then it rained"')[0] == 0
     assert _cli(capsys, *alice, "do", "Shared",

@@ -1,5 +1,5 @@
-"""docs/team.md's set-up and the README's quick start work as written (issue 32, items 6
-and 7): their shell blocks run in order, from an empty PostgreSQL server, each in a shell
+"""docs/team.md's set-up and the README's quick start work as written:
+their shell blocks run in order, from an empty PostgreSQL server, each in a shell
 of its own (each person's machine), with only the machine's particulars swapped in — the
 server's socket for ``db.lab``, the test server's superuser behind ``sudo -u postgres``,
 no password prompt (the socket trusts), and ``pip install`` already done. Then the result

@@ -1,4 +1,4 @@
-"""The reader's tools through the executor (issue 14): bookmark, tag, rate, prune and
+"""The reader's tools through the executor: bookmark, tag, rate, prune and
 unprune, delete and undelete (soft), rename a tree, search every tree (FTS5); permissions,
 branch locks and traces as for every command."""
 

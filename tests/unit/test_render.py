@@ -28,7 +28,7 @@ def test_tree_drawing_from_a_children_map() -> None:
         "         ├→ [b3k9] → [e6p4] (leaf)",
         "         └→ [c4m2] (leaf)",
     ]
-    # issue 26: the note was left out when the current node was not where the drawing
+    # the note was left out when the current node was not where the drawing
     # started (a non-root leaf, drawn among the alternatives around it)
     assert draw("Root [r001] → ", Item("a", "a7x2"), children, 5, "e") == [
         "Root [r001] → [a7x2]",

@@ -1,4 +1,4 @@
-"""The editor session's caches (issue 16) give what the store gives: a path from the cache,
+"""The editor session's caches give what the store gives: a path from the cache,
 extended from a cached one, or walked again after a change that alters it, is always the
 path ``Workspace.path`` walks; rendered views follow positions and versions."""
 

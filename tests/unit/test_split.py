@@ -1,4 +1,4 @@
-"""``→ split`` and the token store through the executor (issue 17): generated tokens are
+"""``→ split`` and the token store through the executor: generated tokens are
 stored compactly and spell the node's text; a split keeps authorship, provenance, the hash
 chain and the token data on both halves, shares the downstream, and loses nothing; an
 alternative the model weighed becomes model text with its probabilities."""
@@ -226,7 +226,7 @@ def test_token_data_travels_through_open_loom(app, tree, tmp_path) -> None:  # t
 
 
 def test_a_cut_nobody_built_on_moves_and_the_head_grows(app, tree) -> None:  # type: ignore[no-untyped-def]
-    """Issue 24 (a suggestion taken word by word): ``grow`` moves the cut between the halves
+    """A suggestion taken word by word: ``grow`` moves the cut between the halves
     of a fresh split into the tail; the same two nodes, their labels, hashes chained, the
     tokens re-cut from the original's, and summaries following the text."""
     node = generated(app, tree)

@@ -77,7 +77,7 @@ def test_memory_repo_pins_stashes_and_trace(app: App) -> None:
     assert [(p.kind, e.id) for p, e in memory_repo.pinned(ws, who, tree)] == [
         ("node", node.id), ("doc", doc.id)]  # a pin of something gone is left out
     assert memory_repo.remove_pins(ws, who, tree, "doc", doc.id, "other") == 0
-    # the document's own pin is not its section's (issue 26: it dropped §intro too)
+    # the document's own pin is not its section's (it dropped §intro too)
     assert memory_repo.remove_pins(ws, who, tree, "doc", doc.id) == 0
     assert memory_repo.remove_pins(ws, who, tree, "doc", doc.id, "intro") == 1
 

@@ -136,7 +136,7 @@ def test_clean_and_parse() -> None:
 
 def test_the_bundled_model_alone_writes_no_summaries(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 14: the bundled 135M model's summaries were wrong and shown as the node's text.
+    """The bundled 135M model's summaries were wrong and shown as the node's text.
     Unconfigured, it is not asked: summaries stay extractive (first sentence)."""
     monkeypatch.setenv("LOOM_CONFIG", str(tmp_path / "none.toml"))
     for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LOOM_SUMMARY_PROFILE"):

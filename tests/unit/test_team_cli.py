@@ -172,7 +172,7 @@ def test_migrate_sqlite_to_postgres_and_back(pg: Any, tmp_path: Path, capsys: An
 
 def test_the_first_users_add_is_the_owners_and_all_or_nothing(pg: Any, capsys: Any,
                                                               monkeypatch: Any) -> None:
-    """README's quick start on an empty team database (issue 32, item 7): someone nobody
+    """README's quick start on an empty team database: someone nobody
     added cannot add people (it printed "✓ added bob", then failed, leaving bob with
     nothing and alice made with nothing); the error says who can. The owner can, and then
     a writer may give others what she holds herself — but never the owner's."""

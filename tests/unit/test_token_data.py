@@ -1,4 +1,4 @@
-"""Per-token data (issue 17): laying provider entries over a node's text, the compact
+"""Per-token data: laying provider entries over a node's text, the compact
 stored form, and following a node's content through splits and human edits."""
 
 from __future__ import annotations

@@ -455,7 +455,7 @@ try {
       const mode = await page.locator("#status\\.editor\\.mode").textContent().catch(() => "");
       return /Loom/.test(mode ?? "");
     }, "the language mode Loom in the status bar", 20_000);
-    // the tab is named after the tree, not after ids (finding 7)
+    // the tab is named after the tree, not after ids
     const tabTitle = (await page.locator(".tabs-container .tab.active").textContent())?.trim() ?? "";
     log(`active tab: ${tabTitle}`);
     if (!tabTitle.includes("The House at the End of the Lane")) throw new Error(`the tab does not name the tree: "${tabTitle}"`);
@@ -464,7 +464,7 @@ try {
   });
 
   await check("the breadcrumbs over a path document name the tree, not its ULID", async () => {
-    // issue 24: the bar showed the URI's folders, 01M8CK7A6W… › yk8sjf › the title
+    // before: the bar showed the URI's folders, 01M8CK7A6W… › yk8sjf › the title
     const items = page.locator(".editor-group-container.active .breadcrumbs-control .monaco-breadcrumb-item");
     const text = await waitFor(async () => {
       const t = (await items.allTextContents()).map((x) => x.replace(/\u00a0/g, " ").trim()).join(" › ");
@@ -572,7 +572,7 @@ try {
       throw new Error(`the hover does not show the node's summary: ${content.slice(0, 300)}`);
     }
     if (!/\[[0-9a-z]{3,}'?\]model/.test(content)) throw new Error(`the hover has no [id] model header: ${content.slice(0, 300)}`);
-    // finding 2: the node's own text first; a summary (none here: it would repeat the
+    // before: the node's own text first; a summary (none here: it would repeat the
     // text) only after it, labelled with where it came from
     const own = content.indexOf(squash("the windows seemed to watch her approach"));
     const label = content.search(/summary\(/i);
@@ -601,7 +601,7 @@ try {
   });
 
   await check("the sibling picker previews the whole text of the sibling it is on; Escape leaves the view as it was", async () => {
-    // issue 24: one truncated line per sibling and no preview
+    // before: one truncated line per sibling and no preview
     await clickOnText("windows seemed to watch");
     const before = await editorText();
     const groups = await page.locator(".editor-group-container").count();
@@ -652,7 +652,7 @@ try {
     if ((await editorText()) === before) throw new Error("the text did not change");
     await waitFor(async () => (await previewText()) === null, "the preview closed", 10_000);
     await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "a clean tab", 10_000);
-    // finding 7: the Loom view names the new path at once, not seconds later
+    // before: the Loom view names the new path at once, not seconds later
     // (the view's current node is the position: the sibling picked)
     await waitFor(async () => (await page.locator(".monaco-list-row:has(.codicon-circle-filled)", { hasText: "walnut" }).count()) > 0,
       "the Loom view's current node on the picked sibling's path", 3_000, 100);
@@ -693,7 +693,7 @@ try {
       const titles = await page.locator(".editor-group-container.active .codelens-decoration a").allTextContents();
       return titles.some((t) => next.test(t));
     }, `the lens to show ◀ ${(k % n) + 1}/${n} ▶ after the switch`, 15_000);
-    // Loom's own edit leaves the document saved: VS Code must not ask to save it (finding 5)
+    // Loom's own edit leaves the document saved: VS Code must not ask to save it
     await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0,
       "the tab to be clean after the sibling switch", 10_000);
     await shot("4-cycled");
@@ -721,7 +721,7 @@ try {
   });
 
   await check("Ctrl+Z after a sibling switch takes the view back; Ctrl+S writes nothing", async () => {
-    // issue 24, finding 3: the old branch's text came back as an edit of the new branch,
+    // before: the old branch's text came back as an edit of the new branch,
     // and a save made versions of it and a node reading "The"
     const count = () => sql("SELECT count(*) FROM node")[0][0];
     const nodes = count();
@@ -794,7 +794,7 @@ try {
   });
 
   await check("alt+] then ctrl+right takes the word of the suggestion shown (two begin alike), and offers the rest of that one", async () => {
-    // issue 24: ctrl+right after alt+] took " The" of the first suggestion, whatever was shown
+    // before: ctrl+right after alt+] took " The" of the first suggestion, whatever was shown
     const first = words(" The dog barked twice.");
     const second = words(" The fox ran off.");
     modelScript.push([first, second, words(" Then it rained.")]);
@@ -894,7 +894,7 @@ try {
   });
 
   await check("→ continue and Ctrl+S: the tab is not shown unsaved while the generation streams in", async () => {
-    // issue 24: the tab had the dirty dot for the whole generation (~35 s) though nothing
+    // before: the tab had the dirty dot for the whole generation (~35 s) though nothing
     // was typed after the save: each streamed piece is an edit of the document
     const statusBar = page.locator(".statusbar");
     const before = await proseText();
@@ -1213,7 +1213,7 @@ try {
   });
 
   await check("an imported socketteer tree opens on its selected node, with its text and a word on why", async () => {
-    // finding 4: the 764-node file opened on the root's empty first child, an empty document
+    // before: the 764-node file opened on the root's empty first child, an empty document
     const fixture = resolve(dirname(new URL(import.meta.url).pathname), "..", "..", "..", "shared", "fixtures", "socketteer-loom-demo.json");
     if (!existsSync(fixture)) {
       log(`no fixture at ${fixture}: skipped`);
@@ -1245,7 +1245,7 @@ try {
   });
 
   await check("a tree made from the terminal shows in the Loom view without Refresh", async () => {
-    // issue 24, finding 11: the view stayed stale until Refresh
+    // before: the view stayed stale until Refresh
     const made = spawnSync(LOOM, ["--db", DB, "new", "Written in a terminal", "--text", "It begins."], { encoding: "utf8" });
     if (made.status !== 0) throw new Error(`loom new failed: ${made.stdout}${made.stderr}`);
     await page.locator(".monaco-list-row", { hasText: "Written in a terminal" }).first().waitFor({ timeout: 20_000 })

@@ -439,7 +439,7 @@ local function on_attach(buf, client)
     require("loom.suggest").attach(buf)
   end
   if B.parse(api.nvim_buf_get_name(buf)).kind ~= "tree" then
-    -- prose: a paragraph is one long line; wrap it between words, not mid-word (issue 24)
+    -- prose: a paragraph is one long line; wrap it between words, not mid-word
     for _, win in ipairs(vim.fn.win_findbuf(buf)) do
       vim.wo[win][0].wrap = true
       vim.wo[win][0].linebreak = true

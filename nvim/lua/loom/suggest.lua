@@ -1,4 +1,4 @@
--- A path's continuations as ghost text at the end of a loom buffer (issue 17).
+-- A path's continuations as ghost text at the end of a loom buffer.
 --
 -- Neovim 0.11 has no inline-completion client, so the plugin asks the server's
 -- `textDocument/inlineCompletion` itself and shows the offered continuation as virtual
