@@ -70,6 +70,12 @@ class ContinueArgs(UriArgs):
     tokens: int | None = None
     temperature: float | None = None
 
+    def command(self) -> Any:
+        """The ``→ continue`` these arguments ask for, to be passed on whole."""
+        from loom.commands import ast
+
+        return ast.Continue(n=self.n, tokens=self.tokens, temperature=self.temperature)
+
 
 class AnnotateArgs(NodeArgs):
     text: str | None = None

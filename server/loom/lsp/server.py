@@ -719,7 +719,7 @@ def _node_arg(ls: LoomServer, a: A.NodeArgs) -> str:
 
 @on.command("loom.continue", cancellable=True)
 async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
-    return await ls.generation.continue_(a.uri, a.n, a.tokens, a.temperature)
+    return await ls.generation.continue_(a.uri, a.command())
 
 
 @on.command("loom.branch")
@@ -778,7 +778,7 @@ async def cmd_split(ls: LoomServer, a: A.SplitArgs) -> Result:
 
 @on.command("loom.suggest")
 async def cmd_suggest(ls: LoomServer, a: A.ContinueArgs) -> Result:
-    return await ls.suggestions.suggest(a.uri, a.n, a.tokens, a.temperature)
+    return await ls.suggestions.suggest(a.uri, a.command())
 
 
 @on.command("loom.acceptSuggestion")

@@ -120,9 +120,8 @@ class CommandLines:
             await self.remove_line(doc, line_no)
             note = read_as_note(to_text(cmd)) if corrected else None
             if background:
-                return self.generation.continue_in_background(uri, cmd.n, cmd.tokens,
-                                                              cmd.temperature, note)
-            result = await self.generation.continue_(uri, cmd.n, cmd.tokens, cmd.temperature)
+                return self.generation.continue_in_background(uri, cmd, note)
+            result = await self.generation.continue_(uri, cmd)
             if note and result.ok:  # a typo read as continue is said, as elsewhere
                 result.text += "\n" + note
                 host.show(result)

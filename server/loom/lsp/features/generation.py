@@ -75,15 +75,15 @@ class Generation:
     def busy(self) -> bool:
         return self.running is not None
 
-    def continue_in_background(self, uri: str, n: int | None, tokens: int | None,
-                               temperature: float | None, note: str | None = None) -> Result:
+    def continue_in_background(self, uri: str, asked: ast.Continue,
+                               note: str | None = None) -> Result:
         """Start a generation that runs on its own (a save's ``→ continue`` line): the
         save answers at once, the continuations stream in and land in the tree whatever
         becomes of the request that started them, and their end is said as a message.
         ``loom.cancel`` stops it as any other."""
         async def run() -> None:
             try:
-                result = await self.continue_(uri, n, tokens, temperature)
+                result = await self.continue_(uri, asked)
             except Exception:  # the boundary of a task nobody awaits: say it, never lose it
                 log.exception("a background generation failed")
                 result = Result.failure("CONFLICT", "the generation failed inside Loom",
@@ -95,14 +95,15 @@ class Generation:
         task = asyncio.ensure_future(run())
         self.background.add(task)  # held: a task only the loop references may be collected
         task.add_done_callback(self.background.discard)
-        count = n or self.host.settings.default_n
+        count = asked.n or self.host.settings.default_n
         return Result.success(f"✓ generating {plural(count, 'continuation')}… (they land "
                               "in the tree when done; cancel stops them)", generating=True)
 
-    async def continue_(self, uri: str, n: int | None = None, tokens: int | None = None,
-                        temperature: float | None = None) -> Result:
+    async def continue_(self, uri: str, asked: ast.Continue | None = None) -> Result:
+        """``asked`` as the person or program gave it (``→ continue …``, the editor's
+        command), passed on whole: what it leaves out is the editor's default."""
         host = self.host
-        started = await self.start(uri, "continue works", n, tokens, temperature)
+        started = await self.start(uri, "continue works", asked or ast.Continue())
         if isinstance(started, Result):
             return started
         doc, run, cmd = started
@@ -166,8 +167,7 @@ class Generation:
         finally:
             doc.generating = False
 
-    async def start(self, uri: str, what: str, n: int | None, tokens: int | None,
-                    temperature: float | None
+    async def start(self, uri: str, what: str, asked: ast.Continue
                     ) -> tuple[OpenDoc, Running, ast.Continue] | Result:
         """A generation from the end of ``uri``'s path (``what`` names it where it cannot
         run): the typed text committed first, the run registered (one at a time), and the
@@ -186,9 +186,11 @@ class Generation:
         tip = doc.view.tip
         assert tip is not None
         self.running = Running(uri)
-        cmd = ast.Continue.model_validate({
-            "from": tip.id, "n": n or host.settings.default_n,
-            "tokens": tokens or host.settings.default_tokens, "temperature": temperature})
+        # from the path's end, with the editor's defaults for what was not asked for (the
+        # one place they are applied); everything else the command says goes on as it is
+        cmd = asked.model_copy(update={"from_": tip.id,
+                                       "n": asked.n or host.settings.default_n,
+                                       "tokens": asked.tokens or host.settings.default_tokens})
         return doc, self.running, cmd
 
     async def _land(self, doc: OpenDoc, uri: str, run: Running, result: Result,

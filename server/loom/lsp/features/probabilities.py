@@ -433,7 +433,7 @@ class Probabilities:
         host.status(doc)
         host.refresh_decorations()
         if alt is not None and continues:
-            generated = await self.generation.continue_(uri, n, tokens)
+            generated = await self.generation.continue_(uri, ast.Continue(n=n, tokens=tokens))
             if not generated.ok:
                 return generated
             return Result.success(result.text + "\n" + generated.text,

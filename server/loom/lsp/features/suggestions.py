@@ -124,12 +124,12 @@ class Suggestions:
                                 arguments=[{"uri": doc.uri, "node": s.node, "inserted": True}]))
             for s in self.items(doc, offset_of(doc, position))])
 
-    async def suggest(self, uri: str, n: int | None, tokens: int | None,
-                      temperature: float | None) -> Result:
+    async def suggest(self, uri: str, asked: ast.Continue | None = None) -> Result:
         """Commit, generate n continuations of the path's end and stay there, so they are
         offered as suggestions (cancellable like any generation: ``loom.cancel``)."""
         host = self.host
-        started = await self.generation.start(uri, "suggestions work", n, tokens, temperature)
+        started = await self.generation.start(uri, "suggestions work",
+                                              asked or ast.Continue())
         if isinstance(started, Result):
             return started
         doc, run, cmd = started
