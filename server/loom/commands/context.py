@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from loom.errors import LoomError
 from loom.model import permissions as perms
+from loom.model.sampling import Sampling
 from loom.render.text import relative_time
 from loom.store.schema import Node, Participant, Tree
 from loom.store.workspace import NodeRow, Workspace
@@ -22,13 +23,15 @@ class ContinueRequest:
 
     tree: Tree
     source: Node
-    n: int
-    max_tokens: int | None
-    temperature: float | None
+    sampling: Sampling
     prompt: str | None = None
     messages: list[dict[str, str]] | None = None
     system: str | None = None
     cancel: threading.Event | None = None  # set by the front end to stop a generation
+
+    @property
+    def n(self) -> int:
+        return self.sampling.n
 
 
 class SubjectModel(Protocol):

@@ -41,18 +41,14 @@ class ProviderSubject:
         provider = make_provider(profile)
         cancel = asyncio.Event()
         watcher = asyncio.create_task(_bridge(request.cancel, cancel))
-        max_tokens = request.max_tokens or profile.max_tokens
-        temperature = request.temperature if request.temperature is not None \
-            else profile.temperature
+        sampling = request.sampling  # the profile's defaults fill its gaps: call_params
         try:
             if request.prompt is not None:
                 prompt = request.prompt
                 if request.system:
                     prompt = f"{request.system}\n\n{prompt}"
-                return await provider.complete(
-                    prompt, n=request.n, max_tokens=max_tokens, temperature=temperature,
-                    stop=profile.stop, logprobs=profile.logprobs, on_delta=on_delta,
-                    cancel=cancel)
+                return await provider.complete(prompt, **sampling.for_all(),
+                                               on_delta=on_delta, cancel=cancel)
             messages = [ChatMessage(role="system", content=request.system)] \
                 if request.system else []
             messages += [ChatMessage(role=m["role"], content=m["content"])  # type: ignore[arg-type]
@@ -62,11 +58,10 @@ class ProviderSubject:
 
             async def one(i: int) -> GenerationResult:
                 delta = (lambda piece: on_delta(i, piece)) if on_delta else None
-                return await provider.chat(messages, max_tokens=max_tokens,
-                                           temperature=temperature, stop=profile.stop,
+                return await provider.chat(messages, **sampling.for_one(),
                                            on_delta=delta, cancel=cancel)
 
-            results = await asyncio.gather(*(one(i) for i in range(request.n)))
+            results = await asyncio.gather(*(one(i) for i in range(sampling.n)))
             completions = [r.completions[0].model_copy(update={"index": i})
                            for i, r in enumerate(results)]
             usage = Usage(
@@ -74,7 +69,7 @@ class ProviderSubject:
                 completion_tokens=sum(r.usage.completion_tokens or 0 for r in results) or None)
             return GenerationResult(
                 completions=completions, model=results[0].model, provider=results[0].provider,
-                params={**results[0].params, "n": request.n}, usage=usage,
+                params={**results[0].params, "n": sampling.n}, usage=usage,
                 latency_ms=max(r.latency_ms for r in results),
                 raw=[chunk for r in results for chunk in r.raw])
         finally:

@@ -11,6 +11,7 @@ from loom.commands.results import Result
 from loom.errors import CrossTree, LoomError
 from loom.model import permissions as perms
 from loom.model.ids import new_ulid
+from loom.model.sampling import Sampling
 from loom.render import formats as f
 from loom.render.text import plural, preview, quote
 from loom.store import tokens as token_store
@@ -20,8 +21,7 @@ MAX_N = 10
 MAX_TOKENS = 4096
 
 
-def build_request(ctx: Ctx, source: Node, n: int, tokens: int | None,
-                  temperature: float | None) -> ContinueRequest:
+def build_request(ctx: Ctx, source: Node, sampling: Sampling) -> ContinueRequest:
     """Buffer: the path's text with no system prompt unless the tree has one. Dialogue: the
     path as chat messages; annotations and excluded nodes left out."""
     tree = ctx.tree
@@ -29,8 +29,7 @@ def build_request(ctx: Ctx, source: Node, n: int, tokens: int | None,
     system = tree.system_context or None
     if tree.mode == "buffer":
         prompt = "".join(n_.content for n_ in path if not n_.excluded)
-        return ContinueRequest(tree, source, n, tokens, temperature, prompt=prompt,
-                               system=system)
+        return ContinueRequest(tree, source, sampling, prompt=prompt, system=system)
     messages = []
     for node in path:
         if node.excluded or node.kind == "annotation" or not node.content.strip():
@@ -40,8 +39,7 @@ def build_request(ctx: Ctx, source: Node, n: int, tokens: int | None,
             messages[-1]["content"] += "\n\n" + node.content
         else:
             messages.append({"role": role, "content": node.content})
-    return ContinueRequest(tree, source, n, tokens, temperature, messages=messages,
-                           system=system)
+    return ContinueRequest(tree, source, sampling, messages=messages, system=system)
 
 
 def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
@@ -69,7 +67,7 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
                         "set up the local model (loom model setup) or set "
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
-    request = build_request(ctx, source, n, cmd.tokens, cmd.temperature)
+    request = build_request(ctx, source, Sampling(n, cmd.tokens, cmd.temperature))
     request.cancel = ctx.cancel
     ctx.ws.acquire_turn(source, ctx.me)
     try:
