@@ -212,10 +212,15 @@ def explain(record: ServiceRecord, files: Files, waited_s: float) -> ModelError 
                 return ModelError("server", "the local model process was stopped while it "
                                   "was generating", crash.AGAIN)
             return crash.died(ended)
-        if alive(record.server_pid) and alive(record.supervisor_pid):
-            break
-        if not alive(record.supervisor_pid) and not alive(record.server_pid):
+        server_up, supervisor_up = alive(record.server_pid), alive(record.supervisor_pid)
+        if not server_up and not supervisor_up:
             return ModelError("server", "the local model process died", crash.AGAIN)
+        # Both up and answering: the service is fine. Up but not answering may be a
+        # process still dying (a SIGKILL takes effect when it is next scheduled, and under
+        # load that was after the request failed: it read as "stopped answering"): wait
+        # for its exit record until the deadline before calling it hung.
+        if server_up and supervisor_up and healthy(record, timeout_s=1.0):
+            return None
         time.sleep(0.05)
     if healthy(record):
         return None
