@@ -374,15 +374,7 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
     file = ls.docs.files.get(params.text_document.uri)
     if file is not None:  # a .loom file on disk: its text follows the editor's, no more
         file.client_version = params.text_document.version
-        for change in params.content_changes:
-            if isinstance(change, lsp.TextDocumentContentChangePartial):
-                text = file.session.doc
-                ls.docs.did_change(file, text.offset_at(change.range.start.line,
-                                                        change.range.start.character),
-                                   text.offset_at(change.range.end.line,
-                                                  change.range.end.character), change.text)
-            else:
-                ls.docs.replace_all(file, change.text)
+        ls.docs.apply_changes(file, params.content_changes)
         return
     ls.editing.changed(params)
 

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol import types as lsp
 
 from loom.lsp.buffer import BufferSession, Segment
 from loom.lsp.merge import merge3
@@ -334,6 +338,20 @@ class Documents:
         edit = doc.session.apply(start, end, new)
         self._adopt_target(doc)
         return edit.touched
+
+    def apply_changes(self, doc: OpenDoc, changes: Sequence[Any]) -> list[int]:
+        """A ``didChange``'s content changes, in order; returns the node segments touched."""
+        touched: list[int] = []
+        for change in changes:
+            if isinstance(change, lsp.TextDocumentContentChangePartial):
+                text = doc.session.doc
+                touched += self.did_change(
+                    doc, text.offset_at(change.range.start.line, change.range.start.character),
+                    text.offset_at(change.range.end.line, change.range.end.character),
+                    change.text)
+            else:
+                self.replace_all(doc, change.text)
+        return touched
 
     def replace_all(self, doc: OpenDoc, text: str) -> None:
         edit = minimal_edit(doc.session.text, text)

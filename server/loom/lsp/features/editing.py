@@ -99,16 +99,7 @@ class Editing:
             return
         doc.client_version = params.text_document.version
         in_flight = len(doc.targets)
-        touched: list[int] = []
-        for change in params.content_changes:
-            if isinstance(change, lsp.TextDocumentContentChangePartial):
-                start = doc.session.doc.offset_at(change.range.start.line,
-                                                  change.range.start.character)
-                end = doc.session.doc.offset_at(change.range.end.line,
-                                                change.range.end.character)
-                touched += host.docs.did_change(doc, start, end, change.text)
-            else:
-                host.docs.replace_all(doc, change.text)
+        touched = host.docs.apply_changes(doc, params.content_changes)
         if self.moves is not None and self.moves.undone(doc):
             return  # an undo (or redo) of a move of the view: the view goes back, no typing
         pending = doc.session.pending()
