@@ -487,19 +487,24 @@ try {
     }, `"Loom ${serverVersion}" in the language status hover`, 30_000, 500);
     return item;
   }
-  /** What the extension logged in its "Loom" output channel (VS Code writes it to a file). */
-  function loomLog() {
-    let text = "";
+  /** The texts of the output channels' log files whose names match `name` (VS Code writes
+   * each channel to a file under the user data's logs), in the order found. */
+  function channelLogs(name) {
+    const texts = [];
     const walk = (dir) => {
       let entries = [];
       try { entries = readdirSync(dir); } catch { return; }
       for (const e of entries) {
         const p = join(dir, e);
-        try { if (statSync(p).isDirectory()) walk(p); else if (/^(\d+-)?Loom\.log$/.test(e)) text += readFileSync(p, "utf8"); } catch { /* racing the writer */ }
+        try { if (statSync(p).isDirectory()) walk(p); else if (name.test(e)) texts.push(readFileSync(p, "utf8")); } catch { /* racing the writer */ }
       }
     };
     walk(join(USER_DATA, "logs"));
-    return text;
+    return texts;
+  }
+  /** What the extension logged in its "Loom" output channel. */
+  function loomLog() {
+    return channelLogs(/^(\d+-)?Loom\.log$/).join("");
   }
 
   await check("the language status item names the server's version (loom --version); its Show Logs opens the Loom log", async () => {
@@ -1256,19 +1261,7 @@ try {
   await check("Loom: Doctor says which model serves what and times the local model in its own process", async () => {
     await runCommand("Loom: Doctor: Check the Models");
     // the whole report as VS Code logs the output channel (the panel shows only what fits)
-    const logged = () => {
-      let text = "";
-      const walk = (dir) => {
-        let entries = [];
-        try { entries = readdirSync(dir); } catch { return; }
-        for (const e of entries) {
-          const p = join(dir, e);
-          try { if (statSync(p).isDirectory()) walk(p); else if (/Loom Doctor/.test(e)) text = readFileSync(p, "utf8"); } catch { /* racing the writer */ }
-        }
-      };
-      walk(join(USER_DATA, "logs"));
-      return text;
-    };
+    const logged = () => channelLogs(/Loom Doctor/).at(-1) ?? "";
     const panel = page.locator(".part.panel .monaco-editor .view-lines");
     const report = async () => logged() || ((await panel.first().textContent().catch(() => "")) ?? "").replace(/\u00a0/g, " ");
     const required = process.env.LOOM_REQUIRE_LOCAL_MODEL === "1";
