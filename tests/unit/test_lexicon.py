@@ -76,7 +76,7 @@ def test_verbs_come_from_the_catalogue() -> None:
 def test_every_catalogue_flag_has_a_description() -> None:
     for tool in TOOLS:
         offered = {f.name for f in lexicon.flags(tool.name)}
-        assert offered == set(tool.flags.values()), tool.name
+        assert offered == {f.name for f in tool.flags}, tool.name
         for flag in lexicon.flags(tool.name):
             assert flag.description, (tool.name, flag.name)
 
@@ -88,7 +88,7 @@ UNOFFERED = {("drop", "lines")}
 def test_every_catalogue_option_is_described_or_deliberately_unoffered() -> None:
     for tool in TOOLS:
         offered = {o.name for o in lexicon.options(tool.name)}
-        canonical = set(tool.options.values())
+        canonical = {o.name for o in tool.options}
         assert offered | {k for v, k in UNOFFERED if v == tool.name} == canonical, tool.name
         for option in lexicon.options(tool.name):
             assert option.description, (tool.name, option.name)
@@ -143,7 +143,7 @@ REF_OPTION_TEMPLATES = {
 
 
 def test_options_taking_nodes_are_the_ones_the_grammar_resolves_as_nodes() -> None:
-    node_keys = {(t.name, key) for t in TOOLS for key in set(t.options.values())
+    node_keys = {(t.name, key) for t in TOOLS for key in {o.name for o in t.options}
                  if lexicon.value_kind(t.name, key) == "node"}
     assert node_keys == set(REF_OPTION_TEMPLATES)
     for (verb, key), template in REF_OPTION_TEMPLATES.items():
@@ -290,7 +290,7 @@ def test_completion_offers_every_catalogue_flag(editor) -> None:  # type: ignore
     for tool in TOOLS:
         line = f"→ {tool.name} " if tool.name != "read" else '→ read doc:"x" '
         labels = {i.label for i in _complete(editor, line)}
-        assert set(tool.flags.values()) <= labels, tool.name
+        assert {f.name for f in tool.flags} <= labels, tool.name
     assert {i.label for i in _complete(editor, "→ memory st")} == {"state", "stashed"}
 
 

@@ -36,7 +36,7 @@ heads = st.one_of(st.sampled_from(ARROWS), st.sampled_from(NEAR_MISSES))
 seps = st.sampled_from(["", " ", "  ", "\t"])
 phrases = [p for t in TOOLS if t.name != "think" for p in (t.name, *t.synonyms)
            if p.split()[0] not in {"thinking", "reflect", "ponder", "thought", "thoughts"}]
-vocabulary = sorted({*phrases, *FILLER, *(f for t in TOOLS for f in t.flags),
+vocabulary = sorted({*phrases, *FILLER, *(f for t in TOOLS for f in t.flag_words),
                      "a7x2", "b3k9", "ann-3", "from:a7x2", "n:3", "tokens:40", "§motivation"})
 # Free words: no quotes (a quote may run over lines in extract), no line breaks.
 free = st.text(alphabet=st.characters(blacklist_characters="\"'“”‘’«»\n\r`~",

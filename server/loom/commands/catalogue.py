@@ -2,9 +2,11 @@
 
 One entry per verb of seed 000's tool reference: its category, the permission it needs,
 the one-line description and the syntax lines exactly as the seed lists them, a short
-note, the verb phrases that mean it (synonyms), its flags and its options. The grammar,
-the help pages and the hints in parse errors all read this table; nothing else spells a
-tool's syntax.
+note, the handler that runs it, the verb phrases that mean it (synonyms), and each flag
+and option with its help text, spellings, the kind of value it takes and the values worth
+offering. The grammar, the lexicon (completion and highlighting), the help pages, the hints
+in parse errors and the executor's table of handlers all read this table; nothing else
+spells a tool's syntax or its options.
 
 Synonyms are whole phrases (``"go to"``, ``"add note"``); a phrase never names two verbs
 (``synonym_table`` refuses). Words that could mean two (``branch``: continue or respond?
@@ -17,9 +19,11 @@ data too and live at the end of this module.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Literal
 
 CATEGORIES: tuple[str, ...] = ("Navigation", "Content", "Documents", "Memory", "Meta")
 
@@ -28,13 +32,56 @@ PERMISSIONS: tuple[str, ...] = (
     "loom_aware", "loom_write", "loom_generate", "doc_read", "doc_write",
 )
 
-def _ro(mapping: dict[str, str]) -> Mapping[str, str]:
-    return MappingProxyType(mapping)
+#: What an option's value (or a quoted string) is: completion offers accordingly.
+ValueKind = Literal["node", "range", "doc", "tree", "stash", "section", "text", "value"]
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """A bare word a verb takes (``full``), by its canonical name."""
+
+    name: str
+    #: Shown beside completions and on help pages.
+    description: str
+    #: Every word that sets it (the name first unless the name is no word of its own,
+    #: as ``as:prose`` is set by ``prose``).
+    words: tuple[str, ...] = ()
+
+    def spellings(self) -> tuple[str, ...]:
+        return self.words or (self.name,)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """A ``key:value`` option of a verb, by its canonical key."""
+
+    name: str
+    #: Shown beside completions; empty: the grammar reads it only to explain a mistake
+    #: (``drop lines:``) and it is never offered.
+    description: str
+    aliases: tuple[str, ...] = ()
+    #: What its value is (``node`` values are resolved as references).
+    value: ValueKind = "value"
+    #: Values worth offering after ``key:`` (any value of the right type is accepted).
+    hints: tuple[str, ...] = ()
+    #: How the value is read: as typed, or as a number (a clear error otherwise).
+    reads: Literal["text", "int", "float"] = "text"
+    #: Inclusive bounds the value must keep (``LIMIT_EXCEEDED`` when the command runs),
+    #: and the hint that error gives.
+    limits: tuple[float, float] | None = None
+    limit_hint: str = ""
+    #: True for the options that travel to the model as the request's sampling
+    #: (``model/sampling.py`` has a field of the same name).
+    sampling: bool = False
+
+    def spellings(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
 
 
 @dataclass(frozen=True)
 class Tool:
-    """One verb of the arrow language."""
+    """One verb of the arrow language, declared once: the grammar, the lexicon, completion,
+    help and the executor all read it."""
 
     name: str
     category: str
@@ -43,16 +90,37 @@ class Tool:
     #: The syntax lines exactly as seed 000 lists them (arrow included).
     syntax: tuple[str, ...]
     note: str
+    #: The function that runs it: ``module.function`` in ``loom.commands.handlers``.
+    handler: str
+    #: What a participant without the permission is told to ask the human to do.
+    action: str = "do it"
     #: Verb phrases that mean this tool (``"show"``, ``"go to"``, ``"add note"``).
     synonyms: tuple[str, ...] = ()
-    #: Bare words that set something, mapped to their canonical value
-    #: (``"complete"`` → ``"full"``).
-    flags: Mapping[str, str] = field(default_factory=lambda: _ro({}))
-    #: ``key:value`` option names and their aliases, mapped to the canonical key.
-    options: Mapping[str, str] = field(default_factory=lambda: _ro({}))
+    flags: tuple[Flag, ...] = ()
+    options: tuple[Option, ...] = ()
+    #: True when a bare node reference is one of its arguments (``view a7x2``).
+    takes_node: bool = False
+    #: What a quoted string is for this verb (completion inside quotes), if anything.
+    quoted: ValueKind | None = None
+    #: Words it ignores besides the common filler (``switch to branch 8.2``).
+    filler: frozenset[str] = frozenset()
     #: Further forms the parser accepts (from seed 002 and the spec notes); shown in
     #: hints, not on the seed's help page.
     variants: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def flag_words(self) -> Mapping[str, str]:
+        """Every word that sets a flag, mapped to the flag's name (``complete`` → full)."""
+        return MappingProxyType({w: f.name for f in self.flags for w in f.spellings()})
+
+    @functools.cached_property
+    def option_words(self) -> Mapping[str, str]:
+        """Every spelling of an option's key, mapped to the canonical key (``count`` → n)."""
+        return MappingProxyType({w: o.name for o in self.options for w in o.spellings()})
+
+    def option(self, key: str) -> Option | None:
+        """The option whose canonical key is ``key``."""
+        return next((o for o in self.options if o.name == key), None)
 
     @property
     def forms(self) -> tuple[str, ...]:
@@ -60,29 +128,33 @@ class Tool:
         return tuple(s for s in self.syntax if s.startswith("→")) + self.variants
 
 
-_VIEW_FLAGS = {
-    "full": "full", "complete": "full", "whole": "full", "entire": "full",
-    "summary": "summary", "summarized": "summary", "brief": "summary", "short": "summary",
-    "with-annotations": "with-annotations", "with-annotation": "with-annotations",
-    "annotations": "with-annotations", "annotated": "with-annotations",
-    "with-links": "with-links", "links": "with-links", "linked": "with-links",
-    "prose": "as:prose", "nodes": "as:nodes",
-}
-_LIST_FLAGS = {
-    "continuations": "continuations", "continuation": "continuations",
-    "children": "continuations", "child": "continuations", "replies": "continuations",
-    "branches": "continuations", "kids": "continuations",
-    "annotations": "annotations", "annotation": "annotations", "notes": "annotations",
-    "comments": "annotations",
-    "links": "links", "link": "links", "connections": "links",
-    "documents": "documents", "document": "documents", "docs": "documents",
-}
-_MEMORY_FLAGS = {
-    "trace": "trace", "history": "trace", "actions": "trace", "log": "trace",
-    "stashed": "stashed", "stash": "stashed", "stashes": "stashed",
-    "errors": "errors", "error": "errors", "failures": "errors",
-    "state": "state", "status": "state",
-}
+#: ``respond … as:EDGE`` (seed 002's ``primary`` is a continuation).
+EDGE_TYPES: Mapping[str, str] = MappingProxyType({
+    "continuation": "continuation", "primary": "continuation", "reply": "continuation",
+    "context": "context", "instruction": "instruction",
+})
+#: ``view branch:X as:SHAPE``.
+VIEW_SHAPES: Mapping[str, str] = MappingProxyType({"prose": "prose", "nodes": "nodes"})
+
+
+def _values(table: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(table.values()))
+
+
+def _doc(description: str, *aliases: str) -> Option:
+    return Option("doc", description, aliases, value="doc")
+
+
+def _section(description: str, *aliases: str) -> Option:
+    return Option("section", description, aliases, value="section")
+
+
+def _node(description: str, *aliases: str) -> Option:
+    return Option("node", description, aliases, value="node")
+
+
+_TREE = Option("tree", "", value="tree")  # accepted (delete, rename, search), not offered
+_SUMMARY_WORDS = ("summary", "brief", "overview")
 
 TOOLS: tuple[Tool, ...] = (
     Tool(
@@ -94,9 +166,24 @@ TOOLS: tuple[Tool, ...] = (
             "→ view [localId] with-annotations",
         ),
         note="Returns summary by default. Use 'full' for complete content.",
+        handler="navigation.view",
         synonyms=("show", "inspect", "open", "display", "look at", "see", "examine", "peek"),
-        flags=_ro(_VIEW_FLAGS),
-        options=_ro({"branch": "branch", "as": "as", "node": "node", "id": "node"}),
+        flags=(
+            Flag("full", "complete content", ("full", "complete", "whole", "entire")),
+            Flag("summary", "summary only (default)",
+                 ("summary", "summarized", "brief", "short")),
+            Flag("with-annotations", "include annotations",
+                 ("with-annotations", "with-annotation", "annotations", "annotated")),
+            Flag("with-links", "include links", ("with-links", "links", "linked")),
+            Flag("as:prose", "the path as stitched prose", ("prose",)),
+            Flag("as:nodes", "the path as separate nodes", ("nodes",)),
+        ),
+        options=(
+            Option("branch", "the path through a node", value="node"),
+            Option("as", "prose or nodes", hints=_values(VIEW_SHAPES)),
+            _node("the node to view", "id"),
+        ),
+        takes_node=True, quoted="node",
         variants=(
             "→ view [localId] summary",
             "→ view [localId] with-links",
@@ -113,8 +200,20 @@ TOOLS: tuple[Tool, ...] = (
             "→ list [localId] links",
         ),
         note="Omit the localId to list what is at your current position.",
+        handler="navigation.list_",
         synonyms=("ls", "enumerate"),
-        flags=_ro(_LIST_FLAGS),
+        flags=(
+            Flag("continuations", "the node's children (default)", (
+                "continuations", "continuation", "children", "child", "replies", "branches",
+                "kids")),
+            Flag("annotations", "notes on the node",
+                 ("annotations", "annotation", "notes", "comments")),
+            Flag("links", "links to nodes, trees and documents",
+                 ("links", "link", "connections")),
+            Flag("documents", "the documents there are (as → read alone)",
+                 ("documents", "document", "docs")),
+        ),
+        takes_node=True, quoted="node",
         variants=("→ list continuations of [localId]", "→ list annotations"),
     ),
     Tool(
@@ -130,16 +229,20 @@ TOOLS: tuple[Tool, ...] = (
         "whole tree. Nodes are the root and its continuations (annotations and buffer "
         "versions are not counted). Use 'summary' for a condensed overview, 'with-text' "
         "for the whole tree with each node's text and its notes.",
+        handler="navigation.tree",
         synonyms=("overview", "show tree", "view tree", "tree view"),
-        flags=_ro({
-            "summary": "summary", "overview": "summary", "brief": "summary",
-            "condensed": "summary", "short": "summary",
-            "with-text": "with-text", "text": "with-text", "with-texts": "with-text",
-        }),
-        options=_ro({
-            "from": "from", "start": "from", "root": "from",
-            "depth": "depth", "levels": "depth", "level": "depth",
-        }),
+        flags=(
+            Flag("summary", "condensed overview",
+                 ("summary", "overview", "brief", "condensed", "short")),
+            Flag("with-text", "the whole tree with each node's text and notes",
+                 ("with-text", "text", "with-texts")),
+        ),
+        options=(
+            Option("from", "start at a node", ("start", "root"), value="node"),
+            Option("depth", "levels to show (default 5)", ("levels", "level"),
+                   hints=("1", "3", "5", "10")),
+        ),
+        takes_node=True, quoted="node",
     ),
     Tool(
         name="switch", category="Navigation", permission="loom_aware",
@@ -149,11 +252,16 @@ TOOLS: tuple[Tool, ...] = (
             "→ switch to [localId] in tree:[treeId]",
         ),
         note="Switching into another tree needs cross-tree permission.",
+        handler="navigation.switch",
         synonyms=(
             "go", "go to", "goto", "jump", "jump to", "move", "move to", "navigate",
             "navigate to", "cd", "checkout", "visit",
         ),
-        options=_ro({"tree": "tree", "node": "node", "id": "node"}),
+        options=(
+            Option("tree", "another tree (cross-tree)", value="tree"),
+            _node("the node to switch to", "id"),
+        ),
+        takes_node=True, quoted="node", filler=frozenset({"branch", "position"}),
         variants=('→ switch to [localId] in tree:"[name]"',),
     ),
     Tool(
@@ -165,18 +273,25 @@ TOOLS: tuple[Tool, ...] = (
         ),
         note="Edge types: continuation (default), context, instruction. "
         "Use → annotate for annotation-type content.",
+        handler="content.respond", action="add the node",
         synonyms=("reply", "reply to", "add", "answer", "say"),
-        options=_ro({"as": "as", "type": "as", "edge": "as"}),
+        options=(
+            Option("as", "edge type (default continuation)", ("type", "edge"),
+                   hints=_values(EDGE_TYPES)),
+        ),
+        takes_node=True, quoted="text",
     ),
     Tool(
         name="annotate", category="Content", permission="loom_write",
         description="Add an annotation to a node",
         syntax=('→ annotate [localId] "[content]"',),
         note="Annotations are excluded from subject model context by default.",
+        handler="content.annotate", action="annotate",
         synonyms=(
             "note", "comment", "remark", "add note", "add annotation", "add comment",
             "leave note", "leave annotation", "leave comment",
         ),
+        takes_node=True, quoted="text",
     ),
     Tool(
         name="link", category="Content", permission="loom_write",
@@ -187,12 +302,17 @@ TOOLS: tuple[Tool, ...] = (
         ),
         note='Targets: another localId, doc:"name" [§section], tree:"name" [node:id]. '
         "Links are bidirectional.",
+        handler="content.link", action="link",
         synonyms=("connect", "add link", "relate", "associate", "cross-reference", "xref"),
-        options=_ro({
-            "note": "note", "because": "note", "description": "note", "desc": "note",
-            "doc": "doc", "document": "doc", "tree": "tree", "node": "node",
-            "section": "section", "sec": "section",
-        }),
+        options=(
+            Option("note", "what the link means", ("because", "description", "desc"),
+                   value="text"),
+            _doc("a document", "document"),
+            Option("tree", "another tree", value="tree"),
+            _node("a node (in tree:)"),
+            _section("a section of the document", "sec"),
+        ),
+        takes_node=True, quoted="text", filler=frozenset({"from", "between"}),
         variants=(
             '→ link [localId] to doc:"[name]" §[section]',
             '→ link [localId] to tree:"[name]" node:[localId]',
@@ -204,7 +324,9 @@ TOOLS: tuple[Tool, ...] = (
         syntax=('→ edit [localId] "[new_content]"',),
         note="Nodes are immutable: edit makes a version in buffer mode, "
         "a sibling branch in dialogue.",
+        handler="content.edit", action="edit",
         synonyms=("revise", "rewrite", "modify", "amend", "change"),
+        takes_node=True, quoted="text",
     ),
     Tool(
         name="continue", category="Content", permission="loom_generate",
@@ -215,14 +337,21 @@ TOOLS: tuple[Tool, ...] = (
             "→ continue from [localId] n:[count] tokens:[max]",
         ),
         note="Continues from your current position by default; n is 1 to 10.",
+        handler="content.continue_", action="generate",
         synonyms=("generate", "gen", "extend", "expand", "keep going"),
-        options=_ro({
-            "from": "from", "node": "from",
-            "n": "n", "count": "n", "num": "n", "number": "n",
-            "tokens": "tokens", "max-tokens": "tokens", "max_tokens": "tokens",
-            "length": "tokens",
-            "temperature": "temperature", "temp": "temperature",
-        }),
+        options=(
+            Option("from", "node to continue from", ("node",), value="node"),
+            Option("n", "how many (1-10)", ("count", "num", "number"),
+                   hints=("1", "2", "3", "5", "10"), reads="int", sampling=True),
+            Option("tokens", "max tokens each", ("max-tokens", "max_tokens", "length"),
+                   hints=("20", "50", "100", "200"), reads="int", sampling=True,
+                   limits=(1, 4096), limit_hint="short continuations (about 50 tokens) "
+                   "are the norm: use tokens:50"),
+            Option("temperature", "sampling temperature (0-2)", ("temp",),
+                   hints=("0.5", "0.8", "1", "1.2"), reads="float", sampling=True,
+                   limits=(0, 2)),
+        ),
+        takes_node=True, quoted="node",
         variants=("→ continue n:[count]",),
     ),
     Tool(
@@ -234,11 +363,15 @@ TOOLS: tuple[Tool, ...] = (
         ),
         note="Both halves keep the node's author, provenance and token data; alt: adds an "
         "alternative in place of the second half and switches to it.",
+        handler="split.split", action="split the node",
         synonyms=("cut", "divide"),
-        options=_ro({
-            "at": "at", "offset": "at", "position": "at", "pos": "at",
-            "alt": "alt", "alternative": "alt", "with": "alt", "instead": "alt",
-        }),
+        options=(
+            # an offset into the node: no value worth offering
+            Option("at", "character offset in the node's text", ("offset", "position", "pos")),
+            Option("alt", "an alternative to branch with there",
+                   ("alternative", "with", "instead"), value="text"),
+        ),
+        takes_node=True, quoted="text",
         variants=("→ split [localId] [offset]",),
     ),
     Tool(
@@ -251,15 +384,18 @@ TOOLS: tuple[Tool, ...] = (
             '→ read doc:"[name]" section:[id]',
         ),
         note="Returns the whole document by default; → read alone lists the documents.",
+        handler="documents.read", action="read the document",
         synonyms=("peruse",),
-        flags=_ro({
-            "summary": "summary", "brief": "summary", "overview": "summary",
-            "full": "full", "all": "full", "whole": "full",
-        }),
-        options=_ro({
-            "doc": "doc", "document": "doc", "file": "doc",
-            "lines": "lines", "line": "lines", "section": "section", "sec": "section",
-        }),
+        flags=(
+            Flag("summary", "the document's summary", _SUMMARY_WORDS),
+            Flag("full", "the whole document (default)", ("full", "all", "whole")),
+        ),
+        options=(
+            _doc("a document", "document", "file"),
+            Option("lines", "a line range start-end", ("line",)),
+            _section("a section", "sec"),
+        ),
+        quoted="text",
         variants=('→ read doc:"[name]" §[section]',),
     ),
     Tool(
@@ -271,12 +407,20 @@ TOOLS: tuple[Tool, ...] = (
             '→ write doc:"[name]" replace:[section] "[content]"',
         ),
         note="Locations: start, end, a line number, or a section.",
+        handler="documents.write", action="write it",
         synonyms=("append",),
-        flags=_ro({"append": "append", "replace": "replace"}),
-        options=_ro({
-            "doc": "doc", "document": "doc", "file": "doc",
-            "at": "at", "location": "at", "replace": "replace", "section": "section",
-        }),
+        flags=(
+            Flag("append", "add at the end (default)"),
+            Flag("replace", "replace the section: given"),
+        ),
+        options=(
+            _doc("a document", "document", "file"),
+            Option("at", "start, end, a line or a section", ("location",),
+                   hints=("start", "end")),
+            Option("replace", "a section to replace", value="section"),
+            _section("a section"),
+        ),
+        quoted="text",
     ),
     Tool(
         name="pin", category="Memory", permission="loom_aware",
@@ -287,11 +431,14 @@ TOOLS: tuple[Tool, ...] = (
             '→ pin doc:"[name]" section:[id]',
         ),
         note="Pinned content survives context pruning. Use sparingly.",
+        handler="memory.pin",
         synonyms=("keep", "hold"),
-        options=_ro({
-            "doc": "doc", "document": "doc", "section": "section", "sec": "section",
-            "node": "node",
-        }),
+        options=(
+            _doc("a document", "document"),
+            _section("a section of the document", "sec"),
+            _node("the node to pin"),
+        ),
+        takes_node=True, quoted="node", filler=frozenset({"memory", "working", "context"}),
     ),
     Tool(
         name="stash", category="Memory", permission="loom_aware",
@@ -302,21 +449,25 @@ TOOLS: tuple[Tool, ...] = (
             '→ stash "[label]" summary-of:[range]',
         ),
         note="Stashed content stays out of context until recalled.",
+        handler="memory.stash",
         synonyms=("save", "store", "shelve", "set aside"),
-        options=_ro({
-            "content-of": "content-of", "contents-of": "content-of",
-            "content_of": "content-of",
-            "summary-of": "summary-of", "summary_of": "summary-of",
-            "label": "label", "as": "label", "name": "label", "called": "label",
-        }),
+        options=(
+            Option("content-of", "a node's content", ("contents-of", "content_of"),
+                   value="node"),
+            Option("summary-of", "a path range A-B", ("summary_of",), value="range"),
+            Option("label", "the stash's label", ("as", "name", "called"), value="text"),
+        ),
+        quoted="text", filler=frozenset({"memory"}),
     ),
     Tool(
         name="recall", category="Memory", permission="loom_aware",
         description="Retrieve stashed content back into working context",
         syntax=('→ recall "[label]"',),
         note="Brings a stash back into working context.",
+        handler="memory.recall",
         synonyms=("retrieve", "restore"),
-        options=_ro({"label": "label", "stash": "label"}),
+        options=(Option("label", "a stash label", ("stash",), value="stash"),),
+        quoted="stash", filler=frozenset({"from", "memory"}),
     ),
     Tool(
         name="drop", category="Memory", permission="loom_aware",
@@ -326,11 +477,16 @@ TOOLS: tuple[Tool, ...] = (
             '→ drop stash:"[label]"',
         ),
         note="Removes a pin or a stash from operational memory.",
+        handler="memory.drop",
         synonyms=("forget", "unpin", "discard", "release"),
-        options=_ro({
-            "pin": "pin", "stash": "stash", "doc": "doc", "pin:doc": "doc",
-            "section": "section", "lines": "lines",
-        }),
+        options=(
+            Option("pin", "a pinned node or document", value="node"),
+            Option("stash", "a stash label", value="stash"),
+            _doc("a pinned document", "pin:doc"),
+            _section("a section of the pinned document"),
+            Option("lines", ""),
+        ),
+        takes_node=True, quoted="stash", filler=frozenset({"memory", "from", "context"}),
     ),
     Tool(
         name="memory", category="Memory", permission="loom_aware",
@@ -342,8 +498,14 @@ TOOLS: tuple[Tool, ...] = (
         ),
         note="Shows pins and stashes by default. Use 'trace' for recent actions, "
         "'errors' for recent errors.",
+        handler="memory.memory",
         synonyms=("mem", "show memory", "view memory", "check memory", "working memory"),
-        flags=_ro(_MEMORY_FLAGS),
+        flags=(
+            Flag("trace", "recent actions", ("trace", "history", "actions", "log")),
+            Flag("stashed", "stashed items", ("stashed", "stash", "stashes")),
+            Flag("errors", "recent errors", ("errors", "error", "failures")),
+            Flag("state", "pins and stashes (default)", ("state", "status")),
+        ),
         variants=("→ memory errors",),
     ),
     Tool(
@@ -354,7 +516,9 @@ TOOLS: tuple[Tool, ...] = (
             "→ help [tool_name]",
         ),
         note="Lists the tools your permissions allow.",
+        handler="meta.help_",
         synonyms=("usage", "commands"),
+        filler=frozenset({"tool", "command"}),
     ),
     Tool(
         name="think", category="Meta", permission="loom_aware",
@@ -366,6 +530,7 @@ TOOLS: tuple[Tool, ...] = (
             "←",
         ),
         note="Everything between → think and ← stays in your memory, collapsed in the UI.",
+        handler="memory.think",
         synonyms=("thinking", "reflect", "ponder", "thought", "thoughts"),
     ),
 )
@@ -379,13 +544,16 @@ READER_TOOLS: tuple[Tool, ...] = (
         description="Bookmark a node, optionally with a label",
         syntax=("→ bookmark [localId]", '→ bookmark [localId] "[label]"'),
         note="Bookmarks show in the tree overview, the tree picture and search.",
+        handler="reader.bookmark", action="bookmark it",
         synonyms=("star", "favorite", "favourite", "add bookmark"),
+        quoted="text",
     ),
     Tool(
         name="unbookmark", category="Reader", permission="loom_write",
         description="Remove a node's bookmark",
         syntax=("→ unbookmark [localId]",),
         note="The node stays as it is; only the bookmark goes.",
+        handler="reader.unbookmark", action="remove the bookmark",
         synonyms=("unstar", "remove bookmark"),
     ),
     Tool(
@@ -393,20 +561,25 @@ READER_TOOLS: tuple[Tool, ...] = (
         description="Tag a node",
         syntax=('→ tag [localId] "[tag]"', '→ tag [localId] "[tag]" "[tag]"'),
         note="Tags are lower case; #dream and Dream are the tag dream.",
+        handler="reader.tag", action="tag it",
         synonyms=("add tag",),
+        quoted="text",
     ),
     Tool(
         name="untag", category="Reader", permission="loom_write",
         description="Remove tags from a node",
         syntax=('→ untag [localId] "[tag]"',),
         note="Without a tag, every tag of the node goes.",
+        handler="reader.untag", action="remove the tag",
         synonyms=("remove tag",),
+        quoted="text",
     ),
     Tool(
         name="rate", category="Reader", permission="loom_write",
         description="Rate a node: +1 good, -1 bad, 0 clears",
         syntax=("→ rate [localId] +1", "→ rate [localId] -1", "→ rate [localId] 0"),
         note="good/bad and up/down work too.",
+        handler="reader.rate", action="rate it",
         synonyms=("rating", "vote"),
     ),
     Tool(
@@ -414,6 +587,7 @@ READER_TOOLS: tuple[Tool, ...] = (
         description="Hide a node and everything below it",
         syntax=("→ prune [localId]",),
         note="Pruned nodes leave views, pickers, search and model context; nothing is lost.",
+        handler="reader.prune", action="prune it",
         synonyms=("hide", "collapse branch"),
     ),
     Tool(
@@ -421,6 +595,7 @@ READER_TOOLS: tuple[Tool, ...] = (
         description="Show a pruned node again",
         syntax=("→ unprune [localId]",),
         note="Brings back the node and everything below it.",
+        handler="reader.unprune", action="unprune it",
         synonyms=("unhide",),
     ),
     Tool(
@@ -428,24 +603,28 @@ READER_TOOLS: tuple[Tool, ...] = (
         description="Delete a subtree or a tree (undo with undelete for 30 days)",
         syntax=("→ delete [localId]", '→ delete tree:"[name]"'),
         note="A soft delete: → undelete brings it back within 30 days.",
+        handler="reader.delete", action="delete it",
         synonyms=("trash",),
-        options=_ro({"tree": "tree", "node": "node"}),
+        options=(_TREE, Option("node", "")),
     ),
     Tool(
         name="undelete", category="Reader", permission="loom_write",
         description="Bring back a deleted subtree or tree",
         syntax=("→ undelete [localId]", '→ undelete tree:"[name]"'),
         note="Within 30 days of the delete.",
+        handler="reader.undelete", action="undelete it",
         synonyms=("untrash", "undo delete"),
-        options=_ro({"tree": "tree", "node": "node"}),
+        options=(_TREE, Option("node", "")),
     ),
     Tool(
         name="rename", category="Reader", permission="loom_write",
         description="Rename a tree",
         syntax=('→ rename "[title]"', '→ rename tree:"[name]" "[title]"'),
         note="Renames the tree you are in unless tree: names another.",
+        handler="reader.rename", action="rename the tree",
         synonyms=("retitle",),
-        options=_ro({"tree": "tree"}),
+        options=(_TREE,),
+        quoted="text",
     ),
     Tool(
         name="search", category="Reader", permission="loom_aware",
@@ -453,8 +632,10 @@ READER_TOOLS: tuple[Tool, ...] = (
         syntax=('→ search "[words]"', '→ search "[words]" in tree:"[name]"'),
         note="Every word must occur; the last may be the start of a word. "
         'Quotes in the words keep a phrase: → search "\"the key\" door".',
+        handler="reader.search",
         synonyms=("find", "look for", "grep"),
-        options=_ro({"tree": "tree"}),
+        options=(_TREE,),
+        quoted="text",
     ),
 )
 
@@ -497,18 +678,22 @@ class EditorVerb:
     description: str
     #: What a participant without the permission is told to ask the human to do.
     action: str
+    #: The function that runs it: ``module.function`` in ``loom.commands.handlers``.
+    handler: str
 
 
 EDITOR_VERBS: Mapping[str, EditorVerb] = MappingProxyType({v.name: v for v in (
     EditorVerb("commit", "loom_write", "commit a buffer's typed text as nodes and versions",
-               "commit the text"),
-    EditorVerb("new", "loom_write", "create a tree", "create the tree"),
-    EditorVerb("save", "doc_write", "save a whole document", "save the document"),
+               "commit the text", "editor.commit"),
+    EditorVerb("new", "loom_write", "create a tree", "create the tree", "editor.new_tree"),
+    EditorVerb("save", "doc_write", "save a whole document", "save the document",
+               "editor.save"),
     EditorVerb("export", "loom_aware", "export a tree (to a file: needs doc_write)",
-               "export the tree"),
-    EditorVerb("import", "loom_write", "import trees from a file", "import the file"),
+               "export the tree", "editor.export"),
+    EditorVerb("import", "loom_write", "import trees from a file", "import the file",
+               "editor.import_"),
     EditorVerb("grant", "loom_aware", "set another participant's permissions",
-               "change the permissions"),
+               "change the permissions", "editor.grant"),
 )})
 
 
@@ -527,16 +712,6 @@ FILLER: frozenset[str] = frozenset({
     "pls", "plz", "kindly", "thanks", "thank", "you", "thx", "ty", "a", "an", "this",
     "that", "then", "now", "and", "my", "its", "just", "here", "there", "again", "up",
     "into", "onto", "about", "some", "also", "ok", "okay",
-})
-#: Further filler for one verb (``switch to branch 8.2``, ``pin a7x2 to memory``).
-VERB_FILLER: Mapping[str, frozenset[str]] = MappingProxyType({
-    "switch": frozenset({"branch", "position"}),
-    "link": frozenset({"from", "between"}),
-    "pin": frozenset({"memory", "working", "context"}),
-    "drop": frozenset({"memory", "from", "context"}),
-    "recall": frozenset({"from", "memory"}),
-    "stash": frozenset({"memory"}),
-    "help": frozenset({"tool", "command"}),
 })
 #: Skipped before the verb (``could you``, ``let's``, ``I'd like to``).
 POLITE: frozenset[str] = frozenset({
@@ -560,13 +735,6 @@ NUMBER_WORDS: Mapping[str, int] = MappingProxyType({
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10,
 })
-#: ``respond … as:EDGE`` (seed 002's ``primary`` is a continuation).
-EDGE_TYPES: Mapping[str, str] = MappingProxyType({
-    "continuation": "continuation", "primary": "continuation", "reply": "continuation",
-    "context": "context", "instruction": "instruction",
-})
-#: ``view branch:X as:SHAPE``.
-VIEW_SHAPES: Mapping[str, str] = MappingProxyType({"prose": "prose", "nodes": "nodes"})
 #: ``help tools``: words that ask for the overview.
 HELP_ALL: frozenset[str] = frozenset({"tools", "commands", "all", "everything", "overview"})
 
@@ -574,10 +742,8 @@ HELP_ALL: frozenset[str] = frozenset({"tools", "commands", "all", "everything", 
 def _reserved() -> frozenset[str]:
     words: set[str] = set(FILLER | POLITE | PHRASE_FILLER | COUNT_NOUNS | TOKEN_NOUNS)
     words |= set(NUMBER_WORDS) | set(EDGE_TYPES) | set(VIEW_SHAPES) | HELP_ALL | {"ahead"}
-    for extra in VERB_FILLER.values():
-        words |= extra
     for t in ALL_TOOLS:
-        words |= set(t.flags) | set(t.options)
+        words |= t.filler | set(t.flag_words) | set(t.option_words)
         for phrase in (t.name, *t.synonyms):
             words |= set(phrase.split())
     return frozenset(words)

@@ -7,25 +7,16 @@ inside the core stop here and become ``✗`` results; nothing escapes to the cal
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 from collections.abc import Callable
 
 from loom.commands import ast
 from loom.commands.canonical import to_text
-from loom.commands.catalogue import EDITOR_VERBS, permission_of
+from loom.commands.catalogue import ALL_TOOLS, EDITOR_VERBS, permission_of
 from loom.commands.context import Actor, Ctx, SubjectModel
 from loom.commands.grammar import Classifier, parse_noting
-from loom.commands.handlers import (
-    content,
-    documents,
-    editor,
-    memory,
-    meta,
-    navigation,
-    reader,
-    split,
-)
 from loom.commands.lexicon import CLOSERS
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -40,56 +31,19 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[Ctx, object], Result]
 
-HANDLERS: dict[str, Handler] = {
-    "view": navigation.view,
-    "list": navigation.list_,
-    "tree": navigation.tree,
-    "switch": navigation.switch,
-    "continue": content.continue_,
-    "split": split.split,
-    "respond": content.respond,
-    "annotate": content.annotate,
-    "link": content.link,
-    "edit": content.edit,
-    "read": documents.read,
-    "write": documents.write,
-    "pin": memory.pin,
-    "stash": memory.stash,
-    "recall": memory.recall,
-    "drop": memory.drop,
-    "memory": memory.memory,
-    "think": memory.think,
-    "help": meta.help_,
-    "commit": editor.commit,
-    "new": editor.new_tree,
-    "save": editor.save,
-    "export": editor.export,
-    "import": editor.import_,
-    "grant": editor.grant,
-    "bookmark": reader.bookmark,
-    "unbookmark": reader.unbookmark,
-    "tag": reader.tag,
-    "untag": reader.untag,
-    "rate": reader.rate,
-    "prune": reader.prune,
-    "unprune": reader.unprune,
-    "delete": reader.delete,
-    "undelete": reader.undelete,
-    "rename": reader.rename,
-    "search": reader.search,
-}  # type: ignore[dict-item]
 
-# What a participant without the permission is told to ask the human to do.
-ACTIONS = {
-    "continue": "generate", "respond": "add the node", "annotate": "annotate",
-    "link": "link", "edit": "edit", "read": "read the document", "write": "write it",
-    "bookmark": "bookmark it", "unbookmark": "remove the bookmark", "tag": "tag it",
-    "untag": "remove the tag", "rate": "rate it", "prune": "prune it",
-    "unprune": "unprune it", "delete": "delete it", "undelete": "undelete it",
-    "rename": "rename the tree",
-    "split": "split the node",
-    **{v.name: v.action for v in EDITOR_VERBS.values()},
-}
+
+def _handler(path: str) -> Handler:
+    """``navigation.view`` → the function ``view`` of ``loom.commands.handlers.navigation``."""
+    module, _, name = path.partition(".")
+    fn: Handler = getattr(importlib.import_module(f"loom.commands.handlers.{module}"), name)
+    return fn
+
+
+# Each verb's handler and what to ask for without its permission, as the catalogue says.
+_ENTRIES = {**{t.name: t for t in ALL_TOOLS}, **EDITOR_VERBS}
+HANDLERS: dict[str, Handler] = {verb: _handler(e.handler) for verb, e in _ENTRIES.items()}
+ACTIONS: dict[str, str] = {verb: e.action for verb, e in _ENTRIES.items()}
 
 
 def parse_line(text: str, classifier: Classifier | None = None

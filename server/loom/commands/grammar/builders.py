@@ -366,7 +366,7 @@ def _build_recall(toks: list[Tok], start: int) -> Command | Fail:
     spec = SPECS["recall"]
     args = toks[start:]
     for key, value, quoted, _, _ in args:
-        if quoted or (key is not None and spec.tool.options.get(key) == "label"):
+        if quoted or (key is not None and spec.tool.option_words.get(key) == "label"):
             return Recall(label=value)
     words = [value for key, value, _, _, _ in args if key is None]
     while words and words[0].lower() in spec.filler:

@@ -37,7 +37,7 @@ def _next_value(toks: list[Tok], i: int, filler: frozenset[str]) -> int | None:
 def scan(toks: list[Tok], start: int, spec: Spec, rest: str) -> Args | Fail:
     """Sort the argument tokens into references, strings, options and flags."""
     tool = spec.tool
-    options, flags, filler = tool.options, tool.flags, spec.filler
+    options, flags, filler = tool.option_words, tool.flag_words, spec.filler
     a = Args(rest=rest)
     unknown: list[str] = []
     i, n = start, len(toks)
@@ -155,7 +155,7 @@ def limit_refs(a: Args, spec: Spec, most: int) -> Fail | None:
     """More references than the verb takes: extras may be misspelt flags, else an error."""
     while len(a.refs) > most:
         extra = a.refs[-1]
-        flag, _, _ = fuzzy(extra, spec.tool.flags)
+        flag, _, _ = fuzzy(extra, spec.tool.flag_words)
         if flag is None:
             verb = spec.tool.name
             if most == 0:

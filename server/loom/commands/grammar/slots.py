@@ -6,7 +6,6 @@ or its value, a document…), so that completion offers what ``parse`` would acc
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -20,6 +19,7 @@ from loom.commands.lexicon import (
     flags,
     option_key,
     options,
+    quoted_kind,
     split_line,
     takes_nodes,
     value_kind,
@@ -127,13 +127,6 @@ def _word_span(word: str, start: int, end: int) -> _Span:
 
 # The meaning of a quoted string (not an option's value) for each verb, as the builders
 # read it; ``read``'s first string is its document.
-_QUOTED: Mapping[str, ValueKind] = {
-    "view": "node", "list": "node", "tree": "node", "switch": "node", "continue": "node",
-    "pin": "node", "respond": "text", "annotate": "text", "edit": "text", "link": "text",
-    "write": "text", "stash": "text", "read": "text", "recall": "stash", "drop": "stash",
-    "bookmark": "text", "tag": "text", "untag": "text", "rename": "text", "search": "text",
-    "split": "text",
-}
 
 
 def _pending_option(toks: list[Tok], first: int, verb: str, quoted: bool) -> str | None:
@@ -210,7 +203,7 @@ def slot_at(line: str, col: int) -> Slot | None:
     if pending is not None:
         return replace(here, kinds=_slot_kinds(value_kind(verb, pending)), key=pending)
     if cur.quote and cur.quote != "[":
-        kind = _QUOTED.get(verb)
+        kind = quoted_kind(verb)
         if verb == "read" and not any(t[2] or t[0] == "doc" for t in toks[first:]):
             kind = "doc"
         return replace(here, kinds=_slot_kinds(kind)) if kind is not None else None

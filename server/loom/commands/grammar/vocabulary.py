@@ -14,7 +14,6 @@ from loom.commands.catalogue import (
     FILLER,
     PHRASE_FILLER,
     TOOLS,
-    VERB_FILLER,
     Tool,
     synonym_table,
 )
@@ -58,6 +57,6 @@ class Spec:
 
 #: Each tool's ``Spec``, by name.
 SPECS: dict[str, Spec] = {
-    t.name: Spec(t, FILLER | VERB_FILLER.get(t.name, frozenset()), t.name == "continue")
+    t.name: Spec(t, FILLER | t.filler, t.name == "continue")
     for t in ALL_TOOLS
 }
