@@ -21,6 +21,7 @@ import pytest
 from loom.llm import ModelError, ModelProfile, make_provider
 from loom.llm.service import client as service
 from loom.llm.service.record import alive
+from loom.model.sampling import Sampling
 from tests.e2e.conftest import FakeLlama
 
 
@@ -54,7 +55,7 @@ def test_racing_clients_share_one_service(fake_llama: FakeLlama) -> None:
 
 async def test_a_generation_through_the_service(fake_llama: FakeLlama) -> None:
     p = make_provider(ModelProfile(name="l", provider="local", model=str(fake_llama.model)))
-    result = await p.complete("Once", n=6, max_tokens=5)
+    result = await p.complete("Once", Sampling(n=6, tokens=5))
     assert [c.index for c in result.completions] == list(range(6))
     # n beyond the server's slots is split into requests of at most that many
     sizes = [r["body"]["n"] for r in fake_llama.requests()]

@@ -13,6 +13,7 @@ import pytest
 
 from loom.llm import ChatMessage, GenerationResult, ModelError, ModelProfile, make_provider
 from loom.llm import keys as llm_keys
+from loom.model.sampling import Sampling
 from loom.redact import forget_secrets
 from tests.e2e.fake_provider import (
     ANTHROPIC_MESSAGES,
@@ -103,7 +104,7 @@ async def test_complete_streams_deltas_in_order(fake, provider):
     deltas = Deltas()
     p = make_provider(profile(fake, provider))
     result = await p.complete(
-        "Begin:", max_tokens=20, temperature=0.7, stop=["\n"], on_delta=deltas
+        "Begin:", Sampling(tokens=20, temperature=0.7, stop=["\n"]), on_delta=deltas
     )
     assert deltas.of(0) == words(text)
     assert result.completions[0].text == text == deltas.text(0)
@@ -139,7 +140,7 @@ async def test_native_n_demultiplexes_interleaved_choices(fake):
     fake.script(OPENAI_COMPLETIONS, openai_completion_stream(texts))
     deltas = Deltas()
     p = make_provider(profile(fake))
-    result = await p.complete("go", n=3, on_delta=deltas)
+    result = await p.complete("go", Sampling(n=3), on_delta=deltas)
     assert len(fake.requests_to(OPENAI_COMPLETIONS)) == 1
     assert fake.requests_to(OPENAI_COMPLETIONS)[0].json["n"] == 3
     assert [c.text for c in result.completions] == texts
@@ -157,7 +158,7 @@ async def test_n_without_native_support_makes_parallel_requests(fake):
     deltas = Deltas()
     p = make_provider(profile(fake, supports_n=False))
     started = time.perf_counter()
-    result = await p.complete("go", n=3, on_delta=deltas)
+    result = await p.complete("go", Sampling(n=3), on_delta=deltas)
     elapsed = time.perf_counter() - started
     sent = fake.requests_to(OPENAI_COMPLETIONS)
     assert len(sent) == 3 and all(r.json["n"] == 1 for r in sent)
@@ -170,7 +171,7 @@ async def test_n_without_native_support_makes_parallel_requests(fake):
 async def test_anthropic_complete_parallel_n(fake):
     deltas = Deltas()
     p = make_provider(profile(fake, "anthropic"))
-    result = await p.complete("The sea was", n=3, max_tokens=30, on_delta=deltas)
+    result = await p.complete("The sea was", Sampling(n=3, tokens=30), on_delta=deltas)
     sent = fake.requests_to(ANTHROPIC_MESSAGES)
     assert len(sent) == 3
     body = sent[0].json
@@ -201,8 +202,7 @@ async def test_anthropic_chat(fake):
             ChatMessage(role="assistant", content="Hello"),
             ChatMessage(role="user", content="Again"),
         ],
-        max_tokens=64,
-        stop=["\n\n"],
+        Sampling(tokens=64, stop=["\n\n"]),
         on_delta=seen.append,
     )
     assert seen == words("Hello there, writer.")
@@ -230,7 +230,7 @@ async def test_openai_chat(fake):
         p = make_provider(profile(fake, provider))
         result = await p.chat(
             [ChatMessage(role="system", content="s"), ChatMessage(role="user", content="u")],
-            max_tokens=40,
+            Sampling(tokens=40),
             on_delta=seen.append,
         )
         assert result.completions[0].text == "A short reply."
@@ -245,7 +245,7 @@ async def test_openai_chat(fake):
 async def test_logprobs_are_parsed(fake):
     fake.script(OPENAI_COMPLETIONS, openai_completion_stream(["a b"], logprobs=2))
     p = make_provider(profile(fake))
-    result = await p.complete("x", logprobs=2)
+    result = await p.complete("x", Sampling(logprobs=2))
     assert fake.requests_to(OPENAI_COMPLETIONS)[0].json["logprobs"] == 2
     lp = result.completions[0].logprobs
     assert [e["token"] for e in lp] == ["a", " b"]
@@ -311,7 +311,7 @@ async def test_server_error_forever_gives_up(fake, provider):
 
 async def test_parallel_requests_retry_independently(fake):
     fake.script(ANTHROPIC_MESSAGES, error_reply(429, flavor="anthropic"))
-    result = await make_provider(profile(fake, "anthropic")).complete("x", n=2)
+    result = await make_provider(profile(fake, "anthropic")).complete("x", Sampling(n=2))
     assert len(fake.requests_to(ANTHROPIC_MESSAGES)) == 3
     assert all(c.text for c in result.completions)
 
@@ -469,7 +469,7 @@ async def test_cancel_parallel_requests(fake):
     cancel = asyncio.Event()
     asyncio.get_running_loop().call_later(0.12, cancel.set)
     with pytest.raises(ModelError, match="cancelled"):
-        await make_provider(profile(fake, "anthropic")).complete("x", n=3, cancel=cancel)
+        await make_provider(profile(fake, "anthropic")).complete("x", Sampling(n=3), cancel=cancel)
 
 
 async def test_cancel_before_start(fake):
@@ -524,7 +524,7 @@ requires_local = requires_local_model[1]
 async def test_local_complete_n2():
     p = make_provider(ModelProfile(name="local", provider="local", model="SmolLM2-135M-Instruct"))
     deltas = Deltas()
-    result = await p.complete("Once upon a time", n=2, max_tokens=12, on_delta=deltas)
+    result = await p.complete("Once upon a time", Sampling(n=2, tokens=12), on_delta=deltas)
     assert [c.index for c in result.completions] == [0, 1]
     for c in result.completions:
         assert c.text.strip()
@@ -545,13 +545,13 @@ async def test_local_chat_and_logprobs():
             ChatMessage(role="system", content="You are terse."),
             ChatMessage(role="user", content="Name a colour."),
         ],
-        max_tokens=10,
+        Sampling(tokens=10),
         on_delta=seen.append,
     )
     assert len(result.completions) == 1
     assert result.completions[0].text.strip()
     assert "".join(seen) == result.completions[0].text
-    result = await p.complete("The cat", max_tokens=3, logprobs=2)
+    result = await p.complete("The cat", Sampling(tokens=3, logprobs=2))
     lp = result.completions[0].logprobs
     assert lp and all("token" in e and "logprob" in e for e in lp)
 
@@ -561,7 +561,7 @@ async def test_local_chat_and_logprobs():
 async def test_local_concurrent_calls_and_cancel():
     p = make_provider(ModelProfile(name="local", provider="local", model="SmolLM2-135M-Instruct"))
     a, b = await asyncio.gather(
-        p.complete("The river", max_tokens=6), p.complete("The mountain", max_tokens=6)
+        p.complete("The river", Sampling(tokens=6)), p.complete("The mountain", Sampling(tokens=6))
     )
     assert a.completions[0].text and b.completions[0].text
     cancel = asyncio.Event()
@@ -572,10 +572,10 @@ async def test_local_concurrent_calls_and_cancel():
         cancel.set()
 
     with pytest.raises(ModelError, match="cancelled"):
-        await p.complete("Far away", max_tokens=200, on_delta=on_delta, cancel=cancel)
+        await p.complete("Far away", Sampling(tokens=200), on_delta=on_delta, cancel=cancel)
     assert len(seen) == 1
     # The model is usable again right after a cancelled call.
-    again = await p.complete("Again", max_tokens=4)
+    again = await p.complete("Again", Sampling(tokens=4))
     assert again.completions[0].text
 
 
@@ -586,8 +586,8 @@ async def test_local_n_continuations_decode_together_and_stream_as_they_come():
     slots (n beyond the slots is split across requests), each streaming as it comes."""
     p = make_provider(ModelProfile(name="local", provider="local", model="SmolLM2-135M-Instruct"))
     order: list[int] = []
-    result = await p.complete("The lighthouse keeper climbed the stairs at dusk.", n=6,
-                              max_tokens=24, temperature=1.0,
+    result = await p.complete("The lighthouse keeper climbed the stairs at dusk.",
+                              Sampling(n=6, tokens=24, temperature=1.0),
                               on_delta=lambda i, _s: order.append(i))
     assert [c.index for c in result.completions] == list(range(6))
     assert sum(bool(c.text) for c in result.completions) >= 5

@@ -25,6 +25,7 @@ from loom.llm import ChatMessage, ModelProfile, make_provider
 from loom.llm import keys as llm_keys
 from loom.llm.subject import ProviderSubject
 from loom.llm.summaries import SummaryWorker
+from loom.model.sampling import Sampling
 from loom.protocol import dumps
 from loom.redact import PLACEHOLDER, forget_secrets
 from loom.store.schema import Node, Tree
@@ -104,7 +105,7 @@ SHAPE_SECRETS = [s.secret for s in SAMPLES]
 @pytest.mark.parametrize("provider", ["openai", "openai-compatible"])
 async def test_openai_completions_and_chat_never_send_a_secret(fake, provider):
     p = make_provider(profile(fake, provider, supports_n=False))
-    await p.complete(ALL_SHAPES, n=2, max_tokens=8, stop=[OPENAI_KEY])
+    await p.complete(ALL_SHAPES, Sampling(n=2, tokens=8, stop=[OPENAI_KEY]))
     await p.chat([ChatMessage(role="system", content=f"Context: {ALL_SHAPES}"),
                   ChatMessage(role="user", content=f"Summarize {ANTHROPIC_KEY} please")])
     assert len(fake.requests_to(OPENAI_COMPLETIONS)) == 2 and fake.requests_to(OPENAI_CHAT)
@@ -119,9 +120,10 @@ async def test_openai_completions_and_chat_never_send_a_secret(fake, provider):
 
 async def test_anthropic_complete_and_chat_never_send_a_secret(fake):
     p = make_provider(profile(fake, "anthropic"))
-    await p.complete(ALL_SHAPES, n=2, max_tokens=8)
+    await p.complete(ALL_SHAPES, Sampling(n=2, tokens=8))
     await p.chat([ChatMessage(role="system", content=ALL_SHAPES),
-                  ChatMessage(role="user", content=f"My key is {OPENAI_KEY}.")], stop=["\n\n"])
+                  ChatMessage(role="user", content=f"My key is {OPENAI_KEY}.")],
+                 Sampling(stop=["\n\n"]))
     assert len(fake.requests_to(ANTHROPIC_MESSAGES)) == 3
     assert_never_received(fake, SHAPE_SECRETS)
     body = fake.requests_to(ANTHROPIC_MESSAGES)[-1].json
@@ -223,7 +225,7 @@ async def test_an_echoed_key_is_redacted_in_deltas_text_and_raw(echo, provider, 
         monkeypatch.setattr(llm_keys, "register_secret", lambda _value: None)
     p = make_provider(profile(echo, provider))
     deltas: list[str] = []
-    result = await p.complete("hello", n=2, on_delta=lambda i, s: deltas.append(s))
+    result = await p.complete("hello", Sampling(n=2), on_delta=lambda i, s: deltas.append(s))
     seen: list[str] = []
     reply = await p.chat([ChatMessage(role="user", content="hi")], on_delta=seen.append)
     key = ANTHROPIC_KEY if provider == "anthropic" else OPENAI_KEY

@@ -36,8 +36,8 @@ class Scripted:
         self.replies = list(replies)
         self.sent: list[list[ChatMessage]] = []
 
-    async def chat(self, messages: list[ChatMessage], *, on_delta: Any = None,
-                   **_: Any) -> GenerationResult:
+    async def chat(self, messages: list[ChatMessage], sampling: Any = None, *,
+                   on_delta: Any = None, **_: Any) -> GenerationResult:
         self.sent.append(list(messages))
         text = self.replies.pop(0) if self.replies else "Nothing more."
         if on_delta is not None:

@@ -12,6 +12,7 @@ import pytest
 from loom.llm.base import ChatMessage, Completion, GenerationResult, ModelError
 from loom.llm.redact_stream import StreamRedactor
 from loom.llm.redacting import RedactingProvider, redacting, scrub_raw
+from loom.model.sampling import Sampling
 from loom.redact import PLACEHOLDER, forget_secrets, redact, register_secret
 from tests.redaction_samples import SAMPLES
 
@@ -150,9 +151,11 @@ class Scripted:
             completions=[Completion(index=i, text=text, logprobs=lp) for i in range(n)],
             model="m", provider=self.name, latency_ms=1.0, raw=raw)
 
-    async def complete(self, prompt: str, *, n: int = 1, on_delta: Any = None,
-                       stop: list[str] | None = None, **_: Any) -> GenerationResult:
-        self.sent.append({"prompt": prompt, "stop": stop})
+    async def complete(self, prompt: str, sampling: Sampling | None = None, *,
+                       on_delta: Any = None, **_: Any) -> GenerationResult:
+        sampling = sampling or Sampling()
+        n = sampling.count
+        self.sent.append({"prompt": prompt, "stop": sampling.stop})
         for piece in self.pieces:
             for i in range(n):
                 if on_delta is not None:
@@ -161,9 +164,9 @@ class Scripted:
             raise self.fail
         return self._result(n)
 
-    async def chat(self, messages: list[ChatMessage], *, on_delta: Any = None,
-                   stop: list[str] | None = None, **_: Any) -> GenerationResult:
-        self.sent.append({"messages": messages, "stop": stop})
+    async def chat(self, messages: list[ChatMessage], sampling: Sampling | None = None, *,
+                   on_delta: Any = None, **_: Any) -> GenerationResult:
+        self.sent.append({"messages": messages, "stop": (sampling or Sampling()).stop})
         for piece in self.pieces:
             if on_delta is not None:
                 on_delta(piece)
@@ -176,7 +179,7 @@ def test_complete_redacts_the_prompt_the_deltas_the_text_logprobs_and_raw():
     inner = Scripted(split_key_pieces())
     provider = redacting(inner)
     deltas: list[tuple[int, str]] = []
-    result = asyncio.run(provider.complete(f"my key {KEY} ok", n=2, stop=[KEY],
+    result = asyncio.run(provider.complete(f"my key {KEY} ok", Sampling(n=2, stop=[KEY]),
                                            on_delta=lambda i, p: deltas.append((i, p))))
     assert inner.sent == [{"prompt": f"my key {PLACEHOLDER} ok", "stop": [PLACEHOLDER]}]
     expected = f"Your header was Authorization: Bearer {PLACEHOLDER} thanks"

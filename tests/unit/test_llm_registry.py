@@ -8,6 +8,7 @@ from loom.llm.providers.local import LocalProvider
 from loom.llm.providers.openai import OpenAIProvider
 from loom.llm.redacting import RedactingProvider
 from loom.llm.service import client as service
+from loom.model.sampling import Sampling
 
 
 @pytest.mark.parametrize(
@@ -55,7 +56,7 @@ async def test_local_provider_reports_unavailable(monkeypatch, tmp_path):
     gguf.write_bytes(b"GGUF")
     provider = make_provider(ModelProfile(name="l", provider="local", model=str(gguf)))
     with pytest.raises(ModelError) as info:
-        await provider.complete("x", max_tokens=2)
+        await provider.complete("x", Sampling(tokens=2))
     assert (info.value.kind, info.value.retryable) == ("unavailable", False)
     assert info.value.message == "the local model server is not set up on this machine"
     assert "loom model setup" in (info.value.hint or "")

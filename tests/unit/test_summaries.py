@@ -32,7 +32,8 @@ class Scripted:
     def __call__(self, profile: ModelProfile) -> Scripted:
         return self
 
-    async def chat(self, messages: list[ChatMessage], **kw: object) -> GenerationResult:
+    async def chat(self, messages: list[ChatMessage], sampling: object = None,
+                   **kw: object) -> GenerationResult:
         self.prompts.append(messages[-1].content)
         answer = self.answers.pop(0) if self.answers else "A summary."
         if isinstance(answer, ModelError):

@@ -53,6 +53,7 @@ from loom.llm.base import ChatMessage, ModelError, Provider
 from loom.memory import operational as mem
 from loom.memory.tokens import count_tokens
 from loom.model import permissions as perms
+from loom.model.sampling import Sampling
 from loom.render.formats import doc_ref
 from loom.render.formats import error as error_text
 from loom.render.text import thousands
@@ -462,7 +463,8 @@ class TurnLoop:
                           model=self.model_name)
         try:
             result = await self.provider.chat(
-                messages, max_tokens=self.budgets.reply_tokens, temperature=self.temperature,
+                messages, Sampling(tokens=self.budgets.reply_tokens,
+                                   temperature=self.temperature),
                 on_delta=on_delta, cancel=stop)
             text = result.completions[0].text if result.completions else ""
             usage.model, usage.provider = result.model, result.provider

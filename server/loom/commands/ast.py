@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from loom.model.sampling import Sampling
+
 
 class _Command(BaseModel):
     # A leaf module: the canonical text of a command is loom.commands.canonical.to_text(cmd).
@@ -62,12 +64,12 @@ class Switch(_Command):
     tip: str | None = None
 
 
-class Continue(_Command):
+class Continue(_Command, Sampling):
+    """``continue [from X]`` and its sampling options (``n``, ``tokens``, ``temperature``…:
+    the fields of ``Sampling``; ``.sampling()`` is them alone)."""
+
     verb: Literal["continue"] = "continue"
     from_: str | None = Field(default=None, alias="from")
-    n: int | None = None
-    tokens: int | None = None
-    temperature: float | None = None
 
 
 class Split(_Command):

@@ -50,7 +50,7 @@ from loom.commands.ast import (
     View,
     Write,
 )
-from loom.commands.catalogue import RESERVED
+from loom.commands.catalogue import RESERVED, TOOLS_BY_NAME
 from loom.commands.lexicon import CANONICAL_ARROW as ARROW
 from loom.commands.lexicon import CANONICAL_CLOSER
 
@@ -138,12 +138,11 @@ def _parts(cmd: Command) -> list[str]:
             parts = ["continue"]
             if cmd.from_ is not None:
                 parts += ["from", ref_text(cmd.from_)]
-            if cmd.n is not None:
-                parts.append(f"n:{cmd.n}")
-            if cmd.tokens is not None:
-                parts.append(f"tokens:{cmd.tokens}")
-            if cmd.temperature is not None:
-                parts.append(f"temperature:{cmd.temperature!r}")
+            for option in TOOLS_BY_NAME["continue"].options:
+                value = getattr(cmd, option.name) if option.sampling else None
+                if value is not None:
+                    shown = quote(value) if isinstance(value, str) else repr(value)
+                    parts.append(f"{option.name}:{shown}")
             return parts
         case Split():
             parts = ["split", ref_text(cmd.node), f"at:{cmd.at}"]

@@ -31,7 +31,7 @@ class ContinueRequest:
 
     @property
     def n(self) -> int:
-        return self.sampling.n
+        return self.sampling.count
 
 
 class SubjectModel(Protocol):

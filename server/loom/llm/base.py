@@ -14,6 +14,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from loom.model.sampling import Sampling
+
 ErrorKind = Literal[
     "timeout",
     "rate_limited",
@@ -125,27 +127,23 @@ class Provider(Protocol):
     async def complete(
         self,
         prompt: str,
+        sampling: Sampling | None = None,
         *,
-        n: int = 1,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop: list[str] | None = None,
-        logprobs: int | None = None,
         on_delta: CompleteDelta | None = None,
         cancel: asyncio.Event | None = None,
     ) -> GenerationResult:
-        """n continuations of ``prompt``; ``on_delta(index, piece)`` as text streams in."""
+        """``sampling.n`` continuations of ``prompt``; ``on_delta(index, piece)`` as text
+        streams in. What ``sampling`` leaves unset is the profile's default."""
         ...
 
     async def chat(
         self,
         messages: list[ChatMessage],
+        sampling: Sampling | None = None,
         *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop: list[str] | None = None,
         on_delta: ChatDelta | None = None,
         cancel: asyncio.Event | None = None,
     ) -> GenerationResult:
-        """One assistant reply to ``messages``; ``on_delta(piece)`` as text streams in."""
+        """One assistant reply to ``messages`` (``sampling.n`` is not read);
+        ``on_delta(piece)`` as text streams in."""
         ...

@@ -23,6 +23,7 @@ from loom.commands.grammar import parse
 from loom.llm.base import ChatMessage
 from loom.llm.config import resolve_profile
 from loom.llm.registry import make_provider
+from loom.model.sampling import Sampling
 from loom.protocol import loads_lenient
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ def model_classifier(profile_name: str | None = None) -> ModelClassifier:
         async def run() -> str:
             provider = make_provider(profile)
             result = await provider.chat([ChatMessage(role="user", content=prompt)],
-                                         max_tokens=80, temperature=0.0)
+                                         Sampling(tokens=80, temperature=0.0))
             return result.completions[0].text if result.completions else ""
 
         try:

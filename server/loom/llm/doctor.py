@@ -21,6 +21,7 @@ from loom.llm.config import LOCAL_MODEL, Purpose, resolve_profile
 from loom.llm.service import client as service
 from loom.llm.service import crash
 from loom.llm.service.setup import X86_NEEDS, build_info, bundled_gguf, find_server
+from loom.model.sampling import Sampling
 
 Status = Literal["ok", "warn", "error", "info"]
 MARK = {"ok": "✓", "warn": "!", "error": "✗", "info": "·"}
@@ -193,7 +194,7 @@ async def _time_generation() -> tuple[float, float, int]:
 
     try:
         result = await provider.complete("The lighthouse keeper climbed the stairs",
-                                         max_tokens=16, temperature=0.0, on_delta=on_delta)
+                                         Sampling(tokens=16, temperature=0.0), on_delta=on_delta)
     finally:
         await provider.aclose()  # type: ignore[attr-defined]
     total = time.perf_counter() - started

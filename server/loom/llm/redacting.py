@@ -30,6 +30,7 @@ from loom.llm.base import (
     Provider,
 )
 from loom.llm.redact_stream import StreamRedactor
+from loom.model.sampling import Sampling
 from loom.redact import may_hold_secret, redact, redact_obj, redact_pieces
 
 
@@ -46,24 +47,17 @@ class RedactingProvider:
     async def complete(
         self,
         prompt: str,
+        sampling: Sampling | None = None,
         *,
-        n: int = 1,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop: list[str] | None = None,
-        logprobs: int | None = None,
         on_delta: CompleteDelta | None = None,
         cancel: asyncio.Event | None = None,
     ) -> GenerationResult:
-        streams = [StreamRedactor() for _ in range(max(n, 1))]
+        sampling = sampling or Sampling()
+        streams = [StreamRedactor() for _ in range(max(sampling.count, 1))]
         try:
             result = await self.inner.complete(
                 redact(prompt),
-                n=n,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                stop=_redact_all(stop),
-                logprobs=logprobs,
+                _redacted(sampling),
                 on_delta=None if on_delta is None else _released(streams, on_delta),
                 cancel=cancel,
             )
@@ -75,10 +69,8 @@ class RedactingProvider:
     async def chat(
         self,
         messages: list[ChatMessage],
+        sampling: Sampling | None = None,
         *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop: list[str] | None = None,
         on_delta: ChatDelta | None = None,
         cancel: asyncio.Event | None = None,
     ) -> GenerationResult:
@@ -90,9 +82,7 @@ class RedactingProvider:
         try:
             result = await self.inner.chat(
                 [redact_message(m) for m in messages],
-                max_tokens=max_tokens,
-                temperature=temperature,
-                stop=_redact_all(stop),
+                _redacted(sampling or Sampling()),
                 on_delta=None if deliver is None else _chat_released(streams[0], deliver),
                 cancel=cancel,
             )
@@ -115,8 +105,15 @@ def redact_message(message: ChatMessage) -> ChatMessage:
         update={"content": cleaned})
 
 
-def _redact_all(items: list[str] | None) -> list[str] | None:
-    return None if items is None else [redact(s) for s in items]
+def _redacted(sampling: Sampling) -> Sampling:
+    """``sampling`` with its text (the stop strings) redacted."""
+    texts: dict[str, Any] = {}
+    for key, value in sampling.chosen().items():
+        if isinstance(value, str):
+            texts[key] = redact(value)
+        elif isinstance(value, list):
+            texts[key] = [redact(s) if isinstance(s, str) else s for s in value]
+    return sampling.model_copy(update=texts) if texts else sampling
 
 
 def _released(streams: list[StreamRedactor], on_delta: CompleteDelta) -> CompleteDelta:

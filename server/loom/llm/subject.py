@@ -47,8 +47,7 @@ class ProviderSubject:
                 prompt = request.prompt
                 if request.system:
                     prompt = f"{request.system}\n\n{prompt}"
-                return await provider.complete(prompt, **sampling.for_all(),
-                                               on_delta=on_delta, cancel=cancel)
+                return await provider.complete(prompt, sampling, on_delta=on_delta, cancel=cancel)
             messages = [ChatMessage(role="system", content=request.system)] \
                 if request.system else []
             messages += [ChatMessage(role=m["role"], content=m["content"])  # type: ignore[arg-type]
@@ -58,10 +57,9 @@ class ProviderSubject:
 
             async def one(i: int) -> GenerationResult:
                 delta = (lambda piece: on_delta(i, piece)) if on_delta else None
-                return await provider.chat(messages, **sampling.for_one(),
-                                           on_delta=delta, cancel=cancel)
+                return await provider.chat(messages, sampling, on_delta=delta, cancel=cancel)
 
-            results = await asyncio.gather(*(one(i) for i in range(sampling.n)))
+            results = await asyncio.gather(*(one(i) for i in range(sampling.count)))
             completions = [r.completions[0].model_copy(update={"index": i})
                            for i, r in enumerate(results)]
             usage = Usage(
@@ -69,7 +67,7 @@ class ProviderSubject:
                 completion_tokens=sum(r.usage.completion_tokens or 0 for r in results) or None)
             return GenerationResult(
                 completions=completions, model=results[0].model, provider=results[0].provider,
-                params={**results[0].params, "n": sampling.n}, usage=usage,
+                params={**results[0].params, "n": sampling.count}, usage=usage,
                 latency_ms=max(r.latency_ms for r in results),
                 raw=[chunk for r in results for chunk in r.raw])
         finally:

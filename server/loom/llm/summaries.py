@@ -26,6 +26,7 @@ from loom.llm.redacting import redacting
 from loom.llm.registry import make_provider
 from loom.llm.service.record import alive
 from loom.memory.tokens import count_tokens
+from loom.model.sampling import Sampling
 from loom.protocol import loads_lenient
 from loom.render.text import one_line, whole_sentences
 from loom.store.backend import storage_error, unreachable
@@ -271,7 +272,7 @@ class SummaryWorker:
         provider = redacting(self.provider_factory(self.profile))
         try:
             result = await provider.chat([ChatMessage(role="user", content=text)],
-                                         max_tokens=MAX_TOKENS, temperature=0.2)
+                                         Sampling(tokens=MAX_TOKENS, temperature=0.2))
         finally:
             close = getattr(provider, "aclose", None)
             if close is not None:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from loom.commands.results import Result
 from loom.errors import LoomError
+from loom.model.sampling import Sampling
 
 
 class Args(BaseModel):
@@ -65,16 +66,14 @@ class PictureParams(Args):
     uri: str | None = None  # or the document's tree
 
 
-class ContinueArgs(UriArgs):
-    n: int | None = None
-    tokens: int | None = None
-    temperature: float | None = None
+class ContinueArgs(UriArgs, Sampling):
+    """``loom.continue``: the document, and the sampling options of ``→ continue``."""
 
     def command(self) -> Any:
         """The ``→ continue`` these arguments ask for, to be passed on whole."""
         from loom.commands import ast
 
-        return ast.Continue(n=self.n, tokens=self.tokens, temperature=self.temperature)
+        return ast.Continue(**self.chosen())
 
 
 class AnnotateArgs(NodeArgs):

@@ -1,26 +1,47 @@
-"""How a continuation is sampled, as one record from the command to the model.
+"""How the model is asked to sample, as one record from the command to the provider.
 
-``→ continue n:3 tokens:40 temperature:0.7`` asks for three things of the subject model;
-they travel together from the parsed command through the core's request to the model,
-and what the command leaves out (None) is the model profile's default, filled in one
-place: the providers' ``call_params``."""
+``→ continue n:3 tokens:40 temperature:0.7`` asks three things of the subject model; they
+travel together, under the names the command gives them, from the parsed command
+(``ast.Continue`` carries these fields) through the core's request to the provider, which
+puts them into its API's own words. A field left None is the model profile's default,
+filled in one place: ``llm/providers/_common.call_params``.
+
+A new sampling option is a field here, its declaration among ``→ continue``'s options in
+``commands/catalogue.py`` (``sampling=True``: the grammar, completion, help, canonical
+text and the limit check read it there), and its name in the API of each provider that
+takes it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 
-@dataclass(frozen=True)
-class Sampling:
-    n: int = 1
-    max_tokens: int | None = None
+
+class Sampling(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    #: How many continuations (one call makes all of them where the API can).
+    n: int | None = None
+    #: The most tokens each may have.
+    tokens: int | None = None
     temperature: float | None = None
+    #: Strings that end a continuation where they appear.
+    stop: list[str] | None = None
+    #: How many alternatives per token to report with their probabilities.
+    logprobs: int | None = None
 
-    def for_one(self) -> dict[str, Any]:
-        """The arguments of one call that makes one continuation (a chat model's reply)."""
-        return {"max_tokens": self.max_tokens, "temperature": self.temperature}
+    @property
+    def count(self) -> int:
+        """How many continuations: ``n``, one when unset."""
+        return 1 if self.n is None else self.n
 
-    def for_all(self) -> dict[str, Any]:
-        """The arguments of one call that makes all ``n`` (a completion endpoint)."""
-        return {"n": self.n, **self.for_one()}
+    def sampling(self) -> Sampling:
+        """These fields alone (a command or an editor's arguments carry them among
+        others)."""
+        return Sampling(**self.chosen())
+
+    def chosen(self) -> dict[str, Any]:
+        """The fields that were given a value, by name."""
+        return {k: v for k in Sampling.model_fields if (v := getattr(self, k)) is not None}

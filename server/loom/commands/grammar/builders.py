@@ -39,8 +39,8 @@ from loom.commands.grammar.reader import READER_BUILDERS
 from loom.commands.grammar.results import Args, Fail, show, usage, use
 from loom.commands.grammar.scan import (
     as_choice,
-    as_float,
     as_int,
+    as_read,
     limit_refs,
     one,
     ref_opt,
@@ -143,16 +143,14 @@ def _build_continue(a: Args, spec: Spec) -> Command | Fail:
     start = target_node(a, spec, "from")
     if isinstance(start, Fail):
         return start
-    values: dict[str, int | float | None] = {}
-    for name in ("n", "tokens"):
-        got = as_int(a.opts[name], name) if name in a.opts else None
-        if isinstance(got, Fail):
-            return got
-        values[name] = got
-    temp = as_float(a.opts["temperature"], "temperature") if "temperature" in a.opts else None
-    if isinstance(temp, Fail):
-        return temp
-    return Continue(from_=start, n=values["n"], tokens=values["tokens"], temperature=temp)
+    values: dict[str, object] = {}
+    for option in spec.tool.options:
+        if option.sampling and option.name in a.opts:
+            got = as_read(a.opts[option.name], option)
+            if isinstance(got, Fail):
+                return got
+            values[option.name] = got
+    return Continue.model_validate({"from": start, **values})
 
 
 def _build_split(a: Args, spec: Spec) -> Command | Fail:

@@ -12,7 +12,14 @@ import math
 from collections.abc import Mapping
 
 from loom.commands.canonical import quote
-from loom.commands.catalogue import COUNT_NOUNS, NUMBER_WORDS, TOKEN_NOUNS, TOOLS_BY_NAME, Tool
+from loom.commands.catalogue import (
+    COUNT_NOUNS,
+    NUMBER_WORDS,
+    TOKEN_NOUNS,
+    TOOLS_BY_NAME,
+    Option,
+    Tool,
+)
 from loom.commands.grammar.fuzzy import fuzzy
 from loom.commands.grammar.lexer import FLOAT, HEAD, INT, REF_TOKEN, SHORT_ID, TAIL, Tok, norm_ref
 from loom.commands.grammar.results import Args, Fail, seed_forms, usage, use
@@ -195,6 +202,15 @@ def as_float(value: str, name: str) -> float | Fail:
         if math.isfinite(number):
             return number
     return Fail(f'{name} must be a number, got "{value}"', hint=f"e.g. {name}:0.8")
+
+
+def as_read(value: str, option: Option) -> int | float | str | Fail:
+    """``value`` read as ``option`` says its values read (a number, or the text)."""
+    if option.reads == "int":
+        return as_int(value, option.name)
+    if option.reads == "float":
+        return as_float(value, option.name)
+    return value
 
 
 def as_choice(value: str, choices: Mapping[str, str], name: str) -> str | Fail:

@@ -6,6 +6,7 @@ import json
 import os
 
 from loom.commands import ast
+from loom.commands.catalogue import TOOLS_BY_NAME
 from loom.commands.context import ContinueRequest, Ctx
 from loom.commands.results import Result
 from loom.errors import CrossTree, LoomError
@@ -18,7 +19,6 @@ from loom.store import tokens as token_store
 from loom.store.schema import Generation, Node, RawResponse
 
 MAX_N = 10
-MAX_TOKENS = 4096
 
 
 def build_request(ctx: Ctx, source: Node, sampling: Sampling) -> ContinueRequest:
@@ -42,18 +42,26 @@ def build_request(ctx: Ctx, source: Node, sampling: Sampling) -> ContinueRequest
     return ContinueRequest(tree, source, sampling, messages=messages, system=system)
 
 
+def _within_limits(sampling: Sampling) -> None:
+    """Each sampling option within the bounds its declaration gives."""
+    for option in TOOLS_BY_NAME["continue"].options:
+        value = getattr(sampling, option.name) if option.limits else None
+        if value is None or option.limits is None:
+            continue
+        low, high = option.limits
+        if not low <= value <= high:
+            raise LoomError("LIMIT_EXCEEDED", f"{option.name} must be between {low:,} and "
+                            f"{high:,}", option.limit_hint or None)
+
+
 def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
-    n = 1 if cmd.n is None else cmd.n
-    if n > MAX_N:
+    sampling = cmd.sampling()
+    if sampling.count > MAX_N:
         raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N}",
                         f"use n:{MAX_N} or less")
-    if n < 1:
+    if sampling.count < 1:
         raise LoomError("LIMIT_EXCEEDED", "n must be at least 1", "use n:1 to n:10")
-    if cmd.tokens is not None and not 1 <= cmd.tokens <= MAX_TOKENS:
-        raise LoomError("LIMIT_EXCEEDED", f"tokens must be between 1 and {MAX_TOKENS:,}",
-                        "short continuations (about 50 tokens) are the norm: use tokens:50")
-    if cmd.temperature is not None and not 0 <= cmd.temperature <= 2:
-        raise LoomError("LIMIT_EXCEEDED", "temperature must be between 0 and 2")
+    _within_limits(sampling)
     source = ctx.resolve(cmd.from_)
     if source.kind == "annotation":
         raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation",
@@ -67,7 +75,7 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
                         "set up the local model (loom model setup) or set "
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
-    request = build_request(ctx, source, Sampling(n, cmd.tokens, cmd.temperature))
+    request = build_request(ctx, source, sampling)
     request.cancel = ctx.cancel
     ctx.ws.acquire_turn(source, ctx.me)
     try:

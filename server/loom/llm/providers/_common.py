@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from loom.llm.aio import run_cancellable
@@ -13,6 +14,7 @@ from loom.llm.assemble import DeltaCallbackError
 from loom.llm.base import ModelError
 from loom.llm.config import ModelProfile
 from loom.llm.errors import classify, make_error
+from loom.model.sampling import Sampling
 from loom.redact import install_log_redaction, redact_obj
 
 log = logging.getLogger("loom.llm")
@@ -21,25 +23,31 @@ install_log_redaction()
 CONTINUE_SYSTEM = "Continue the text exactly where it stops; output only the continuation."
 
 
-def call_params(
-    profile: ModelProfile,
-    *,
-    n: int = 1,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    stop: list[str] | None = None,
-    logprobs: int | None = None,
-) -> dict[str, Any]:
-    """The effective parameters of a call: arguments, else the profile's defaults."""
-    if n < 1:
-        raise ModelError("bad_request", f"n must be at least 1 (got {n})", "ask for n ≥ 1")
-    return {
-        "n": n,
-        "max_tokens": max_tokens if max_tokens is not None else profile.max_tokens,
-        "temperature": temperature if temperature is not None else profile.temperature,
-        "stop": stop if stop is not None else profile.stop,
-        "logprobs": logprobs if logprobs is not None else profile.logprobs,
-    }
+#: The fields of ``Sampling`` the APIs (and the stored request parameters) name otherwise.
+API_NAMES: Mapping[str, str] = MappingProxyType({"tokens": "max_tokens"})
+
+
+def call_params(profile: ModelProfile, sampling: Sampling | None) -> dict[str, Any]:
+    """The effective parameters of a call, under the APIs' names: what the request chose,
+    else the profile's default (the one place defaults are applied)."""
+    sampling = sampling or Sampling()
+    if sampling.count < 1:
+        raise ModelError("bad_request", f"n must be at least 1 (got {sampling.count})",
+                         "ask for n ≥ 1")
+    params: dict[str, Any] = {"n": sampling.count}
+    for field in Sampling.model_fields:
+        name = API_NAMES.get(field, field)
+        if name not in params:
+            value = getattr(sampling, field)
+            params[name] = value if value is not None else getattr(profile, name, None)
+    return params
+
+
+def payload_of(params: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """The parameters an API takes (``names``: ours → its), under its names; those unset
+    (None, no stop strings) left out."""
+    return {names[k]: v for k, v in params.items()
+            if k in names and v is not None and v != []}
 
 
 def error_context(profile: ModelProfile) -> dict[str, Any]:

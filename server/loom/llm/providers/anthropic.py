@@ -13,6 +13,7 @@ record ``temperature: None``.
 from __future__ import annotations
 
 import asyncio
+from types import MappingProxyType
 from typing import Any
 
 import anthropic
@@ -28,11 +29,16 @@ from loom.llm.providers._common import (
     error_context,
     log_request,
     malformed,
+    payload_of,
     run,
     sdk_errors,
 )
 from loom.llm.retry import Attempt, call_with_retry
+from loom.model.sampling import Sampling
 
+#: The request parameters the Messages API takes, ours → its (``call_params``'s names);
+#: temperature is not among them (see the module docstring).
+_MESSAGES = MappingProxyType({"max_tokens": "max_tokens", "stop": "stop_sequences"})
 _READ_ERRORS = (AttributeError, KeyError, TypeError, IndexError, ValueError)
 
 
@@ -48,23 +54,13 @@ class AnthropicProvider(SDKProvider):
     async def complete(
         self,
         prompt: str,
+        sampling: Sampling | None = None,
         *,
-        n: int = 1,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop: list[str] | None = None,
-        logprobs: int | None = None,
         on_delta: CompleteDelta | None = None,
         cancel: asyncio.Event | None = None,
     ) -> GenerationResult:
-        params = call_params(
-            self.profile,
-            n=n,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            stop=stop,
-            logprobs=logprobs,
-        )
+        params = call_params(self.profile, sampling)
+        n = params["n"]
         params["logprobs"] = None  # not offered by the Messages API
         params["temperature"] = None  # rejected by the Messages API (see module docstring)
         collector = Collector(n, on_delta, cancel)
@@ -90,16 +86,13 @@ class AnthropicProvider(SDKProvider):
     async def chat(
         self,
         messages: list[ChatMessage],
+        sampling: Sampling | None = None,
         *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop: list[str] | None = None,
         on_delta: ChatDelta | None = None,
         cancel: asyncio.Event | None = None,
     ) -> GenerationResult:
-        params = call_params(
-            self.profile, max_tokens=max_tokens, temperature=temperature, stop=stop
-        )
+        params = call_params(self.profile, (sampling or Sampling()).model_copy(
+            update={"n": None}))
         params.pop("logprobs")
         params["temperature"] = None  # rejected by the Messages API (see module docstring)
         system = "\n\n".join(m.content for m in messages if m.role == "system") or None
@@ -147,14 +140,12 @@ class AnthropicProvider(SDKProvider):
         payload: dict[str, Any] = {
             "model": self.profile.model,
             "messages": turns,
-            "max_tokens": params["max_tokens"],
+            **payload_of(params, _MESSAGES),
             "stream": True,
         }
         if system:
             payload["system"] = [{"type": "text", "text": system,
                                   "cache_control": {"type": "ephemeral"}}] if cache else system
-        if params["stop"]:
-            payload["stop_sequences"] = params["stop"]
         log_request(self.profile, "messages", payload)
         state = _StreamState()
         with sdk_errors(self.profile):

@@ -25,6 +25,7 @@ from loom.llm.config import ModelProfile
 from loom.llm.providers.openai import OpenAIProvider
 from loom.llm.service import client as service
 from loom.llm.service.record import ServiceRecord
+from loom.model.sampling import Sampling
 
 #: Failures that may be the service's fault (a refused or cut connection, a timeout, a
 #: reply that stopped making sense); others (a prompt too long) are the request's.
@@ -51,21 +52,17 @@ class LocalProvider(OpenAIProvider):
         return openai.AsyncOpenAI(api_key=key, base_url=self._record.base_url,
                                   timeout=self.profile.timeout_s, max_retries=0)
 
-    async def complete(self, prompt: str, *, n: int = 1, max_tokens: int | None = None,
-                       temperature: float | None = None, stop: list[str] | None = None,
-                       logprobs: int | None = None, on_delta: CompleteDelta | None = None,
+    async def complete(self, prompt: str, sampling: Sampling | None = None, *,
+                       on_delta: CompleteDelta | None = None,
                        cancel: asyncio.Event | None = None) -> GenerationResult:
         return await self._served(lambda: super(LocalProvider, self).complete(
-            prompt, n=n, max_tokens=max_tokens, temperature=temperature, stop=stop,
-            logprobs=logprobs, on_delta=on_delta, cancel=cancel))
+            prompt, sampling, on_delta=on_delta, cancel=cancel))
 
-    async def chat(self, messages: list[ChatMessage], *, max_tokens: int | None = None,
-                   temperature: float | None = None, stop: list[str] | None = None,
+    async def chat(self, messages: list[ChatMessage], sampling: Sampling | None = None, *,
                    on_delta: ChatDelta | None = None,
                    cancel: asyncio.Event | None = None) -> GenerationResult:
         return await self._served(lambda: super(LocalProvider, self).chat(
-            messages, max_tokens=max_tokens, temperature=temperature, stop=stop,
-            on_delta=on_delta, cancel=cancel))
+            messages, sampling, on_delta=on_delta, cancel=cancel))
 
     async def _served(self, call: Callable[[], Awaitable[T]]) -> T:
         """Run ``call`` against a live service; a failure the service caused, explained."""

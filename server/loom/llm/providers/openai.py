@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from types import MappingProxyType
 from typing import Any
 
 import openai
@@ -24,10 +25,23 @@ from loom.llm.providers._common import (
     log_request,
     malformed,
     missing_key,
+    payload_of,
     run,
     sdk_errors,
 )
 from loom.llm.retry import Attempt, call_with_retry
+from loom.model.sampling import Sampling
+
+#: The request parameters each endpoint takes, ours → its (``call_params``'s names).
+_COMPLETIONS = MappingProxyType({
+    "max_tokens": "max_tokens", "temperature": "temperature", "stop": "stop",
+    "logprobs": "logprobs",
+})
+_CHAT = MappingProxyType({"max_tokens": "max_tokens", "temperature": "temperature",
+                          "stop": "stop"})
+# OpenAI's newer models only take max_completion_tokens; compatible servers mostly know
+# max_tokens.
+_CHAT_OPENAI = MappingProxyType({**_CHAT, "max_tokens": "max_completion_tokens"})
 
 _NO_KEY = "no-key"  # sent to compatible servers that need none (the SDK insists on one)
 _READ_ERRORS = (AttributeError, KeyError, TypeError, IndexError, ValueError)
@@ -54,23 +68,13 @@ class OpenAIProvider(SDKProvider):
     async def complete(
         self,
         prompt: str,
+        sampling: Sampling | None = None,
         *,
-        n: int = 1,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop: list[str] | None = None,
-        logprobs: int | None = None,
         on_delta: CompleteDelta | None = None,
         cancel: asyncio.Event | None = None,
     ) -> GenerationResult:
-        params = call_params(
-            self.profile,
-            n=n,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            stop=stop,
-            logprobs=logprobs,
-        )
+        params = call_params(self.profile, sampling)
+        n = params["n"]
         collector = Collector(n, on_delta, cancel)
         size = self.batch_size(n)
         groups = [range(i, min(i + size, n)) for i in range(0, n, size)]
@@ -109,14 +113,9 @@ class OpenAIProvider(SDKProvider):
             "model": self.profile.model,
             "prompt": prompt,
             "n": len(sink.indices),
-            "max_tokens": params["max_tokens"],
-            "temperature": params["temperature"],
+            **payload_of(params, _COMPLETIONS),
             "stream": True,
         }
-        if params["stop"]:
-            payload["stop"] = params["stop"]
-        if params["logprobs"] is not None:
-            payload["logprobs"] = params["logprobs"]
         if self.profile.provider in ("openai", "local"):
             payload["stream_options"] = {"include_usage": True}
         log_request(self.profile, "completions", payload)
@@ -166,16 +165,13 @@ class OpenAIProvider(SDKProvider):
     async def chat(
         self,
         messages: list[ChatMessage],
+        sampling: Sampling | None = None,
         *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop: list[str] | None = None,
         on_delta: ChatDelta | None = None,
         cancel: asyncio.Event | None = None,
     ) -> GenerationResult:
-        params = call_params(
-            self.profile, max_tokens=max_tokens, temperature=temperature, stop=stop
-        )
+        params = call_params(self.profile, (sampling or Sampling()).model_copy(
+            update={"n": None}))
         params.pop("logprobs")
         collector = Collector(1, None if on_delta is None else _chat_delta(on_delta), cancel)
 
@@ -197,18 +193,12 @@ class OpenAIProvider(SDKProvider):
         attempt: Attempt,
     ) -> None:
         sink = collector.begin(attempt, [0])
-        # OpenAI's newer models only take max_completion_tokens; compatible servers
-        # mostly know max_tokens.
-        limit = "max_completion_tokens" if self.profile.provider == "openai" else "max_tokens"
         payload: dict[str, Any] = {
             "model": self.profile.model,
             "messages": [m.model_dump() for m in messages],
-            limit: params["max_tokens"],
-            "temperature": params["temperature"],
+            **payload_of(params, _CHAT_OPENAI if self.profile.provider == "openai" else _CHAT),
             "stream": True,
         }
-        if params["stop"]:
-            payload["stop"] = params["stop"]
         if self.profile.provider in ("openai", "local"):
             payload["stream_options"] = {"include_usage": True}
         log_request(self.profile, "chat.completions", payload)

@@ -5,6 +5,7 @@ bookmarks, tags, rating and connections."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from loom.lsp.session import Documents
@@ -40,6 +41,11 @@ def summary_label(source: str | None) -> str:
     return f"summary ({source})"
 
 
+# The request's parameters hover leaves out: the count is the next line's, and logprobs
+# show as the token colouring.
+_NOT_SHOWN = frozenset({"n", "logprobs"})
+
+
 def generation_lines(docs: Documents, node: Node) -> list[str]:
     """How a model made the node: model, parameters, tokens, latency, when; and the other
     continuations its request made."""
@@ -50,10 +56,10 @@ def generation_lines(docs: Documents, node: Node) -> list[str]:
     params = dict(gen.params or {})
     usage = dict(gen.usage or {})
     parts = [f"`{gen.model}`" + (f" via {gen.provider}" if gen.provider else "")]
-    for key, shown in (("temperature", "temperature"), ("max_tokens", "max tokens"),
-                       ("top_p", "top_p")):
-        if params.get(key) is not None:
-            parts.append(f"{shown} {params[key]}")
+    for key, value in sorted(params.items(), key=lambda kv: kv[0] != "temperature"):
+        if key not in _NOT_SHOWN and value is not None and value != []:
+            shown = " ".join(map(json.dumps, value)) if isinstance(value, list) else value
+            parts.append(f"{key.replace('_', ' ')} {shown}")
     tokens = usage.get("completion_tokens") or usage.get("output_tokens")
     prompt = usage.get("prompt_tokens") or usage.get("input_tokens")
     if tokens is not None or prompt is not None:
