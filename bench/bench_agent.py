@@ -105,7 +105,7 @@ def tool_call(line: str, i: int) -> dict[str, Any]:
 
 
 def token_bench() -> None:
-    from loom.agent.context import ADDENDUM
+    from loom.agent.assembly import ADDENDUM
 
     enc = bpe_openai.get_encoding("o200k_base")
 
@@ -140,7 +140,7 @@ def token_bench() -> None:
 
 
 def assembly_bench(nodes: int, deep: int, runs: int) -> None:
-    from loom.agent import context as cx
+    from loom.agent import assembly as cx
     from loom.agent.participant import ensure_agent
     from loom.app import open_app
     from loom.commands.context import Actor
@@ -224,7 +224,7 @@ def caching_bench() -> None:
     from loom.app import open_app
     from loom.demo import create_demo
     from loom.llm.config import ModelProfile
-    from loom.memory.tokens import count_tokens
+    from loom.memory.counting import count_tokens
 
     os.environ.setdefault("LOOM_API_KEY", "bench-key")
     os.environ["LOOM_NO_KEYRING"] = "1"

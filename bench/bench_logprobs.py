@@ -130,7 +130,7 @@ def build_path(db: Path, deep: int, model_share: float) -> tuple[str, list[tuple
     """A ``deep``-node path of ~125-character nodes; model nodes carry token data. Returns
     the URI and the (start, end) of each model node's text in the buffer."""
     from loom.model import tokens as T
-    from loom.store import tokens as token_store
+    from loom.store import node_tokens as token_store
     from loom.store.db import open_database
     from loom.store.workspace import NewNode, Workspace
 
@@ -168,8 +168,8 @@ def build_path(db: Path, deep: int, model_share: float) -> tuple[str, list[tuple
 
 def bench_colouring(db: Path, uri: str, samples: int) -> None:
     """The server's own work: semantic tokens of the open buffer, colours off and on."""
+    from loom.lsp.documents import Documents
     from loom.lsp.features import decorations, probabilities
-    from loom.lsp.session import Documents
     from loom.lsp.views import render
     from loom.store.db import open_database
     from loom.store.workspace import Workspace
@@ -202,7 +202,7 @@ def bench_colouring(db: Path, uri: str, samples: int) -> None:
 
 async def bench_serving(db: Path, uri: str, spans: list[tuple[int, int]], deep: int,
                         samples: int) -> None:
-    from loom.lsp.text import TextDoc
+    from loom.lsp.positions import TextDoc
 
     client = await start_server(db)
     text = (await client.workspace_text_document_content_async(

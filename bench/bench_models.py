@@ -39,7 +39,7 @@ from loom.llm import ModelError, ModelProfile, make_provider
 from loom.llm.config import LOCAL_MODEL
 from loom.llm.service import client as service
 from loom.llm.service.record import ServiceRecord
-from loom.lsp.text import TextDoc
+from loom.lsp.positions import TextDoc
 from lsp_session import start_server, stop_server  # (bench/ is the script's directory)
 
 KEY_ENV = "LOOM_BENCH_KEY"

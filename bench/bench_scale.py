@@ -238,7 +238,7 @@ class Offsets:
     """Offsets ↔ LSP positions (utf-16) of the client's copy of the text."""
 
     def __init__(self, text: str) -> None:
-        from loom.lsp.text import TextDoc
+        from loom.lsp.positions import TextDoc
 
         self.doc = TextDoc(text, "utf-16")
 

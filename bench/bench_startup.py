@@ -172,7 +172,7 @@ async def first_requests(db: Path, facts: dict[str, Any], settle: float) -> dict
 SPLIT = """
 import json, sys, time
 t0 = time.perf_counter()
-from loom.lsp.session import Documents
+from loom.lsp.documents import Documents
 from loom.store.db import open_database
 from loom.store.workspace import Workspace
 imported = time.perf_counter() - t0

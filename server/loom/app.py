@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom.commands.context import Actor, SubjectModel
-from loom.memory import tokens
+from loom.memory import counting
 from loom.store.backend import PostgresDatabase
 from loom.store.db import open_database
 from loom.store.schema import Participant, Tree
@@ -119,7 +119,7 @@ def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = N
              use_default_subject: bool = True, participant: str | None = None) -> App:
     from loom.redact import DB_LOGGERS, LOGGERS, install_log_redaction
 
-    tokens.use_tokenizer(_local_tokenizer)  # exact counts from the local vocabulary, if any
+    counting.use_tokenizer(_local_tokenizer)  # exact counts from the local vocabulary, if any
     # a database password never reaches a log line
     install_log_redaction(LOGGERS + DB_LOGGERS, handlers=True)
     db = open_database(db_path, password=_database_password)

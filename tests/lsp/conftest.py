@@ -21,7 +21,7 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from loom.lsp.text import TextDoc
+from loom.lsp.positions import TextDoc
 from tests.e2e.fake_provider import FakeProvider
 
 SERVER = [sys.executable, "-m", "loom.cli", "serve"]

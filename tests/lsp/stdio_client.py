@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loom.lsp.text import TextDoc
+from loom.lsp.positions import TextDoc
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "LOOM_SUBJECT": "none", "LOOM_NO_KEYRING": "1", "LOOM_SUMMARIES": "off"}

@@ -322,7 +322,7 @@ async def test_pending_text_survives_restart(editor: Editor) -> None:
     assert rows == [(" Unsaved words.",)]
     script = ("import sys\nfrom loom.store.db import open_database\n"
               "from loom.store.workspace import Workspace\n"
-              "from loom.lsp.session import Documents\n"
+              "from loom.lsp.documents import Documents\n"
               "ws = Workspace(open_database(sys.argv[1]))\n"
               "d = Documents(ws, ws.human(), 'utf-16', 'another-session')\n"
               "print(d.text_for(sys.argv[2])[0])")

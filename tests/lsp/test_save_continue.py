@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from loom.lsp.session import minimal_edit
+from loom.lsp.documents import minimal_edit
 from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider, openai_completion_stream
 from tests.lsp.conftest import Editor, fake_model_session, open_demo, sql
 

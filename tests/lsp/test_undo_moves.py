@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from loom.lsp.session import minimal_edit
+from loom.lsp.documents import minimal_edit
 from tests.lsp.conftest import Editor, open_demo, sql
 
 

@@ -23,9 +23,9 @@ from loom.commands.context import Actor
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.buffer import Segment
-from loom.lsp.session import Documents, OpenDoc
+from loom.lsp.documents import Documents, OpenDoc
+from loom.lsp.positions import TextDoc
 from loom.lsp.settings import Settings
-from loom.lsp.text import TextDoc
 
 ENCODING = "utf-16"
 
@@ -230,14 +230,14 @@ def features(db: Path) -> Features:
     from loom.lsp.features.command_lines import CommandLines
     from loom.lsp.features.diagnostics import Diagnostics
     from loom.lsp.features.editing import Editing
-    from loom.lsp.features.generation import Generation
+    from loom.lsp.features.generation import Generating
     from loom.lsp.features.suggestions import Suggestions
 
     host = FakeHost(open_app(db, use_default_subject=False))
     published: list[lsp.PublishDiagnosticsParams] = []
     diagnostics = Diagnostics(host, published.append)
     editing = Editing(host)
-    generation = Generation(host, editing, diagnostics, None)
+    generation = Generating(host, editing, diagnostics, None)
     command_lines = CommandLines(host, diagnostics, editing, generation)
     editing.run_commands = lambda doc: command_lines.run_all(doc, background=True)
     host.on_change = editing.changed

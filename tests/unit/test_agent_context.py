@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from loom.agent import context as cx
+from loom.agent import assembly as cx
 from loom.agent.participant import AgentSpec, ensure_agent
 from loom.commands.context import Actor
 from loom.llm.base import Completion, GenerationResult, Usage
@@ -318,7 +318,7 @@ def test_large_tree_assembles_through_one_path_query(app, clock) -> None:  # typ
 
 
 def _measured(out) -> int:  # type: ignore[no-untyped-def]
-    from loom.memory.tokens import count_tokens
+    from loom.memory.counting import count_tokens
 
     return count_tokens("\n\n".join(m.content for m in out.messages))[0] + 8 * len(out.messages)
 
@@ -331,7 +331,7 @@ def test_small_budgets_keep_the_current_node_under_a_hard_ceiling(app, clock,  #
     system prompt and the loom context alone take about 460 tokens here.) The
     current node and the system-level context survive, the measured count is at most the
     budget, and the note says what was done."""
-    from loom.memory.tokens import count_tokens
+    from loom.memory.counting import count_tokens
 
     ws = app.ws
     tree = ws.create_tree("long", "dialogue", root_content="Start.")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from loom.agent import context as cx
+from loom.agent import assembly as cx
 from loom.agent.hooks import Hooks, Messages, loom_hooks, prune, redact
 from loom.agent.loop import Budgets, TurnLoop
 from loom.agent.participant import ensure_agent

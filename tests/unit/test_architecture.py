@@ -229,9 +229,9 @@ def test_query_finder_sees_model_queries_and_raw_sql() -> None:
 
 def test_relative_imports_resolve_to_modules() -> None:
     mod = Module("loom.agent.loop", PACKAGE / "agent" / "loop.py",
-                 ast.parse("from . import context\nfrom ..commands import ast\n"))
+                 ast.parse("from . import assembly\nfrom ..commands import ast\n"))
     names = {n for n, _ in imported_names(mod)}
-    assert {"loom.agent.context", "loom.commands.ast"} <= names
+    assert {"loom.agent.assembly", "loom.commands.ast"} <= names
 
 
 #: Native model code: never loaded by a Loom process. The model runs in its

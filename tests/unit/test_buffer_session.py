@@ -7,7 +7,7 @@ import pytest
 
 from loom.lsp.buffer import BufferSession, Segment
 from loom.lsp.features.command_lines import candidate_lines
-from loom.lsp.text import TextDoc
+from loom.lsp.positions import TextDoc
 
 ENCODINGS = ("utf-16", "utf-8")
 

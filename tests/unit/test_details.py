@@ -10,7 +10,7 @@ import pytest
 
 from loom.cli import main
 from loom.commands.context import Actor
-from loom.memory import tokens as token_counts
+from loom.memory import counting as token_counts
 
 
 @pytest.fixture

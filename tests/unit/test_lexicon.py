@@ -15,10 +15,10 @@ from loom.commands.catalogue import TOOLS
 from loom.commands.context import Actor
 from loom.commands.extract import extract
 from loom.commands.grammar import parse
+from loom.lsp.documents import Documents, OpenDoc
 from loom.lsp.features.completion import complete
 from loom.lsp.features.editing import commit_command
 from loom.lsp.features.refs import ref_at, refs_in_line, verb_at
-from loom.lsp.session import Documents, OpenDoc
 from loom.memory import operational as mem
 from loom.store.schema import Node
 from loom.uris import node_uri

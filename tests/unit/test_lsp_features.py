@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from loom.demo import create_demo
+from loom.lsp.documents import Documents
 from loom.lsp.features import completion, decorations, lookup
 from loom.lsp.features.editing import commit_command
-from loom.lsp.session import Documents
-from loom.lsp.text import TextDoc, units
+from loom.lsp.positions import TextDoc, units
 from loom.uris import node_uri
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from loom.demo import create_demo
-from loom.lsp.session import Documents
+from loom.lsp.documents import Documents
 from loom.uris import node_uri
 
 ROOT = "The house stood empty at the end of the lane."

@@ -4,7 +4,7 @@ path ``Workspace.path`` walks; rendered views follow positions and versions."""
 
 from __future__ import annotations
 
-from loom.lsp.session import Documents
+from loom.lsp.documents import Documents
 from loom.lsp.session_cache import SessionCache
 from loom.uris import node_uri
 

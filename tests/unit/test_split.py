@@ -15,7 +15,7 @@ import pytest
 from loom.commands import ast
 from loom.commands.context import Actor
 from loom.model import permissions as perms
-from loom.store import tokens as token_store
+from loom.store import node_tokens as token_store
 from loom.store.schema import Generation, Node, NodeTokens, RawResponse
 from loom.store.workspace import content_hash
 

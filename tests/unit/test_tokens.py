@@ -7,13 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from loom.memory import tokens
-from loom.memory.tokens import count_tokens, use_tokenizer
+from loom.memory import counting
+from loom.memory.counting import count_tokens, use_tokenizer
 
 
 @pytest.fixture(autouse=True)
 def _restore() -> Iterator[None]:
-    before = tokens._loader  # the process-wide tokenizer other tests rely on
+    before = counting._loader  # the process-wide tokenizer other tests rely on
     yield
     use_tokenizer(before)
 

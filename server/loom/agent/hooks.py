@@ -3,7 +3,7 @@
 - ``on_before_turn(messages) -> messages``: before each model call, the messages pass
   through the before-turn steps in order, and what the last one returns is sent. Loom's
   own steps are the first and the last: :func:`prune` fits the context to its budget
-  (seed 000's order, ``agent/context.py``), and :func:`redact` removes secrets, last, so
+  (seed 000's order, ``agent/assembly.py``), and :func:`redact` removes secrets, last, so
   nothing a step adds reaches a model unredacted. Steps added with
   :meth:`Hooks.add_before_turn` run between them.
 - ``on_after_turn(turn)``: once a turn has ended, with its :class:`TurnRecord` (each
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loom.agent import context as agent_context
+from loom.agent import assembly as agent_context
 from loom.agent.transcript import TurnRecord
 from loom.commands.results import Result
 from loom.errors import LoomError

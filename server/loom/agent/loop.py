@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loom.agent import context as agent_context
+from loom.agent import assembly as agent_context
 from loom.agent import results as agent_results
 from loom.agent.hooks import Hooks, Messages, loom_hooks
 from loom.agent.transcript import (
@@ -51,7 +51,7 @@ from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.llm.base import ChatMessage, ModelError, Provider
 from loom.memory import operational as mem
-from loom.memory.tokens import count_tokens
+from loom.memory.counting import count_tokens
 from loom.model import permissions as perms
 from loom.model.sampling import Sampling
 from loom.render.formats import doc_ref

@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from loom.agent.context import HistoryItem
+from loom.agent.assembly import HistoryItem
 from loom.agent.hooks import Hooks, loom_hooks
 from loom.agent.loop import (
     AgentEvent,

@@ -25,7 +25,7 @@ from loom.llm.config import LOCAL_MODEL, ModelProfile, load_config, resolve_prof
 from loom.llm.redacting import redacting
 from loom.llm.registry import make_provider
 from loom.llm.service.record import alive
-from loom.memory.tokens import count_tokens
+from loom.memory.counting import count_tokens
 from loom.model.sampling import Sampling
 from loom.protocol import loads_lenient
 from loom.render.text import one_line, whole_sentences

@@ -6,7 +6,7 @@ reader, about 2 s) into a Hugging Face ``tokenizers`` BPE with SmolLM2's pre-tok
 (digits one by one, then GPT-2's byte-level split, as llama.cpp's ``smollm`` pre-type
 does), cached as ``tokenizer.json`` beside the cached model (later loads take ~0.1 s).
 Counts equal llama-server's ``/tokenize`` (tests/e2e/test_model_service.py checks it).
-``loom.app`` installs :func:`local_tokenizer` into :mod:`loom.memory.tokens`; the core
+``loom.app`` installs :func:`local_tokenizer` into :mod:`loom.memory.counting`; the core
 never imports this module.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from loom.llm.service.paths import cache_dir
 from loom.llm.service.setup import MODEL_FILE, bundled_gguf
-from loom.memory.tokens import Tokenizer
+from loom.memory.counting import Tokenizer
 
 
 def tokenizer_file() -> Path:

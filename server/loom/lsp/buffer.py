@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loom.lsp.text import TextDoc
+from loom.lsp.positions import TextDoc
 
 
 @dataclass

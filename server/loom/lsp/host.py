@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from loom.commands.context import Actor
     from loom.commands.results import Result
     from loom.lsp.buffer import Segment
-    from loom.lsp.session import Documents, OpenDoc
+    from loom.lsp.documents import Documents, OpenDoc
     from loom.lsp.settings import Settings
     from loom.store.schema import Tree
 
@@ -256,7 +256,7 @@ class ClientHost(AnsweringServer):
     def docs(self) -> Documents:
         if self._docs is None:
             self.warmed()
-            from loom.lsp.session import Documents
+            from loom.lsp.documents import Documents
 
             encoding = str(self.workspace.position_encoding or "utf-16")
             ws = self.app.ws
@@ -378,7 +378,7 @@ class ClientHost(AnsweringServer):
     def _propose_edit(self, doc: OpenDoc, text: str, segments: list[Segment]
                       ) -> lsp.ApplyWorkspaceEditParams | None:
         """The edit to send (its target recorded), or None when there is none to send."""
-        from loom.lsp.text import TextDoc
+        from loom.lsp.positions import TextDoc
 
         base = self.docs.expected_text(doc)
         edit = self.docs.propose(doc, text, segments)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from loom.lsp.session import OpenDoc
-from loom.lsp.text import TextDoc
+from loom.lsp.documents import OpenDoc
+from loom.lsp.positions import TextDoc
 
 
 def offset_of(doc: OpenDoc, pos: lsp.Position) -> int:

@@ -29,12 +29,13 @@ from loom.uris import node_uri, tree_uri
 if TYPE_CHECKING:
     from loom.commands.results import Result
     from loom.lsp import args as A
+    from loom.lsp.documents import OpenDoc
     from loom.lsp.features.collaborator import Collaborator
     from loom.lsp.features.command_lines import CommandLines
     from loom.lsp.features.diagnostics import Diagnostics
     from loom.lsp.features.editing import Editing
     from loom.lsp.features.files import Files
-    from loom.lsp.features.generation import Generation
+    from loom.lsp.features.generation import Generating
     from loom.lsp.features.identity import Identity
     from loom.lsp.features.library import Library
     from loom.lsp.features.navigation import Navigation
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from loom.lsp.features.semantic_delta import SemanticResults
     from loom.lsp.features.suggestions import Suggestions
     from loom.lsp.features.sync import ChangeSync
-    from loom.lsp.session import OpenDoc
 
 # The server starts with pygls, lsprotocol and the registrations below only, and answers
 # ``initialize`` with them; the rest of Loom is imported in a thread once the editor says
@@ -121,7 +121,7 @@ class LoomServer(ClientHost):
 
     diagnostics: Diagnostics
     editing: Editing
-    generation: Generation
+    generation: Generating
     command_lines: CommandLines
     collaborator: Collaborator
     navigation: Navigation
@@ -157,7 +157,7 @@ class LoomServer(ClientHost):
         from loom.lsp.features.diagnostics import Diagnostics
         from loom.lsp.features.editing import Editing
         from loom.lsp.features.files import Files
-        from loom.lsp.features.generation import Generation
+        from loom.lsp.features.generation import Generating
         from loom.lsp.features.identity import Identity
         from loom.lsp.features.library import Library
         from loom.lsp.features.navigation import Navigation
@@ -171,7 +171,7 @@ class LoomServer(ClientHost):
         try:
             self.diagnostics = Diagnostics(self, self.text_document_publish_diagnostics)
             self.editing = Editing(self)
-            self.generation = Generation(self, self.editing, self.diagnostics,
+            self.generation = Generating(self, self.editing, self.diagnostics,
                                          self.work_done_progress)
             self.command_lines = CommandLines(self, self.diagnostics, self.editing,
                                               self.generation)

@@ -12,7 +12,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 MODULES = (
-    "loom.app", "loom.lsp.args", "loom.lsp.settings", "loom.lsp.session",
+    "loom.app", "loom.lsp.args", "loom.lsp.settings", "loom.lsp.documents",
     "loom.commands.results", "loom.store.backend",
     *(f"loom.lsp.features.{name}" for name in (
         "collaborator", "command_lines", "completion", "decorations", "diagnostics",

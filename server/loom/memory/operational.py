@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from loom.errors import LoomError
-from loom.memory.tokens import count_tokens
+from loom.memory.counting import count_tokens
 from loom.render import formats as f
 from loom.store import memory_repo as repo
 from loom.store.schema import Node, Participant, Stash, Tree

@@ -1,6 +1,6 @@
 """Per-token data of model text: each token's text, where it sits in the node, its
 probability and the top-k alternatives the model weighed there. Pure values and functions:
-no storage (``store/tokens.py`` keeps them), no provider (``llm/logprobs.py`` reads them).
+no storage (``store/node_tokens.py`` keeps them), no provider (``llm/logprobs.py`` reads them).
 
 Token data is tied to a node's content: :func:`align` keeps only tokens that spell the
 node's text where they say they are, :func:`split` cuts it with the node, and

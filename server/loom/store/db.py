@@ -96,7 +96,7 @@ def _v7(db: pw.SqliteDatabase) -> None:
 
 def _v8(db: pw.SqliteDatabase) -> None:
     # Token data gets its own compact table. Generations stored before keep their JSON
-    # logprobs, which store/tokens.py still reads: nothing is converted or lost here.
+    # logprobs, which store/node_tokens.py still reads: nothing is converted or lost here.
     db.create_tables(schema.V8_MODELS)
 
 

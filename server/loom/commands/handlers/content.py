@@ -15,7 +15,7 @@ from loom.model.ids import new_ulid
 from loom.model.sampling import Sampling
 from loom.render import formats as f
 from loom.render.text import plural, preview, quote
-from loom.store import tokens as token_store
+from loom.store import node_tokens as token_store
 from loom.store.schema import Generation, Node, RawResponse
 
 MAX_N = 10
@@ -113,7 +113,7 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
 def _store_generation(ctx: Ctx, source: Node, outcome: object,
                       completions: list) -> list[Node]:
     """The n results become model-authored children with provenance, in one transaction.
-    Token logprobs go to the compact per-token store (``store/tokens.py``), not the JSON."""
+    Token logprobs go to the compact per-token store (``store/node_tokens.py``), not the JSON."""
     subject = ctx.ws.subject()
     created: list[Node] = []
     with ctx.ws.db.atomic():

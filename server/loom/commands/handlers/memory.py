@@ -7,7 +7,7 @@ from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.memory import operational as mem
-from loom.memory.tokens import count_tokens
+from loom.memory.counting import count_tokens
 from loom.model import permissions as perms
 from loom.render import formats as f
 from loom.render.text import thousands

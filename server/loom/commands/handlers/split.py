@@ -11,7 +11,7 @@ from loom.model import tokens as T
 from loom.model.ids import new_ulid
 from loom.render import formats as f
 from loom.render.text import preview, quote
-from loom.store import tokens as token_store
+from loom.store import node_tokens as token_store
 from loom.store.schema import Generation, Node
 
 

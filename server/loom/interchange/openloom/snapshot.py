@@ -8,8 +8,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from loom.store.node_tokens import entries as token_entries
 from loom.store.schema import Document, Media, Participant, Position, RawResponse, Tree
-from loom.store.tokens import entries as token_entries
 from loom.store.workspace import Workspace
 
 IC = "interchange"  # the key of Node.extra / Tree.extra holding what a file said

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loom.lsp.session import Documents
+from loom.lsp.documents import Documents
 from loom.model import marks
 from loom.render.formats import node_header
 from loom.render.text import one_line, plural, relative_time

@@ -12,9 +12,9 @@ from typing import Any
 
 from loom.commands.results import Result
 from loom.errors import LoomError
+from loom.lsp.documents import OpenDoc
 from loom.lsp.features.editing import Editing
 from loom.lsp.host import Host
-from loom.lsp.session import OpenDoc
 from loom.store.schema import Tree
 
 log = logging.getLogger(__name__)

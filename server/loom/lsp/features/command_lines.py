@@ -14,13 +14,13 @@ from loom.commands.executor import parse_line_noting, read_as_note
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.buffer import Segment
+from loom.lsp.documents import OpenDoc, copy_segments
 from loom.lsp.features.diagnostics import Diagnostics
 from loom.lsp.features.editing import Editing
-from loom.lsp.features.generation import Generation
+from loom.lsp.features.generation import Generating
 from loom.lsp.features.refs import is_command_line
 from loom.lsp.host import Host
-from loom.lsp.session import OpenDoc, copy_segments
-from loom.lsp.text import TextDoc
+from loom.lsp.positions import TextDoc
 
 #: Verbs that act on the path: the buffer is committed first, so they see what was typed.
 _COMMIT_FIRST = frozenset({"switch", "edit", "respond", "continue", "split"})
@@ -60,7 +60,7 @@ def candidate_lines(text: str, segments: list[Segment], encoding: str = "utf-16"
 
 class CommandLines:
     def __init__(self, host: Host, diagnostics: Diagnostics, editing: Editing,
-                 generation: Generation) -> None:
+                 generation: Generating) -> None:
         self.host = host
         self.diagnostics = diagnostics
         self.editing = editing

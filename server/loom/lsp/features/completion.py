@@ -14,8 +14,8 @@ from loom.commands import lexicon
 from loom.commands.canonical import quote
 from loom.commands.catalogue import TOOLS_BY_NAME
 from loom.commands.grammar import Slot, SlotKind, slot_at
+from loom.lsp.documents import Documents, OpenDoc
 from loom.lsp.ranges import range_of
-from loom.lsp.session import Documents, OpenDoc
 from loom.memory import operational as mem
 from loom.store.schema import Node, Tree
 

@@ -13,11 +13,11 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from loom.lsp.buffer import BufferSession
+from loom.lsp.documents import Documents, OpenDoc, copy_segments
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
 from loom.lsp.legend import TOKEN_TYPES
+from loom.lsp.positions import TextDoc, units
 from loom.lsp.ranges import offset_of, range_of
-from loom.lsp.session import Documents, OpenDoc, copy_segments
-from loom.lsp.text import TextDoc, units
 from loom.lsp.views import render as render_view
 from loom.render.text import plural
 from loom.store.schema import Node

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from lsprotocol import types as lsp
 
 from loom.commands.results import Result
+from loom.lsp.documents import OpenDoc
 from loom.lsp.host import Host
-from loom.lsp.session import OpenDoc
 
 
 @dataclass

@@ -23,11 +23,11 @@ from loom.commands.lexicon import prose_before_commands
 from loom.commands.results import Result
 from loom.lsp.args import answer
 from loom.lsp.buffer import Segment
+from loom.lsp.documents import OpenDoc, copy_segments
 from loom.lsp.features.moves import Moves
 from loom.lsp.features.outage import HINT
 from loom.lsp.host import Host
-from loom.lsp.session import OpenDoc, copy_segments
-from loom.lsp.text import TextDoc
+from loom.lsp.positions import TextDoc
 from loom.render import formats as f
 from loom.store.backend import UNREACHABLE, unreachable
 from loom.store.schema import BufferState

@@ -15,12 +15,12 @@ from lsprotocol import types as lsp
 from loom.commands import ast
 from loom.commands.results import Result
 from loom.lsp.buffer import Segment
+from loom.lsp.documents import OpenDoc, copy_segments
 from loom.lsp.features.diagnostics import Diagnostics
 from loom.lsp.features.editing import Editing, base_segments
 from loom.lsp.features.moves import Moves, ViewState
 from loom.lsp.host import Host
-from loom.lsp.session import OpenDoc, copy_segments
-from loom.lsp.text import TextDoc
+from loom.lsp.positions import TextDoc
 from loom.render.text import plural, preview, quote
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ async def _outlast_cancellation(work: asyncio.Future[Result],
                 return work.result(), interrupted
 
 
-class Generation:
+class Generating:
     def __init__(self, host: Host, editing: Editing, diagnostics: Diagnostics,
                  progress: object) -> None:
         self.host = host

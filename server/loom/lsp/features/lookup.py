@@ -10,11 +10,11 @@ from lsprotocol import types as lsp
 
 from loom.commands.help import render_help_tool
 from loom.errors import LoomError
+from loom.lsp.documents import Documents, OpenDoc
 from loom.lsp.features import cards
 from loom.lsp.features.refs import Ref, ref_at, refs_in_line, verb_at
+from loom.lsp.positions import TextDoc
 from loom.lsp.ranges import offset_of, range_of
-from loom.lsp.session import Documents, OpenDoc
-from loom.lsp.text import TextDoc
 from loom.model import marks
 from loom.model import permissions as perms
 from loom.store.schema import Node, Tree

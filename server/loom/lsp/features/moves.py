@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 
 from loom.commands import ast
 from loom.lsp.buffer import Segment
+from loom.lsp.documents import OpenDoc, ViewMove, copy_segments
 from loom.lsp.host import Host
-from loom.lsp.session import OpenDoc, ViewMove, copy_segments
 
 #: (text, node ranges, (position node id, tip id)) of a path view at one moment
 ViewState = tuple[str, list[Segment], tuple[str, str]]

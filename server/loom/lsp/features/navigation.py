@@ -13,12 +13,12 @@ from lsprotocol import types as lsp
 from loom.commands import ast
 from loom.commands.results import Result
 from loom.errors import LoomError
+from loom.lsp.documents import OpenDoc
 from loom.lsp.features import cards, lookup
 from loom.lsp.features.editing import Editing, base_segments
 from loom.lsp.features.moves import Moves
 from loom.lsp.host import Host
-from loom.lsp.session import OpenDoc
-from loom.lsp.text import TextDoc
+from loom.lsp.positions import TextDoc
 from loom.model import permissions as perms
 from loom.store.schema import Node
 from loom.uris import node_uri, tree_uri

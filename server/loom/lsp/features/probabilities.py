@@ -22,19 +22,19 @@ from lsprotocol import types as lsp
 
 from loom.commands import ast
 from loom.commands.results import Result
+from loom.lsp.documents import Documents, OpenDoc
 from loom.lsp.features import decorations, lookup
 from loom.lsp.features.decorations import NODE_START, Spans
 from loom.lsp.features.decorations import T as TYPES
 from loom.lsp.features.editing import Editing
-from loom.lsp.features.generation import Generation
+from loom.lsp.features.generation import Generating
 from loom.lsp.host import Host
 from loom.lsp.legend import TOKEN_MODIFIERS
+from loom.lsp.positions import TextDoc
 from loom.lsp.ranges import offset_of, range_of
-from loom.lsp.session import Documents, OpenDoc
-from loom.lsp.text import TextDoc
 from loom.model import permissions as perms
 from loom.model import tokens as T
-from loom.store import tokens as token_store
+from loom.store import node_tokens as token_store
 
 #: The modifier bit of each probability bucket.
 BUCKET_BITS: tuple[int, ...] = tuple(1 << TOKEN_MODIFIERS.index(name)
@@ -388,7 +388,7 @@ def code_actions(docs: Documents, doc: OpenDoc, params: lsp.CodeActionParams,
 
 
 class Probabilities:
-    def __init__(self, host: Host, editing: Editing, generation: Generation) -> None:
+    def __init__(self, host: Host, editing: Editing, generation: Generating) -> None:
         self.host = host
         self.editing = editing
         self.generation = generation

@@ -27,11 +27,11 @@ from lsprotocol import types as lsp
 from loom.commands import ast
 from loom.commands.lexicon import is_command_line
 from loom.commands.results import Result
+from loom.lsp.documents import OpenDoc
 from loom.lsp.features.editing import Editing
-from loom.lsp.features.generation import Generation
+from loom.lsp.features.generation import Generating
 from loom.lsp.host import Host
 from loom.lsp.ranges import offset_of, range_of
-from loom.lsp.session import OpenDoc
 from loom.render.text import plural
 from loom.store.schema import Node
 
@@ -75,7 +75,7 @@ def _match(children: list[Node], working: str, node_id: str | None, text: str | 
 
 
 class Suggestions:
-    def __init__(self, host: Host, editing: Editing, generation: Generation) -> None:
+    def __init__(self, host: Host, editing: Editing, generation: Generating) -> None:
         self.host = host
         self.editing = editing
         self.generation = generation

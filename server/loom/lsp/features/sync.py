@@ -16,11 +16,11 @@ import logging
 
 from loom.commands.results import Result
 from loom.errors import LoomError
+from loom.lsp.documents import OpenDoc, minimal_edit
 from loom.lsp.features.collaborator import Collaborator
 from loom.lsp.features.editing import Editing
 from loom.lsp.features.outage import Outage
 from loom.lsp.host import Host
-from loom.lsp.session import OpenDoc, minimal_edit
 from loom.lsp.views import parse_uri, render
 from loom.store.backend import unreachable
 from loom.store.feed import ChangeCursor, ChangeListener

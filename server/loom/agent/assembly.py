@@ -45,7 +45,7 @@ from loom.commands.grammar import parse
 from loom.errors import LoomError
 from loom.llm.base import ChatMessage
 from loom.memory import operational as mem
-from loom.memory.tokens import count_tokens
+from loom.memory.counting import count_tokens
 from loom.model import permissions as perms
 from loom.model.documents import find_section
 from loom.render import formats as f
