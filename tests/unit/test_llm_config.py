@@ -174,7 +174,7 @@ def test_unknown_profile_name(tmp_path):
     [
         ({}, "local", "local"),
         ({"ANTHROPIC_API_KEY": "sk-ant-x"}, "claude-haiku", "claude-haiku"),
-        ({"OPENAI_API_KEY": "sk-x"}, "davinci-002", "gpt-4o-mini"),
+        ({"OPENAI_API_KEY": "sk-x"}, "davinci-002", "gpt-mini"),
         (
             {"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-ant-x"},
             "davinci-002",
@@ -192,8 +192,10 @@ def test_builtin_defaults(env, subject, summary):
 
 
 def test_builtin_models():
-    assert BUILTIN_PROFILES["claude-haiku"].model == "claude-3-5-haiku-latest"
-    assert BUILTIN_PROFILES["gpt-4o-mini"].model == "gpt-4o-mini"
+    assert BUILTIN_PROFILES["claude-haiku"].model == "claude-haiku-4-5"
+    assert BUILTIN_PROFILES["gpt-mini"].model == "gpt-4.1-mini"
+    # the name a retired built-in had still finds its successor
+    assert resolve_profile("summary", "gpt-4o-mini", LoomConfig()).model == "gpt-4.1-mini"
     assert builtin_default("summary", NO_KEYS).provider == "local"
 
 

@@ -70,6 +70,8 @@ class Continue(_Command, Sampling):
 
     verb: Literal["continue"] = "continue"
     from_: str | None = Field(default=None, alias="from")
+    #: The models to ask by name as typed (``model:X``, ``models:a,b``); empty: the default.
+    models: tuple[str, ...] = ()
 
 
 class Split(_Command):

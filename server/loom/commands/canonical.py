@@ -64,6 +64,18 @@ def quote(value: str) -> str:
     return '"' + value.translate(_ESCAPES) + '"'
 
 
+def _option_values(value: object) -> list[str]:
+    """An option's value as written: numbers as Python writes them, text quoted, each
+    stop string an option of its own, token biases as ``"id:bias,…"``."""
+    if isinstance(value, str):
+        return [quote(value)]
+    if isinstance(value, list):
+        return [quote(str(v)) for v in value]
+    if isinstance(value, dict):
+        return [quote(",".join(f"{k}:{v:g}" for k, v in value.items()))]
+    return [repr(value)]
+
+
 def bare_or_quoted(value: str) -> str:
     """``value`` as is when it is a plain token, else quoted."""
     return value if _BARE.fullmatch(value) else quote(value)
@@ -138,11 +150,16 @@ def _parts(cmd: Command) -> list[str]:
             parts = ["continue"]
             if cmd.from_ is not None:
                 parts += ["from", ref_text(cmd.from_)]
+            if cmd.models:
+                many = len(cmd.models) > 1
+                names = ",".join(cmd.models)
+                bare = all(_BARE.fullmatch(m) for m in cmd.models)
+                parts.append(f"{'models' if many else 'model'}:"
+                             + (names if bare else quote(names)))
             for option in TOOLS_BY_NAME["continue"].options:
                 value = getattr(cmd, option.name) if option.sampling else None
                 if value is not None:
-                    shown = quote(value) if isinstance(value, str) else repr(value)
-                    parts.append(f"{option.name}:{shown}")
+                    parts += [f"{option.name}:{shown}" for shown in _option_values(value)]
             return parts
         case Split():
             parts = ["split", ref_text(cmd.node), f"at:{cmd.at}"]

@@ -33,7 +33,8 @@ PERMISSIONS: tuple[str, ...] = (
 )
 
 #: What an option's value (or a quoted string) is: completion offers accordingly.
-ValueKind = Literal["node", "range", "doc", "tree", "stash", "section", "text", "value"]
+ValueKind = Literal["node", "range", "doc", "tree", "stash", "section", "text", "model",
+                    "value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +65,10 @@ class Option:
     value: ValueKind = "value"
     #: Values worth offering after ``key:`` (any value of the right type is accepted).
     hints: tuple[str, ...] = ()
-    #: How the value is read: as typed, or as a number (a clear error otherwise).
-    reads: Literal["text", "int", "float"] = "text"
+    #: How the value is read: as typed, a number, a stop string (``stop:"\\n"`` →
+    #: ``["\\n"]``), or token biases (``"50256:-100,13:2.5"`` → ``{"50256": -100.0,
+    #: "13": 2.5}``); a value that does not read is a clear error.
+    reads: Literal["text", "int", "float", "stop", "bias"] = "text"
     #: Inclusive bounds the value must keep (``LIMIT_EXCEEDED`` when the command runs),
     #: and the hint that error gives.
     limits: tuple[float, float] | None = None
@@ -341,6 +344,10 @@ TOOLS: tuple[Tool, ...] = (
         synonyms=("generate", "gen", "extend", "expand", "keep going"),
         options=(
             Option("from", "node to continue from", ("node",), value="node"),
+            Option("model", "which model continues (a profile name or its start)",
+                   ("profile", "with-model"), value="model"),
+            Option("models", "several models at once, n each: models:a,b", ("profiles",),
+                   value="model"),
             Option("n", "how many (1-10)", ("count", "num", "number"),
                    hints=("1", "2", "3", "5", "10"), reads="int", sampling=True),
             Option("tokens", "max tokens each", ("max-tokens", "max_tokens", "length"),
@@ -350,6 +357,20 @@ TOOLS: tuple[Tool, ...] = (
             Option("temperature", "sampling temperature (0-2)", ("temp",),
                    hints=("0.5", "0.8", "1", "1.2"), reads="float", sampling=True,
                    limits=(0, 2)),
+            Option("top_p", "only the likeliest tokens up to this probability mass (0-1)",
+                   ("top-p", "topp", "nucleus"), hints=("0.9", "0.95", "1"), reads="float",
+                   sampling=True, limits=(0, 1)),
+            Option("min_p", "drop tokens less likely than this share of the likeliest (0-1)",
+                   ("min-p", "minp"), hints=("0.05", "0.1"), reads="float", sampling=True,
+                   limits=(0, 1)),
+            Option("stop", "end each continuation where this text appears", ("until",),
+                   value="text", hints=('"\\n"', '"\\n\\n"', '"."'), reads="stop",
+                   sampling=True),
+            Option("seed", "the sampler's seed: the same seed, the same text where the "
+                   "model allows", ("random-seed",), hints=("1", "42"), reads="int",
+                   sampling=True, limits=(0, 2**31 - 1)),
+            Option("logit_bias", "push token ids up or down: \"id:bias,…\" (-100 to 100)",
+                   ("logit-bias", "bias"), value="text", reads="bias", sampling=True),
         ),
         takes_node=True, quoted="node",
         variants=("→ continue n:[count]",),

@@ -6,7 +6,7 @@ import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from loom.errors import LoomError
 from loom.model import permissions as perms
@@ -28,10 +28,34 @@ class ContinueRequest:
     messages: list[dict[str, str]] | None = None
     system: str | None = None
     cancel: threading.Event | None = None  # set by the front end to stop a generation
+    #: The models to ask, by profile name (``n`` each, at once); empty: the default one.
+    models: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
         return self.sampling.count
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """A model ``continue`` can be asked for by name (``model:NAME``)."""
+
+    name: str
+    #: What it is: provider and model (``anthropic claude-haiku-4-5``).
+    description: str
+    #: False when it cannot run here yet (a hosted model without its key).
+    ready: bool = True
+    #: The subject model's default.
+    default: bool = False
+
+
+@runtime_checkable
+class ModelChoices(Protocol):
+    """A subject model that serves several models, chosen per request."""
+
+    def choices(self) -> list[ModelChoice]:
+        """The models there are, the default first."""
+        ...
 
 
 class SubjectModel(Protocol):

@@ -86,6 +86,14 @@ BUFFER_VIEW_MODES = (
 )
 
 
+def render_options(tool: str) -> str:
+    """Every option a tool offers, with what it does (the seed's page names only some)."""
+    t = TOOLS_BY_NAME[tool]
+    width = max(len(o.name) for o in t.options) + 1
+    return "Options:\n" + "\n".join(
+        f"  {o.name + ':':<{width}} {o.description}" for o in t.options if o.description)
+
+
 def render_help_tool(tool: str, buffer: bool = False) -> str | None:
     """The help page of one tool (canonical verb name), or None if there is no such tool.
 

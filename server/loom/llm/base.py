@@ -57,6 +57,10 @@ class Completion(BaseModel):
     # One dict per generated token: {"token", "logprob", "top_logprobs": [{"token", "logprob"}]}.
     logprobs: list[dict[str, Any]] | None = None
     usage: Usage | None = None
+    #: Where one request asked several models: which made this one, and how.
+    model: str | None = None
+    provider: str | None = None
+    params: dict[str, Any] | None = None
 
 
 class GenerationResult(BaseModel):
@@ -68,6 +72,9 @@ class GenerationResult(BaseModel):
     latency_ms: float
     # Raw response bodies / stream chunks, already redacted of secrets.
     raw: list[dict[str, Any]] = Field(default_factory=list)
+    #: Where one request asked several models: each that failed, and why (the others'
+    #: continuations are kept).
+    failures: list[str] = Field(default_factory=list)
 
 
 class ChatMessage(BaseModel):

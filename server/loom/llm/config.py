@@ -15,7 +15,7 @@ A config file (``LOOM_CONFIG``, else ``<user config dir>/loom/config.toml``) loo
 
     [profiles.haiku]
     provider = "anthropic"
-    model = "claude-3-5-haiku-latest"
+    model = "claude-haiku-4-5"
 
 Which profile serves a purpose: an explicit name, else ``LOOM_<PURPOSE>_PROFILE``, else
 (subject only) ``LOOM_BASE_URL`` + ``LOOM_MODEL`` as an openai-compatible profile, else
@@ -163,8 +163,10 @@ BUILTIN_PROFILES: dict[str, ModelProfile] = {
     p.name: p
     for p in (
         ModelProfile(name="local", provider="local", model=LOCAL_MODEL),
-        ModelProfile(name="claude-haiku", provider="anthropic", model="claude-3-5-haiku-latest"),
-        ModelProfile(name="gpt-4o-mini", provider="openai", model="gpt-4o-mini"),
+        # Models the providers serve today (claude-3-5-haiku and gpt-4o-mini were retired:
+        # a retired id is a MODEL_ERROR that names the profile to change).
+        ModelProfile(name="claude-haiku", provider="anthropic", model="claude-haiku-4-5"),
+        ModelProfile(name="gpt-mini", provider="openai", model="gpt-4.1-mini"),
         # The hosted base model on the legacy completions endpoint (true continuations).
         ModelProfile(name="davinci-002", provider="openai", model="davinci-002"),
     )
@@ -179,8 +181,8 @@ def builtin_default(purpose: Purpose, env: Mapping[str, str] | None = None) -> M
     """The built-in choice: a hosted model whose key is set, else the local model."""
     order = {
         "subject": ("davinci-002", "claude-haiku"),
-        "summary": ("claude-haiku", "gpt-4o-mini"),
-        "collaborator": ("claude-haiku", "gpt-4o-mini"),
+        "summary": ("claude-haiku", "gpt-mini"),
+        "collaborator": ("claude-haiku", "gpt-mini"),
     }[purpose]
     chosen = BUILTIN_PROFILES["local"]
     for name in order:
@@ -219,8 +221,12 @@ def resolve_profile(
     return builtin_default(purpose, environ)
 
 
+#: Built-in profiles renamed with their model, under the name they had.
+_RENAMED = {"gpt-4o-mini": "gpt-mini"}
+
+
 def _named(name: str, config: LoomConfig) -> ModelProfile:
-    profile = config.profiles.get(name) or BUILTIN_PROFILES.get(name)
+    profile = config.profiles.get(name) or BUILTIN_PROFILES.get(_RENAMED.get(name, name))
     if profile is not None:
         return profile
     known = ", ".join(sorted({*config.profiles, *BUILTIN_PROFILES}))

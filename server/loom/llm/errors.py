@@ -65,6 +65,8 @@ def make_error(
     status: int | None = None,
     retry_after_s: float | None = None,
     retryable: bool | None = None,
+    model: str | None = None,
+    profile: str | None = None,
 ) -> ModelError:
     if hint is None:
         if kind == "auth":
@@ -91,11 +93,15 @@ def classify(
     provider: str,
     key_env: str | None = None,
     base_url: str | None = None,
+    model: str | None = None,
+    profile: str | None = None,
 ) -> ModelError:
-    """The :class:`ModelError` for ``exc`` raised while talking to ``provider``."""
+    """The :class:`ModelError` for ``exc`` raised while talking to ``provider`` about
+    ``model`` (the profile ``profile``'s)."""
     if isinstance(exc, ModelError):
         return exc
-    ctx: dict[str, Any] = {"provider": provider, "key_env": key_env, "base_url": base_url}
+    ctx: dict[str, Any] = {"provider": provider, "key_env": key_env, "base_url": base_url,
+                           "model": model, "profile": profile}
 
     sdk = _classify_sdk(exc, ctx)
     if sdk is not None:
@@ -161,6 +167,13 @@ def _from_status(status: int, exc: Exception, body: Any, ctx: dict[str, Any]) ->
             retry_after_s=retry_after,
             **ctx,
         )
+    if _names_no_model(status, body, detail):
+        return make_error(
+            "bad_request",
+            f"{provider} does not serve the model {ctx.get('model') or '?'} ({status}): "
+            f"{detail}",
+            hint=_model_fix(ctx), status=status, **ctx,
+        )
     if status == 409 or status >= 500:
         return make_error(
             "server",
@@ -172,6 +185,24 @@ def _from_status(status: int, exc: Exception, body: Any, ctx: dict[str, Any]) ->
     return make_error(
         "bad_request", f"{provider} rejected the request ({status}): {detail}", status=status, **ctx
     )
+
+
+# What a provider answers for a model it does not serve (retired, misspelt, not yours).
+_NO_MODEL_TYPES = frozenset({"not_found_error", "model_not_found"})
+
+
+def _names_no_model(status: int, body: Any, detail: str) -> bool:
+    kind = _body_type(body) or ""
+    return kind == "model_not_found" or (
+        (status == 404 or kind in _NO_MODEL_TYPES) and "model" in detail.lower())
+
+
+def _model_fix(ctx: dict[str, Any]) -> str:
+    """Which profile to change, and how."""
+    profile, provider = ctx.get("profile"), ctx["provider"]
+    where = f"[profiles.{profile}]" if profile else "the model profile"
+    return (f"set model in {where} of config.toml to one {provider} serves today (its "
+            "model list says which), or continue with another: → help continue lists them")
 
 
 def _from_body(body: Any, exc: Exception, ctx: dict[str, Any]) -> ModelError | None:

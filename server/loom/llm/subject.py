@@ -2,6 +2,8 @@
 
 Buffer trees use the completion shape (the path's text, with the tree's system context
 in front only when it has one); dialogue trees use the chat shape, n replies in parallel.
+The request may name other models than the default (``model:``, ``models:a,b``): several
+are asked at once, each for ``n``, and each continuation says which model made it.
 The executor runs in a worker thread, so each call gets its own event loop (SDK clients
 are tied to the loop they were made on).
 """
@@ -14,68 +16,185 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from loom.commands.context import ModelChoice
 from loom.errors import LoomError
-from loom.llm.base import ChatMessage, GenerationResult, ModelError, Usage
-from loom.llm.config import ModelProfile, resolve_profile
+from loom.llm.base import ChatMessage, Completion, GenerationResult, ModelError, Usage
+from loom.llm.config import (
+    BUILTIN_PROFILES,
+    LoomConfig,
+    ModelProfile,
+    load_config,
+    resolve_profile,
+)
 from loom.llm.registry import make_provider
+from loom.model.sampling import Sampling
 
 if TYPE_CHECKING:
     from loom.commands.context import ContinueRequest
 
 
 class ProviderSubject:
+    """The subject model: a default profile, and any other the request names."""
+
     def __init__(self, profile: ModelProfile) -> None:
         self.profile = profile
         self.name = f"{profile.provider}:{profile.model}"
 
-    def generate(self, request: ContinueRequest,
-                 on_delta: Callable[[int, str], None] | None = None) -> GenerationResult:
+    def choices(self) -> list[ModelChoice]:
+        """The default profile, then the config's, then the built-in ones."""
         try:
-            return asyncio.run(self._generate(request, on_delta))
+            config = load_config()
+        except ModelError:  # a broken config file: the default and the built-in ones
+            config = LoomConfig()
+        profiles = {self.profile.name: self.profile, **config.profiles, **BUILTIN_PROFILES}
+        return [ModelChoice(name, f"{p.provider} {_short(p.model)}",
+                            ready=p.provider == "local" or p.api_key() is not None,
+                            default=name == self.profile.name)
+                for name, p in profiles.items()]
+
+    def _profile(self, name: str) -> ModelProfile:
+        if name == self.profile.name:
+            return self.profile
+        try:
+            return resolve_profile("subject", name)
         except ModelError as err:
             raise LoomError("MODEL_ERROR", err.message, err.hint) from err
 
-    async def _generate(self, request: ContinueRequest,
+    def generate(self, request: ContinueRequest,
+                 on_delta: Callable[[int, str], None] | None = None) -> GenerationResult:
+        profiles = [self._profile(name) for name in request.models or (self.profile.name,)]
+        chat = request.prompt is None
+        for profile in profiles:
+            _check_offered(profile, request.sampling, chat=chat)
+        try:
+            return asyncio.run(self._generate(profiles, request, on_delta))
+        except ModelError as err:
+            raise LoomError("MODEL_ERROR", err.message, err.hint) from err
+
+    async def _generate(self, profiles: list[ModelProfile], request: ContinueRequest,
                         on_delta: Callable[[int, str], None] | None) -> GenerationResult:
-        profile = self.profile
-        provider = make_provider(profile)
         cancel = asyncio.Event()
         watcher = asyncio.create_task(_bridge(request.cancel, cancel))
-        sampling = request.sampling  # the profile's defaults fill its gaps: call_params
         try:
-            if request.prompt is not None:
-                prompt = request.prompt
-                if request.system:
-                    prompt = f"{request.system}\n\n{prompt}"
-                return await provider.complete(prompt, sampling, on_delta=on_delta, cancel=cancel)
-            messages = [ChatMessage(role="system", content=request.system)] \
-                if request.system else []
-            messages += [ChatMessage(role=m["role"], content=m["content"])  # type: ignore[arg-type]
-                         for m in request.messages or []]
-            if not messages or (messages[-1].role == "assistant" and len(messages) == 1):
-                messages.append(ChatMessage(role="user", content="Continue."))
+            if len(profiles) == 1:
+                return await _one(profiles[0], request, on_delta, cancel)
+            n = request.sampling.count
 
-            async def one(i: int) -> GenerationResult:
-                delta = (lambda piece: on_delta(i, piece)) if on_delta else None
-                return await provider.chat(messages, sampling, on_delta=delta, cancel=cancel)
+            def shifted(k: int) -> Callable[[int, str], None] | None:
+                return None if on_delta is None else (lambda i, piece: on_delta(k * n + i, piece))
 
-            results = await asyncio.gather(*(one(i) for i in range(sampling.count)))
-            completions = [r.completions[0].model_copy(update={"index": i})
-                           for i, r in enumerate(results)]
-            usage = Usage(
-                prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in results) or None,
-                completion_tokens=sum(r.usage.completion_tokens or 0 for r in results) or None)
-            return GenerationResult(
-                completions=completions, model=results[0].model, provider=results[0].provider,
-                params={**results[0].params, "n": sampling.count}, usage=usage,
-                latency_ms=max(r.latency_ms for r in results),
-                raw=[chunk for r in results for chunk in r.raw])
+            outcomes = await asyncio.gather(
+                *(_one(p, request, shifted(k), cancel) for k, p in enumerate(profiles)),
+                return_exceptions=True)
+            return _merged(profiles, outcomes, n)
         finally:
             watcher.cancel()
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                with contextlib.suppress(Exception):  # closing must not hide the outcome
-                    await close()
+
+
+async def _one(profile: ModelProfile, request: ContinueRequest,
+               on_delta: Callable[[int, str], None] | None,
+               cancel: asyncio.Event) -> GenerationResult:
+    """``request`` of one model: ``n`` completions of the prose (buffer trees), or ``n``
+    replies to the conversation in parallel (dialogue trees)."""
+    provider = make_provider(profile)
+    sampling = request.sampling  # the profile's defaults fill its gaps: call_params
+    try:
+        if request.prompt is not None:
+            prompt = request.prompt
+            if request.system:
+                prompt = f"{request.system}\n\n{prompt}"
+            result = await provider.complete(prompt, sampling, on_delta=on_delta,
+                                             cancel=cancel)
+            return _with_profile(result, profile)
+        messages = [ChatMessage(role="system", content=request.system)] \
+            if request.system else []
+        messages += [ChatMessage(role=m["role"], content=m["content"])  # type: ignore[arg-type]
+                     for m in request.messages or []]
+        if not messages or (messages[-1].role == "assistant" and len(messages) == 1):
+            messages.append(ChatMessage(role="user", content="Continue."))
+
+        async def reply(i: int) -> GenerationResult:
+            delta = (lambda piece: on_delta(i, piece)) if on_delta else None
+            seed = sampling.seed  # reply i of n is sampled with seed + i, as completions are
+            one = sampling if seed is None else sampling.model_copy(update={"seed": seed + i})
+            return await provider.chat(messages, one, on_delta=delta, cancel=cancel)
+
+        results = await asyncio.gather(*(reply(i) for i in range(sampling.count)))
+        completions = [r.completions[0].model_copy(update={"index": i})
+                       for i, r in enumerate(results)]
+        usage = Usage(
+            prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in results) or None,
+            completion_tokens=sum(r.usage.completion_tokens or 0 for r in results) or None)
+        return _with_profile(GenerationResult(
+            completions=completions, model=results[0].model, provider=results[0].provider,
+            params={**results[0].params, "n": sampling.count}, usage=usage,
+            latency_ms=max(r.latency_ms for r in results),
+            raw=[chunk for r in results for chunk in r.raw]), profile)
+    finally:
+        close = getattr(provider, "aclose", None)
+        if close is not None:
+            with contextlib.suppress(Exception):  # closing must not hide the outcome
+                await close()
+
+
+def _with_profile(result: GenerationResult, profile: ModelProfile) -> GenerationResult:
+    """The result, its parameters naming the profile that made it (``→ regenerate`` asks
+    the same one)."""
+    return result.model_copy(update={"params": {**result.params, "profile": profile.name}})
+
+
+def _merged(profiles: list[ModelProfile], outcomes: list[GenerationResult | BaseException],
+            n: int) -> GenerationResult:
+    """One request's continuations from several models: model k's are numbered from
+    k·n, each says which model made it; a model that failed is said, the others kept."""
+    completions: list[Completion] = []
+    failures: list[str] = []
+    done: list[GenerationResult] = []
+    for k, (profile, outcome) in enumerate(zip(profiles, outcomes, strict=True)):
+        if isinstance(outcome, LoomError | ModelError):
+            failures.append(f"{profile.name}: {outcome.message}")
+            continue
+        if isinstance(outcome, BaseException):
+            raise outcome
+        done.append(outcome)
+        completions += [c.model_copy(update={
+            "index": k * n + c.index, "model": outcome.model, "provider": outcome.provider,
+            "params": outcome.params, "usage": c.usage or (outcome.usage if n == 1 else None)})
+            for c in outcome.completions]
+    if not done:
+        first = next(o for o in outcomes if isinstance(o, BaseException))
+        raise first
+    usage = Usage()
+    for outcome in done:
+        usage = usage + outcome.usage
+    return GenerationResult(
+        completions=completions, model=" + ".join(o.model for o in done),
+        provider=" + ".join(dict.fromkeys(o.provider for o in done)),
+        params={**done[0].params, "models": [p.name for p in profiles]}, usage=usage,
+        latency_ms=max(o.latency_ms for o in done),
+        raw=[chunk for o in done for chunk in o.raw], failures=failures)
+
+
+def _check_offered(profile: ModelProfile, sampling: Sampling, *, chat: bool) -> None:
+    """A sampling option the profile's API lacks is the command's mistake: said before
+    any model is asked."""
+    provider = make_provider(profile)
+    refused = getattr(provider, "refused", None)
+    missing = refused(sampling, chat=chat) if refused is not None else []
+    if missing:
+        names = ", ".join(f"{m}:" for m in missing)
+        api = "chat" if chat else "completion"
+        raise LoomError(
+            "INVALID_SYNTAX",
+            f"{names} {'is' if len(missing) == 1 else 'are'} not offered by {profile.provider}"
+            f"'s {api} API ({profile.name}: {profile.model})",
+            f"leave {names} out, or continue with a model that takes "
+            f"{'it' if len(missing) == 1 else 'them'}: → help continue lists the models")
+
+
+def _short(model: str) -> str:
+    """A model's name as a person reads it (a .gguf path: its file name)."""
+    return model.rsplit("/", 1)[-1]
 
 
 async def _bridge(source: threading.Event | None, target: asyncio.Event) -> None:

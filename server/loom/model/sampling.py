@@ -27,8 +27,17 @@ class Sampling(BaseModel):
     #: The most tokens each may have.
     tokens: int | None = None
     temperature: float | None = None
+    #: Sample only among the likeliest tokens whose probabilities add up to this.
+    top_p: float | None = None
+    #: Leave out tokens less likely than this share of the likeliest one.
+    min_p: float | None = None
     #: Strings that end a continuation where they appear.
     stop: list[str] | None = None
+    #: The sampler's seed (continuation ``i`` of ``n`` is sampled with ``seed + i``, so
+    #: each can be made again on its own).
+    seed: int | None = None
+    #: Token id (as text) → a bias added to its logit, -100 (never) to 100 (always).
+    logit_bias: dict[str, float] | None = None
     #: How many alternatives per token to report with their probabilities.
     logprobs: int | None = None
 

@@ -144,6 +144,14 @@ def _build_continue(a: Args, spec: Spec) -> Command | Fail:
     if isinstance(start, Fail):
         return start
     values: dict[str, object] = {}
+    if "model" in a.opts and "models" in a.opts:
+        return Fail("model: and models: both name the models", hint="use one: models:a,b")
+    named = a.opts.get("model") or a.opts.get("models")
+    if named is not None:
+        models = tuple(m.strip() for m in named.split(",") if m.strip())
+        if not models:
+            return Fail("model: needs a model's name", hint="→ help continue lists them")
+        values["models"] = models
     for option in spec.tool.options:
         if option.sampling and option.name in a.opts:
             got = as_read(a.opts[option.name], option)

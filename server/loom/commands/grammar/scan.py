@@ -204,13 +204,38 @@ def as_float(value: str, name: str) -> float | Fail:
     return Fail(f'{name} must be a number, got "{value}"', hint=f"e.g. {name}:0.8")
 
 
-def as_read(value: str, option: Option) -> int | float | str | Fail:
+def as_read(value: str, option: Option) -> object:
     """``value`` read as ``option`` says its values read (a number, or the text)."""
     if option.reads == "int":
         return as_int(value, option.name)
     if option.reads == "float":
         return as_float(value, option.name)
+    if option.reads == "stop":
+        if not value:
+            return Fail(f"{option.name}: needs the text to stop at",
+                        hint=f'use {option.name}:"\\n" (quoted; \\n is a line break)')
+        return [value]
+    if option.reads == "bias":
+        return _as_bias(value, option.name)
     return value
+
+
+def _as_bias(value: str, name: str) -> dict[str, float] | Fail:
+    """``"50256:-100, 13:2.5"`` → ``{"50256": -100.0, "13": 2.5}``."""
+    hint = f'use {name}:"50256:-100,13:2.5" (token id:bias, bias from -100 to 100)'
+    biases: dict[str, float] = {}
+    for pair in (p.strip() for p in value.split(",")):
+        token, _, bias = pair.partition(":")
+        try:
+            number = float(bias)
+        except ValueError:
+            return Fail(f"{name}: {pair!r} is not token id:bias", hint=hint)
+        if not token.strip().isdigit() or not math.isfinite(number):
+            return Fail(f"{name}: {pair!r} is not token id:bias", hint=hint)
+        if not -100 <= number <= 100:
+            return Fail(f"{name}: the bias {bias.strip()} is outside -100 to 100", hint=hint)
+        biases[str(int(token))] = number
+    return biases
 
 
 def as_choice(value: str, choices: Mapping[str, str], name: str) -> str | Fail:

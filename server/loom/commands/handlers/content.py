@@ -7,7 +7,7 @@ import os
 
 from loom.commands import ast
 from loom.commands.catalogue import TOOLS_BY_NAME
-from loom.commands.context import ContinueRequest, Ctx
+from loom.commands.context import ContinueRequest, Ctx, ModelChoices
 from loom.commands.results import Result
 from loom.errors import CrossTree, LoomError
 from loom.model import permissions as perms
@@ -54,6 +54,28 @@ def _within_limits(sampling: Sampling) -> None:
                             f"{high:,}", option.limit_hint or None)
 
 
+def _models(ctx: Ctx, typed: tuple[str, ...]) -> tuple[str, ...]:
+    """The profiles ``model:``/``models:`` name: each a name, or the start of just one."""
+    if not typed:
+        return ()
+    if not isinstance(ctx.subject, ModelChoices):
+        raise LoomError("MODEL_ERROR", "this subject model serves one model",
+                        "leave model: out")
+    names = [c.name for c in ctx.subject.choices()]
+    chosen: list[str] = []
+    for name in typed:
+        found = [n for n in names if n == name] or [n for n in names if n.startswith(name)]
+        if len(found) != 1:
+            what = "no model" if not found else f"{len(found)} models"
+            raise LoomError("INVALID_SYNTAX", f'{what} named "{name}"',
+                            f"the models: {', '.join(found or names)}")
+        if found[0] in chosen:
+            raise LoomError("INVALID_SYNTAX", f"{found[0]} is named twice",
+                            "ask for more of one model with n:")
+        chosen.append(found[0])
+    return tuple(chosen)
+
+
 def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
     sampling = cmd.sampling()
     if sampling.count > MAX_N:
@@ -76,6 +98,11 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
     request = build_request(ctx, source, sampling)
+    request.models = _models(ctx, cmd.models)
+    if sampling.count * max(1, len(request.models)) > MAX_N:
+        raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N} "
+                        f"({len(request.models)} models × n:{sampling.count})",
+                        f"use n:{MAX_N // len(request.models)} or fewer models")
     request.cancel = ctx.cancel
     ctx.ws.acquire_turn(source, ctx.me)
     try:
@@ -90,7 +117,11 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
                         "retry, or check the model profile")
     created = _store_generation(ctx, source, outcome, completions)
     first = created[0]
-    lines = [f"{f.ref(c.label)} {quote(preview(c.content) or '(empty)')}" for c in created]
+    by = [f" ({c.model})" if request.models and getattr(c, "model", None) else ""
+          for c in completions]
+    lines = [f"{f.ref(c.label)} {quote(preview(c.content) or '(empty)')}{m}"
+             for c, m in zip(created, by, strict=True)]
+    lines += [f"✗ {failed}" for failed in getattr(outcome, "failures", None) or []]
     # Continuing where you stand moves you to the first result (buffer mode shows the
     # first), said as respond says it; continuing elsewhere leaves you where you are. A
     # model asking for several stays where it is (before: its next turn's path ran
@@ -126,13 +157,16 @@ def _store_generation(ctx: Ctx, source: Node, outcome: object,
         usage = getattr(outcome, "usage", None)
         usage_d = usage.model_dump() if hasattr(usage, "model_dump") else (usage or {})
         params = dict(getattr(outcome, "params", {}) or {})
-        k = params.get("logprobs") or 0
         for c in completions:
             node = ctx.ws.add_node(ctx.tree, source, c.text, subject)
             c_usage = getattr(c, "usage", None)
+            made = c if getattr(c, "model", None) else outcome  # one of several models
+            asked = getattr(c, "params", None) or params
+            k = asked.get("logprobs") or 0
             Generation.create(
-                id=new_ulid(), node=node.id, provider=str(getattr(outcome, "provider", "")),
-                model=str(getattr(outcome, "model", "")), params=params,
+                id=new_ulid(), node=node.id, provider=str(getattr(made, "provider", "")),
+                model=str(getattr(made, "model", "")),
+                params=asked,
                 usage=(c_usage.model_dump() if hasattr(c_usage, "model_dump") else usage_d),
                 latency_ms=getattr(outcome, "latency_ms", None), completion_index=c.index,
                 logprobs=None, raw=raw_id, created=ctx.now,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from loom.commands import ast
-from loom.commands.context import Ctx
-from loom.commands.help import render_help_overview, render_help_tool
+from loom.commands.context import Ctx, ModelChoices
+from loom.commands.help import render_help_overview, render_help_tool, render_options
 from loom.commands.results import Result
 from loom.errors import LoomError
 
@@ -21,4 +21,19 @@ def help_(ctx: Ctx, cmd: ast.Help) -> Result:
     if page is None:
         raise LoomError("NOT_FOUND", f'no tool named "{cmd.tool}"',
                         "→ help lists the tools")
+    if page.startswith("continue — "):
+        page += "\n\n" + render_options("continue") + _models(ctx)
     return Result.success(page)
+
+
+def _models(ctx: Ctx) -> str:
+    """The models ``model:`` can name, the default marked; those that cannot run yet say
+    why."""
+    if not isinstance(ctx.subject, ModelChoices):
+        return ""
+    choices = ctx.subject.choices()
+    width = max(len(c.name) for c in choices)
+    lines = [f"  {c.name:<{width}}  {c.description}"
+             + (" (default)" if c.default else "") + ("" if c.ready else " (no API key)")
+             for c in choices]
+    return "\n\nModels (model:NAME, models:A,B):\n" + "\n".join(lines)

@@ -37,10 +37,25 @@ def call_params(profile: ModelProfile, sampling: Sampling | None) -> dict[str, A
     params: dict[str, Any] = {"n": sampling.count}
     for field in Sampling.model_fields:
         name = API_NAMES.get(field, field)
-        if name not in params:
-            value = getattr(sampling, field)
-            params[name] = value if value is not None else getattr(profile, name, None)
+        value = getattr(sampling, field)
+        if name in params:
+            continue
+        if value is not None:
+            params[name] = value
+        elif name in ModelProfile.model_fields:  # what the profile sets, set or not
+            params[name] = getattr(profile, name)
     return params
+
+
+# Always accepted: n is made by parallel requests where an API has no n; logprobs are
+# reported where an API offers them (the editor says why a node has none).
+_ALWAYS = frozenset({"n", "logprobs"})
+
+
+def refused(sampling: Sampling, takes: Mapping[str, str]) -> list[str]:
+    """The options ``sampling`` sets that an API taking ``takes`` has no parameter for."""
+    return [k for k in sampling.chosen()
+            if k not in _ALWAYS and API_NAMES.get(k, k) not in takes]
 
 
 def payload_of(params: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
@@ -55,6 +70,8 @@ def error_context(profile: ModelProfile) -> dict[str, Any]:
         "provider": profile.provider,
         "key_env": profile.api_key_env,
         "base_url": profile.base_url,
+        "model": profile.model,
+        "profile": profile.name,
     }
 
 
@@ -113,6 +130,14 @@ class SDKProvider:
         if secret is None:
             raise missing_key(self.profile)
         return secret.get_secret_value()
+
+    def takes(self, chat: bool) -> Mapping[str, str]:  # pragma: no cover - each API's own
+        """The request parameters the API takes, ours → its (``call_params``'s names)."""
+        raise NotImplementedError
+
+    def refused(self, sampling: Sampling, *, chat: bool) -> list[str]:
+        """The options of ``sampling`` this provider's API (chat or completion) lacks."""
+        return refused(sampling, self.takes(chat))
 
     def client(self) -> Any:
         key = self._key()

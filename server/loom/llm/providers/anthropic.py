@@ -13,6 +13,7 @@ record ``temperature: None``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -82,6 +83,9 @@ class AnthropicProvider(SDKProvider):
 
         await run(body(), cancel)
         return collector.build(model=self.profile.model, provider=self.name, params=params)
+
+    def takes(self, chat: bool) -> Mapping[str, str]:
+        return _MESSAGES
 
     async def chat(
         self,

@@ -9,7 +9,7 @@ completions. Both stream. For ``openai-compatible`` profiles the key is optional
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -33,12 +33,14 @@ from loom.llm.retry import Attempt, call_with_retry
 from loom.model.sampling import Sampling
 
 #: The request parameters each endpoint takes, ours → its (``call_params``'s names).
-_COMPLETIONS = MappingProxyType({
-    "max_tokens": "max_tokens", "temperature": "temperature", "stop": "stop",
-    "logprobs": "logprobs",
+_CHAT = MappingProxyType({
+    "max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p",
+    "stop": "stop", "seed": "seed", "logit_bias": "logit_bias",
 })
-_CHAT = MappingProxyType({"max_tokens": "max_tokens", "temperature": "temperature",
-                          "stop": "stop"})
+_COMPLETIONS = MappingProxyType({**_CHAT, "logprobs": "logprobs"})
+# Sampler options OpenAI's own API lacks and compatible servers (llama.cpp, vLLM) take;
+# the SDK sends them in the request body as they are.
+_EXTRA = MappingProxyType({"min_p": "min_p"})
 # OpenAI's newer models only take max_completion_tokens; compatible servers mostly know
 # max_tokens.
 _CHAT_OPENAI = MappingProxyType({**_CHAT, "max_tokens": "max_completion_tokens"})
@@ -76,7 +78,8 @@ class OpenAIProvider(SDKProvider):
         params = call_params(self.profile, sampling)
         n = params["n"]
         collector = Collector(n, on_delta, cancel)
-        size = self.batch_size(n)
+        # a seed makes each continuation a request of its own, so each can be made again
+        size = self.batch_size(n) if params.get("seed") is None else 1
         groups = [range(i, min(i + size, n)) for i in range(0, n, size)]
 
         async def body() -> None:
@@ -98,6 +101,18 @@ class OpenAIProvider(SDKProvider):
         (the requests then run in parallel)."""
         return n if self.profile.supports_n else 1
 
+    def takes(self, chat: bool) -> Mapping[str, str]:
+        if self.profile.provider == "openai":
+            return _CHAT_OPENAI if chat else _COMPLETIONS
+        return {**(_CHAT if chat else _COMPLETIONS), **_EXTRA}
+
+    def _payload(self, params: dict[str, Any], *, chat: bool) -> dict[str, Any]:
+        """The call's parameters in the request's words; those OpenAI's API lacks go in
+        the body as they are (``extra_body``)."""
+        payload = payload_of(params, self.takes(chat))
+        extra = {k: payload.pop(k) for k in _EXTRA.values() if k in payload}
+        return {**payload, "extra_body": extra} if extra else payload
+
     async def _complete_once(
         self,
         client: openai.AsyncOpenAI,
@@ -113,9 +128,11 @@ class OpenAIProvider(SDKProvider):
             "model": self.profile.model,
             "prompt": prompt,
             "n": len(sink.indices),
-            **payload_of(params, _COMPLETIONS),
+            **self._payload(params, chat=False),
             "stream": True,
         }
+        if params.get("seed") is not None:  # continuation i of n is sampled with seed + i
+            payload["seed"] = params["seed"] + offset
         if self.profile.provider in ("openai", "local"):
             payload["stream_options"] = {"include_usage": True}
         log_request(self.profile, "completions", payload)
@@ -196,7 +213,7 @@ class OpenAIProvider(SDKProvider):
         payload: dict[str, Any] = {
             "model": self.profile.model,
             "messages": [m.model_dump() for m in messages],
-            **payload_of(params, _CHAT_OPENAI if self.profile.provider == "openai" else _CHAT),
+            **self._payload(params, chat=True),
             "stream": True,
         }
         if self.profile.provider in ("openai", "local"):

@@ -1,0 +1,219 @@
+"""Any model, through the executor and the real SDKs against a local wire-format server:
+``→ continue`` sends its sampling options in each API's own words (and refuses, naming the
+provider, those an API lacks), ``model:``/``models:`` choose the models per request, and
+a model the provider no longer serves is a ``✗ MODEL_ERROR`` that names the profile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loom.llm import ModelProfile
+from loom.llm import keys as llm_keys
+from loom.llm.subject import ProviderSubject
+from loom.redact import forget_secrets
+from loom.store.schema import Generation, Node
+from tests.e2e.fake_provider import (
+    ANTHROPIC_MESSAGES,
+    OPENAI_CHAT,
+    OPENAI_COMPLETIONS,
+    FakeProvider,
+    anthropic_stream,
+    error_reply,
+    json_reply,
+    openai_chat_stream,
+    openai_completion_stream,
+)
+
+KEY_ENV = "LOOM_MODELS_WIRE_KEY"
+
+
+@pytest.fixture
+def fake():
+    with FakeProvider() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, "loom-models-wire-key-5c1e")
+    monkeypatch.setenv("LOOM_NO_KEYRING", "1")
+    forget_secrets()
+    llm_keys.clear_cache()
+    yield
+    forget_secrets()
+
+
+def profile(fake: FakeProvider, provider: str = "openai-compatible", name: str = "wire",
+            **overrides) -> ModelProfile:
+    base_url = fake.anthropic_base_url if provider == "anthropic" else fake.openai_base_url
+    return ModelProfile(name=name, provider=provider, model=f"{name}-model", base_url=base_url,
+                        api_key_env=KEY_ENV, timeout_s=5, backoff_base_s=0.01,
+                        backoff_max_s=0.02, **overrides)
+
+
+@pytest.fixture
+def config(fake: FakeProvider, tmp_path: Path, monkeypatch) -> Path:
+    """Two more models beside the default: a served base model and Anthropic's API."""
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[profiles.base-b]\nprovider = "openai-compatible"\nbase_url = "{fake.openai_base_url}"\n'
+        f'model = "base-b-model"\napi_key_env = "{KEY_ENV}"\nbackoff_base_s = 0.01\n'
+        f'backoff_max_s = 0.02\n\n'
+        f'[profiles.claude-w]\nprovider = "anthropic"\nbase_url = "{fake.anthropic_base_url}"\n'
+        f'model = "claude-w-model"\napi_key_env = "{KEY_ENV}"\nbackoff_base_s = 0.01\n'
+        f'backoff_max_s = 0.02\n', encoding="utf-8")
+    monkeypatch.setenv("LOOM_CONFIG", str(path))
+    return path
+
+
+def buffer_tree(app):  # type: ignore[no-untyped-def]
+    return app.ws.create_tree("Wire", "buffer", root_content="The keeper climbed the stairs")
+
+
+def children(tree) -> list[Node]:  # type: ignore[no-untyped-def]
+    return list(Node.select().where((Node.tree == tree.id) & (Node.depth == 1))
+                .order_by(Node.created, Node.id))
+
+
+def generation(node: Node) -> Generation:
+    return Generation.get(Generation.node == node.id)
+
+
+# -- sampling options in each API's words ----------------------------------------------
+
+
+def test_every_sampling_option_reaches_the_completions_api_and_is_stored(app, fake):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake))
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([" slowly."]),
+                openai_completion_stream([" at last."]))
+    result = app.executor.execute(
+        '→ continue n:2 tokens:12 temp:0.3 top-p:0.9 min_p:0.05 stop:"\\n" seed:7 '
+        'logit_bias:"50256:-100, 13:2.5"', app.actor(tree))
+    assert result.ok, result.text
+    sent = [r.json for r in fake.requests_to(OPENAI_COMPLETIONS)]
+    # a seed makes each continuation its own request, sampled with seed + i
+    assert sorted(s["seed"] for s in sent) == [7, 8] and all(s["n"] == 1 for s in sent)
+    for body in sent:
+        assert body["max_tokens"] == 12 and body["temperature"] == 0.3
+        assert body["top_p"] == 0.9 and body["min_p"] == 0.05 and body["stop"] == ["\n"]
+        assert body["logit_bias"] == {"50256": -100.0, "13": 2.5}
+    params = generation(children(tree)[0]).params
+    assert params | {"max_tokens": 12, "temperature": 0.3, "top_p": 0.9, "min_p": 0.05,
+                     "stop": ["\n"], "seed": 7, "profile": "wire"} == params
+    assert result.command == ('→ continue n:2 tokens:12 temperature:0.3 top_p:0.9 '
+                              'min_p:0.05 stop:"\\n" seed:7 logit_bias:"50256:-100,13:2.5"')
+
+
+def test_sampling_options_reach_the_chat_api_one_seed_per_reply(app, fake):
+    tree = app.ws.create_tree("Talk", "dialogue", root_content="Tell me about the sea.")
+    app.executor.subject = ProviderSubject(profile(fake))
+    fake.script(OPENAI_CHAT, openai_chat_stream("Grey."), openai_chat_stream("Wide."))
+    result = app.executor.execute("→ continue n:2 top_p:0.8 seed:40", app.actor(tree))
+    assert result.ok, result.text
+    sent = [r.json for r in fake.requests_to(OPENAI_CHAT)]
+    assert sorted(s["seed"] for s in sent) == [40, 41]
+    assert all(s["top_p"] == 0.8 for s in sent)
+
+
+def test_an_option_the_api_lacks_is_refused_naming_the_provider(app, fake):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake, "openai"))  # OpenAI's own API
+    result = app.executor.execute("→ continue min_p:0.1", app.actor(tree))
+    assert not result.ok
+    assert result.text.startswith("✗ INVALID_SYNTAX: min_p: is not offered by openai's "
+                                  "completion API (wire: wire-model)")
+    assert "  hint: leave min_p: out" in result.text
+    app.executor.subject = ProviderSubject(profile(fake, "anthropic"))
+    result = app.executor.execute("→ continue seed:3 logit_bias:\"5:1\"", app.actor(tree))
+    assert "✗ INVALID_SYNTAX: seed:, logit_bias: are not offered by anthropic" in result.text
+    assert fake.requests == [] and children(tree) == []  # nothing asked, nothing written
+
+
+def test_anthropic_takes_stop_as_stop_sequences(app, fake):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake, "anthropic"))
+    fake.script(ANTHROPIC_MESSAGES, anthropic_stream(" and paused"))
+    result = app.executor.execute('→ continue stop:"END" tokens:30', app.actor(tree))
+    assert result.ok, result.text
+    body = fake.requests_to(ANTHROPIC_MESSAGES)[0].json
+    assert body["stop_sequences"] == ["END"] and body["max_tokens"] == 30
+
+
+# -- the model in the command ---------------------------------------------------------
+
+
+def test_models_asks_several_models_at_once_each_sibling_labelled(app, fake, config):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake))
+    fake.set_default(OPENAI_COMPLETIONS, openai_completion_stream([" from a base model."]))
+    fake.set_default(ANTHROPIC_MESSAGES, anthropic_stream(" from a chat model."))
+    result = app.executor.execute("→ continue models:base,claude-w n:2", app.actor(tree))
+    assert result.ok, result.text
+    assert "✓ generating 4 continuations" in result.text
+    assert result.text.count("(base-b-model)") == 2
+    assert result.text.count("(claude-w-model)") == 2
+    assert result.command == "→ continue models:base,claude-w n:2"  # as typed
+    made = children(tree)
+    by_model = sorted(generation(n).model for n in made)
+    assert by_model == ["base-b-model"] * 2 + ["claude-w-model"] * 2
+    assert {generation(n).params["profile"] for n in made} == {"base-b", "claude-w"}
+    assert len(fake.requests_to(ANTHROPIC_MESSAGES)) == 2  # n each
+
+
+def test_model_picks_one_and_unknown_names_are_explained(app, fake, config):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake))
+    fake.script(ANTHROPIC_MESSAGES, anthropic_stream(" then rested."))
+    result = app.executor.execute("→ continue model:claude-w", app.actor(tree))
+    assert result.ok, result.text
+    assert generation(children(tree)[0]).model == "claude-w-model"
+    bad = app.executor.execute("→ continue model:gpt-9", app.actor(tree))
+    assert bad.text.startswith('✗ INVALID_SYNTAX: no model named "gpt-9"')
+    assert "claude-w" in bad.text and "local" in bad.text  # the hint lists them
+    many = app.executor.execute("→ continue model:c", app.actor(tree))  # claude-w, claude-haiku
+    assert '✗ INVALID_SYNTAX: 2 models named "c"' in many.text
+    page = app.executor.execute("→ help continue", app.actor(tree))
+    assert "Models (model:NAME, models:A,B):" in page.text
+    listed = {line.split()[0]: line for line in page.text.split("Models")[1].splitlines()[1:]}
+    assert listed["wire"].endswith("openai-compatible wire-model (default)")
+    assert listed["claude-w"].endswith("anthropic claude-w-model")
+    assert listed["davinci-002"].endswith("(no API key)")
+    assert "top_p:" in page.text and "seed:" in page.text
+
+
+def test_one_model_failing_keeps_the_others_continuations(app, fake, config):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake))
+    fake.set_default(OPENAI_COMPLETIONS, openai_completion_stream([" kept."]))
+    fake.set_default(ANTHROPIC_MESSAGES, error_reply(400, "prompt is too long",
+                                                     flavor="anthropic"))
+    result = app.executor.execute("→ continue models:wire,claude-w", app.actor(tree))
+    assert result.ok, result.text
+    assert "✗ claude-w: anthropic rejected the request (400): prompt is too long" in result.text
+    assert [n.content for n in children(tree)] == [" kept."]
+
+
+# -- a model the provider no longer serves ---------------------------------------------
+
+
+@pytest.mark.parametrize(("provider", "path", "reply"), [
+    ("openai", OPENAI_COMPLETIONS, json_reply({"error": {
+        "message": "The model `wire-model` does not exist or you do not have access to it.",
+        "type": "invalid_request_error", "param": None, "code": "model_not_found"}}, 404)),
+    ("anthropic", ANTHROPIC_MESSAGES, error_reply(404, "model: wire-model",
+                                                  flavor="anthropic")),
+])
+def test_a_retired_model_names_the_profile_to_change(app, fake, provider, path, reply):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake, provider))
+    fake.script(path, reply)
+    result = app.executor.execute("→ continue", app.actor(tree))
+    first, hint = result.text.split("\n", 1)
+    assert first.startswith(f"✗ MODEL_ERROR: {provider} does not serve the model wire-model "
+                            "(404): ")
+    assert "wire-model" in first.split("(404): ", 1)[1]  # the provider's own words
+    assert hint.startswith("  hint: set model in [profiles.wire] of config.toml")
+    assert children(tree) == []
