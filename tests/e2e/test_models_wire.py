@@ -217,3 +217,33 @@ def test_a_retired_model_names_the_profile_to_change(app, fake, provider, path, 
     assert "wire-model" in first.split("(404): ", 1)[1]  # the provider's own words
     assert hint.startswith("  hint: set model in [profiles.wire] of config.toml")
     assert children(tree) == []
+
+
+# -- replay ---------------------------------------------------------------------------
+
+
+def test_regenerate_sends_the_same_request_to_the_model_that_made_it(app, fake, config):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake))
+    fake.set_default(OPENAI_COMPLETIONS, openai_completion_stream([" the same."]))
+    first = app.executor.execute('→ continue model:base-b n:2 seed:9 top_p:0.7 stop:"."',
+                                 app.actor(tree))
+    assert first.ok, first.text
+    second = children(tree)[1]
+    fake.reset()
+    fake.set_default(OPENAI_COMPLETIONS, openai_completion_stream([" the same."]))
+    again = app.executor.execute(f"→ regenerate {second.label}", app.actor(tree))
+    assert again.ok, again.text
+    assert f"the same text as [{second.label}]" in again.text
+    (sent,) = [r.json for r in fake.requests_to(OPENAI_COMPLETIONS)]
+    assert sent["model"] == "base-b-model" and sent["seed"] == 10  # second of two: 9 + 1
+    assert sent["top_p"] == 0.7 and sent["stop"] == ["."] and sent["n"] == 1
+    assert sent["prompt"] == "The keeper climbed the stairs"
+    replay = children(tree)[-1]
+    assert generation(replay).params["replay_of"] == second.id
+    fake.set_default(OPENAI_COMPLETIONS, openai_completion_stream([" the samf."]))
+    other = app.executor.execute(f"→ replay {second.label}", app.actor(tree))
+    assert f"not the text of [{second.label}]: they part after 8 characters" in other.text
+    human = app.executor.execute("→ regenerate root", app.actor(tree))
+    assert human.text.startswith("✗ NOT_FOUND: [")
+    assert "was not made by a model request" in human.text

@@ -217,6 +217,13 @@ class Prune(_Command):
     node: str
 
 
+class Regenerate(_Command):
+    """Run the request that made a model's node again, as a new sibling."""
+
+    verb: Literal["regenerate"] = "regenerate"
+    node: str
+
+
 class Unprune(_Command):
     verb: Literal["unprune"] = "unprune"
     node: str
@@ -330,7 +337,7 @@ Command = Annotated[
     | Write
     | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
     | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate | Prune | Unprune | Delete
-    | Undelete | Rename | Search,
+    | Undelete | Rename | Search | Regenerate,
     Field(discriminator="verb"),
 ]
 

@@ -33,6 +33,7 @@ from loom.commands.ast import (
     Rate,
     Read,
     Recall,
+    Regenerate,
     Rename,
     Respond,
     Save,
@@ -249,7 +250,7 @@ def _reader_parts(cmd: Command) -> list[str] | None:
             return [cmd.verb, *_node_part(cmd.node), *(quote(t) for t in cmd.tags)]
         case Rate():
             return ["rate", *_node_part(cmd.node), f"{cmd.rating:+d}" if cmd.rating else "0"]
-        case Prune() | Unprune():
+        case Prune() | Unprune() | Regenerate():
             return [cmd.verb, ref_text(cmd.node)]
         case Delete() | Undelete():
             if cmd.tree is not None:

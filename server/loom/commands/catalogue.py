@@ -620,6 +620,16 @@ READER_TOOLS: tuple[Tool, ...] = (
         synonyms=("unhide",),
     ),
     Tool(
+        name="regenerate", category="Reader", permission="loom_generate",
+        description="Make a model's continuation again: same model, prompt and settings",
+        syntax=("→ regenerate [localId]",),
+        note="The new sibling says whether its text matched; with a seed (continue "
+        "seed:42) the local model makes the same text again.",
+        handler="content.regenerate", action="generate",
+        synonyms=("replay", "rerun", "re-run", "remake"),
+        takes_node=True, quoted="node",
+    ),
+    Tool(
         name="delete", category="Reader", permission="loom_write",
         description="Delete a subtree or a tree (undo with undelete for 30 days)",
         syntax=("→ delete [localId]", '→ delete tree:"[name]"'),

@@ -6,42 +6,10 @@ steps are unsure, and ``COMMAND_TYPES``, what its answer must be to be used.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import get_args
 
-from loom.commands.ast import (
-    VERBS,
-    Annotate,
-    Bookmark,
-    Command,
-    Continue,
-    Delete,
-    Drop,
-    Edit,
-    Help,
-    Link,
-    List,
-    Memory,
-    ParseError,
-    Pin,
-    Prune,
-    Rate,
-    Read,
-    Recall,
-    Rename,
-    Respond,
-    Search,
-    Split,
-    Stash,
-    Switch,
-    Tag,
-    Think,
-    Tree,
-    Unbookmark,
-    Undelete,
-    Unprune,
-    Untag,
-    View,
-    Write,
-)
+from loom.commands.ast import VERBS, Command, ParseError, Think
+from loom.commands.catalogue import TOOLS_BY_NAME
 from loom.commands.grammar.builders import build, think_content
 from loom.commands.grammar.fuzzy import CORRECTED
 from loom.commands.grammar.lexer import THINK, tokenize
@@ -53,12 +21,11 @@ from loom.commands.lexicon import split_line
 #: matching are not confident. The parser works fully without one.
 Classifier = Callable[[str, list[str]], "Command | None"]
 
-#: Every command type: a classifier's answer is used only when it is one of these.
-COMMAND_TYPES: tuple[type, ...] = (
-    View, List, Tree, Switch, Continue, Split, Respond, Annotate, Link, Edit, Read, Write,
-    Pin, Stash, Recall, Drop, Memory, Help, Think, Bookmark, Unbookmark, Tag, Untag, Rate,
-    Prune, Unprune, Delete, Undelete, Rename, Search,
-)
+#: Every command type a line may be (the editor verbs have no text form): a classifier's
+#: answer is used only when it is one of these.
+COMMAND_TYPES: tuple[type, ...] = tuple(
+    t for t in get_args(get_args(Command)[0])
+    if t.model_fields["verb"].default in TOOLS_BY_NAME)
 
 
 def _parse(line: str) -> tuple[Command | Fail, str]:

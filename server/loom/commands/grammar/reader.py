@@ -14,6 +14,7 @@ from loom.commands.ast import (
     Delete,
     Prune,
     Rate,
+    Regenerate,
     Rename,
     Search,
     Tag,
@@ -108,6 +109,11 @@ def _build_prune(a: Args, spec: Spec) -> Command | Fail:
     return node if isinstance(node, Fail) else Prune(node=node)
 
 
+def _build_regenerate(a: Args, spec: Spec) -> Command | Fail:
+    node = _needs_node(a, spec)
+    return node if isinstance(node, Fail) else Regenerate(node=node)
+
+
 def _build_unprune(a: Args, spec: Spec) -> Command | Fail:
     node = _needs_node(a, spec)
     return node if isinstance(node, Fail) else Unprune(node=node)
@@ -158,5 +164,5 @@ READER_BUILDERS: dict[str, Callable[[Args, Spec], Command | Fail]] = {
     "bookmark": _build_bookmark, "unbookmark": _build_unbookmark, "tag": _build_tag,
     "untag": _build_untag, "rate": _build_rate, "prune": _build_prune,
     "unprune": _build_unprune, "delete": _build_delete, "undelete": _build_undelete,
-    "rename": _build_rename, "search": _build_search,
+    "rename": _build_rename, "search": _build_search, "regenerate": _build_regenerate,
 }

@@ -88,6 +88,13 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
     if source.kind == "annotation":
         raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation",
                         "continue from the node it annotates")
+    return _generate(ctx, source, sampling, cmd.models)
+
+
+def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...],
+              replay_of: Node | None = None) -> Result:
+    """Ask the subject model for continuations of ``source`` and store them as its
+    children (``replay_of``: the node whose request this runs again)."""
     if ctx.subject is None:
         if os.environ.get("LOOM_SUBJECT", "").strip().lower() == "none":
             # (before: it said to install the local model, which was installed)
@@ -98,7 +105,7 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
     request = build_request(ctx, source, sampling)
-    request.models = _models(ctx, cmd.models)
+    request.models = _models(ctx, models)
     if sampling.count * max(1, len(request.models)) > MAX_N:
         raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N} "
                         f"({len(request.models)} models × n:{sampling.count})",
@@ -115,13 +122,17 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
     if not completions:
         raise LoomError("MODEL_ERROR", "the subject model returned no continuations",
                         "retry, or check the model profile")
-    created = _store_generation(ctx, source, outcome, completions)
+    replay = None if replay_of is None else {
+        "replay_of": replay_of.id, "replay_matched": completions[0].text == replay_of.content}
+    created = _store_generation(ctx, source, outcome, completions, replay)
     first = created[0]
     by = [f" ({c.model})" if request.models and getattr(c, "model", None) else ""
           for c in completions]
     lines = [f"{f.ref(c.label)} {quote(preview(c.content) or '(empty)')}{m}"
              for c, m in zip(created, by, strict=True)]
     lines += [f"✗ {failed}" for failed in getattr(outcome, "failures", None) or []]
+    if replay is not None and replay_of is not None:
+        lines.append(_replay_line(replay_of, completions[0].text, sampling))
     # Continuing where you stand moves you to the first result (buffer mode shows the
     # first), said as respond says it; continuing elsewhere leaves you where you are. A
     # model asking for several stays where it is (before: its next turn's path ran
@@ -141,8 +152,40 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
     )
 
 
+def _replay_line(original: Node, text: str, sampling: Sampling) -> str:
+    """Whether a replay made the original's text again, and where it parted if not."""
+    if text == original.content:
+        return f"the same text as {f.ref(original.label)}"
+    common = next((i for i, (a, b) in enumerate(zip(text, original.content, strict=False))
+                   if a != b), min(len(text), len(original.content)))
+    why = "" if sampling.seed is not None else " (it had no seed: → continue seed:N)"
+    return f"not the text of {f.ref(original.label)}: they part after {common} characters{why}"
+
+
+def regenerate(ctx: Ctx, cmd: ast.Regenerate) -> Result:
+    """The request that made a model's node, again: the same model (profile), prompt
+    (the path to its parent) and settings, its seed included, as a new sibling."""
+    node = ctx.resolve(cmd.node)
+    made = ctx.ws.generations([node.id])
+    if not made or node.parent is None:
+        raise LoomError("NOT_FOUND", f"[{node.label}] was not made by a model request",
+                        "→ continue from its parent makes new ones")
+    gen = made[0]
+    params = dict(gen.params or {})
+    seed = params.get("seed")
+    sampling = Sampling(
+        n=1, tokens=params.get("max_tokens"), temperature=params.get("temperature"),
+        top_p=params.get("top_p"), min_p=params.get("min_p"), stop=params.get("stop"),
+        seed=None if seed is None else seed + gen.completion_index,
+        logit_bias=params.get("logit_bias"))
+    profile = params.get("profile")
+    same = (profile,) if isinstance(profile, str) and isinstance(ctx.subject, ModelChoices) \
+        else ()
+    return _generate(ctx, ctx.ws.node(node.parent), sampling, same, replay_of=node)
+
+
 def _store_generation(ctx: Ctx, source: Node, outcome: object,
-                      completions: list) -> list[Node]:
+                      completions: list, extra: dict | None = None) -> list[Node]:
     """The n results become model-authored children with provenance, in one transaction.
     Token logprobs go to the compact per-token store (``store/node_tokens.py``), not the JSON."""
     subject = ctx.ws.subject()
@@ -161,7 +204,7 @@ def _store_generation(ctx: Ctx, source: Node, outcome: object,
             node = ctx.ws.add_node(ctx.tree, source, c.text, subject)
             c_usage = getattr(c, "usage", None)
             made = c if getattr(c, "model", None) else outcome  # one of several models
-            asked = getattr(c, "params", None) or params
+            asked = {**(getattr(c, "params", None) or params), **(extra or {})}
             k = asked.get("logprobs") or 0
             Generation.create(
                 id=new_ulid(), node=node.id, provider=str(getattr(made, "provider", "")),

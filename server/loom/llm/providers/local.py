@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import openai
 
@@ -42,6 +42,12 @@ class LocalProvider(OpenAIProvider):
 
     def batch_size(self, n: int) -> int:
         return min(n, service.PARALLEL)
+
+    def sequential(self, params: dict[str, Any]) -> bool:
+        # Decoded beside others in the server's parallel slots, a continuation's numbers
+        # differ from the same continuation decoded alone, and so does its text: seeded
+        # continuations are decoded one at a time, so that each can be made again exactly.
+        return params.get("seed") is not None
 
     def _key(self) -> str:
         assert self._record is not None

@@ -91,7 +91,11 @@ class OpenAIProvider(SDKProvider):
                 )
                 for group in groups
             ]
-            await (calls[0] if len(calls) == 1 else gather_all(calls))
+            if self.sequential(params):
+                for call in calls:
+                    await call
+            else:
+                await (calls[0] if len(calls) == 1 else gather_all(calls))
 
         await run(body(), cancel)
         return collector.build(model=self.profile.model, provider=self.name, params=params)
@@ -100,6 +104,11 @@ class OpenAIProvider(SDKProvider):
         """Continuations per request: all n where the server takes ``n``, else one each
         (the requests then run in parallel)."""
         return n if self.profile.supports_n else 1
+
+    def sequential(self, params: dict[str, Any]) -> bool:
+        """Whether the requests of one call run one after another (a seeded call on a
+        server whose parallel decoding changes the numbers: the local model)."""
+        return False
 
     def takes(self, chat: bool) -> Mapping[str, str]:
         if self.profile.provider == "openai":

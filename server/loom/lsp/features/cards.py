@@ -43,7 +43,8 @@ def summary_label(source: str | None) -> str:
 
 # The request's parameters hover leaves out: the count is the next line's, and logprobs
 # show as the token colouring.
-_NOT_SHOWN = frozenset({"n", "logprobs"})
+# The profile and the replay are said apart.
+_NOT_SHOWN = frozenset({"n", "logprobs", "profile", "models", "replay_of", "replay_matched"})
 
 
 def generation_lines(docs: Documents, node: Node) -> list[str]:
@@ -71,6 +72,10 @@ def generation_lines(docs: Documents, node: Node) -> list[str]:
                      else f"{gen.latency_ms:.0f} ms")
     parts.append(relative_time(gen.created, ws.clock()))
     lines = ["Generated: " + " · ".join(parts)]
+    original = ws.find_node(params["replay_of"]) if params.get("replay_of") else None
+    if original is not None:
+        lines.append(f"Replay of [{original.label}]: " + (
+            "the same text" if params.get("replay_matched") else "a different text"))
     if len(batch) > 1:
         k = batch.index(node.id) + 1 if node.id in batch else gen.completion_index + 1
         others = [ws.find_node(i) for i in batch if i != node.id]
