@@ -8,9 +8,10 @@ import pytest
 
 from loom.demo import create_demo
 from loom.lsp.documents import Documents
-from loom.lsp.features import completion, decorations, lookup
+from loom.lsp.features import cards, completion, decorations, lookup
 from loom.lsp.features.editing import commit_command
 from loom.lsp.positions import TextDoc, units
+from loom.store.schema import Generation
 from loom.uris import node_uri
 
 
@@ -38,6 +39,26 @@ def test_hover_on_a_reference_and_on_prose(opened) -> None:  # type: ignore[no-u
         at, at + len(node.local_id))
     text, span = lookup.hover(docs, doc, 3)  # inside the root's prose
     assert text.startswith("**[") and span.start == 0
+
+
+def test_hover_says_how_a_model_made_the_node_and_whether_a_replay_matched(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, _doc, tree, node = opened
+    ws = docs.ws
+    first = ws.add_node(tree, node, " the door.", ws.subject())
+    again = ws.add_node(tree, node, " the door.", ws.subject())
+    asked = {"n": 2, "max_tokens": 20, "temperature": 0.7, "top_p": 0.9, "seed": 42,
+             "stop": ["\n"], "logprobs": 5, "profile": "local"}
+    Generation.create(id="g-first", node=first.id, provider="local", model="SmolLM2",
+                      params=asked, created=ws.clock())
+    Generation.create(id="g-again", node=again.id, provider="local", model="SmolLM2",
+                      params={**asked, "n": 1, "replay_of": first.id, "replay_matched": True},
+                      created=ws.clock())
+    (line,) = [x for x in cards.generation_lines(docs, first) if x.startswith("Generated")]
+    assert line.startswith("Generated: `SmolLM2` via local · temperature 0.7 · max tokens 20 "
+                           '· top p 0.9 · seed 42 · stop "\\n" · ')
+    assert "profile" not in line and "logprobs" not in line
+    replay = cards.generation_lines(docs, again)
+    assert f"Replay of [{first.label}]: the same text" in replay
 
 
 def test_hover_on_a_verb_shows_its_help(opened) -> None:  # type: ignore[no-untyped-def]
@@ -109,6 +130,27 @@ def test_completion_after_every_arrow(opened) -> None:  # type: ignore[no-untype
     line = "→ memory "
     labels = [i.label for i in completion.complete(docs, doc, tree, line, len(line))]
     assert "state" in labels and "stashed" in labels
+
+
+def test_completion_offers_model_profiles_after_model(opened, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    docs, doc, tree, _node = opened
+    for name in ("LOOM_SUBJECT_PROFILE", "LOOM_BASE_URL", "LOOM_CONFIG", "ANTHROPIC_API_KEY",
+                 "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LOOM_CONFIG", "/nonexistent/loom-config.toml")
+    monkeypatch.setenv("LOOM_NO_KEYRING", "1")
+
+    def offered(line: str) -> dict[str, str]:
+        items = completion.complete(docs, doc, tree, line, len(line))
+        return {i.label: i.detail or "" for i in items}
+
+    models = offered("→ continue model:")
+    assert list(models)[0] == "model:local" and models["model:local"].endswith("(default)")
+    assert models["model:claude-haiku"] == "anthropic claude-haiku-4-5 (no API key)"
+    assert set(offered("→ continue model:cl")) == {"model:claude-haiku"}
+    after = offered("→ continue models:local,")
+    assert "models:local,davinci-002" in after and "models:local,local" not in after
+    assert "model:" in offered("→ continue mod") and "top_p:" in offered("→ continue top")
 
 
 def test_a_commit_takes_prose_and_leaves_command_lines(opened) -> None:  # type: ignore[no-untyped-def]

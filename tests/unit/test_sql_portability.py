@@ -27,6 +27,8 @@ FORBIDDEN_SQL: list[tuple[str, str, tuple[str, ...]]] = [
      ("store/fulltext.py",)),  # FTS5's external-content join, SQLite's own by nature
     (r"NOCASE", "lower(x) = lower(?)", ()),
     (r"\?\d", "plain ? placeholders (repeat the parameter)", ()),
+    (r"\bIS\s+(NOT\s+)?\?", "x IS NULL or x = ? (PostgreSQL takes no parameter after IS)",
+     ()),
     (r"\b(pruned|excluded|archived|bookmarked|ok)\s*=\s*[01]\b",
      "NOT pruned / pruned (PostgreSQL has a real boolean)", ()),
     (r"(?i)\bgroup_concat\(|\bifnull\(|\bstrftime\(|\bdatetime\(|\binstr\(",

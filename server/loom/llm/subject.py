@@ -206,6 +206,15 @@ async def _bridge(source: threading.Event | None, target: asyncio.Event) -> None
     target.set()
 
 
+def known_models() -> list[ModelChoice]:
+    """The models ``model:`` may name, the configured subject's default first."""
+    try:
+        default = resolve_profile("subject")
+    except ModelError:  # a broken config names no default: the local model is one
+        default = BUILTIN_PROFILES["local"]
+    return ProviderSubject(default).choices()
+
+
 def configured_subject(name: str | None = None) -> ProviderSubject:
     """The subject model from the configuration (a hosted base model when its key is set,
     else the bundled local model)."""

@@ -1093,11 +1093,17 @@ class Workspace:
         gen = Generation.get_or_none(Generation.node == node.id)
         if gen is None:
             return None, []
-        rows = self.db.execute_sql(
+        # ``IS ?`` is SQLite's alone (PostgreSQL refused it): NULL is matched apart
+        same: list[str] = []
+        args: list[Any] = []
+        for column, value in (("n.parent", node.parent), ("g.raw", gen.raw)):
+            same.append(f"{column} IS NULL" if value is None else f"{column} = ?")
+            args += [] if value is None else [value]
+        rows = self.sql(
             "SELECT g.node FROM generation g JOIN node n ON n.id = g.node "
-            "WHERE n.parent IS ? AND g.created = ? AND g.model = ? "
-            "AND (g.raw IS ? OR g.raw = ?) ORDER BY g.completion_index, g.id",
-            (node.parent, gen.created, gen.model, gen.raw, gen.raw)).fetchall()
+            f"WHERE {same[0]} AND {same[1]} AND g.created = ? AND g.model = ? "
+            "ORDER BY g.completion_index, g.id",
+            (*args, gen.created, gen.model)).fetchall()
         return gen, [r[0] for r in rows] or [node.id]
 
     def request_sizes(self, parent_id: str) -> dict[str, int]:

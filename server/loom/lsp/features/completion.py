@@ -145,6 +145,20 @@ def _node_refs(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
     return items
 
 
+def _models(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+    """The model profiles ``model:`` may name; after ``models:a,`` the next one."""
+    from loom.llm.subject import known_models
+
+    cut = slot.typed.rfind(",") + 1
+    head, typed = slot.head + slot.typed[:cut], slot.typed[cut:].lower()
+    named = {m.strip() for m in slot.typed[:cut].split(",")}
+    return [Item(label=head + c.name, kind="value", insert=head + c.name,
+                 detail=c.description + (" (default)" if c.default else "")
+                 + ("" if c.ready else " (no API key)"), sort=f"1{i:03d}")
+            for i, c in enumerate(known_models())
+            if c.name.startswith(typed) and c.name not in named]
+
+
 def _nothing(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
     return []  # free text and section ids: nothing to offer
 
@@ -153,7 +167,7 @@ _PROVIDERS: dict[SlotKind, Callable[[Documents, Tree | None, Slot], list[Item]]]
     "verb": _verbs, "tool": _tools, "flag": _flags, "option": _options, "value": _values,
     "doc": _named("doc", "file"), "tree": _named("tree", "module"),
     "stash": _named("stash", "text"), "node": _node_refs, "section": _nothing,
-    "text": _nothing,
+    "text": _nothing, "model": _models,
 }
 _ORDER: tuple[SlotKind, ...] = tuple(_PROVIDERS)
 
