@@ -145,7 +145,7 @@ def test_completion_offers_model_profiles_after_model(opened, monkeypatch) -> No
         return {i.label: i.detail or "" for i in items}
 
     models = offered("→ continue model:")
-    assert list(models)[0] == "model:local" and models["model:local"].endswith("(default)")
+    assert next(iter(models)) == "model:local" and models["model:local"].endswith("(default)")
     assert models["model:claude-haiku"] == "anthropic claude-haiku-4-5 (no API key)"
     assert set(offered("→ continue model:cl")) == {"model:claude-haiku"}
     after = offered("→ continue models:local,")
