@@ -229,7 +229,7 @@ def test_regenerate_sends_the_same_request_to_the_model_that_made_it(app, fake, 
     first = app.executor.execute('→ continue model:base-b n:2 seed:9 top_p:0.7 stop:"."',
                                  app.actor(tree))
     assert first.ok, first.text
-    second = children(tree)[1]
+    (second,) = [n for n in children(tree) if generation(n).completion_index == 1]
     fake.reset()
     fake.set_default(OPENAI_COMPLETIONS, openai_completion_stream([" the same."]))
     again = app.executor.execute(f"→ regenerate {second.label}", app.actor(tree))
@@ -239,7 +239,7 @@ def test_regenerate_sends_the_same_request_to_the_model_that_made_it(app, fake, 
     assert sent["model"] == "base-b-model" and sent["seed"] == 10  # second of two: 9 + 1
     assert sent["top_p"] == 0.7 and sent["stop"] == ["."] and sent["n"] == 1
     assert sent["prompt"] == "The keeper climbed the stairs"
-    replay = children(tree)[-1]
+    (replay,) = [n for n in children(tree) if "replay_of" in generation(n).params]
     assert generation(replay).params["replay_of"] == second.id
     fake.set_default(OPENAI_COMPLETIONS, openai_completion_stream([" the samf."]))
     other = app.executor.execute(f"→ replay {second.label}", app.actor(tree))
@@ -247,3 +247,72 @@ def test_regenerate_sends_the_same_request_to_the_model_that_made_it(app, fake, 
     human = app.executor.execute("→ regenerate root", app.actor(tree))
     assert human.text.startswith("✗ NOT_FOUND: [")
     assert "was not made by a model request" in human.text
+
+
+# -- chat models as base models --------------------------------------------------------
+
+
+def test_anthropic_continues_by_prefill_the_reply_joined_to_the_text(app, fake):
+    tree = app.ws.create_tree("Prefill", "buffer", root_content="The keeper climbed the stairs ")
+    app.executor.subject = ProviderSubject(profile(fake, "anthropic"))
+    fake.script(ANTHROPIC_MESSAGES, anthropic_stream(" slowly, counting them."))
+    result = app.executor.execute("→ continue", app.actor(tree))
+    assert result.ok, result.text
+    body = fake.requests_to(ANTHROPIC_MESSAGES)[0].json
+    assert body["system"][0]["text"].startswith("Continue the text exactly where it stops")
+    turns = [(m["role"], m["content"] if isinstance(m["content"], str)
+              else m["content"][0]["text"]) for m in body["messages"]]
+    # the text begins the reply, without the trailing space the API refuses
+    assert turns == [("user", "Continue the text."),
+                     ("assistant", "The keeper climbed the stairs")]
+    (made,) = children(tree)
+    assert made.content == "slowly, counting them."  # the text's own space stays its
+    assert generation(made).params["strategy"] == "prefill"
+
+
+def test_a_model_that_refuses_prefill_is_told_to_continue_instead(app, fake):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake, "anthropic"))
+    fake.script(ANTHROPIC_MESSAGES,
+                error_reply(400, "This model does not support assistant message prefill.",
+                            flavor="anthropic"),
+                anthropic_stream("Sure! Here's the continuation:\n\nThe keeper climbed "
+                                 "the stairs and paused at the top."))
+    result = app.executor.execute("→ continue", app.actor(tree))
+    assert result.ok, result.text
+    last = fake.requests_to(ANTHROPIC_MESSAGES)[-1].json
+    assert [m["role"] for m in last["messages"]] == ["user"]
+    (made,) = children(tree)
+    assert made.content == " and paused at the top."  # no preamble, no restated text
+    assert generation(made).params["strategy"] == "instruct"
+
+
+@pytest.mark.parametrize("strategy", ["instruct", "prefill"])
+def test_a_served_chat_model_as_a_base_model(app, fake, strategy):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake, strategy=strategy))
+    fake.set_default(OPENAI_CHAT, openai_chat_stream(
+        "Certainly! Here is how the story continues:\nand then she paused."))
+    result = app.executor.execute("→ continue n:2", app.actor(tree))
+    assert result.ok, result.text
+    sent = [r.json for r in fake.requests_to(OPENAI_CHAT)]
+    assert len(sent) == 2 and fake.requests_to(OPENAI_COMPLETIONS) == []
+    roles = [m["role"] for m in sent[0]["messages"]]
+    if strategy == "prefill":
+        assert roles == ["system", "user", "assistant"]
+        assert sent[0]["continue_final_message"] is True
+    else:
+        assert roles == ["system", "user"]
+        assert sent[0]["messages"][1]["content"] == "The keeper climbed the stairs"
+    assert [n.content for n in children(tree)] == [" and then she paused."] * 2
+
+
+def test_strategies_a_provider_lacks_are_refused_in_the_profile(tmp_path, monkeypatch):
+    from loom.llm.base import ModelError
+    from loom.llm.config import load_config
+
+    path = tmp_path / "config.toml"
+    path.write_text('[profiles.c]\nprovider = "anthropic"\nmodel = "m"\n'
+                    'strategy = "completion"\n', encoding="utf-8")
+    with pytest.raises(ModelError, match="no completion endpoint"):
+        load_config(path)

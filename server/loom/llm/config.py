@@ -76,6 +76,10 @@ class ModelProfile(BaseModel):
     # Alternatives per token asked for with each continuation, where the provider offers
     # them (Loom stores them and shows them in the editor); false: none.
     logprobs: int | None = Field(5, ge=0, le=20)
+    # How a text is continued: "completion" (a completion endpoint: a base model),
+    # "prefill" (a chat model's reply begun with the text itself, where the API allows it)
+    # or "instruct" (a chat model told to continue the text); unset: the provider's way.
+    strategy: Literal["completion", "prefill", "instruct"] | None = None
     backoff_base_s: float = Field(2.0, ge=0)  # jittered exponential backoff…
     backoff_max_s: float = Field(60.0, ge=0)  # …capped here
 
@@ -86,6 +90,24 @@ class ModelProfile(BaseModel):
         if value is False:
             return None
         return 5 if value is True else value
+
+    @property
+    def continue_with(self) -> str:
+        """The strategy in effect: the profile's, else Anthropic's prefill (its API has no
+        completion endpoint), else the completion endpoint."""
+        if self.strategy is not None:
+            return self.strategy
+        return "prefill" if self.provider == "anthropic" else "completion"
+
+    @model_validator(mode="after")
+    def _strategy_offered(self) -> ModelProfile:
+        if self.strategy == "completion" and self.provider == "anthropic":
+            raise ValueError("strategy: Anthropic's API has no completion endpoint "
+                             "(use prefill or instruct)")
+        if self.strategy == "prefill" and self.provider == "openai":
+            raise ValueError("strategy: OpenAI's chat API takes no prefill (use instruct, "
+                             "or completion for its base models)")
+        return self
 
     @model_validator(mode="after")
     def _default_key_env(self) -> ModelProfile:

@@ -13,18 +13,24 @@ record ``temperature: None``.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 import anthropic
 
-from loom.llm.aio import gather_all
 from loom.llm.assemble import Collector, Sink
-from loom.llm.base import ChatDelta, ChatMessage, CompleteDelta, GenerationResult, Usage
+from loom.llm.base import (
+    ChatDelta,
+    ChatMessage,
+    CompleteDelta,
+    GenerationResult,
+    ModelError,
+    Usage,
+)
 from loom.llm.errors import make_error
 from loom.llm.providers._common import (
-    CONTINUE_SYSTEM,
     SDKProvider,
     call_params,
     error_context,
@@ -34,12 +40,15 @@ from loom.llm.providers._common import (
     run,
     sdk_errors,
 )
+from loom.llm.providers.strategies import complete_by_chat
 from loom.llm.retry import Attempt, call_with_retry
 from loom.model.sampling import Sampling
 
 #: The request parameters the Messages API takes, ours → its (``call_params``'s names);
 #: temperature is not among them (see the module docstring).
 _MESSAGES = MappingProxyType({"max_tokens": "max_tokens", "stop": "stop_sequences"})
+# How the Messages API refuses a prefilled reply on a model that takes none.
+_REFUSED_PREFILL = re.compile(r"prefill|final assistant|assistant message", re.IGNORECASE)
 _READ_ERRORS = (AttributeError, KeyError, TypeError, IndexError, ValueError)
 
 
@@ -60,29 +69,17 @@ class AnthropicProvider(SDKProvider):
         on_delta: CompleteDelta | None = None,
         cancel: asyncio.Event | None = None,
     ) -> GenerationResult:
-        params = call_params(self.profile, sampling)
-        n = params["n"]
-        params["logprobs"] = None  # not offered by the Messages API
-        params["temperature"] = None  # rejected by the Messages API (see module docstring)
-        collector = Collector(n, on_delta, cancel)
-        messages = [ChatMessage(role="user", content=prompt)]
-
-        async def body() -> None:
-            client = self.client()
-            await gather_all(
-                [
-                    call_with_retry(
-                        lambda a, i=i: self._once(
-                            client, CONTINUE_SYSTEM, messages, params, collector, a, i
-                        ),
-                        self.policy,
-                    )
-                    for i in range(n)
-                ]
-            )
-
-        await run(body(), cancel)
-        return collector.build(model=self.profile.model, provider=self.name, params=params)
+        strategy = self.profile.continue_with
+        try:
+            return await complete_by_chat(self.chat, strategy, prompt, sampling or Sampling(),
+                                          on_delta, cancel)
+        except ModelError as err:
+            if strategy != "prefill" or err.kind != "bad_request" or err.partial \
+                    or not _REFUSED_PREFILL.search(err.message):
+                raise
+        # a model that takes no prefill: told to continue instead
+        return await complete_by_chat(self.chat, "instruct", prompt, sampling or Sampling(),
+                                      on_delta, cancel)
 
     def takes(self, chat: bool) -> Mapping[str, str]:
         return _MESSAGES

@@ -29,6 +29,7 @@ from loom.llm.providers._common import (
     run,
     sdk_errors,
 )
+from loom.llm.providers.strategies import complete_by_chat
 from loom.llm.retry import Attempt, call_with_retry
 from loom.model.sampling import Sampling
 
@@ -75,6 +76,9 @@ class OpenAIProvider(SDKProvider):
         on_delta: CompleteDelta | None = None,
         cancel: asyncio.Event | None = None,
     ) -> GenerationResult:
+        if self.profile.continue_with != "completion":  # a chat model as a base model
+            return await complete_by_chat(self.chat, self.profile.continue_with, prompt,
+                                          sampling or Sampling(), on_delta, cancel)
         params = call_params(self.profile, sampling)
         n = params["n"]
         collector = Collector(n, on_delta, cancel)
@@ -225,6 +229,10 @@ class OpenAIProvider(SDKProvider):
             **self._payload(params, chat=True),
             "stream": True,
         }
+        if messages and messages[-1].role == "assistant":  # a prefill: continue it
+            payload["extra_body"] = {**payload.get("extra_body", {}),
+                                     "continue_final_message": True,
+                                     "add_generation_prompt": False}
         if self.profile.provider in ("openai", "local"):
             payload["stream_options"] = {"include_usage": True}
         log_request(self.profile, "chat.completions", payload)
