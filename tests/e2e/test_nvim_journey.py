@@ -206,7 +206,8 @@ def _journey(term: Terminal, tree: Tree) -> None:
     siblings = tree.wait(lambda: len(tree.children(human_id)) == 3 and tree.children(human_id),
                          "three continuations of the paragraphs", timeout=120)
     assert isinstance(siblings, list)
-    first = tree.tip()
+    # the position moves to the first just after the three are stored
+    first = tree.wait(lambda: tree.tip()[0] != human_id and tree.tip(), "the position moved")
     assert first[0] == siblings[0][0], (first, siblings)
     shown = term.wait(lambda s: "◀ 1/3 ▶" in s and "→ continue" not in s
                       and squash(first[2])[:24] in squash(s),

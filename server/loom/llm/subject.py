@@ -64,9 +64,9 @@ class ProviderSubject:
                  on_delta: Callable[[int, str], None] | None = None) -> GenerationResult:
         profiles = [self._profile(name) for name in request.models or (self.profile.name,)]
         chat = request.prompt is None
-        for profile in profiles:
-            _check_offered(profile, request.sampling, chat=chat)
         try:
+            for profile in profiles:
+                _check_offered(profile, request.sampling, chat=chat)
             return asyncio.run(self._generate(profiles, request, on_delta))
         except ModelError as err:
             raise LoomError("MODEL_ERROR", err.message, err.hint) from err

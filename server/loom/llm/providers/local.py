@@ -81,16 +81,21 @@ class LocalProvider(OpenAIProvider):
         files.touch_used()
         started = time.monotonic()
         try:
+            try:
+                return await call()
+            except ModelError as err:
+                if err.kind not in _SERVICE_KINDS:
+                    raise
+                why = await asyncio.to_thread(
+                    service.explain, record, files, round(time.monotonic() - started, 1))
+                if why is not None:
+                    why.partial = err.partial
+                    raise why from err
+                if err.kind != "unavailable" or err.partial:
+                    raise
+            # The connection failed and the service answers its health check: a blip (a
+            # request between busy slots), not a death. Once more, as nothing streamed.
             return await call()
-        except ModelError as err:
-            if err.kind not in _SERVICE_KINDS:
-                raise
-            why = await asyncio.to_thread(
-                service.explain, record, files, round(time.monotonic() - started, 1))
-            if why is None:
-                raise
-            why.partial = err.partial
-            raise why from err
         finally:
             files.touch_used()
 
