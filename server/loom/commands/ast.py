@@ -323,6 +323,13 @@ class Import(_Command):
     max_mb: float | None = None  # read at most this much (default: LOOM_IMPORT_MAX_MB, 512)
 
 
+class ChooseModel(_Command):
+    """Pick the model ``continue`` asks in the actor's tree (None: the default again)."""
+
+    verb: Literal["model"] = "model"
+    profile: str | None = None
+
+
 class Grant(_Command):
     """Set a participant's permissions (the human's configuration of a collaborator). The
     actor can give only permissions it holds, and never to itself."""
@@ -337,7 +344,7 @@ Command = Annotated[
     | Write
     | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
     | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate | Prune | Unprune | Delete
-    | Undelete | Rename | Search | Regenerate,
+    | Undelete | Rename | Search | Regenerate | ChooseModel,
     Field(discriminator="verb"),
 ]
 
@@ -346,7 +353,8 @@ VERBS: tuple[str, ...] = (
     "read", "write", "pin", "stash", "recall", "drop", "memory", "help", "think", "split",
 )
 #: Editor verbs: run through the executor like the seeds' tools, never parsed from text.
-EDITOR_VERBS: tuple[str, ...] = ("commit", "new", "save", "export", "import", "grant")
+EDITOR_VERBS: tuple[str, ...] = ("commit", "new", "save", "export", "import", "grant",
+                                  "model")
 
 
 class ParseError(BaseModel):

@@ -13,6 +13,7 @@ import re
 from loom.commands.ast import (
     Annotate,
     Bookmark,
+    ChooseModel,
     Command,
     Commit,
     Continue,
@@ -226,7 +227,7 @@ def _parts(cmd: Command) -> list[str]:
             return ["memory"] if cmd.what == "state" else ["memory", cmd.what]
         case Help():
             return ["help"] if cmd.tool is None else ["help", cmd.tool]
-        case Commit() | NewTree() | Save() | Export() | Import() | Grant():
+        case Commit() | NewTree() | Save() | Export() | Import() | Grant() | ChooseModel():
             return _editor_parts(cmd)
     raise TypeError(f"not a command: {cmd!r}")  # pragma: no cover - exhaustive above
 
@@ -281,6 +282,8 @@ def _editor_parts(cmd: Command) -> list[str]:
             if cmd.after is not None:
                 parts.append(f"after:{cmd.after}")
             return parts
+        case ChooseModel():
+            return ["model", bare_or_quoted(cmd.profile) if cmd.profile else "default"]
         case NewTree():
             parts = ["new", "tree", quote(cmd.title)]
             return parts + ([f"mode:{cmd.mode}"] if cmd.mode != "buffer" else [])

@@ -725,6 +725,8 @@ EDITOR_VERBS: Mapping[str, EditorVerb] = MappingProxyType({v.name: v for v in (
                "editor.import_"),
     EditorVerb("grant", "loom_aware", "set another participant's permissions",
                "change the permissions", "editor.grant"),
+    EditorVerb("model", "loom_aware", "pick the model continue asks in a tree",
+               "pick the model", "content.choose_model"),
 )})
 
 

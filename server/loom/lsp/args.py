@@ -67,13 +67,24 @@ class PictureParams(Args):
 
 
 class ContinueArgs(UriArgs, Sampling):
-    """``loom.continue``: the document, and the sampling options of ``→ continue``."""
+    """``loom.continue``: the document, the model(s) to ask (as ``model:`` and ``models:``)
+    and the sampling options of ``→ continue``."""
+
+    model: str | None = None
+    models: list[str] | None = None
 
     def command(self) -> Any:
         """The ``→ continue`` these arguments ask for, to be passed on whole."""
         from loom.commands import ast
 
-        return ast.Continue(**self.chosen())
+        named = tuple(self.models or ()) or ((self.model,) if self.model else ())
+        return ast.Continue(**self.chosen(), models=named)
+
+
+class ModelArgs(UriArgs):
+    """``loom.chooseModel``: a model profile for the document's tree (none: the default)."""
+
+    profile: str | None = None
 
 
 class AnnotateArgs(NodeArgs):

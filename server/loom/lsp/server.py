@@ -744,6 +744,20 @@ async def cmd_act(ls: LoomServer, a: A.ActArgs) -> Result:
     return await ls.library.act(a.uri, node, a.action, a.value, a.tree)
 
 
+@on.command("loom.models")
+def cmd_models(ls: LoomServer, a: A.UriArgs) -> Result:
+    from loom.lsp.features import models
+
+    return models.models(ls, a.uri)
+
+
+@on.command("loom.chooseModel")
+async def cmd_choose_model(ls: LoomServer, a: A.ModelArgs) -> Result:
+    from loom.lsp.features import models
+
+    return await models.choose(ls, a.uri, a.profile)
+
+
 @on.command("loom.search")
 def cmd_search(ls: LoomServer, a: A.SearchArgs) -> Result:
     return ls.library.search(a.query, a.tree, a.limit)

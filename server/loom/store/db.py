@@ -24,7 +24,7 @@ from loom.store.backend import (
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 15.0
 
@@ -42,6 +42,7 @@ MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: _v9(db),  # v9: the live change feed (PostgreSQL NOTIFY on every change row)
     lambda db: _v10_search(db),  # v10: full-text search over node text
     lambda db: fulltext.queue_writes(db),  # v11: written nodes indexed when next searched
+    lambda db: db.create_tables(schema.V12_MODELS),  # v12: each participant's model per tree
 ]
 
 

@@ -11,7 +11,7 @@ from loom.errors import LoomError
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 from loom.store.repository import Clock, LogChange, Repository
-from loom.store.schema import BranchLock, Node, Participant, Position, Tree
+from loom.store.schema import BranchLock, ModelChoice, Node, Participant, Position, Tree
 
 
 class Positions(Repository):
@@ -44,6 +44,24 @@ class Positions(Repository):
         root = Node.get_by_id(tree.root)
         tip = self.descend(root)
         return tip, tip
+
+    def model_choice(self, participant: Participant, tree: Tree) -> str | None:
+        """The model profile the participant picked for the tree, if any."""
+        row = ModelChoice.get_or_none((ModelChoice.participant == participant.id)
+                                      & (ModelChoice.tree == tree.id))
+        return row.profile if row is not None else None
+
+    def choose_model(self, participant: Participant, tree: Tree, profile: str | None) -> None:
+        """Pick the model ``continue`` asks in the tree (None: the default again)."""
+        with self.db.atomic():
+            if profile is None:
+                ModelChoice.delete().where((ModelChoice.participant == participant.id)
+                                           & (ModelChoice.tree == tree.id)).execute()
+            else:
+                upsert(ModelChoice, ("participant", "tree"), participant=participant.id,
+                       tree=tree.id, profile=profile, updated=self.clock()).execute()
+            self.log_change(tree.id, "model.choice", tree.id, participant.id,
+                            {"profile": profile})
 
     def set_position(self, participant: Participant, tree: Tree, node: Node,
                      tip: Node | None = None) -> None:

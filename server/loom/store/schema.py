@@ -313,6 +313,19 @@ class NodeTokens(Base):
     data = pw.BlobField()
 
 
+class ModelChoice(Base):
+    """The model a participant picked for a tree (v12): ``continue`` there asks it unless
+    the command names another."""
+
+    participant = pw.CharField()
+    tree = pw.CharField()
+    profile = pw.CharField()
+    updated = pw.FloatField()
+
+    class Meta:
+        primary_key = pw.CompositeKey("participant", "tree")
+
+
 MODELS: tuple[type[Base], ...] = (
     Meta, Participant, Tree, Node, Edge, EdgeSource, Document, Link, Position, Pin, Stash,
     TraceEntry, RawResponse, Generation, BranchLock, Change,
@@ -323,3 +336,4 @@ V4_MODELS: tuple[type[Base], ...] = (AgentTurn,)
 V5_MODELS: tuple[type[Base], ...] = (EditorSession,)
 V6_MODELS: tuple[type[Base], ...] = (Media,)
 V8_MODELS: tuple[type[Base], ...] = (NodeTokens,)
+V12_MODELS: tuple[type[Base], ...] = (ModelChoice,)

@@ -1093,17 +1093,19 @@ class Workspace:
         gen = Generation.get_or_none(Generation.node == node.id)
         if gen is None:
             return None, []
-        # ``IS ?`` is SQLite's alone (PostgreSQL refused it): NULL is matched apart
-        same: list[str] = []
-        args: list[Any] = []
-        for column, value in (("n.parent", node.parent), ("g.raw", gen.raw)):
-            same.append(f"{column} IS NULL" if value is None else f"{column} = ?")
-            args += [] if value is None else [value]
+        # One request's rows share its raw response (several models' too); without one,
+        # the model. ``IS ?`` is SQLite's alone (PostgreSQL refused it): NULL apart.
+        same = ["n.parent IS NULL" if node.parent is None else "n.parent = ?", "g.created = ?"]
+        args: list[Any] = [*([] if node.parent is None else [node.parent]), gen.created]
+        if gen.raw is None:
+            same += ["g.raw IS NULL", "g.model = ?"]
+            args.append(gen.model)
+        else:
+            same.append("g.raw = ?")
+            args.append(gen.raw)
         rows = self.sql(
             "SELECT g.node FROM generation g JOIN node n ON n.id = g.node "
-            f"WHERE {same[0]} AND {same[1]} AND g.created = ? AND g.model = ? "
-            "ORDER BY g.completion_index, g.id",
-            (*args, gen.created, gen.model)).fetchall()
+            f"WHERE {' AND '.join(same)} ORDER BY g.completion_index, g.id", args).fetchall()
         return gen, [r[0] for r in rows] or [node.id]
 
     def request_sizes(self, parent_id: str) -> dict[str, int]:
@@ -1178,6 +1180,13 @@ class Workspace:
     def set_position(self, participant: Participant, tree: Tree, node: Node,
                      tip: Node | None = None) -> None:
         self._positions.set_position(participant, tree, node, tip)
+
+    def model_choice(self, participant: Participant, tree: Tree) -> str | None:
+        """The model profile the participant picked for the tree, if any."""
+        return self._positions.model_choice(participant, tree)
+
+    def choose_model(self, participant: Participant, tree: Tree, profile: str | None) -> None:
+        self._positions.choose_model(participant, tree, profile)
 
     def has_position(self, participant: Participant, tree: Tree) -> bool:
         """Whether ``participant`` has been placed in ``tree`` (else :meth:`position` gives

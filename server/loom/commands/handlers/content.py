@@ -76,6 +76,28 @@ def _models(ctx: Ctx, typed: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(chosen)
 
 
+def _picked(ctx: Ctx) -> tuple[str, ...]:
+    """The model the actor picked for this tree, while it is still one there is."""
+    if not isinstance(ctx.subject, ModelChoices):
+        return ()
+    picked = ctx.ws.model_choice(ctx.me, ctx.tree)
+    names = {c.name for c in ctx.subject.choices()} if picked else set()
+    return (picked,) if picked in names else ()
+
+
+def choose_model(ctx: Ctx, cmd: ast.ChooseModel) -> Result:
+    """The model ``continue`` asks in this tree for this participant, until changed."""
+    tree = ctx.tree
+    if cmd.profile is None:
+        ctx.ws.choose_model(ctx.me, tree, None)
+        return Result.success(f.ok("continue asks the default model here"), profile=None)
+    (name,) = _models(ctx, (cmd.profile,))
+    ctx.ws.choose_model(ctx.me, tree, name)
+    return Result.success(f.ok(f"continue asks {name} in {quote(tree.title)}",
+                               "model: in a command asks another for that command"),
+                          profile=name)
+
+
 def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
     sampling = cmd.sampling()
     if sampling.count > MAX_N:
@@ -105,7 +127,7 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
     request = build_request(ctx, source, sampling)
-    request.models = _models(ctx, models)
+    request.models = _models(ctx, models) if models else _picked(ctx)
     if sampling.count * max(1, len(request.models)) > MAX_N:
         raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N} "
                         f"({len(request.models)} models × n:{sampling.count})",

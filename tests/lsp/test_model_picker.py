@@ -1,0 +1,76 @@
+"""The model picker and several models in one request, through a language server with
+VS Code's and Neovim's capabilities: ``loom.models`` lists what ``continue`` can ask,
+``loom.chooseModel`` picks one for the tree, ``→ continue models:a,b`` asks several and
+hover names the model that made each sibling."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider, openai_completion_stream
+from tests.lsp.conftest import Editor, fake_model_session, open_demo, sql
+
+fake, client = fake_model_session("model-picker", "fake-base", "subject")
+CONFIG = Path(tempfile.gettempdir()) / f"loom-lsp-model-picker-{os.getpid()}.toml"
+
+
+def add_profile(fake: FakeProvider, name: str, model: str) -> None:
+    with CONFIG.open("a", encoding="utf-8") as config:
+        config.write(f'\n[profiles.{name}]\nprovider = "openai-compatible"\n'
+                     f'model = "{model}"\nbase_url = "{fake.openai_base_url}"\n')
+
+
+async def command(editor: Editor, name: str, **args: Any) -> dict[str, Any]:
+    return await editor.client.workspace_execute_command_async(  # type: ignore[no-any-return]
+        lsp.ExecuteCommandParams(command=name, arguments=[args]))
+
+
+async def test_the_picked_model_is_the_one_continue_asks(editor: Editor,
+                                                        fake: FakeProvider) -> None:
+    uri = await open_demo(editor)
+    listed = await command(editor, "loom.models", uri=uri)
+    assert listed["ok"] and listed["data"]["current"] == "fake", listed
+    assert listed["data"]["models"][0] == {"name": "fake", "description":
+                                           "openai-compatible fake-base", "ready": True,
+                                           "default": True}
+    add_profile(fake, "other", "other-base")
+    picked = await command(editor, "loom.chooseModel", uri=uri, profile="oth")
+    assert picked["ok"] and picked["message"].startswith("✓ continue asks other in"), picked
+    assert (await command(editor, "loom.models", uri=uri))["data"]["current"] == "other"
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([" Rain."]))
+    done = await command(editor, "loom.continue", uri=uri, n=1)
+    assert done["ok"], done
+    assert fake.requests_to(OPENAI_COMPLETIONS)[-1].json["model"] == "other-base"
+    back = await command(editor, "loom.chooseModel", uri=uri)
+    assert back["ok"] and "default" in back["message"]
+    unknown = await command(editor, "loom.chooseModel", uri=uri, profile="gpt-9")
+    assert not unknown["ok"] and 'no model named "gpt-9"' in unknown["message"]
+
+
+async def test_models_siblings_each_say_their_model_in_hover(editor: Editor,
+                                                            fake: FakeProvider) -> None:
+    add_profile(fake, "second", "second-base")
+    fake.set_default(OPENAI_COMPLETIONS, openai_completion_stream([" The gate swung."]))
+    uri = await open_demo(editor)
+    done = await command(editor, "loom.continue", uri=uri, models=["fake", "second"], n=1)
+    assert done["ok"], done
+    made = sql(editor.db, "SELECT n.local_id, g.model FROM node n JOIN generation g "
+                          "ON g.node = n.id ORDER BY g.completion_index")[-2:]
+    assert sorted(m for _, m in made) == ["fake-base", "second-base"]
+    await editor.wait_for(lambda: "The gate swung." in editor.texts[uri])
+    text = editor.texts[uri]
+    at = text.rindex("The gate swung.")
+    line = text[:at].count("\n")
+    col = at - (text.rfind("\n", 0, at) + 1)
+    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri),
+        position=lsp.Position(line=line, character=col + 2)))
+    assert hover is not None
+    value = hover.contents.value  # type: ignore[union-attr]
+    assert "Generated: `fake-base`" in value or "Generated: `second-base`" in value, value
+    assert "Continuation" in value and "of 2 from one request" in value, value
