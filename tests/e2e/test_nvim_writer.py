@@ -435,3 +435,56 @@ def test_the_tree_as_a_picture(editor: Editor, demo: Demo) -> None:
     path = wait_for(lambda: editor.lua("return _G.opened"), 10, "the SVG file")
     svg = Path(path).read_text(encoding="utf-8")
     assert svg.startswith("<svg") and svg.count('class="node"') == 11, svg[:200]
+
+
+def test_several_models_at_once_and_the_model_picker(fake: FakeProvider, editor: Editor,
+                                                    demo: Demo, tmp_path: Path) -> None:
+    """`→ continue models:a,b` typed and saved: a sibling from each model, and hover on
+    each says which model wrote it; `:Loom model` picks the model for the tree."""
+    with (tmp_path / "config.toml").open("a", encoding="utf-8") as config:
+        config.write(f'\n[profiles.second]\nprovider = "openai-compatible"\n'
+                     f'model = "second-base"\nbase_url = "{fake.openai_base_url}"\n')
+    said = {"fake-base": " The base model went on.", "second-base": " The second one did."}
+    fake.set_default(OPENAI_COMPLETIONS, lambda request: openai_completion_stream(
+        [said[request.json["model"]]]))
+    editor.open(demo.uri(demo.tip))
+    editor.nvim.input("<Esc>Go")
+    type_slowly(editor, "→ continue models:fake,second n:1 tokens:8", 0.05)
+    editor.nvim.input("<Esc>")
+    editor.cmd("w")
+    wait_for(lambda: any(m.startswith("✓ 2 continuations") for m in editor.messages()), 20,
+             "✓ 2 continuations")
+    wait_for(lambda: said["fake-base"].strip() in editor.text, 5, "the first sibling shown")
+    editor.set_cursor_on("The base model went on")
+    value = editor.request("textDocument/hover")["contents"]["value"]
+    assert "Generated: `fake-base`" in value and "of 2 from one request" in value, value
+    editor.nvim.input("G$]n")
+    wait_for(lambda: said["second-base"].strip() in editor.text, 10, "the second sibling")
+    editor.set_cursor_on("The second one did")
+    value = editor.request("textDocument/hover")["contents"]["value"]
+    assert "Generated: `second-base`" in value, value
+
+    # :Loom model without a name: a picker of the models, the one asked now marked
+    editor.lua("""
+        _G.picked_from = nil
+        vim.ui.select = function(items, opts, on_choice)
+          _G.picked_from = { prompt = opts.prompt, shown = vim.tbl_map(opts.format_item, items) }
+          for _, m in ipairs(items) do
+            if m.name == "second" then on_choice(m) end
+          end
+        end
+        return true""")
+    editor.cmd("Loom model")
+    wait_for(lambda: any(m.startswith("✓ continue asks second in") for m in editor.messages()),
+             10, "✓ continue asks second")
+    picker = editor.lua("return _G.picked_from")
+    assert picker["prompt"] == "Model for this tree (now fake)", picker
+    assert "● fake  openai-compatible fake-base (default)" in picker["shown"], picker
+    assert "  second  openai-compatible second-base" in picker["shown"], picker
+    before = len(fake.requests_to(OPENAI_COMPLETIONS))
+    editor.cmd("Loom continue 1")
+    wait_for(lambda: len(fake.requests_to(OPENAI_COMPLETIONS)) > before, 20, "the request")
+    assert fake.requests_to(OPENAI_COMPLETIONS)[-1].json["model"] == "second-base"
+    editor.cmd("Loom model default")
+    wait_for(lambda: any("continue asks the default model" in m for m in editor.messages()),
+             10, "the default again")

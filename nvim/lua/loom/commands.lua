@@ -183,6 +183,44 @@ S.continue = function(args)
   C.exec("loom.continue", { uri = uri, n = n, tokens = tonumber(args[2]) }, { commits = true, echo = true })
 end
 
+--- :Loom model [NAME|default] — the model :Loom continue and → continue ask in this tree:
+--- without a name, a picker of the models there are (the one asked now marked).
+S.model = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local function choose(name)
+    C.exec("loom.chooseModel", { uri = uri, profile = name ~= "default" and name or nil }, { echo = true })
+  end
+  if args[1] then
+    choose(args[1])
+    return
+  end
+  C.exec("loom.models", { uri = uri }, {
+    on_done = function(result, ok)
+      if not ok or type(result) ~= "table" or not result.data then
+        return
+      end
+      local data = result.data
+      vim.schedule(function()
+        vim.ui.select(data.models or {}, {
+          prompt = ("Model for this tree (now %s)"):format(data.current or "?"),
+          format_item = function(m)
+            local marks = (m.name == data.current and "● " or "  ")
+            local notes = (m.default and " (default)" or "") .. (m.ready and "" or " (no API key)")
+            return ("%s%s  %s%s"):format(marks, m.name, m.description, notes)
+          end,
+        }, function(m)
+          if m then
+            choose(m.default and "default" or m.name)
+          end
+        end)
+      end)
+    end,
+  })
+end
+
 --- :Loom suggest [N] [TOKENS] — N continuations of the path's end, shown as ghost text to
 --- cycle (<M-]>/<M-[>) and accept (<M-l>, a word <M-Right>, a line <M-C-Right>).
 S.suggest = function(args)
@@ -721,6 +759,15 @@ function C.complete(arglead, cmdline)
     return vim.fn.getcompletion(arglead, "file")
   elseif sub == "open" then
     return C.complete_titles(arglead, cmdline)
+  elseif sub == "model" then
+    local client = loom.client(false)
+    local res = client and client:request_sync("workspace/executeCommand",
+      { command = "loom.models", arguments = { { uri = current_uri() } } }, 2000, 0)
+    local names = { "default" }
+    for _, m in ipairs(res and res.result and res.result.data and res.result.data.models or {}) do
+      names[#names + 1] = m.name
+    end
+    return filter(names)
   end
   return {}
 end
