@@ -9,9 +9,13 @@
    against Loom's ``continue n:3 tokens:50`` with top-5 logprobs through the real language
    server, warm (goal: <= 1.2x); the first streamed token in the editor (goal: <= 300 ms);
    resident memory of the language server and of the model process.
+3. ``→ continue models:a,b`` with two local model processes (the bundled model and a copy
+   of its file, so each profile has a process of its own) against the same two requests
+   run one after the other (``model:a`` then ``model:b``), through the executor: medians
+   of interleaved runs and their ratio (goal: <= 0.6x).
 
 Run: ``.venv/bin/python bench/bench_models.py [--runs 50] [--local-runs 9] [--skip-local]
-[--skip-overhead]`` (the local part needs ``loom model setup``)
+[--skip-overhead] [--skip-mixed]`` (the local parts need ``loom model setup``)
 """
 
 from __future__ import annotations
@@ -277,6 +281,58 @@ async def local_model(runs: int, tokens: int, n: int) -> None:
             shutil.rmtree(runtime, ignore_errors=True)
 
 
+def models_at_once(runs: int, tokens: int) -> None:
+    from loom.app import open_app
+    from loom.llm.service.setup import bundled_gguf
+    from loom.llm.subject import ProviderSubject
+
+    gguf = bundled_gguf()
+    if gguf is None:
+        print("models:a,b — skipped: the local model is not set up (loom model setup)")
+        return
+    work = Path(tempfile.mkdtemp(prefix="loom-bench-mixed-"))
+    try:
+        copy = work / "second.gguf"
+        shutil.copyfile(gguf, copy)  # another file: a model process of its own
+        config = work / "config.toml"
+        config.write_text(f'[profiles.a]\nprovider = "local"\nmodel = "{LOCAL_MODEL}"\n\n'
+                          f'[profiles.b]\nprovider = "local"\nmodel = "{copy}"\n',
+                          encoding="utf-8")
+        os.environ["LOOM_CONFIG"] = str(config)
+        app = open_app(work / "loom.db", use_default_subject=False)
+        app.executor.subject = ProviderSubject(ModelProfile(name="a", provider="local",
+                                                            model=LOCAL_MODEL))
+        tree = app.ws.create_tree("Bench", "buffer",
+                                  root_content="The lighthouse keeper climbed the stairs")
+        actor = app.actor(tree)
+
+        def run(line: str) -> float:
+            started = time.perf_counter()
+            result = app.executor.execute(line, actor)
+            if not result.ok:
+                raise SystemExit(f"{line}: {result.text}")
+            return time.perf_counter() - started
+
+        ask = f"n:1 tokens:{tokens} temperature:0"
+        run(f"→ continue from root models:a,b {ask}")  # both processes started, warm
+        apart: list[float] = []
+        together: list[float] = []
+        for _ in range(runs):
+            apart.append(run(f"→ continue from root model:a {ask}")
+                         + run(f"→ continue from root model:b {ask}"))
+            together.append(run(f"→ continue from root models:a,b {ask}"))
+        a, t = statistics.median(apart), statistics.median(together)
+        print(f"models:a,b ({tokens} tokens each, two local model processes, {runs} runs, "
+              f"{os.cpu_count()} CPUs): one after the other {a * 1000:.0f} ms, at once "
+              f"{t * 1000:.0f} ms — ratio {t / a:.2f} (goal <= 0.6)")
+    finally:
+        spec = service.spec_for(str(work / "second.gguf"))
+        record = service.running(spec)
+        if record is not None:  # the copy's process: the bundled model's stays for others
+            service.stop_record(record, service.files_of(spec))
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
@@ -285,11 +341,14 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=3, help="continuations per request")
     parser.add_argument("--skip-local", action="store_true")
     parser.add_argument("--skip-overhead", action="store_true")
+    parser.add_argument("--skip-mixed", action="store_true")
     args = parser.parse_args()
     if not args.skip_overhead:
         asyncio.run(overhead(args.runs))
     if not args.skip_local:
         asyncio.run(local_model(args.local_runs, args.tokens, args.n))
+    if not args.skip_mixed:
+        models_at_once(args.local_runs, args.tokens)
 
 
 if __name__ == "__main__":

@@ -133,6 +133,9 @@ await new Promise((r) => fakeModel.listen(0, "127.0.0.1", r));
 {
   const config = join(WORK, "loom-config.toml");
   writeFileSync(config, `[profiles.fake]\nprovider = "openai-compatible"\nmodel = "fake-base"\n` +
+    `base_url = "http://127.0.0.1:${fakeModel.address().port}/v1"\nmax_attempts = 1\n\n` +
+    // a second served model, for → continue models:fake,second and the model picker
+    `[profiles.second]\nprovider = "openai-compatible"\nmodel = "second-base"\n` +
     `base_url = "http://127.0.0.1:${fakeModel.address().port}/v1"\nmax_attempts = 1\n\n[defaults]\nsubject = "fake"\n`);
   Object.assign(ENV, { LOOM_CONFIG: config, LOOM_API_KEY: "sk-test-not-a-secret", LOOM_NO_KEYRING: "1" });
   log(`subject model: the fake at port ${fakeModel.address().port}`);
@@ -896,6 +899,78 @@ try {
     const bar = (await statusBar.textContent()) ?? "";
     if (/generating/.test(bar)) throw new Error(`the status bar still says generating: ${bar.slice(0, 200)}`);
     await shot("8-continued");
+  });
+
+  await check("→ continue models:fake,second: a sibling from each model, hover names each one's model, and the status bar's model picker chooses the tree's model", async () => {
+    const statusBar = page.locator(".statusbar");
+    const modelItem = page.locator(".statusbar-item", { hasText: /^\s*fake\s*$/ });
+    await waitFor(async () => (await modelItem.count()) > 0, "the tree's model (fake) in the status bar", 15_000);
+    modelScript.push([words(" A north wind rose.")], [words(" A south wind fell.")]);
+    const asked = modelRequests.length;
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("→ continue models:fake,second n:1", { delay: 40 });
+    await page.keyboard.press("Control+s");
+    await waitFor(async () => {
+      const text = await proseText();
+      return !text.includes(squash("→ continue models")) && /northwindrose|southwindfell/.test(text);
+    }, "a sibling of the two in the text, the → line gone", 40_000);
+    const models = modelRequests.slice(asked).map((r) => r.model).sort().join(",");
+    if (models !== "fake-base,second-base") throw new Error(`the requests asked ${models}`);
+    const seen = new Set();
+    for (let turn = 0; turn < 2; turn++) {
+      const text = (await proseText()).includes(squash("north wind rose")) ? "north wind rose" : "south wind fell";
+      const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: /Generated/ });
+      const span = page.locator(".editor-group-container.active .view-lines span", { hasText: text.split(" ")[0] }).last();
+      await waitFor(async () => {
+        const box = await span.boundingBox({ timeout: 2_000 }).catch(() => null);
+        if (!box) return false;
+        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+        await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2);
+        await page.waitForTimeout(700);
+        return (await hover.count()) > 0 && (await hover.first().isVisible());
+      }, `the hover on "${text}"`, 25_000, 300);
+      const card = squash((await hover.first().textContent()) ?? "");
+      const model = /Generated:(fake-base|second-base)/.exec(card)?.[1];
+      if (!model || !card.includes("of2fromonerequest")) throw new Error(`the hover does not name the sibling's model: ${card.slice(0, 300)}`);
+      seen.add(model);
+      log(`hover on "${text}": ${model}`);
+      if (turn === 0) await shot("8b-models-hover");
+      await page.mouse.move(5, 5);
+      await page.keyboard.press("Escape");
+      if (turn === 0) {
+        await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+        await page.keyboard.press("Control+End");
+        const before = await proseText();
+        await page.keyboard.press("Alt+BracketRight");
+        await waitFor(async () => (await proseText()) !== before, "the other model's sibling", 10_000);
+      }
+    }
+    if (seen.size !== 2) throw new Error(`both siblings' hovers named ${[...seen].join(", ")}`);
+    // the picker: click the model in the status bar, choose "second"; continue asks it
+    await modelItem.first().click();
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "second-base" }).waitFor({ timeout: 10_000 });
+    await shot("8c-model-picker");
+    await input.fill("second");
+    await page.waitForTimeout(300);
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await page.locator(".statusbar-item", { hasText: /^\s*second\s*$/ }).count()) > 0, "second in the status bar", 10_000);
+    modelScript.push([words(" Then rain.")]);
+    const next = modelRequests.length;
+    await runCommand("Loom: Continue");
+    await waitFor(() => modelRequests.length > next, "the next request", 20_000);
+    if (modelRequests[next].model !== "second-base") throw new Error(`continue asked ${modelRequests[next].model}`);
+    await waitFor(async () => (await statusBar.textContent())?.includes("✓"), "the continuation landed", 40_000);
+    // back to the default, for the checks after this one
+    await page.locator(".statusbar-item", { hasText: /^\s*second\s*$/ }).first().click();
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill("fake");
+    await page.waitForTimeout(300);
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await modelItem.count()) > 0, "fake in the status bar again", 10_000);
   });
 
   await check("→ continue and Ctrl+S: the tab is not shown unsaved while the generation streams in", async () => {

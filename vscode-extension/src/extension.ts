@@ -5,6 +5,7 @@ import { LoomClient } from "./client";
 import { Commands } from "./commands";
 import { LoomFileSystem } from "./fsProvider";
 import { LoomLanguageStatus, SHOW_LOGS_COMMAND } from "./languageStatus";
+import { ModelPicker } from "./modelPicker";
 import { LoomStatusBar } from "./statusBar";
 import { LoomTreeProvider } from "./treeView";
 import { SCHEME } from "./uris";
@@ -35,6 +36,7 @@ export function activate(context: vscode.ExtensionContext): LoomApi {
     vscode.workspace.registerFileSystemProvider(SCHEME, fs, { isCaseSensitive: true }),
     vscode.window.createTreeView("loom.trees", { treeDataProvider: view, showCollapseAll: true }),
     new LoomStatusBar(c),
+    new ModelPicker(c),
     new LoomLanguageStatus(c),
     vscode.commands.registerCommand(SHOW_LOGS_COMMAND, () => {
       log.show();

@@ -33,7 +33,16 @@ export const ServerCommands = {
   switchTo: "loom.switchTo",
   act: "loom.act",
   search: "loom.search",
+  models: "loom.models",
+  chooseModel: "loom.chooseModel",
 } as const;
+
+/** `loom.models`: what continue can ask, and what it asks in the document's tree. */
+export interface ModelsResult {
+  models: { name: string; description: string; ready: boolean; default: boolean }[];
+  current: string | null;
+  picked: string | null;
+}
 
 /** One hit of `loom.search`. */
 export interface SearchHit {

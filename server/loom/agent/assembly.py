@@ -200,8 +200,7 @@ def _object(cmd: ast.Command) -> str:
     if isinstance(cmd, ast.List):
         return f"{cmd.node or 'here'} {cmd.what}"
     if isinstance(cmd, ast.Continue):
-        n = cmd.n or 1
-        return f"{cmd.from_ or 'here'} ({plural(n, 'result')})"
+        return f"{cmd.from_ or 'here'} ({plural(cmd.total(), 'result')})"
     if isinstance(cmd, ast.Respond | ast.Annotate | ast.Link | ast.Edit | ast.Switch):
         return cmd.node
     if isinstance(cmd, ast.Read) and cmd.doc is None:

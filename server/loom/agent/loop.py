@@ -620,7 +620,7 @@ class TurnLoop:
                                     self.actor.permissions) is None
         n = 0
         if isinstance(cmd, ast.Continue) and allowed:
-            n = cmd.n if cmd.n is not None else 1
+            n = cmd.total()
             left = self.budgets.max_continuations - record.usage.continuations
             if 1 <= n <= 10 and n > left:
                 rec.executed = False

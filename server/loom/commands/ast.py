@@ -73,6 +73,10 @@ class Continue(_Command, Sampling):
     #: The models to ask by name as typed (``model:X``, ``models:a,b``); empty: the default.
     models: tuple[str, ...] = ()
 
+    def total(self, default_n: int = 1) -> int:
+        """How many continuations it makes: n (else ``default_n``) of each model asked."""
+        return (default_n if self.n is None else self.n) * max(1, len(self.models))
+
 
 class Split(_Command):
     """Cut a node in two at a character offset of its text: the head takes the

@@ -41,6 +41,7 @@ _ME_OR_MODEL = ("(SELECT p.id FROM participant p WHERE p.name = current_user "
 OWN_ROWS: dict[str, tuple[str, str]] = {
     # table: (column, what a person may do with their own rows)
     "position": ("participant", "INSERT, UPDATE, DELETE"),
+    "model_choice": ("participant", "INSERT, UPDATE, DELETE"),
     "buffer_state": ("participant", "INSERT, UPDATE, DELETE"),
     "editor_session": ("participant", "INSERT, UPDATE, DELETE"),
     "trace_entry": ("participant", "INSERT"),

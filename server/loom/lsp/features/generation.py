@@ -95,7 +95,7 @@ class Generating:
         task = asyncio.ensure_future(run())
         self.background.add(task)  # held: a task only the loop references may be collected
         task.add_done_callback(self.background.discard)
-        count = asked.n or self.host.settings.default_n
+        count = asked.total(self.host.settings.default_n)
         return Result.success(f"✓ generating {plural(count, 'continuation')}… (they land "
                               "in the tree when done; cancel stops them)", generating=True)
 
@@ -127,7 +127,7 @@ class Generating:
         interrupted = False
         try:
             token = await self._progress_begin(
-                f"Loom: generating {cmd.n} from [{tip.label}]")
+                f"Loom: generating {cmd.total()} from [{tip.label}]")
             flusher = asyncio.create_task(self._flush(doc, run, base_text, base, start,
                                                       token))
             # the model has stopped writing the moment the worker returns (its nodes are
