@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from loom.llm import ModelProfile
-from loom.llm import keys as llm_keys
 from loom.llm.subject import ProviderSubject
-from loom.redact import forget_secrets
 from loom.store.schema import Generation, Node
+from tests.e2e import test_providers_wire as wire
 from tests.e2e.fake_provider import (
     ANTHROPIC_MESSAGES,
     OPENAI_CHAT,
@@ -26,23 +25,10 @@ from tests.e2e.fake_provider import (
     openai_completion_stream,
 )
 
-KEY_ENV = "LOOM_MODELS_WIRE_KEY"
-
-
-@pytest.fixture
-def fake():
-    with FakeProvider() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _key(monkeypatch):
-    monkeypatch.setenv(KEY_ENV, "loom-models-wire-key-5c1e")
-    monkeypatch.setenv("LOOM_NO_KEYRING", "1")
-    forget_secrets()
-    llm_keys.clear_cache()
-    yield
-    forget_secrets()
+# the wire tests' fixtures, used here by name: the fake server and its key
+fake = wire.fake
+_key = wire._key
+KEY_ENV = wire.KEY_ENV
 
 
 def profile(fake: FakeProvider, provider: str = "openai-compatible", name: str = "wire",

@@ -326,6 +326,23 @@ async function clickOnText(text) {
   await page.mouse.click(box.x, box.y);
 }
 
+/** The hover card (whitespace removed) shown with the mouse on the editor's `text`, once
+ * it says `pattern`. Monaco re-renders lines as tokens arrive: the text's box is found
+ * afresh on each try. */
+async function hoverOn(text, pattern) {
+  const span = page.locator(".editor-group-container.active .view-lines span", { hasText: text }).last();
+  const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: pattern });
+  await waitFor(async () => {
+    const box = await span.boundingBox({ timeout: 2_000 }).catch(() => null);
+    if (!box) return false;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2);
+    await page.waitForTimeout(700);
+    return (await hover.count()) > 0 && (await hover.first().isVisible());
+  }, `the hover on "${text}"`, 25_000, 300);
+  return squash((await hover.first().textContent()) ?? "");
+}
+
 async function runCommand(title) {
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input");
@@ -564,18 +581,7 @@ try {
   });
 
   await check("hovering the model's text shows the node's card with its summary", async () => {
-    const span = page.locator(".editor-group-container.active .view-lines span", { hasText: "windows seemed to watch" }).last();
-    const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: /model/ });
-    // Monaco re-renders lines as tokens arrive: find the text's box afresh on each try
-    await waitFor(async () => {
-      const box = await span.boundingBox({ timeout: 2_000 }).catch(() => null);
-      if (!box) return false;
-      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-      await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2);
-      await page.waitForTimeout(700);
-      return (await hover.count()) > 0 && (await hover.first().isVisible());
-    }, "the hover", 25_000, 300);
-    const content = squash((await hover.first().textContent()) ?? "");
+    const content = await hoverOn("windows seemed to watch", /model/);
     if (!content.includes(squash("the windows seemed to watch her approach"))) {
       throw new Error(`the hover does not show the node's summary: ${content.slice(0, 300)}`);
     }
@@ -921,17 +927,7 @@ try {
     const seen = new Set();
     for (let turn = 0; turn < 2; turn++) {
       const text = (await proseText()).includes(squash("north wind rose")) ? "north wind rose" : "south wind fell";
-      const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: /Generated/ });
-      const span = page.locator(".editor-group-container.active .view-lines span", { hasText: text.split(" ")[0] }).last();
-      await waitFor(async () => {
-        const box = await span.boundingBox({ timeout: 2_000 }).catch(() => null);
-        if (!box) return false;
-        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-        await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2);
-        await page.waitForTimeout(700);
-        return (await hover.count()) > 0 && (await hover.first().isVisible());
-      }, `the hover on "${text}"`, 25_000, 300);
-      const card = squash((await hover.first().textContent()) ?? "");
+      const card = await hoverOn(text.split(" ")[0], /Generated/);
       const model = /Generated:(fake-base|second-base)/.exec(card)?.[1];
       if (!model || !card.includes("of2fromonerequest")) throw new Error(`the hover does not name the sibling's model: ${card.slice(0, 300)}`);
       seen.add(model);
