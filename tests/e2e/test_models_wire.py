@@ -147,6 +147,21 @@ def test_models_asks_several_models_at_once_each_sibling_labelled(app, fake, con
     assert by_model == ["base-b-model"] * 2 + ["claude-w-model"] * 2
     assert {generation(n).params["profile"] for n in made} == {"base-b", "claude-w"}
     assert len(fake.requests_to(ANTHROPIC_MESSAGES)) == 2  # n each
+    # the overview and the tree picture say which model wrote each sibling
+    from loom.lsp.views import tree_overview
+    from loom.render import picture
+    from loom.store import reader
+
+    here, tip = app.ws.position(app.ws.human(), tree)
+    shown = tree_overview(app.ws, tree, here, tip).text
+    assert shown.count("› (base-b-model) ") == 2 and shown.count("› (claude-w-model) ") == 2
+    o = reader.outline_on_path(app.ws, tree, here, tip)
+    drawn = picture.svg(tree.title, o.root, o.rows, o.children, o.path, o.here)
+    assert drawn.count("(base-b-model)") == 2 and drawn.count("(claude-w-model)") == 2
+    single = app.ws.create_tree("One model", "buffer", root_content="Alone")
+    app.executor.execute("→ continue n:2", app.actor(single))
+    here, tip = app.ws.position(app.ws.human(), single)
+    assert "(wire-model)" not in tree_overview(app.ws, single, here, tip).text  # no need
 
 
 def test_model_picks_one_and_unknown_names_are_explained(app, fake, config):

@@ -75,8 +75,10 @@ def _line(row: Row, on_path: bool, here: bool) -> str:
     notes = getattr(row, "notes", 0)
     if notes:  # (before: the collaborator's notes were invisible here)
         tail += f"  ({notes} note{'s' if notes != 1 else ''})"
+    model = getattr(row, "model", None)  # siblings from several models: which wrote it
     return (f"{'●' if on_path else '○'} {star}[{row.label}]{'*' if here else ''} "
-            f"{'› ' if row.by_model else ''}{excerpt(row.text)}{tail}")
+            f"{'› ' if row.by_model else ''}{f'({model}) ' if model else ''}"
+            f"{excerpt(row.text)}{tail}")
 
 
 def _chain(start: str, children: Mapping[str, Sequence[str]]) -> list[str]:

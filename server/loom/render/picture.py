@@ -95,7 +95,9 @@ def svg(title: str, root: str, rows: Mapping[str, Row], children: Mapping[str, S
         radius = R + 2 if nid == position else R
         text = one_line(node.text)[:240] or "(no text)"
         label = marks.bookmark_label(node.extra) if node.bookmarked else None
-        tip = f"[{node.label}]{' ★ ' + label if label else ''} {text}"
+        model = getattr(node, "model", None)  # siblings from several models: which wrote it
+        made = f" ({model})" if model else ""
+        tip = f"[{node.label}]{' ★ ' + label if label else ''}{made} {text}"
         parts.append(f'<g class="node" data-node="{escape(nid)}" style="cursor:pointer">'
                      f"<title>{escape(tip)}</title>"
                      f'<circle cx="{x}" cy="{y}" r="{radius}" fill="{fill}" stroke="{ring}" '

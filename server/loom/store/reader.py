@@ -355,6 +355,9 @@ class OutlineRow:
     bookmarked: bool
     extra: str | None  # JSON text (bookmark label, tags)
     notes: int = 0  # annotations on it (the collaborator's notes show in the overview)
+    #: The model that wrote it, where its siblings come from more than one model
+    #: (``continue models:a,b``): what tells them apart.
+    model: str | None = None
 
 
 def outline(ws: Workspace, tree: Tree, prefer: Iterable[str] = ()
@@ -388,6 +391,13 @@ def outline(ws: Workspace, tree: Tree, prefer: Iterable[str] = ()
             row = rows[child]
             rows[child] = OutlineRow(row.id, parent, row.label, row.text, row.by_model,
                                      row.bookmarked, row.extra, row.notes)
+    for nid, model in ws.sql(
+            "SELECT g.node, g.model FROM generation g JOIN node n ON n.id = g.node "
+            "WHERE n.tree_id = ? AND n.parent IN (SELECT m.parent FROM generation h "
+            "JOIN node m ON m.id = h.node WHERE m.tree_id = ? GROUP BY m.parent "
+            "HAVING count(DISTINCT h.model) > 1)", (tree.id, tree.id)).fetchall():
+        if nid in rows:
+            rows[nid] = dataclasses.replace(rows[nid], model=model)
     return tree.root or "", rows, children
 
 

@@ -155,6 +155,7 @@ class Library:
         nodes = {nid: {"label": r.label, "text": cards.excerpt(r.text, 160),
                        "uri": f"loom://path/{tree.id}/{r.label}/"
                               f"{title_segment(tree.title)}", "model": r.by_model,
+                       "madeBy": r.model,
                        "bookmarked": r.bookmarked}
                  for nid, r in rows.items()}
         return {"ok": True, "tree": {"id": tree.id, "title": tree.title},
