@@ -6,14 +6,16 @@ import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from loom.errors import LoomError
 from loom.model import permissions as perms
-from loom.model.sampling import Sampling
 from loom.render.text import relative_time
 from loom.store.schema import Node, Participant, Tree
 from loom.store.workspace import NodeRow, Workspace
+
+if TYPE_CHECKING:  # pydantic, which `loom trees` need not load
+    from loom.model.sampling import Sampling
 
 
 @dataclass
