@@ -49,3 +49,20 @@ def test_a_mistyped_command_still_lists_every_command(capsys: pytest.CaptureFixt
         build_parser(command_of(["tres"])).parse_args(["tres"])
     err = capsys.readouterr().err
     assert all(f"'{name}'" in err for name in COMMANDS), err
+
+
+def test_loom_trees_loads_no_pydantic_nor_model_code(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`loom trees` answers in about 130 ms: a command's sampling record (pydantic) once
+    crept into its imports through commands/context.py and added 150 ms."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "loom.db"
+    probe = ("import sys\nfrom loom.cli import main\n"
+             f"code = main(['--db', {str(db)!r}, 'trees'])\n"
+             "heavy = sorted(m for m in ('pydantic', 'openai', 'anthropic', 'lsprotocol') "
+             "if m in sys.modules)\n"
+             "print('LOADED', heavy)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=60).stdout
+    assert "LOADED []" in out, out
