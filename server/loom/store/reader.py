@@ -391,14 +391,24 @@ def outline(ws: Workspace, tree: Tree, prefer: Iterable[str] = ()
             row = rows[child]
             rows[child] = OutlineRow(row.id, parent, row.label, row.text, row.by_model,
                                      row.bookmarked, row.extra, row.notes)
-    for nid, model in ws.sql(
-            "SELECT g.node, g.model FROM generation g JOIN node n ON n.id = g.node "
-            "WHERE n.tree_id = ? AND n.parent IN (SELECT m.parent FROM generation h "
-            "JOIN node m ON m.id = h.node WHERE m.tree_id = ? GROUP BY m.parent "
-            "HAVING count(DISTINCT h.model) > 1)", (tree.id, tree.id)).fetchall():
-        if nid in rows:
-            rows[nid] = dataclasses.replace(rows[nid], model=model)
+    _models_where_mixed(ws, tree, rows)
     return tree.root or "", rows, children
+
+
+def _models_where_mixed(ws: Workspace, tree: Tree, rows: dict[str, OutlineRow]) -> None:
+    """Each node's model, where its siblings come from more than one (read from the
+    generation records alone: a tree no model wrote costs one empty lookup)."""
+    made: dict[str, list[tuple[str, str]]] = {}
+    for nid, parent, model in ws.sql(
+            # CROSS JOIN: SQLite walks the generation records, not every node of the tree
+            "SELECT g.node, n.parent, g.model FROM generation g CROSS JOIN node n "
+            "WHERE n.id = g.node AND n.tree_id = ?", (tree.id,)).fetchall():
+        made.setdefault(parent, []).append((nid, model))
+    for siblings in made.values():
+        if len({model for _nid, model in siblings}) > 1:
+            for nid, model in siblings:
+                if nid in rows:
+                    rows[nid] = dataclasses.replace(rows[nid], model=model)
 
 
 @dataclass
