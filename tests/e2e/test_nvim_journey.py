@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider, openai_completion_stream
 from tests.e2e.test_nvim_plugin import wait_for
 from tests.local_model import local_env, requires_local_model
 
@@ -168,11 +169,20 @@ def out(tmp_path: Path) -> Path:
 def test_a_writers_first_hour_in_neovim(tmp_path: Path, out: Path) -> None:
     db = tmp_path / "loom.db"
     term, tree = Terminal(tmp_path, db, out), Tree(db)
-    term.start()
-    try:
-        _journey(term, tree)
-    finally:
-        term.kill()
+    with FakeProvider() as served:  # a second model beside the local one: "served"
+        config = tmp_path / "XDG_CONFIG_HOME" / "loom" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(f'[profiles.served]\nprovider = "openai-compatible"\n'
+                          f'model = "served-base"\nbase_url = "{served.openai_base_url}"\n',
+                          encoding="utf-8")
+        served.set_default(OPENAI_COMPLETIONS, openai_completion_stream(
+            [" The served model answered."]))
+        term.start()
+        try:
+            _journey(term, tree)
+            _two_models(term, tree, served)
+        finally:
+            term.kill()
 
 
 def _journey(term: Terminal, tree: Tree) -> None:
@@ -318,3 +328,35 @@ def _journey(term: Terminal, tree: Tree) -> None:
     term.see(P1, P2, head[2], "Loom demo: K hover", timeout=60)
     term.keep("reopened")
     assert tree.tip()[0] == head[0]
+
+
+def _two_models(term: Terminal, tree: Tree, served: FakeProvider) -> None:
+    """→ continue models:local,served typed and saved: a sibling from each model, hover on
+    each names it; :Loom model picks the served one for the tree."""
+    term.keys("G", "o")
+    term.type("→ continue models:local,served n:1 tokens:8")
+    term.keys("Escape")
+    term.command("w")
+    term.see("generating 2 continuations", timeout=10)
+    # the request's two: stored together, as one request's continuations are
+    made = tree.wait(lambda: tree.rows(
+        "SELECT n.label, g.model, n.content FROM node n JOIN generation g ON g.node = n.id "
+        "WHERE g.created = (SELECT created FROM generation WHERE model = 'served-base') "
+        "ORDER BY g.completion_index"), "the two models' siblings", timeout=120)
+    assert isinstance(made, list) and sorted(m for _l, m, _t in made) == \
+        ["SmolLM2-135M-Instruct", "served-base"], made
+    seen = set()
+    for _ in range(2):
+        term.wait(lambda s: "◀" in s and "→ continue" not in s, "a sibling shown, the → line gone")
+        term.keys("G", "$", "K")
+        shown = term.wait(lambda s: "Generated:" in s, "the hover's Generated line")
+        seen |= {m for _l, m, _t in made if m in shown}
+        term.keep("two-models-hover")
+        term.keys("Escape", "G", "$", "]", "n")
+        time.sleep(0.5)
+    assert seen == {"SmolLM2-135M-Instruct", "served-base"}, seen
+    term.command("Loom model served")
+    term.see("✓ continue asks served in")
+    term.keep("model-picked")
+    assert tree.rows("SELECT profile FROM model_choice") == [("served",)]
+
