@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING
 
 from loom.commands.context import ModelChoice
 from loom.errors import LoomError
-from loom.llm.base import ChatMessage, Completion, GenerationResult, ModelError, Usage
+from loom.llm.base import (
+    ChatMessage,
+    Completion,
+    GenerationResult,
+    ModelError,
+    Provider,
+    Usage,
+)
 from loom.llm.config import (
     BUILTIN_PROFILES,
     LoomConfig,
@@ -26,6 +33,7 @@ from loom.llm.config import (
     load_config,
     resolve_profile,
 )
+from loom.llm.providers.strategies import replies
 from loom.llm.registry import make_provider
 from loom.model.sampling import Sampling
 
@@ -65,38 +73,40 @@ class ProviderSubject:
         profiles = [self._profile(name) for name in request.models or (self.profile.name,)]
         chat = request.prompt is None
         try:
-            for profile in profiles:
-                _check_offered(profile, request.sampling, chat=chat)
-            return asyncio.run(self._generate(profiles, request, on_delta))
+            providers = [make_provider(p) for p in profiles]  # one each, checked, then asked
+            for profile, provider in zip(profiles, providers, strict=True):
+                _check_offered(profile, provider, request.sampling, chat=chat)
+            return asyncio.run(self._generate(profiles, providers, request, on_delta))
         except ModelError as err:
             raise LoomError("MODEL_ERROR", err.message, err.hint) from err
 
-    async def _generate(self, profiles: list[ModelProfile], request: ContinueRequest,
+    async def _generate(self, profiles: list[ModelProfile], providers: list[Provider],
+                        request: ContinueRequest,
                         on_delta: Callable[[int, str], None] | None) -> GenerationResult:
         cancel = asyncio.Event()
         watcher = asyncio.create_task(_bridge(request.cancel, cancel))
         try:
             if len(profiles) == 1:
-                return await _one(profiles[0], request, on_delta, cancel)
+                return await _one(profiles[0], providers[0], request, on_delta, cancel)
             n = request.sampling.count
 
             def shifted(k: int) -> Callable[[int, str], None] | None:
                 return None if on_delta is None else (lambda i, piece: on_delta(k * n + i, piece))
 
             outcomes = await asyncio.gather(
-                *(_one(p, request, shifted(k), cancel) for k, p in enumerate(profiles)),
+                *(_one(p, providers[k], request, shifted(k), cancel)
+                  for k, p in enumerate(profiles)),
                 return_exceptions=True)
             return _merged(profiles, outcomes, n)
         finally:
             watcher.cancel()
 
 
-async def _one(profile: ModelProfile, request: ContinueRequest,
+async def _one(profile: ModelProfile, provider: Provider, request: ContinueRequest,
                on_delta: Callable[[int, str], None] | None,
                cancel: asyncio.Event) -> GenerationResult:
     """``request`` of one model: ``n`` completions of the prose (buffer trees), or ``n``
     replies to the conversation in parallel (dialogue trees)."""
-    provider = make_provider(profile)
     sampling = request.sampling  # the profile's defaults fill its gaps: call_params
     try:
         if request.prompt is not None:
@@ -113,23 +123,8 @@ async def _one(profile: ModelProfile, request: ContinueRequest,
         if not messages or (messages[-1].role == "assistant" and len(messages) == 1):
             messages.append(ChatMessage(role="user", content="Continue."))
 
-        async def reply(i: int) -> GenerationResult:
-            delta = (lambda piece: on_delta(i, piece)) if on_delta else None
-            seed = sampling.seed  # reply i of n is sampled with seed + i, as completions are
-            one = sampling if seed is None else sampling.model_copy(update={"seed": seed + i})
-            return await provider.chat(messages, one, on_delta=delta, cancel=cancel)
-
-        results = await asyncio.gather(*(reply(i) for i in range(sampling.count)))
-        completions = [r.completions[0].model_copy(update={"index": i})
-                       for i, r in enumerate(results)]
-        usage = Usage(
-            prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in results) or None,
-            completion_tokens=sum(r.usage.completion_tokens or 0 for r in results) or None)
-        return _with_profile(GenerationResult(
-            completions=completions, model=results[0].model, provider=results[0].provider,
-            params={**results[0].params, "n": sampling.count}, usage=usage,
-            latency_ms=max(r.latency_ms for r in results),
-            raw=[chunk for r in results for chunk in r.raw]), profile)
+        return _with_profile(await replies(provider.chat, messages, sampling, on_delta,
+                                           cancel), profile)
     finally:
         close = getattr(provider, "aclose", None)
         if close is not None:
@@ -175,10 +170,10 @@ def _merged(profiles: list[ModelProfile], outcomes: list[GenerationResult | Base
         raw=[chunk for o in done for chunk in o.raw], failures=failures)
 
 
-def _check_offered(profile: ModelProfile, sampling: Sampling, *, chat: bool) -> None:
+def _check_offered(profile: ModelProfile, provider: Provider, sampling: Sampling, *,
+                   chat: bool) -> None:
     """A sampling option the profile's API lacks is the command's mistake: said before
     any model is asked."""
-    provider = make_provider(profile)
     refused = getattr(provider, "refused", None)
     missing = refused(sampling, chat=chat) if refused is not None else []
     if missing:

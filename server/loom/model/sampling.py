@@ -14,9 +14,14 @@ takes it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
+#: The fields the model APIs, and so a generation's stored parameters, name otherwise.
+API_NAMES: Mapping[str, str] = MappingProxyType({"tokens": "max_tokens"})
 
 
 class Sampling(BaseModel):
@@ -50,6 +55,11 @@ class Sampling(BaseModel):
         """These fields alone (a command or an editor's arguments carry them among
         others)."""
         return Sampling(**self.chosen())
+
+    @classmethod
+    def asked_in(cls, params: Mapping[str, Any]) -> Sampling:
+        """The sampling a generation's stored parameters record (``call_params``'s)."""
+        return cls(**{f: params.get(API_NAMES.get(f, f)) for f in cls.model_fields})
 
     def chosen(self) -> dict[str, Any]:
         """The fields that were given a value, by name."""

@@ -194,12 +194,10 @@ def regenerate(ctx: Ctx, cmd: ast.Regenerate) -> Result:
                         "→ continue from its parent makes new ones")
     gen = made[0]
     params = dict(gen.params or {})
-    seed = params.get("seed")
-    sampling = Sampling(
-        n=1, tokens=params.get("max_tokens"), temperature=params.get("temperature"),
-        top_p=params.get("top_p"), min_p=params.get("min_p"), stop=params.get("stop"),
-        seed=None if seed is None else seed + gen.completion_index,
-        logit_bias=params.get("logit_bias"))
+    asked = Sampling.asked_in(params)
+    sampling = asked.model_copy(update={  # this one continuation, as it was sampled
+        "n": 1, "logprobs": None,
+        "seed": None if asked.seed is None else asked.seed + gen.completion_index})
     profile = params.get("profile")
     same = (profile,) if isinstance(profile, str) and isinstance(ctx.subject, ModelChoices) \
         else ()

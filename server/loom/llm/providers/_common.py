@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Coroutine, Iterator, Mapping
-from types import MappingProxyType
 from typing import Any
 
 from loom.llm.aio import run_cancellable
@@ -14,17 +13,13 @@ from loom.llm.assemble import DeltaCallbackError
 from loom.llm.base import ModelError
 from loom.llm.config import ModelProfile
 from loom.llm.errors import classify, make_error
-from loom.model.sampling import Sampling
+from loom.model.sampling import API_NAMES, Sampling
 from loom.redact import install_log_redaction, redact_obj
 
 log = logging.getLogger("loom.llm")
 install_log_redaction()
 
 CONTINUE_SYSTEM = "Continue the text exactly where it stops; output only the continuation."
-
-
-#: The fields of ``Sampling`` the APIs (and the stored request parameters) name otherwise.
-API_NAMES: Mapping[str, str] = MappingProxyType({"tokens": "max_tokens"})
 
 
 def call_params(profile: ModelProfile, sampling: Sampling | None) -> dict[str, Any]:

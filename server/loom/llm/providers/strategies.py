@@ -36,12 +36,12 @@ def messages_for(strategy: str, prompt: str) -> list[ChatMessage]:
             ChatMessage(role="user", content=prompt)]
 
 
-async def complete_by_chat(chat: Chat, strategy: str, prompt: str, sampling: Sampling,
-                           on_delta: CompleteDelta | None,
-                           cancel: asyncio.Event | None) -> GenerationResult:
-    """``sampling.n`` continuations of ``prompt`` from ``chat`` (a provider's own)."""
+async def replies(chat: Chat, messages: list[ChatMessage], sampling: Sampling,
+                  on_delta: CompleteDelta | None, cancel: asyncio.Event | None,
+                  cut_after: str | None = None) -> GenerationResult:
+    """``sampling.n`` replies to ``messages`` from ``chat`` at once, reply i sampled with
+    seed + i, as one result; ``cut_after``: each reply cut to continue that text."""
     n = sampling.count
-    messages = messages_for(strategy, prompt)
     texts: list[list[str]] = [[] for _ in range(n)]
 
     def deliver(i: int) -> Callable[[str], None]:
@@ -51,24 +51,38 @@ async def complete_by_chat(chat: Chat, strategy: str, prompt: str, sampling: Sam
                 on_delta(i, piece)
         return out
 
-    cutters = [StartCutter(prompt, deliver(i)) for i in range(n)]
+    cutters = [StartCutter(cut_after, deliver(i)) if cut_after is not None else None
+               for i in range(n)]
 
     async def one(i: int) -> GenerationResult:
-        seed = sampling.seed  # reply i of n is sampled with seed + i
+        seed = sampling.seed
         asked = sampling if seed is None else sampling.model_copy(update={"seed": seed + i})
-        result = await chat(messages, asked, on_delta=cutters[i].feed, cancel=cancel)
-        cutters[i].flush()
+        cutter = cutters[i]
+        result = await chat(messages, asked, on_delta=cutter.feed if cutter else deliver(i),
+                            cancel=cancel)
+        if cutter is not None:
+            cutter.flush()
         return result
 
     results = [await one(0)] if n == 1 else await gather_all([one(i) for i in range(n)])
-    completions = [r.completions[0].model_copy(update={"index": i, "text": "".join(texts[i])})
-                   for i, r in enumerate(results)]
+    completions = [r.completions[0].model_copy(update={
+        "index": i, **({"text": "".join(texts[i])} if cut_after is not None else {})})
+        for i, r in enumerate(results)]
     usage = Usage()
     for r in results:
         usage = usage + r.usage
     return GenerationResult(
         completions=completions, model=results[0].model, provider=results[0].provider,
-        params={**results[0].params, "n": n, "strategy": strategy,
+        params={**results[0].params, "n": n,
                 **({} if sampling.seed is None else {"seed": sampling.seed})},
         usage=usage, latency_ms=max(r.latency_ms for r in results),
         raw=[chunk for r in results for chunk in r.raw])
+
+
+async def complete_by_chat(chat: Chat, strategy: str, prompt: str, sampling: Sampling,
+                           on_delta: CompleteDelta | None,
+                           cancel: asyncio.Event | None) -> GenerationResult:
+    """``sampling.n`` continuations of ``prompt`` from ``chat`` (a provider's own)."""
+    result = await replies(chat, messages_for(strategy, prompt), sampling, on_delta, cancel,
+                           cut_after=prompt)
+    return result.model_copy(update={"params": {**result.params, "strategy": strategy}})
