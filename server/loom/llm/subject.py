@@ -33,7 +33,6 @@ from loom.llm.config import (
     load_config,
     resolve_profile,
 )
-from loom.llm.providers.strategies import replies
 from loom.llm.registry import make_provider
 from loom.model.sampling import Sampling
 
@@ -122,6 +121,9 @@ async def _one(profile: ModelProfile, provider: Provider, request: ContinueReque
                      for m in request.messages or []]
         if not messages or (messages[-1].role == "assistant" and len(messages) == 1):
             messages.append(ChatMessage(role="user", content="Continue."))
+
+        # (imported here: the provider modules need a model extra that may be missing)
+        from loom.llm.providers.strategies import replies
 
         return _with_profile(await replies(provider.chat, messages, sampling, on_delta,
                                            cancel), profile)
