@@ -9,7 +9,6 @@ import pytest
 
 from loom.llm import keys as llm_keys
 from loom.llm.config import BUILTIN_PROFILES
-from loom.llm.service.client import stop_all
 from loom.llm.subject import ProviderSubject
 from loom.redact import forget_secrets
 from loom.store.schema import Generation, Node
@@ -22,16 +21,11 @@ KEY_ENV = "LOOM_MODELS_LOCAL_KEY"
 
 
 @pytest.fixture
-def local(app, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+def local(app, monkeypatch):  # type: ignore[no-untyped-def]
     for name in ("LOOM_SUBJECT", "LOOM_SUBJECT_PROFILE", "LOOM_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    # a model process of its own: another test's request decoded beside a seeded one in
-    # the shared process's slots changes its numbers, and a replay would part from it
-    runtime = tmp_path / "runtime"
-    monkeypatch.setenv("LOOM_RUNTIME_DIR", str(runtime))
     app.executor.subject = ProviderSubject(BUILTIN_PROFILES["local"])
-    yield app
-    stop_all(runtime)
+    return app
 
 
 def children(node_id: str) -> list[Node]:
