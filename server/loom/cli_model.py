@@ -50,6 +50,10 @@ def _status(args: argparse.Namespace) -> int:
     else:
         _print(f"the local model process is running: pid {record.server_pid}, "
                f"{record.base_url}, up {time.time() - record.ready_at:.0f} s")
+    alone = service.running(service.spec_for(LOCAL_MODEL, 1))
+    if alone is not None:
+        _print(f"the process for seeded requests is running: pid {alone.server_pid}, "
+               f"{alone.base_url}, up {time.time() - alone.ready_at:.0f} s")
     return 0
 
 

@@ -3,13 +3,18 @@ service) and a served model on a local wire-format server."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 
 import pytest
 
 from loom.llm import keys as llm_keys
 from loom.llm.config import BUILTIN_PROFILES
+from loom.llm.providers.local import LocalProvider
+from loom.llm.service import client as service
 from loom.llm.subject import ProviderSubject
+from loom.model.sampling import Sampling
 from loom.redact import forget_secrets
 from loom.store.schema import Generation, Node
 from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider, openai_completion_stream
@@ -47,8 +52,16 @@ def test_a_seeded_continuation_is_made_again_exactly(local):
     assert len(made) == 3 and len({n.content for n in made}) > 1  # seeds 42, 43, 44
     assert [params(n)["seed"] for n in made] == [42] * 3
     second = made[1]
+    # another client decodes on the shared model process meanwhile (an editor, a second
+    # test worker): the seeded replay, in its one-slot process, is not batched with it
+    busy = LocalProvider(BUILTIN_PROFILES["local"])
+    beside = threading.Thread(target=lambda: asyncio.run(busy.complete(
+        "Once upon a time", Sampling(n=4, tokens=48, temperature=1.0))))
+    beside.start()
     again = local.executor.execute(f"→ regenerate {second.label}", actor)
+    beside.join()
     assert again.ok, again.text
+    assert service.running(service.spec_for(BUILTIN_PROFILES["local"].model, 1)) is not None
     assert f"the same text as [{second.label}]" in again.text
     (replay,) = [n for n in children(tree.root) if "replay_of" in params(n)]
     assert replay.content == second.content and replay.id != second.id

@@ -345,9 +345,11 @@ def _two_models(term: Terminal, tree: Tree, served: FakeProvider) -> None:
         "ORDER BY g.completion_index"), "the two models' siblings", timeout=120)
     assert isinstance(made, list) and sorted(m for _l, m, _t in made) == \
         ["SmolLM2-135M-Instruct", "served-base"], made
-    seen = set()
+    seen, marked = set(), set()
     for _ in range(2):
-        term.wait(lambda s: "◀" in s and "→ continue" not in s, "a sibling shown, the → line gone")
+        screen = term.wait(lambda s: "◀" in s and "→ continue" not in s,
+                           "a sibling shown, the → line gone")
+        marked |= {m for _l, m, _t in made if f"{m} ◀" in screen}  # the marker names it
         term.keys("G", "$", "K")
         shown = term.wait(lambda s: "Generated:" in s, "the hover's Generated line")
         seen |= {m for _l, m, _t in made if m in shown}
@@ -355,6 +357,7 @@ def _two_models(term: Terminal, tree: Tree, served: FakeProvider) -> None:
         term.keys("Escape", "G", "$", "]", "n")
         time.sleep(0.5)
     assert seen == {"SmolLM2-135M-Instruct", "served-base"}, seen
+    assert marked == seen, marked
     term.command("Loom model served")
     term.see("✓ continue asks served in")
     term.keep("model-picked")

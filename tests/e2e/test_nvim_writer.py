@@ -455,11 +455,23 @@ def test_several_models_at_once_and_the_model_picker(fake: FakeProvider, editor:
     wait_for(lambda: any(m.startswith("✓ 2 continuations") for m in editor.messages()), 20,
              "✓ 2 continuations")
     wait_for(lambda: said["fake-base"].strip() in editor.text, 5, "the first sibling shown")
+    done = next(m for m in editor.messages() if m.startswith("✓ 2 continuations"))
+    assert "(fake-base)" in done and "(second-base)" in done, done  # which model wrote each
+
+    def markers() -> list[str]:
+        return [h["inlay_hint"]["label"] if isinstance(h["inlay_hint"]["label"], str)
+                else "".join(p["value"] for p in h["inlay_hint"]["label"])
+                for h in editor.lua("return vim.lsp.inlay_hint.get({ bufnr = 0 })") or []]
+
+    wait_for(lambda: any(" fake-base ◀ 1/2 ▶" in m for m in markers()), 10,
+             "the sibling marker naming its model")
     editor.set_cursor_on("The base model went on")
     value = editor.request("textDocument/hover")["contents"]["value"]
     assert "Generated: `fake-base`" in value and "of 2 from one request" in value, value
     editor.nvim.input("G$]n")
     wait_for(lambda: said["second-base"].strip() in editor.text, 10, "the second sibling")
+    wait_for(lambda: any(" second-base ◀ 2/2 ▶" in m for m in markers()), 10,
+             "the second sibling's marker naming its model")
     editor.set_cursor_on("The second one did")
     value = editor.request("textDocument/hover")["contents"]["value"]
     assert "Generated: `second-base`" in value, value

@@ -5,6 +5,7 @@ tokens, inlay hints, completion, and what a commit would do."""
 from __future__ import annotations
 
 import pytest
+from lsprotocol import types as lsp
 
 from loom.demo import create_demo
 from loom.lsp.documents import Documents
@@ -59,6 +60,36 @@ def test_hover_says_how_a_model_made_the_node_and_whether_a_replay_matched(opene
     assert "profile" not in line and "logprobs" not in line
     replay = cards.generation_lines(docs, again)
     assert f"Replay of [{first.label}]: the same text" in replay
+
+
+def test_sibling_markers_name_the_model_where_siblings_come_from_several(opened) -> None:  # type: ignore[no-untyped-def]
+    docs, _doc, tree, _node = opened
+    ws = docs.ws
+    _, tip = ws.position(ws.human(), tree)
+    kids = [ws.add_node(tree, tip, f" Then {w}.", ws.subject()) for w in ("rain", "snow", "sun")]
+    models = ["SmolLM2", "SmolLM2", "gpt-4.1-mini"]
+    for i, (kid, model) in enumerate(zip(kids, models, strict=True)):
+        Generation.create(id=f"g{i}", node=kid.id, provider="p", model=model, params={},
+                          created=ws.clock())
+    for kid, model in ((kids[0], "SmolLM2"), (kids[2], "gpt-4.1-mini")):
+        uri = node_uri(tree, kid)
+        text, _ = docs.text_for(uri)
+        doc = docs.did_open(uri, text)
+        end = lsp.Position(*doc.session.doc.position_at(len(doc.text)))
+        hints = decorations.lsp_inlay_hints(docs, doc, lsp.Range(lsp.Position(0, 0), end))
+        (mark,) = [h for h in hints if not isinstance(h.label, str)
+                   and kid.label in h.label[0].value]
+        assert mark.label[0].value == f"¦›{kid.label} {model}"
+        assert "".join(p.value for p in mark.label[1:]).strip().startswith("◀")
+        assert mark.tooltip == f"[{kid.label}] {model}"
+    # one model among the siblings: the marker stays as it was
+    Generation.update(model="SmolLM2").where(Generation.id == "g2").execute()
+    ws.log_change(tree.id, "node.summary", kids[2].id, None, {})  # the tree changed
+    doc = docs.did_open(node_uri(tree, kids[2]), docs.text_for(node_uri(tree, kids[2]))[0])
+    end = lsp.Position(*doc.session.doc.position_at(len(doc.text)))
+    (mark,) = [h for h in decorations.lsp_inlay_hints(docs, doc, lsp.Range(lsp.Position(0, 0), end))
+               if not isinstance(h.label, str) and kids[2].label in h.label[0].value]
+    assert mark.label[0].value == f"¦›{kids[2].label}"
 
 
 def test_hover_on_a_verb_shows_its_help(opened) -> None:  # type: ignore[no-untyped-def]

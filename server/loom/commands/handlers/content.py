@@ -148,11 +148,12 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
         "replay_of": replay_of.id, "replay_matched": completions[0].text == replay_of.content}
     created = _store_generation(ctx, source, outcome, completions, replay)
     first = created[0]
-    by = [f" ({c.model})" if request.models and getattr(c, "model", None) else ""
-          for c in completions]
+    models = [(getattr(c, "model", None) or "") if request.models else "" for c in completions]
+    by = [f" ({m})" if m else "" for m in models]
     lines = [f"{f.ref(c.label)} {quote(preview(c.content) or '(empty)')}{m}"
              for c, m in zip(created, by, strict=True)]
-    lines += [f"✗ {failed}" for failed in getattr(outcome, "failures", None) or []]
+    failures = [str(failed) for failed in getattr(outcome, "failures", None) or []]
+    lines += [f"✗ {failed}" for failed in failures]
     if replay is not None and replay_of is not None:
         lines.append(_replay_line(replay_of, completions[0].text, sampling))
     # Continuing where you stand moves you to the first result (buffer mode shows the
@@ -171,6 +172,7 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
         f.ok(f"generating {plural(len(created), 'continuation')} from {f.ref(source.label)}...",
              *lines),
         created=[c.id for c in created], source=source.id, moved=moved,
+        models=models, failures=failures,
     )
 
 

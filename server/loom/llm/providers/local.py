@@ -35,19 +35,40 @@ T = TypeVar("T")
 
 
 class LocalProvider(OpenAIProvider):
-    def __init__(self, profile: ModelProfile) -> None:
+    """``exclusive``: the provider of seeded requests (see ``_seeded``)."""
+
+    def __init__(self, profile: ModelProfile, *, exclusive: bool = False) -> None:
         super().__init__(profile.model_copy(update={"max_attempts": 1}))
         self.name = profile.provider
         self._record: ServiceRecord | None = None
+        self._parallel = 1 if exclusive else service.PARALLEL
+        self._exclusive: LocalProvider | None = None
 
     def batch_size(self, n: int) -> int:
-        return min(n, service.PARALLEL)
+        return min(n, self._parallel)
 
     def sequential(self, params: dict[str, Any]) -> bool:
         # Decoded beside others in the server's parallel slots, a continuation's numbers
         # differ from the same continuation decoded alone, and so does its text: seeded
         # continuations are decoded one at a time, so that each can be made again exactly.
         return params.get("seed") is not None
+
+    def _seeded(self, sampling: Sampling | None) -> LocalProvider | None:
+        """Where a seeded request goes: a model process of one slot, shared by every Loom
+        process of the user, so that no other client's request (another editor, the
+        collaborator, a second test worker) is decoded in the same batch and changes the
+        numbers. There a seed makes the same text again (``→ regenerate``)."""
+        if sampling is None or sampling.seed is None or self._parallel == 1:
+            return None
+        if self._exclusive is None:
+            self._exclusive = LocalProvider(self.profile, exclusive=True)
+        return self._exclusive
+
+    def _payload(self, params: dict[str, Any], *, chat: bool) -> dict[str, Any]:
+        payload = super()._payload(params, chat=chat)
+        if params.get("seed") is not None:  # the prompt evaluated afresh, as the first time
+            payload["extra_body"] = {**payload.get("extra_body", {}), "cache_prompt": False}
+        return payload
 
     def _key(self) -> str:
         assert self._record is not None
@@ -61,18 +82,27 @@ class LocalProvider(OpenAIProvider):
     async def complete(self, prompt: str, sampling: Sampling | None = None, *,
                        on_delta: CompleteDelta | None = None,
                        cancel: asyncio.Event | None = None) -> GenerationResult:
+        if (alone := self._seeded(sampling)) is not None:
+            return await alone.complete(prompt, sampling, on_delta=on_delta, cancel=cancel)
         return await self._served(lambda: super(LocalProvider, self).complete(
             prompt, sampling, on_delta=on_delta, cancel=cancel))
 
     async def chat(self, messages: list[ChatMessage], sampling: Sampling | None = None, *,
                    on_delta: ChatDelta | None = None,
                    cancel: asyncio.Event | None = None) -> GenerationResult:
+        if (alone := self._seeded(sampling)) is not None:
+            return await alone.chat(messages, sampling, on_delta=on_delta, cancel=cancel)
         return await self._served(lambda: super(LocalProvider, self).chat(
             messages, sampling, on_delta=on_delta, cancel=cancel))
 
+    async def aclose(self) -> None:
+        if self._exclusive is not None:
+            await self._exclusive.aclose()
+        await super().aclose()
+
     async def _served(self, call: Callable[[], Awaitable[T]]) -> T:
         """Run ``call`` against a live service; a failure the service caused, explained."""
-        spec = service.spec_for(self.profile.model)
+        spec = service.spec_for(self.profile.model, self._parallel)
         record = await asyncio.to_thread(service.ensure_running, spec)
         if self._record is None or record.instance != self._record.instance:
             await self.aclose()  # a new service: a new client for its port and key

@@ -74,7 +74,9 @@ def model_file(model: str) -> Path:
     return found.resolve()
 
 
-def spec_for(model: str) -> ServiceSpec:
+def spec_for(model: str, parallel: int = PARALLEL) -> ServiceSpec:
+    """The service that runs ``model`` with ``parallel`` slots (1: a process whose requests
+    are decoded alone, one after another)."""
     path = model_file(model)
     server = find_server()
     if server is None:
@@ -86,7 +88,7 @@ def spec_for(model: str) -> ServiceSpec:
         raise ModelError("unavailable", f"no private runtime directory for the model: {exc}",
                          "set LOOM_RUNTIME_DIR to a directory only you can use") from exc
     return ServiceSpec(binary=str(server), model=str(path), alias=path.stem,
-                       threads=model_threads(), parallel=PARALLEL, ctx=CTX,
+                       threads=model_threads(), parallel=parallel, ctx=CTX,
                        idle_s=idle_s(), runtime=str(runtime))
 
 

@@ -27,6 +27,7 @@ NODE_START, EDITED = 1, 2
 MAX_SIBLING_LENSES = 3
 # uri → ((change-log position, node ids), sibling positions): lenses are asked for often
 _POSITIONS: dict[str, tuple[tuple[int, tuple[str, ...]], dict[str, tuple[int, int]]]] = {}
+_MODELS: dict[str, tuple[tuple[int, tuple[str, ...]], dict[str, str]]] = {}  # the same, models
 
 
 @dataclass
@@ -138,6 +139,24 @@ def sibling_positions(ws, node_ids: list[str]) -> dict[str, tuple[int, int]]:  #
         places = index.get(parent or "", {}) if kind != "annotation" else {}
         k = places.get(nid, places.get(version_of or "", 0))
         out[nid] = (k + 1, max(1, len(places)))
+    return out
+
+
+def sibling_models(ws, node_ids: list[str]) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Each node's model where its siblings come from more than one model (``models:``
+    asked several), so the marker can say which wrote it; nothing for the rest."""
+    info = ws.node_family_rows(node_ids)
+    parents = sorted({p for p, _v, k in info.values() if p and k != "annotation"})
+    families = ws.continuation_ids(parents)
+    made = {g.node: g.model for g in
+            ws.generations([c for children in families.values() for c in children])}
+    out: dict[str, str] = {}
+    for nid, (parent, version_of, _kind) in info.items():
+        children = families.get(parent or "", [])
+        if len({made[c] for c in children if c in made}) > 1:
+            model = made.get(nid) or made.get(version_of or "")
+            if model:
+                out[nid] = model
     return out
 
 
@@ -364,10 +383,12 @@ class Hint:
     empty: bool
     k: int = 1  # its place among its siblings, 1-based
     n: int = 1
+    model: str = ""  # set where its siblings come from several models
 
     @property
     def mark(self) -> str:
-        return f"{EDITOR_BOUNDARY}{'›' if self.by_model else ''}{self.label}"
+        made_by = f" {self.model}" if self.model else ""
+        return f"{EDITOR_BOUNDARY}{'›' if self.by_model else ''}{self.label}{made_by}"
 
     @property
     def siblings(self) -> str:
@@ -384,16 +405,17 @@ class Hint:
 
 
 def hints(doc: OpenDoc, start: int, end: int,
-          positions: dict[str, tuple[int, int]] | None = None, every: bool = False
-          ) -> list[Hint]:
+          positions: dict[str, tuple[int, int]] | None = None, every: bool = False,
+          models: dict[str, str] | None = None) -> list[Hint]:
     """A hint at node boundaries inside [start, end]: the node's id (``›`` for model
-    text), ``◀ k/n ▶`` where it has siblings, ``(no text)`` for a node with none. Only
+    text) and its model where its siblings come from several, ``◀ k/n ▶`` where it has
+    siblings, ``(no text)`` for a node with none. Only
     where there is a choice or nothing to read, unless ``every`` (the ``markers: "all"``
     setting): then at each boundary but the very first node's."""
     out: list[Hint] = []
     if doc.kind != "path":
         return out
-    positions = positions or {}
+    positions, models = positions or {}, models or {}
     for i, seg in enumerate(doc.session.segments):
         if seg.node is None or not start <= seg.start <= end:
             continue
@@ -401,7 +423,8 @@ def hints(doc: OpenDoc, start: int, end: int,
         empty = seg.end <= seg.start
         if not empty and n <= 1 and (not every or (i == 0 and seg.start == 0)):
             continue
-        out.append(Hint(seg.start, seg.node, seg.label, seg.by_model, empty, k, n))
+        out.append(Hint(seg.start, seg.node, seg.label, seg.by_model, empty, k, n,
+                        models.get(seg.node, "")))
     return out
 
 
@@ -429,6 +452,17 @@ def positions_for(docs: Documents, doc: OpenDoc) -> dict[str, tuple[int, int]]:
     return cached[1]
 
 
+def models_for(docs: Documents, doc: OpenDoc) -> dict[str, str]:
+    """The model of every node on the document's path whose siblings come from several
+    (``sibling_models``), cached like ``positions_for``."""
+    ids = tuple(seg.node for seg in doc.session.segments if seg.node)
+    key = (docs.ws.last_change(), ids)
+    cached = _MODELS.get(doc.uri)
+    if cached is None or cached[0] != key:
+        cached = _MODELS[doc.uri] = (key, sibling_models(docs.ws, list(ids)))
+    return cached[1]
+
+
 
 # ── as LSP answers ──
 
@@ -451,8 +485,8 @@ def lsp_inlay_hints(docs: Documents, doc: OpenDoc, rng: lsp.Range, every: bool =
     dirty = {s.node for s in doc.session.segments if s.dirty}
     out = []
     for h in hints(doc, offset_of(doc, rng.start), offset_of(doc, rng.end), positions,
-                   every):
-        tip = (f"[{h.label}] {'model' if h.by_model else 'human'}"
+                   every, models_for(docs, doc)):
+        tip = (f"[{h.label}] {h.model or 'model' if h.by_model else 'human'}"
                f"{' (edited)' if h.node in dirty else ''}")
         label: str | list[lsp.InlayHintLabelPart] = h.text
         if h.n > 1:

@@ -316,7 +316,10 @@ def finished(host: Host, result: Result) -> Result:
     source = ws.find_node(result.data.get("source") or "")
     head = f"✓ {plural(len(created), 'continuation')}" + (
         f" from [{source.label}]" if source is not None else "")
-    lines = [f"  [{c.label}] {quote(preview(c.content) or '(empty)')}" for c in created]
+    models = result.data.get("models") or [""] * len(created)
+    lines = [f"  [{c.label}] {quote(preview(c.content) or '(empty)')}"
+             + (f" ({model})" if model else "") for c, model in zip(created, models, strict=False)]
+    lines += [f"  ✗ {failed}" for failed in result.data.get("failures") or []]
     out = Result.success("\n".join([head, *lines]), **result.data)
     out.command = result.command
     return out
