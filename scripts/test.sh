@@ -13,7 +13,7 @@ bash scripts/postgres-setup.sh
 bash scripts/tmux-setup.sh
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[lsp,models,local,dev,postgres]'
+.venv/bin/python -m pip install -q -e '.[lsp,models,local,mcp,dev,postgres]'
 .venv/bin/loom model setup
 .venv/bin/ruff check server tests bench
 # Bytecode for Loom's modules, as pip writes it for an installed package: where the
