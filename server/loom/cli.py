@@ -293,6 +293,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
                  participant=args.participant)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """The workspace for an MCP client, as ``--participant`` (docs/mcp.md)."""
+    try:
+        import anyio
+
+        from loom.mcp_server import serve as mcp_serve
+        from loom.mcp_server.server import LoomMcpServer
+    except ImportError as err:
+        raise LoomError("INVALID_SYNTAX", f"loom mcp needs the mcp extra ({err.name} is "
+                        "missing)", "pipx install --force 'loom-lsp[mcp]'") from None
+    server = LoomMcpServer(_app(args))
+    if not args.http:
+        anyio.run(mcp_serve.serve_stdio, server)
+        return 0
+    from loom.lsp import tcp
+
+    host, port = tcp.parse_address(args.http)
+    token = tcp.read_token_file(args.token_file) if args.token_file else tcp.new_token()
+    anyio.run(mcp_serve.serve_http, server, host, port, token, args.token_file)
+    return 0
+
+
 DESCRIPTION = """Loom: branching trees of human and model writing, from the terminal.
 The same arrow commands as the editor and the collaborator, through the same executor."""
 
@@ -322,7 +344,8 @@ def _version() -> str:
 
 #: every subcommand, in the order ``loom -h`` lists them
 COMMANDS = ("new", "trees", "do", "shell", "parse", "import", "export", "demo", "uri", "tree",
-            "search", "summarize", "agent", "users", "migrate", "model", "doctor", "serve")
+            "search", "summarize", "agent", "users", "migrate", "model", "doctor", "serve",
+            "mcp")
 
 
 class _Unbuilt:
@@ -481,6 +504,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="--tcp: the token, from a file only you can read (default: a new "
                    "token, printed on stderr)")
     s.set_defaults(fn=cmd_serve)
+    s = sub.add_parser("mcp", help="serve the workspace to an MCP client (stdio), as "
+                       "--participant")
+    s.add_argument("--http", metavar="[HOST:]PORT",
+                   help="streamable HTTP at http://HOST:PORT/mcp instead of stdio (host "
+                   "127.0.0.1 unless given; clients must send the token)")
+    s.add_argument("--token-file", metavar="FILE",
+                   help="--http: the token, from a file only you can read (default: a new "
+                   "token, printed on stderr)")
+    s.set_defaults(fn=cmd_mcp)
     return p
 
 
