@@ -24,7 +24,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
 from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider, openai_completion_stream
 from tests.e2e.test_nvim_plugin import wait_for
@@ -181,6 +184,7 @@ def test_a_writers_first_hour_in_neovim(tmp_path: Path, out: Path) -> None:
         try:
             _journey(term, tree)
             _two_models(term, tree, served)
+            _outside_agent(term, tree)
         finally:
             term.kill()
 
@@ -363,3 +367,42 @@ def _two_models(term: Terminal, tree: Tree, served: FakeProvider) -> None:
     term.keep("model-picked")
     assert tree.rows("SELECT profile FROM model_choice") == [("served",)]
 
+
+
+def _outside_agent(term: Terminal, tree: Tree) -> None:
+    """An outside agent (the MCP SDK's client, through `loom mcp` as the participant
+    "scout") annotates the node the writer stands on; the tree's overview, open in the
+    editor, shows the note without a keystroke."""
+    for args in (("users", "add", "scout"), ("users", "grant", "scout", "loom_aware",
+                                             "loom_write")):
+        subprocess.run([sys.executable, "-m", "loom.cli", "--db", str(term.db), *args],
+                       env=term.env, check=True, capture_output=True, timeout=60)
+    _nid, label, _text = tree.tip()
+    term.command("Loom tree")
+    term.see("your position", f"[{label}]*")
+
+    def notes(screen: str) -> str:
+        line = next((x for x in screen.splitlines() if f"[{label}]*" in x), "")
+        found = re.search(r"\((\d+) notes?\)\s*$", line)
+        return found.group(1) if found else "0"
+
+    before = notes(term.keep("overview-before-the-agent"))
+
+    async def annotate() -> str:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "loom.cli", "--db", str(term.db), "--participant", "scout", "mcp"],
+            env=term.env)
+        async with Client(params) as client:
+            result = await client.call_tool("loom", {
+                "commands": f'→ annotate {label} "scout: the hall needs a smell"'})
+            assert not result.is_error, result
+            return "\n".join(getattr(c, "text", "") for c in result.content)
+
+    said = anyio.run(annotate)
+    assert said.startswith("✓ annotation [") and f"added to [{label}]" in said, said
+    shown = term.wait(lambda s: notes(s) == str(int(before) + 1),
+                      "the overview counting the agent's note", timeout=20)
+    term.keep("overview-after-the-agent", shown)
+    assert tree.rows("SELECT count(*) FROM node n JOIN participant p ON p.id = n.author_id "
+                     "WHERE p.name = 'scout' AND n.kind = 'annotation'") == [(1,)]

@@ -24,7 +24,8 @@ CYCLE_ALLOWED: tuple[str, ...] = ()
 
 #: Modules that must not query the store themselves, as ``loom.<prefix>`` (a package or a
 #: module): the shells, memory, rendering and llm/ go through ``Workspace``.
-NO_QUERIES = ("agent", "memory", "render", "lsp", "cli", "demo", "shell", "app", "llm")
+NO_QUERIES = ("agent", "memory", "render", "lsp", "cli", "demo", "shell", "app", "llm",
+              "mcp_server")
 #: Peewee calls on a schema model (``Node.select(…)``, ``Position.replace(…)``).
 MODEL_QUERIES = frozenset({
     "select", "get", "get_or_none", "get_by_id", "raw", "update", "insert", "insert_many",
@@ -275,6 +276,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "llm": CORE_LAYERS,
     "agent": (*CORE_LAYERS, "llm"),
     "lsp": (*CORE_LAYERS, "llm", "agent", "uris"),
+    "mcp_server": (*CORE_LAYERS, "agent"),
 }
 #: Single modules allowed past their layer's row, each with its reason.
 MAY_ALSO: dict[str, tuple[str, ...]] = {
@@ -286,6 +288,8 @@ MAY_ALSO: dict[str, tuple[str, ...]] = {
     "loom.agent.cli": ("loom.app",),
     "loom.lsp.server": ("loom.app",),
     "loom.lsp.host": ("loom.app",),
+    # `loom mcp` serves the App it is given; HTTP checks its host as `serve --tcp` does
+    "loom.mcp_server": ("loom.app", "loom.lsp.tcp"),
 }
 SHELLS = ("cli", "cli_model", "cli_team", "app", "demo", "shell")
 
