@@ -43,7 +43,7 @@ from loom.commands import ast
 from loom.commands.context import Actor
 from loom.commands.grammar import parse
 from loom.errors import LoomError
-from loom.llm.base import ChatMessage
+from loom.llm.base import ChatMessage, ImagePart
 from loom.memory import operational as mem
 from loom.memory.counting import count_tokens
 from loom.model import permissions as perms
@@ -125,6 +125,9 @@ class Exchange:
 
     reply: str
     results: str
+    #: images the iteration's tools returned (MCP), sent after the results' text to a
+    #: model that sees images; they fade with the results
+    images: list[ImagePart] = field(default_factory=list)
 
 
 @dataclass
@@ -156,13 +159,16 @@ class Assembly:
 
 
 def system_text(name: str, permissions: Sequence[str], base: str | None = None,
-                loom_aware: bool = True) -> str:
-    """The base system prompt, then (loom-aware agents) 001's addendum, permissions filled."""
+                loom_aware: bool = True, tools: str = "") -> str:
+    """The base system prompt, then (loom-aware agents) 001's addendum, permissions filled,
+    then the MCP servers' tools when it has some (``agent/outside``: they change only when
+    the collaborator starts again, so the system prompt stays a cached prefix)."""
     head = (base if base is not None else SYSTEM_PROMPT).replace("{name}", name)
     if not loom_aware:
-        return head
+        return f"{head}\n\n{tools}" if tools else head
     listed = ", ".join(perms.ordered(permissions)) or "none"
-    return f"{head}\n\n{ADDENDUM.format(permissions=listed)}"
+    text = f"{head}\n\n{ADDENDUM.format(permissions=listed)}"
+    return f"{text}\n\n{tools}" if tools else text
 
 
 # ── operational memory block ─────────────────────────────────────────────────
@@ -173,6 +179,7 @@ _PAST = {
     "link": "linked", "edit": "edited", "read": "read", "write": "wrote", "pin": "pinned",
     "stash": "stashed", "recall": "recalled", "drop": "dropped", "memory": "checked memory",
     "help": "read help", "think": "thought",
+    "call": "called",
 }
 _NOUN = {
     "view": ("view", "views"), "list": ("list", "lists"), "tree": ("tree view", "tree views"),
@@ -182,8 +189,16 @@ _NOUN = {
     "write": ("write", "writes"), "pin": ("pin", "pins"), "stash": ("stash", "stashes"),
     "recall": ("recall", "recalls"), "drop": ("drop", "drops"),
     "memory": ("memory check", "memory checks"), "help": ("help", "helps"),
-    "think": ("thought", "thoughts"),
+    "think": ("thought", "thoughts"), "call": ("tool call", "tool calls"),
 }
+
+
+def _tool_call(command: str) -> str | None:
+    """``SERVER.TOOL`` of a traced MCP tool call (``→ files.read_file path:"a"``)."""
+    words = command.removeprefix("→").split(None, 1)
+    if words and "." in words[0] and words[0][0].isalpha():
+        return words[0]
+    return None
 
 
 def _parsed(command: str) -> ast.Command | None:
@@ -228,14 +243,15 @@ def compress_trace(entries: Sequence[TraceEntry]) -> str:
             shown = e.command.removeprefix("→").strip() or "?"
             groups.append(("", [f"✗ {preview(shown, 50)} ({e.code or 'ERROR'})"]))
             continue
-        if cmd is None:
+        tool = _tool_call(e.command) if cmd is None else None
+        if cmd is None and tool is None:
             continue
-        obj = _object(cmd)
-        if groups and groups[-1][0] == cmd.verb:
+        verb, obj = ("call", tool or "") if cmd is None else (cmd.verb, _object(cmd))
+        if groups and groups[-1][0] == verb:
             if obj and obj not in groups[-1][1]:
                 groups[-1][1].append(obj)
             continue
-        groups.append((cmd.verb, [obj] if obj else []))
+        groups.append((verb, [obj] if obj else []))
     parts = []
     for verb, objs in groups:
         if not verb:
@@ -256,6 +272,8 @@ def summarize_trace(entries: Sequence[TraceEntry]) -> str:
         cmd = _parsed(e.command)
         if cmd is not None:
             counts[cmd.verb] = counts.get(cmd.verb, 0) + 1
+        elif _tool_call(e.command):
+            counts["call"] = counts.get("call", 0) + 1
     parts = [plural(n, *_NOUN[v]) for v, n in counts.items()]
     if errors:
         parts.append(plural(errors, "error"))
@@ -624,8 +642,9 @@ def _exchange_messages(exchanges: Sequence[Exchange], drop: bool) -> list[ChatMe
     for i, ex in enumerate(exchanges):
         out.append(ChatMessage(role="assistant", content=ex.reply or "(no text)"))
         last = i == len(exchanges) - 1
-        out.append(ChatMessage(role="user",
-                               content=ex.results if (last or not drop) else DROPPED_RESULTS))
+        kept = last or not drop
+        out.append(ChatMessage(role="user", content=ex.results if kept else DROPPED_RESULTS,
+                               images=list(ex.images) if kept else []))
     return out
 
 
@@ -728,11 +747,11 @@ def draft(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
           turn_input: str = "", exchanges: Sequence[Exchange] = (),
           history: Sequence[HistoryItem] = (), system_prompt: str | None = None,
           approval: bool = False, count: Counter | None = None,
-          head: str | None = None, reserve: int = 0) -> Draft:
+          head: str | None = None, reserve: int = 0, tools: str = "") -> Draft:
     """What the messages for one model call of ``actor`` (a collaborator) are made of."""
     who = actor.participant
     system = system_text(who.name, sorted(actor.permissions), system_prompt,
-                         bool(who.loom_aware))
+                         bool(who.loom_aware), tools)
     node, path = agent_path(ws, actor)
     blocks = conversation_blocks(ws, path)
     # the block of the agent's position (an annotation or excluded node has none: the

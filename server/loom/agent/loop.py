@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loom.agent import assembly as agent_context
 from loom.agent import results as agent_results
@@ -49,7 +49,7 @@ from loom.commands.executor import Executor
 from loom.commands.extract import Segment, extract
 from loom.commands.results import Result
 from loom.errors import LoomError
-from loom.llm.base import ChatMessage, ModelError, Provider
+from loom.llm.base import ChatMessage, ImagePart, ModelError, Provider
 from loom.memory import operational as mem
 from loom.memory.counting import count_tokens
 from loom.model import permissions as perms
@@ -61,6 +61,9 @@ from loom.store.backend import storage_error
 from loom.store.orm import pw
 from loom.store.schema import Node
 from loom.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from loom.agent.outside.tools import Outside
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +199,8 @@ def _tokens(text: str) -> int:
     return count_tokens(text)[0]
 
 
-def summarize_result(text: str, threshold: int, cmd: ast.Command | None = None) -> str:
+def summarize_result(text: str, threshold: int, cmd: ast.Command | None = None,
+                     less: str | None = None) -> str:
     """An over-threshold result, extractively: its first line, its beginning up to a quarter
     of the threshold (a line too long for what is left is cut inside, at a word: a branch
     read as prose is one line per paragraph, and came back as its first line only), and a
@@ -221,7 +225,7 @@ def summarize_result(text: str, threshold: int, cmd: ast.Command | None = None) 
         used += cost
     kept.append(f"[result summarized: {thousands(total)} tokens is over the "
                 f"{thousands(threshold)}-token limit for inline results; "
-                f"{_read_less(cmd)}]")
+                f"{less or _read_less(cmd)}]")
     return "\n".join(kept)
 
 
@@ -288,7 +292,8 @@ class TurnLoop:
                  temperature: float | None = None, summarize: Summarizer | None = None,
                  early_stop: bool = True, model_name: str = "",
                  count: agent_context.Counter | None = None,
-                 hooks: Hooks | None = None) -> None:
+                 hooks: Hooks | None = None, outside: Outside | None = None,
+                 sees_images: bool = False) -> None:
         self.executor = executor
         self.ws = executor.ws
         self.actor = actor
@@ -306,6 +311,9 @@ class TurnLoop:
         self.model_name = model_name
         self.count = count
         self.hooks = hooks if hooks is not None else loom_hooks()
+        #: the MCP servers' tools (``agent/outside``), called beside the commands
+        self.outside = outside if outside else None
+        self.sees_images = sees_images  # images tools return go to the model as images
         self._seq = 0
         #: the turn's first user message, sent again as it was by every later call of the
         #: turn, so each call's prompt is the one before it and more (a prefix a provider
@@ -358,6 +366,8 @@ class TurnLoop:
     async def run(self, turn_input: TurnInput, record: TurnRecord) -> TurnRecord:
         exchanges: list[agent_context.Exchange] = []
         try:
+            if self.outside is not None:  # the servers connected (or given up on)
+                await self._until_stopped(self.outside.ready())
             for iteration in range(1, self.budgets.max_iterations + 1):
                 if self.cancel.is_set():
                     raise _Stopped
@@ -371,8 +381,8 @@ class TurnLoop:
                 if self._last_call(iteration, tokens, record):
                     # told, so the turn ends with a word to the human (before: it ended
                     # mid-work, with no message at all)
-                    messages[-1] = ChatMessage(role=messages[-1].role,
-                                               content=f"{messages[-1].content}\n\n{LAST_CALL}")
+                    messages[-1] = messages[-1].model_copy(
+                        update={"content": f"{messages[-1].content}\n\n{LAST_CALL}"})
                 record.iterations = iteration
                 reply = await self._call(messages, iteration, tokens, record)
                 exchange = await self._handle_reply(reply, iteration, record)
@@ -421,7 +431,8 @@ class TurnLoop:
         draft = agent_context.draft(
             self.ws, self.actor, budget, reserve=reserve, turn_input=turn_input.text,
             exchanges=exchanges, history=self.history, system_prompt=self.system_prompt,
-            approval=self.approve is not None, count=self.count, head=self._head)
+            approval=self.approve is not None, count=self.count, head=self._head,
+            tools=self._tools_text())
         full = draft.build(draft.levels[0])
         messages = self.hooks.on_before_turn(Messages(full.messages, draft, full))
         assembly = draft.fitted  # what the pruning step chose (None: no pruning step ran)
@@ -440,6 +451,12 @@ class TurnLoop:
             return messages, assembly.tokens
         # a step changed them: count what is sent
         return messages, _tokens("\n\n".join(m.content for m in messages)) + 8 * len(messages)
+
+    def _tools_text(self) -> str:
+        """The MCP tools' section of the system prompt (the same all turn long)."""
+        if self.outside is None:
+            return ""
+        return self.outside.context(self.approve is not None)
 
     async def _call(self, messages: list[ChatMessage], iteration: int, context_tokens: int,
                     record: TurnRecord) -> str:
@@ -519,6 +536,7 @@ class TurnLoop:
         kept = text[: used[-1].end] if used else ""
         ran_any = False
         results: list[str] = []
+        images: list[ImagePart] = []
         for seg in used:
             if seg.kind == "prose":
                 if seg.text.strip():
@@ -538,6 +556,12 @@ class TurnLoop:
                     if self.cancel.is_set():
                         raise _Stopped
                     ran_any = True
+                    if self.outside is not None and isinstance(cmd, ast.ParseError) and \
+                            self.outside.claims(raw.split("\n", 1)[0]):
+                        result_text, got = await self._run_outside(raw, iteration, record)
+                        images += got
+                        results.append(f"{agent_results.echo(raw, cmd)}\n{result_text}")
+                        continue
                     result_text = await self._run_command(raw, cmd, iteration, record)
                     results.append(f"{agent_results.echo(raw, cmd)}\n{result_text}")
         skipped = agent_results.not_run(segments, len(used))
@@ -559,7 +583,7 @@ class TurnLoop:
             parts += [x for x in (memory, loom) if x]
         if cut is not None:
             parts.append(CUT_NOTE)
-        return agent_context.Exchange(kept.strip(), "\n\n".join(parts))
+        return agent_context.Exchange(kept.strip(), "\n\n".join(parts), images)
 
     # -- one command --
     async def _run_command(self, raw: str, cmd: ast.Command | ast.ParseError, iteration: int,
@@ -592,7 +616,8 @@ class TurnLoop:
             raise LoomError("PERMISSION_DENIED", result.message or "", result.hint)
         return text
 
-    async def _summarized(self, text: str, cmd: ast.Command | None = None) -> str:
+    async def _summarized(self, text: str, cmd: ast.Command | None = None,
+                          less: str | None = None) -> str:
         if self.summarize is not None:
             try:
                 gist = await self.summarize(text)
@@ -603,7 +628,58 @@ class TurnLoop:
             except Exception:
                 log.warning("result summary by model failed; using the extractive one",
                             exc_info=True)
-        return summarize_result(text, self.budgets.result_threshold, cmd)
+        return summarize_result(text, self.budgets.result_threshold, cmd, less)
+
+    # -- one MCP tool call --
+    async def _run_outside(self, raw: str, iteration: int,
+                           record: TurnRecord) -> tuple[str, list[ImagePart]]:
+        """A ``→ SERVER.TOOL …`` line: read and checked (a wrong call is not made),
+        approved (approval mode, unless its server says ``approval = "never"``), called,
+        traced and recorded like a command; its text under the same threshold."""
+        assert self.outside is not None
+        prepared = self.outside.prepare(raw)
+        self._emit("command", prepared.line.split("\n", 1)[0], iteration=iteration)
+        rec = CommandRecord(line=prepared.line, canonical=prepared.command, ok=False, head="",
+                            iteration=iteration, seq=self._next(),
+                            tool=prepared.call.name if prepared.call else None,
+                            arguments=prepared.arguments if prepared.call else None)
+        images: list[ImagePart] = []
+        result = prepared.result
+        if result is not None:
+            rec.executed = False
+        elif self.approve is not None and self.outside.needs_approval(prepared):
+            self._emit("approval", prepared.command)
+            answer = self.approve(prepared.command)
+            if inspect.isawaitable(answer):
+                answer = await self._until_stopped(answer)
+            rec.approved = bool(answer)
+            if not answer:
+                rec.executed = False
+                result = Result.failure(
+                    "PERMISSION_DENIED", f"the human declined {prepared.command}",
+                    "ask the human in your message, or try something else", prepared.command)
+        if result is None:
+            result, images = await self._until_stopped(
+                self.outside.run(prepared, self.sees_images))
+        try:
+            await asyncio.to_thread(mem.record, self.ws, self.actor.participant,
+                                    self.actor.tree, prepared.command, result.ok, result.code,
+                                    result.message or "")
+        except pw.DatabaseError:  # the call's own result stands (as the executor's do)
+            log.warning("could not record the trace entry for %s", prepared.command)
+        rec.ok, rec.code = result.ok, result.code
+        rec.head = result.text.split("\n", 1)[0]
+        text = result.text
+        if _tokens(text) > self.budgets.result_threshold:
+            rec.summarized = True
+            tool = prepared.call.name if prepared.call else "the tool"
+            text = await self._summarized(
+                text, None, f"ask {tool} for less (→ help {tool} shows its arguments)")
+        record.commands.append(rec)
+        self.hooks.on_tool_result(prepared.command, result)
+        self._emit("result", rec.head, ok=rec.ok, code=rec.code, line=prepared.line,
+                   summarized=rec.summarized, iteration=iteration)
+        return text, images
 
     def _refuse(self, cmd: ast.Command, code: str, message: str, hint: str) -> Result:
         """A command refused before the executor, traced like any other."""

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from loom.agent.assembly import HistoryItem
 from loom.agent.hooks import Hooks, loom_hooks
@@ -50,6 +51,9 @@ from loom.store.orm import pw
 from loom.store.schema import Participant, Tree
 from loom.store.workspace import Workspace
 
+if TYPE_CHECKING:
+    from loom.agent.outside.tools import Outside
+
 log = logging.getLogger(__name__)
 ProviderFactory = Callable[[ModelProfile], Provider]
 
@@ -74,11 +78,13 @@ class Agent:
                  system_prompt: str | None = None, autonomous: bool = False,
                  settle_s: float = DEFAULT_SETTLE_S, summarize: Summarizer | None = None,
                  early_stop: bool = True, hooks: Hooks | None = None,
-                 starter: Participant | None = None) -> None:
+                 starter: Participant | None = None, outside: Outside | bool = True) -> None:
         """``starter``: who starts it (the person at the terminal, the editor session's
         participant). It may not start a collaborator that can do more than it can
         (:func:`~loom.agent.participant.may_start`, checked here and before each turn);
-        without one (tests, tools) nobody is checked."""
+        without one (tests, tools) nobody is checked. ``outside``: the MCP servers whose
+        tools it may call: True, those config.toml names (connected once per process,
+        in the background, from now); False, none; or these."""
         if isinstance(executor.subject, Agent):
             raise LoomError("CONFLICT", "the collaborator cannot be its own subject model",
                             "configure a subject model for → continue")
@@ -105,6 +111,12 @@ class Agent:
         # the embedding program added), then this agent's turn log, first after a turn.
         self.hooks = (hooks if hooks is not None else loom_hooks()).copy()
         self.hooks.after_turn.insert(0, self.turn_log.append)
+        if outside is True:
+            from loom.agent.outside.tools import shared_outside
+
+            self.outside: Outside | None = shared_outside()
+        else:
+            self.outside = outside or None
         last = self.turn_log.turns(self.name, tree.id, limit=1)
         self.triggers = Triggers(ws, self.participant, tree, autonomous_mode=autonomous,
                                  settle_s=settle_s,
@@ -193,7 +205,8 @@ class Agent:
                             cancel=cancel, system_prompt=self.system_prompt,
                             history=self.history(), summarize=self.summarize,
                             early_stop=self.early_stop, model_name=self.profile.model,
-                            hooks=self.hooks)
+                            hooks=self.hooks, outside=self.outside,
+                            sees_images=self.profile.sees_images)
             await loop.run(turn_input, record)
         except (LoomError, pw.DatabaseError) as raised:
             # a LoomError the loop does not catch (placing a newcomer, say), or the

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -69,6 +69,8 @@ class CommandRecord(BaseModel):
     attempts: int = 1  # > 1 when a CONFLICT was retried
     approved: bool | None = None  # approval mode: the human's answer
     executed: bool = True  # False: refused before the executor (budget, approval)
+    tool: str | None = None  # an MCP tool call: SERVER.TOOL
+    arguments: dict[str, Any] | None = None  # its arguments (redacted)
 
 
 class CallUsage(BaseModel):

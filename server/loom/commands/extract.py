@@ -31,6 +31,9 @@ from loom.commands.lexicon import is_closer, is_command_line
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _MAX_QUOTE_LINES = 200  # how far a quoted text may run over lines
+#: a line calling an outside (MCP) tool, ``→ NAME.TOOL …``: no Loom verb has a dot, so
+#: the grammar does not know it, and the collaborator reads it (``agent/outside``)
+_OUTSIDE = re.compile(r"[^\S\r\n]*\S+[^\S\r\n]*[A-Za-z][\w-]*\.\w")
 _Kind = Literal["prose", "batch", "think"]
 
 
@@ -82,6 +85,8 @@ def _command(ls: _Lines, i: int) -> tuple[Command | ParseError, int]:
         longer = parse(joined)
         if not isinstance(longer, ParseError):
             return longer, j
+        if _OUTSIDE.match(ls.lines[i]) and longer.message.startswith("unknown command"):
+            return longer, j  # an outside tool's call (NAME.TOOL), its quote closed
         if not longer.message.startswith("unterminated quote"):
             break
     return result, i

@@ -77,9 +77,20 @@ class GenerationResult(BaseModel):
     failures: list[str] = Field(default_factory=list)
 
 
+class ImagePart(BaseModel):
+    """An image sent with a message (seed 003 §4): a file on disk, read and encoded by the
+    provider when the request is sent, never kept as base64 in memory or the store."""
+
+    source: str  # a file path
+    media_type: str  # image/png, image/jpeg, image/gif, image/webp
+    size: int = 0  # bytes, for the text that stands for it
+
+
 class ChatMessage(BaseModel):
     role: Literal["system", "user", "assistant"]
     content: str
+    #: images after the text (a tool's result); only a model that sees images gets them
+    images: list[ImagePart] = Field(default_factory=list)
 
 
 class ModelError(Exception):

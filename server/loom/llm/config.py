@@ -82,6 +82,9 @@ class ModelProfile(BaseModel):
     strategy: Literal["completion", "prefill", "instruct"] | None = None
     backoff_base_s: float = Field(2.0, ge=0)  # jittered exponential backoff…
     backoff_max_s: float = Field(60.0, ge=0)  # …capped here
+    # Whether the model is sent the images a collaborator's tools return (MCP): unset,
+    # Anthropic's and OpenAI's current chat models are; other endpoints get a line of text.
+    images: bool | None = None
 
     @field_validator("logprobs", mode="before")
     @classmethod
@@ -90,6 +93,16 @@ class ModelProfile(BaseModel):
         if value is False:
             return None
         return 5 if value is True else value
+
+    @property
+    def sees_images(self) -> bool:
+        """Whether images go to this model as images (``images``, else by provider)."""
+        if self.images is not None:
+            return self.images
+        if self.provider == "anthropic":
+            return True
+        return self.provider == "openai" and self.model.startswith(
+            ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4"))
 
     @property
     def continue_with(self) -> str:

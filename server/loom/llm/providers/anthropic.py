@@ -30,6 +30,7 @@ from loom.llm.base import (
     Usage,
 )
 from loom.llm.errors import make_error
+from loom.llm.media import anthropic_message
 from loom.llm.providers._common import (
     SDKProvider,
     call_params,
@@ -130,14 +131,15 @@ class AnthropicProvider(SDKProvider):
         cache: bool = False,
     ) -> None:
         sink = collector.begin(attempt, [index])
-        turns = [m.model_dump() for m in messages]
+        turns = [anthropic_message(m) for m in messages]
         if cache and turns:
             # prompt caching: a breakpoint after the system prompt and one at the end of
             # the conversation so far, so the next call of a collaborator's turn (the same
             # messages and more) reads them from the cache
             last = turns[-1]
-            last["content"] = [{"type": "text", "text": last["content"],
-                                "cache_control": {"type": "ephemeral"}}]
+            if isinstance(last["content"], str):
+                last["content"] = [{"type": "text", "text": last["content"]}]
+            last["content"][-1]["cache_control"] = {"type": "ephemeral"}
         payload: dict[str, Any] = {
             "model": self.profile.model,
             "messages": turns,

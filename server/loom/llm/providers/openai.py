@@ -19,6 +19,7 @@ from loom.llm.aio import gather_all
 from loom.llm.assemble import Collector, Sink
 from loom.llm.base import ChatDelta, ChatMessage, CompleteDelta, GenerationResult, Usage
 from loom.llm.logprobs import normalise
+from loom.llm.media import openai_message
 from loom.llm.providers._common import (
     SDKProvider,
     call_params,
@@ -225,7 +226,7 @@ class OpenAIProvider(SDKProvider):
         sink = collector.begin(attempt, [0])
         payload: dict[str, Any] = {
             "model": self.profile.model,
-            "messages": [m.model_dump() for m in messages],
+            "messages": [openai_message(m) for m in messages],
             **self._payload(params, chat=True),
             "stream": True,
         }
