@@ -351,9 +351,12 @@ def _two_models(term: Terminal, tree: Tree, served: FakeProvider) -> None:
         ["SmolLM2-135M-Instruct", "served-base"], made
     seen, marked = set(), set()
     for _ in range(2):
-        screen = term.wait(lambda s: "◀" in s and "→ continue" not in s,
-                           "a sibling shown, the → line gone")
-        marked |= {m for _l, m, _t in made if f"{m} ◀" in screen}  # the marker names it
+        # the sibling shown, the → line gone, and its marker naming its model (the hints
+        # come a moment after the text: once in CI the screen was read between the two)
+        want = {m for _l, m, _t in made} - marked  # (after ]n: the other one)
+        screen = term.wait(lambda s, want=want: "→ continue" not in s and any(
+            f"{m} ◀" in s for m in want), "a sibling's marker naming its model")
+        marked |= {m for m in want if f"{m} ◀" in screen}
         term.keys("G", "$", "K")
         shown = term.wait(lambda s: "Generated:" in s, "the hover's Generated line")
         seen |= {m for _l, m, _t in made if m in shown}
