@@ -34,5 +34,9 @@ if [ ! -x node_modules/.bin/code-server ] \
   npm install --no-audit --no-fund --loglevel=error --unsafe-perm \
     "code-server@$CODE_SERVER_VERSION" "playwright-core@$PLAYWRIGHT_VERSION"
 fi
+# MiniLoom's patch library, for the loader checks of the MiniLoom export (tests/unit/js/)
+if [ ! -d node_modules/diff-match-patch ]; then
+  npm install --no-audit --no-fund --loglevel=error "diff-match-patch@1.0.5"
+fi
 echo "code-server: $(node_modules/.bin/code-server --version 2>/dev/null | grep -m1 'with Code')"
 echo "e2e tools ready in $CACHE"

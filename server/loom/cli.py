@@ -186,6 +186,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         agent_prompts=not args.no_agent_prompts, media=args.media))
     if not result.ok:
         return _fail(result.text)
+    if "output_base64" in result.data:  # a binary file (a Tapestry weave)
+        return _fail(f"✗ INVALID_SYNTAX: a {args.format} export is a binary file\n"
+                     f"  hint: give a file to write it to: -o FILE{result.data['extension']}")
+    if not args.out and result.text.count("\n"):  # what the format could not hold
+        sys.stderr.write(result.text + "\n")
     _print(result.text if args.out else result.data["output"])
     return 0
 
@@ -433,8 +438,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     s = sub.add_parser("export", help="export a tree")
     s.add_argument("tree")
-    s.add_argument("--format", choices=("openloom", "bundle", "md", "loom"),
-                   default="openloom")
+    s.add_argument("--format", choices=("openloom", "bundle", "md", "loom", "socketteer",
+                                        "loomsidian", "miniloom", "tapestry"),
+                   default="openloom", help="Open Loom (lossless), a bundle, Markdown, the "
+                   "Loom Protocol, or another loom's file (what it cannot hold is reported)")
     s.add_argument("--node", help="md: export the path through this node")
     s.add_argument("-o", "--out")
     s.add_argument("--no-system-context", action="store_true",

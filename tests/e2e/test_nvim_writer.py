@@ -500,3 +500,30 @@ def test_several_models_at_once_and_the_model_picker(fake: FakeProvider, editor:
     editor.cmd("Loom model default")
     wait_for(lambda: any("continue asks the default model" in m for m in editor.messages()),
              10, "the default again")
+
+
+def test_export_writes_the_other_looms_files_and_says_what_they_cannot_hold(
+        editor: Editor, demo: Demo, tmp_path: Path) -> None:
+    """`:Loom export FORMAT FILE` for another loom's file: MiniLoom's JSON and a Tapestry
+    weave (binary, through base64) are written where the writer said, the notification
+    lists what the format cannot hold, and each file imports back."""
+    editor.open(demo.uri(demo.tip))
+    wait_for(editor.attached, 10, "the client")
+    mini, weave = tmp_path / "story.json", tmp_path / "story.tapestry"
+    editor.cmd(f"Loom export miniloom {mini}")
+    said = wait_for(lambda: next((m for m in editor.messages()
+                                  if m.startswith(f"✓ exported to {mini}")), None), 20,
+                    "the MiniLoom export")
+    assert "MiniLoom cannot hold it" in said and "annotation" in said, said
+    assert '"loomTree"' in mini.read_text(encoding="utf-8")
+    editor.cmd(f"Loom export tapestry {weave}")
+    said = wait_for(lambda: next((m for m in editor.messages()
+                                  if m.startswith(f"✓ exported to {weave}")), None), 20,
+                    "the Tapestry export")
+    assert weave.stat().st_size > 100 and not weave.read_bytes().startswith(b"{")
+    editor.cmd("Loom export tapestry")  # no file: a binary file is not shown in a buffer
+    wait_for(lambda: any("is a binary file" in m for m in editor.messages()), 10,
+             "the binary export refused without a file")
+    for path in (mini, weave):
+        out = loom_cli(demo.db, "import", str(path))
+        assert out.startswith("✓ imported "), out

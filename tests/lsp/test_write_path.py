@@ -8,6 +8,7 @@ error naming it), the database is unchanged, and no file is written."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import sqlite3
@@ -153,6 +154,14 @@ async def test_writes_work_with_the_permission_and_exports_stay_in_the_workspace
     # without a path the client gets the text and writes the file itself
     res = await editor.request("loom/export", {"tree": tree, "format": "md"})
     assert res["ok"] and "The house stood empty" in res["text"]
+    # another loom's file: its text, and what that loom cannot hold in the message
+    res = await editor.request("loom/export", {"tree": tree, "format": "socketteer"})
+    assert res["ok"] and json.loads(res["text"])["root"]["text"].startswith("The house")
+    assert "not in the file (socketteer/loom cannot hold it):" in res["message"], res
+    # a binary one (a Tapestry weave) as base64, for the editor to write
+    res = await editor.request("loom/export", {"tree": tree, "format": "tapestry"})
+    assert res["ok"] and "text" not in res and res["extension"] == ".tapestry", res
+    assert len(base64.b64decode(res["base64"])) > 100
     made = await editor.request("loom/newTree", {"title": "Fresh"})
     assert made["ok"] and made["uri"].startswith("loom://path/"), made
     assert sql(db, "SELECT count(*) FROM tree WHERE title = 'Fresh'") == [(1,)]

@@ -158,9 +158,13 @@ export interface ImportParams { path: string }
 export interface Answer { ok?: boolean; message?: string; error?: string }
 export interface ImportResult extends Answer { trees: { id: string; title: string; uri: string; pathUri?: string }[] }
 
-export type ExportFormat = "openloom" | "md" | "loom";
+export type ExportFormat =
+  "openloom" | "md" | "loom" | "socketteer" | "loomsidian" | "miniloom" | "tapestry";
 export interface ExportParams { tree: string; format: ExportFormat; path?: string }
-export interface ExportResult extends Answer { text?: string; path?: string }
+/** `text` for a text format; `base64` (and its `extension`) for a binary one (a weave). */
+export interface ExportResult extends Answer {
+  text?: string; base64?: string; extension?: string; path?: string;
+}
 
 export interface StatusParams { uri: string }
 export interface StatusResult {

@@ -638,7 +638,12 @@ S.import = function(args)
   end
 end
 
-local FORMATS = { openloom = true, md = true, loom = true }
+--- export formats: Loom's own, then the other looms' files (what they cannot hold is said)
+local FORMAT_LIST = { "openloom", "md", "loom", "socketteer", "loomsidian", "miniloom", "tapestry" }
+local FORMATS = {}
+for _, name in ipairs(FORMAT_LIST) do
+  FORMATS[name] = true
+end
 
 S.export = function(args)
   local format, file = "openloom", nil
@@ -658,13 +663,30 @@ S.export = function(args)
       loom.notify(res and res.message or loom.failure(err), vim.log.levels.ERROR)
       return
     end
+    -- what the other loom cannot hold, from the result's lines after the first
+    local said = res.message or ""
+    if res.base64 and not file then
+      loom.notify("✗ INVALID_SYNTAX: a " .. format .. " export is a binary file\n  hint: "
+        .. ":Loom export " .. format .. " FILE" .. (res.extension or ""), vim.log.levels.ERROR)
+      return
+    end
     if file then
       local path = vim.fn.fnamemodify(vim.fn.expand(file), ":p")
-      local ok = vim.fn.writefile(vim.split(res.text or "", "\n", { plain = true }), path, "b")
+      local ok
+      if res.base64 then
+        local fh = io.open(path, "wb")
+        ok = fh and fh:write(vim.base64.decode(res.base64)) and 0 or 1
+        if fh then
+          fh:close()
+        end
+      else
+        ok = vim.fn.writefile(vim.split(res.text or "", "\n", { plain = true }), path, "b")
+      end
       if ok ~= 0 then
         loom.notify("✗ NOT_FOUND: cannot write " .. path, vim.log.levels.ERROR)
       else
-        loom.notify("✓ exported to " .. path)
+        local rest = said:match("\n(.*)$")
+        loom.notify("✓ exported to " .. path .. (rest and ("\n" .. rest) or ""))
       end
       return
     end
@@ -754,7 +776,7 @@ function C.complete(arglead, cmdline)
   end
   local sub = words[2]
   if sub == "export" then
-    return filter({ "openloom", "md", "loom" })
+    return filter(FORMAT_LIST)
   elseif sub == "import" then
     return vim.fn.getcompletion(arglead, "file")
   elseif sub == "open" then

@@ -309,7 +309,9 @@ class Save(_Command):
 class Export(_Command):
     verb: Literal["export"] = "export"
     tree: str | None = None  # None: the actor's tree
-    format: Literal["openloom", "md", "loom", "bundle"] = "openloom"
+    # the other looms' files: socketteer, loomsidian, miniloom, tapestry (interchange/foreign)
+    format: Literal["openloom", "md", "loom", "bundle", "socketteer", "loomsidian", "miniloom",
+                    "tapestry"] = "openloom"
     path: str | None = None  # None: the text is returned in the result's data
     node: str | None = None  # Markdown: the path through this node (default: position)
     system_context: bool = True  # what the Open Loom draft lets an export leave out

@@ -22,7 +22,6 @@ from loom.interchange.files import (
     parse_json,
     read_source,
     refuse_beyond_memory,
-    refuse_foreign_binary,
 )
 from loom.interchange.heap import collector_paused
 from loom.interchange.openloom.render import ExportOptions
@@ -73,13 +72,21 @@ def import_data(ws: Workspace, data: Any, *, name: str | None = None,
 def import_bytes(ws: Workspace, data: bytes, name: str, *, author: Participant | None = None,
                  trust_permissions: bool = False,
                  limits: ImportLimits | None = None) -> ImportReport:
-    """Import a file's bytes: a ZIP is an Open Loom bundle, anything else JSON."""
+    """Import a file's bytes: a ZIP is an Open Loom bundle, a Tapestry Loom weave (its
+    header) is read into an Open Loom document, anything else is JSON."""
     from loom.interchange.bundle import Bundle, is_zip
+    from loom.interchange.files import TAPESTRY_MAGIC
 
-    refuse_foreign_binary(data, name)
     refuse_beyond_memory(len(data), name)
     limits = limits or ImportLimits.from_env()
     stem = Path(name).stem or name
+    if data.startswith(TAPESTRY_MAGIC):
+        from loom.interchange.tapestry import read_weave
+
+        report = import_data(ws, read_weave(data, name), name=stem, author=author,
+                             trust_permissions=trust_permissions, limits=limits)
+        report.format = "Tapestry Loom weave"
+        return report
     if is_zip(data):
         bundle = Bundle(data, name, limits)
         document = parse_json(bundle.document(), f"{name}: tree.openloom")

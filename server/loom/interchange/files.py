@@ -108,7 +108,8 @@ def _too_big(path: Path | str, size: int, limit: int) -> LoomError:
                      "raise the limit with LOOM_IMPORT_MAX_MB=… (or --max-mb) if you trust it")
 
 
-# Tapestry Loom's weave (``.tapestry``): a header, a version number, then rkyv binary data.
+# Tapestry Loom's weave (``.tapestry``): a header, a version number, then rkyv binary data
+# (read by interchange/tapestry.py).
 TAPESTRY_MAGIC = b"VersionedTapestryWeave"
 
 
@@ -157,19 +158,6 @@ def refuse_beyond_memory(size: int, name: str, available: int | None = None) -> 
             f"and this machine has {size_text(free)} free: files up to about "
             f"{size_text(most)} import here",
             "free memory, or import it on a machine with more; nothing was written")
-
-
-def refuse_foreign_binary(raw: bytes, name: str) -> None:
-    """A LoomError naming a binary loom file Loom recognises but cannot read, before it is
-    taken for broken JSON (the hint would say to export JSON, which Tapestry cannot)."""
-    if raw.startswith(TAPESTRY_MAGIC):
-        raise LoomError(
-            "INVALID_SYNTAX",
-            f"{name} is a Tapestry Loom weave (its binary .tapestry format), which Loom "
-            "cannot read",
-            "Tapestry Loom has no export: open the weave in Tapestry Loom, copy the text of "
-            "the path you want from its Editor and start a Loom tree with it (loom new TITLE "
-            "--text …); the other branches stay in the weave")
 
 
 def parse_json(raw: bytes, name: str) -> Any:

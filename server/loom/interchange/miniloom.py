@@ -19,6 +19,7 @@ form) turning the parent's *rendered* text into this node's. Decisions:
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from typing import Any
 
@@ -26,11 +27,12 @@ import diff_match_patch as dmp_module
 
 from loom.interchange.adapters import Ids, document, edge, invalid, text_node
 from loom.interchange.times import format_time, parse_epoch
+from loom.interchange.utf16 import from_units, has_lone_half, to_units
 from loom.model.ids import new_ulid
 
 NAME = "MiniLoom"
 NS = "miniloom"
-_MAPPED = ("id", "timestamp", "type", "summary", "rating", "parent", "children")
+_MAPPED = ("id", "timestamp", "type", "summary", "rating", "parent", "children", "model")
 
 
 def detect(data: Any) -> bool:
@@ -62,7 +64,8 @@ def _patches(dmp: dmp_module.diff_match_patch, patch: Any, where: str) -> list[A
             raise invalid(f"{where}.patch[{j}]: not a diff-match-patch patch object")
         p = dmp_module.patch_obj()
         try:
-            p.diffs = [(int(op), str(text)) for op, text in item["diffs"]]
+            # in UTF-16 units, as MiniLoom (JavaScript) counted them
+            p.diffs = [(int(op), to_units(str(text))) for op, text in item["diffs"]]
             p.start1, p.start2 = int(item.get("start1") or 0), int(item.get("start2") or 0)
             p.length1, p.length2 = int(item.get("length1") or 0), int(item.get("length2") or 0)
         except (TypeError, ValueError):
@@ -121,11 +124,20 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
         where = f'loomTree.nodeStore["{key}"]'
         parent = parent_of(key)
         base = full.get(parent, "") if parent is not None else ""
-        text, results = dmp.patch_apply(_patches(dmp, node.get("patch"), where), base)
+        units, results = dmp.patch_apply(_patches(dmp, node.get("patch"), where),
+                                         to_units(base))
         if not all(results):
             failed += 1
+        text = from_units(units)
+        if has_lone_half(text):  # a patch that did not apply cleanly cut a character
+            text = text.encode("utf-8", "replace").decode("utf-8")
+            failed += all(results)
         full[key] = text
         ext: dict[str, Any] = {k: v for k, v in node.items() if k not in _MAPPED}
+        if "patch" in ext and has_lone_half(json.dumps(ext["patch"], ensure_ascii=False)):
+            # a patch whose context cuts a character in two (MiniLoom counts UTF-16
+            # units): kept as its JSON text, escapes and all (UTF-8 cannot hold the half)
+            ext["patchJson"] = json.dumps(ext.pop("patch"))
         if str(node.get("id", key)) != key:
             ext["id"] = node.get("id")
         if text.startswith(base):
@@ -143,8 +155,14 @@ def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:
             rating = None
         created = parse_epoch(node.get("timestamp"), millis=True)
         nid = key_of[key]
+        model = node.get("model") if isinstance(node.get("model"), str) else None
+        made_by = model if role == "model" and model else None
+        if made_by is None and "model" in node:
+            ext["model"] = node["model"]  # (on a user's node, or not a name: kept as it was)
         nodes[nid] = text_node(
-            nid, content, role, created=format_time(created) if created is not None else None,
+            nid, content, role, name=made_by,
+            generation={"model": made_by} if made_by else None,
+            created=format_time(created) if created is not None else None,
             meta={"rating": rating, "note": node.get("summary")
                   if isinstance(node.get("summary"), str) else None},
             namespace=NS, ext=ext)

@@ -36,6 +36,7 @@ from typing import Any
 
 from loom.interchange.adapters import Ids, document, drop_secrets, edge, invalid, text_node
 from loom.interchange.jsontext import json_kind, render_path
+from loom.interchange.socketteer_tokens import from_socketteer
 from loom.interchange.times import format_time, parse_epoch
 from loom.model.ids import new_ulid
 
@@ -181,12 +182,20 @@ def _node(node: dict[str, Any], nid: str, ext: dict[str, Any], models: _Models
     if local:
         ext["createdAtIsLocalTime"] = True
     tags = _tags(node)
-    return text_node(
+    out = text_node(
         nid, node.get("text") or "", role, name=name,
         created=format_time(created) if created is not None else None,
         meta={"bookmarked": node.get("bookmark") is True or "bookmark" in tags,
               "pruned": "archived" in tags, "tags": tags},
         generation=generation or None, namespace=NS, ext=ext)
+    entries = from_socketteer(models.responses.get(str(gen.get("id"))), gen.get("index")) \
+        if gen is not None else None
+    if entries:  # the tokens of its completion: Loom's token data (the record stays there)
+        out.setdefault("extensions", {})["loom"] = {"generations": [{
+            "model": generation.get("model") or "", "provider": "socketteer-loom",
+            "completionIndex": generation.get("completionIndex", 0),
+            "created": out.get("createdAt"), "logprobs": entries}]}
+    return out
 
 
 def convert(data: Any, name: str | None) -> tuple[dict[str, Any], list[str]]:

@@ -170,7 +170,8 @@ class ImportParams(Args):
 
 class ExportParams(Args):
     tree: str = ""
-    format: Literal["openloom", "md", "loom"] = "openloom"
+    format: Literal["openloom", "md", "loom", "socketteer", "loomsidian", "miniloom",
+                    "tapestry"] = "openloom"
     path: str | None = None
     node: str | None = None
 

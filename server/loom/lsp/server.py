@@ -474,6 +474,9 @@ async def loom_export(ls: LoomServer, a: A.ExportParams) -> dict[str, Any]:
 
     result = await ls.files.export(a.tree, a.format, a.path, a.node)
     extra = {"text": result.data["output"]} if "output" in result.data else {}
+    if "output_base64" in result.data:  # a binary file: the editor decodes and writes it
+        extra = {"base64": result.data["output_base64"],
+                 "extension": result.data.get("extension")}
     if "path" in result.data:
         extra["path"] = result.data["path"]
     return answer(result, **extra)

@@ -3,6 +3,7 @@ text, new trees, document saves, imports, exports), checked and traced like any 
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def save(ctx: Ctx, cmd: ast.Save) -> Result:
 
 
 def export(ctx: Ctx, cmd: ast.Export) -> Result:
-    from loom.interchange import ExportOptions, export_tree
+    from loom.interchange import ExportOptions, export_tree, foreign
     from loom.interchange.files import size_text
 
     ws = ctx.ws
@@ -107,13 +108,26 @@ def export(ctx: Ctx, cmd: ast.Export) -> Result:
                             agent_prompts=cmd.agent_prompts, media=cmd.media,
                             participant=ctx.me.name)
     node = ws.resolve(tree, cmd.node) if cmd.node else None
-    out = export_tree(ws, tree, cmd.format, options,
-                      node=ws.descend(node) if node is not None else None)
     left_out = [what for what, kept in (("the system context", cmd.system_context),
                                         ("raw responses", cmd.raw_responses),
                                         ("agents' system prompts", cmd.agent_prompts))
                 if not kept and cmd.format != "md"]
     notes = [f"left out: {', '.join(left_out)}"] if left_out else []
+    if foreign.is_foreign(cmd.format):
+        written = foreign.export_foreign(ws, tree, cmd.format, options)
+        out: str | bytes = written.data
+        # what that loom cannot hold, said (never dropped in silence)
+        if written.cannot_hold:
+            notes += [f"not in the file ({foreign.loom_name(cmd.format)} cannot hold it):",
+                      *(f"  {what}" for what in written.cannot_hold)]
+        if not cmd.path and isinstance(out, bytes):  # the editors write it themselves
+            return Result.success(
+                f.ok(f'exported "{tree.title}" ({cmd.format})', *notes),
+                output_base64=base64.b64encode(out).decode("ascii"), tree=tree.id,
+                extension=written.extension)
+    else:
+        out = export_tree(ws, tree, cmd.format, options,  # type: ignore[arg-type]
+                          node=ws.descend(node) if node is not None else None)
     if not cmd.path:
         if isinstance(out, bytes):
             raise LoomError("INVALID_SYNTAX",
@@ -131,9 +145,10 @@ def export(ctx: Ctx, cmd: ast.Export) -> Result:
         tmp.unlink(missing_ok=True)
         raise LoomError("NOT_FOUND", f"cannot write {target}: {err.strerror or err}",
                         "choose a folder that exists and that you can write to") from None
-    kind = "an Open Loom bundle" if isinstance(out, bytes) else {
-        "openloom": "Open Loom", "md": "Markdown", "loom": "the Loom Protocol",
-        "bundle": "an Open Loom bundle"}[cmd.format]
+    kind = (f"a {foreign.loom_name(cmd.format)} file" if foreign.is_foreign(cmd.format)
+            else "an Open Loom bundle" if isinstance(out, bytes) else {
+                "openloom": "Open Loom", "md": "Markdown", "loom": "the Loom Protocol",
+                "bundle": "an Open Loom bundle"}[cmd.format])
     return Result.success(
         f.ok(f'exported "{tree.title}" ({ws.tree_counts(tree).nodes} nodes) to {target} as {kind} '
              f"({size_text(len(data))})", *notes), path=str(target), tree=tree.id)
