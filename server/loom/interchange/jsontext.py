@@ -243,7 +243,7 @@ def _check_surrogates(value: Any) -> None:
         item, path = stack.pop()
         if isinstance(item, str):
             found = _SURROGATE.search(item)
-            if found:
+            if found and not _in_patch_diff(path):
                 where = render_path(path)
                 raise JsonProblem(
                     "surrogate", f"the text at {where} holds \\u{ord(found.group()):04x}, "
@@ -259,6 +259,18 @@ def _check_surrogates(value: Any) -> None:
                 stack.append((v, (k, path)))
         elif isinstance(item, list):
             stack.extend((v, (i, path)) for i, v in enumerate(item))
+
+
+def _in_patch_diff(link: Any) -> bool:
+    """Whether a path is a diff-match-patch diff's text (``….patch[i].diffs[j][1]``): the
+    one place a loom file holds half a character by design (MiniLoom's patches count
+    UTF-16 units, so a patch's context can begin inside an emoji; its importer reads it)."""
+    steps: list[Any] = []
+    while link is not None and len(steps) < 5:
+        steps.append(link[0])
+        link = link[1]
+    return (len(steps) == 5 and steps[0] == 1 and isinstance(steps[1], int)
+            and steps[2] == "diffs" and isinstance(steps[3], int) and steps[4] == "patch")
 
 
 def render_path(link: Any) -> str:
