@@ -125,17 +125,20 @@ def read_token_file(path: str | Path) -> str:
     return token
 
 
-def announce(host: str, port: int, token: str | None, token_file: str | None) -> None:
+def announce(host: str, port: int, token: str | None, token_file: str | None, *,
+             prog: str = "loom serve", url: str = "",
+             sending: str = "an editor sends it as initializationOptions.token in "
+                            "initialize; any other connection is refused") -> None:
     """Where the server listens and how to connect, on stderr; loudly when the host is
-    reachable from other machines."""
+    reachable from other machines (``loom serve --tcp``, and ``loom mcp --http`` with its
+    ``url`` path and how its clients send the token)."""
     where = f"[{host}]" if ":" in host else host
-    lines = [f"loom serve: listening on {where}:{port}",
-             f"loom serve: token from {token_file}" if token_file else
-             f"loom serve: token {token}",
-             "loom serve: an editor sends it as initializationOptions.token in initialize; "
-             "any other connection is refused"]
+    place = f"http://{where}:{port}{url}" if url else f"{where}:{port}"
+    lines = [f"{prog}: listening on {place}",
+             f"{prog}: token from {token_file}" if token_file else f"{prog}: token {token}",
+             f"{prog}: {sending}"]
     if not is_loopback(host):
-        lines.append(f"⚠ loom serve: {host} is reachable from other machines: the token is "
+        lines.append(f"⚠ {prog}: {host} is reachable from other machines: the token is "
                      "the only protection and the connection is not encrypted. Prefer "
                      "127.0.0.1 and an SSH tunnel.")
     sys.stderr.write("\n".join(lines) + "\n")

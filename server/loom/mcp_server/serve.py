@@ -10,7 +10,6 @@ protection (Host and Origin checked) stays on for loopback.
 from __future__ import annotations
 
 import hmac
-import sys
 from typing import Any
 
 import anyio
@@ -86,16 +85,8 @@ async def serve_http(mcp: LoomMcpServer, host: str, port: int, token: str,
 
 
 def _announce(host: str, port: int, token: str | None, token_file: str | None) -> None:
-    from loom.lsp.tcp import is_loopback
+    from loom.lsp.tcp import announce
 
-    where = f"[{host}]" if ":" in host else host
-    lines = [f"loom mcp: listening on http://{where}:{port}{PATH}",
-             f"loom mcp: token from {token_file}" if token_file else f"loom mcp: token {token}",
-             "loom mcp: clients send it as the header Authorization: Bearer TOKEN; any "
-             "other request is refused"]
-    if not is_loopback(host):
-        lines.append(f"⚠ loom mcp: {host} is reachable from other machines: the token is "
-                     "the only protection and the connection is not encrypted. Prefer "
-                     "127.0.0.1 and an SSH tunnel.")
-    sys.stderr.write("\n".join(lines) + "\n")
-    sys.stderr.flush()
+    announce(host, port, token, token_file, prog="loom mcp", url=PATH,
+             sending="clients send it as the header Authorization: Bearer TOKEN; any other "
+                     "request is refused")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import difflib
 import functools
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
 
@@ -25,6 +25,7 @@ from loom.store.schema import Node
 T = {name: i for i, name in enumerate(TOKEN_TYPES)}
 NODE_START, EDITED = 1, 2
 MAX_SIBLING_LENSES = 3
+R = TypeVar("R")  # what a per-path cache holds
 # uri → ((change-log position, node ids), sibling positions): lenses are asked for often
 _POSITIONS: dict[str, tuple[tuple[int, tuple[str, ...]], dict[str, tuple[int, int]]]] = {}
 _MODELS: dict[str, tuple[tuple[int, tuple[str, ...]], dict[str, str]]] = {}  # the same, models
@@ -444,23 +445,25 @@ def inlay_hints(doc: OpenDoc, start: int, end: int,
 
 def positions_for(docs: Documents, doc: OpenDoc) -> dict[str, tuple[int, int]]:
     """(k, n) of every node on the document's path, cached until the tree changes."""
-    ids = tuple(seg.node for seg in doc.session.segments if seg.node)
-    key = (docs.ws.last_change(), ids)
-    cached = _POSITIONS.get(doc.uri)
-    if cached is None or cached[0] != key:
-        cached = _POSITIONS[doc.uri] = (key, sibling_positions(docs.ws, list(ids)))
-    return cached[1]
+    return _per_path(_POSITIONS, docs, doc, sibling_positions)
 
 
 def models_for(docs: Documents, doc: OpenDoc) -> dict[str, str]:
     """The model of every node on the document's path whose siblings come from several
     (``sibling_models``), cached like ``positions_for``."""
+    return _per_path(_MODELS, docs, doc, sibling_models)
+
+
+def _per_path(cache: dict[str, Any], docs: Documents, doc: OpenDoc,
+              compute: Callable[[Any, list[str]], R]) -> R:
+    """``compute(ws, ids of the nodes on the path)``, cached per document until the tree
+    changes or the path does (lenses and hints are asked for often)."""
     ids = tuple(seg.node for seg in doc.session.segments if seg.node)
     key = (docs.ws.last_change(), ids)
-    cached = _MODELS.get(doc.uri)
+    cached = cache.get(doc.uri)
     if cached is None or cached[0] != key:
-        cached = _MODELS[doc.uri] = (key, sibling_models(docs.ws, list(ids)))
-    return cached[1]
+        cached = cache[doc.uri] = (key, compute(docs.ws, list(ids)))
+    return cached[1]  # type: ignore[no-any-return]
 
 
 
