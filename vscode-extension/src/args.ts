@@ -98,3 +98,26 @@ export function parseContinueOptions(input: string): { n?: number; tokens?: numb
   }
   return out;
 }
+
+
+/** The export formats the extension offers: Loom's own, then the other looms' files. */
+export const EXPORT_FORMATS: { label: string; description: string; ext: string }[] = [
+  { label: "openloom", description: "Open Loom 2.0 JSON (lossless)", ext: "json" },
+  { label: "md", description: "Markdown of the current path", ext: "md" },
+  { label: "loom", description: "the Loom Protocol", ext: "loom" },
+  { label: "socketteer", description: "socketteer/loom's JSON", ext: "json" },
+  { label: "loomsidian", description: "loomsidian's data.json (one note)", ext: "json" },
+  { label: "miniloom", description: "MiniLoom's JSON", ext: "json" },
+  { label: "tapestry", description: "a Tapestry Loom weave", ext: "tapestry" },
+];
+
+/** The bytes of an export answer: its text, or a binary file (a weave) sent as base64. */
+export function exportBytes(r: { text?: string; base64?: string }): Uint8Array | undefined {
+  if (r.base64 !== undefined) return Uint8Array.from(Buffer.from(r.base64, "base64"));
+  return r.text === undefined ? undefined : new TextEncoder().encode(r.text);
+}
+
+/** What the other loom cannot hold: the answer's lines after its first, as one line. */
+export function exportNotes(message: string | undefined): string {
+  return (message ?? "").split("\n").slice(1).map((l) => l.trim()).filter(Boolean).join("; ");
+}

@@ -13,6 +13,9 @@ import {
   continueArgs,
   cycleArgs,
   dialogueAnchors,
+  EXPORT_FORMATS,
+  exportBytes,
+  exportNotes,
   nodeAt,
   nodeIdInLabel,
   runArgs,
@@ -312,15 +315,7 @@ export class Commands {
     tree ??= (await this.pickTree("Export which tree?"))?.id;
     if (!tree) return;
     const format = await vscode.window.showQuickPick(
-      [
-        { label: "openloom", description: "Open Loom 2.0 JSON (lossless)", ext: "json" },
-        { label: "md", description: "Markdown of the current path", ext: "md" },
-        { label: "loom", description: "the Loom Protocol", ext: "loom" },
-        { label: "socketteer", description: "socketteer/loom's JSON", ext: "json" },
-        { label: "loomsidian", description: "loomsidian's data.json (one note)", ext: "json" },
-        { label: "miniloom", description: "MiniLoom's JSON", ext: "json" },
-        { label: "tapestry", description: "a Tapestry Loom weave", ext: "tapestry" },
-      ] as { label: ExportFormat; description: string; ext: string }[],
+      EXPORT_FORMATS as { label: ExportFormat; description: string; ext: string }[],
       { placeHolder: "Format" },
     );
     if (!format) return;
@@ -334,17 +329,16 @@ export class Commands {
     // The server returns the text; the extension writes where the save dialog said (the
     // server writes files only inside the workspace folder).
     const r = await this.client.request<ExportResult>(Methods.export, { tree, format: format.label });
-    if (r.ok === false || (r.text === undefined && r.base64 === undefined)) {
+    const bytes = exportBytes(r);
+    if (r.ok === false || bytes === undefined) {
       void vscode.window.showErrorMessage(`Loom: ${r.message ?? "export failed"}`);
       return;
     }
-    const bytes = r.base64 !== undefined
-      ? Buffer.from(r.base64, "base64") : new TextEncoder().encode(r.text ?? "");
     await vscode.workspace.fs.writeFile(target, bytes);
-    // what the other loom cannot hold (the answer's lines after its first), said
-    const cannot = (r.message ?? "").split("\n").slice(1).map((l) => l.trim()).filter(Boolean);
+    // what the other loom cannot hold, said
+    const notes = exportNotes(r.message);
     void vscode.window.showInformationMessage(
-      `Loom: exported to ${path.basename(target.fsPath)}` + (cannot.length ? ` (${cannot.join("; ")})` : ""));
+      `Loom: exported to ${path.basename(target.fsPath)}` + (notes ? ` (${notes})` : ""));
   }
 
   async continue_(arg?: unknown): Promise<void> {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  annotateArgs, branchArgs, commandLineAt, continueArgs, cycleArgs, dialogueAnchors, isArrowLine,
+  annotateArgs, branchArgs, commandLineAt, continueArgs, cycleArgs, dialogueAnchors, EXPORT_FORMATS,
+  exportBytes, exportNotes, isArrowLine,
   nodeAt, nodeIdInLabel, parseContinueOptions, runArgs, type Anchor,
 } from "../src/args";
 
@@ -64,4 +65,17 @@ test("continue options from the input box", () => {
   assert.deepEqual(parseContinueOptions("3 40"), { n: 3, tokens: 40 });
   assert.deepEqual(parseContinueOptions("tokens:40 n:2"), { n: 2, tokens: 40 });
   assert.match(parseContinueOptions("lots") as string, /not understood/);
+});
+
+test("exports: every format the server writes, text or a weave's bytes, and what it cannot hold", () => {
+  assert.deepEqual(EXPORT_FORMATS.map((f) => f.label),
+    ["openloom", "md", "loom", "socketteer", "loomsidian", "miniloom", "tapestry"]);
+  assert.equal(EXPORT_FORMATS.find((f) => f.label === "tapestry")?.ext, "tapestry");
+  assert.deepEqual([...exportBytes({ text: "é{" }) ?? []], [0xc3, 0xa9, 0x7b]);
+  const weave = Buffer.from("VersionedTapestryWeave__\u0000\u00ff", "latin1");
+  assert.deepEqual(Buffer.from(exportBytes({ base64: weave.toString("base64") }) ?? []), weave);
+  assert.equal(exportBytes({}), undefined);
+  assert.equal(exportNotes("✓ exported \"T\" (miniloom)\n  not in the file (MiniLoom cannot hold it):\n"
+    + "    2 link(s) between nodes"), "not in the file (MiniLoom cannot hold it):; 2 link(s) between nodes");
+  assert.equal(exportNotes("✓ exported"), "");
 });
