@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,15 @@ def test_the_tree_for_people_shows_the_notes_on_each_node(capsys: pytest.Capture
     assert "(2 notes) annotated" in out.splitlines()[2]
     noted = [line for line in out.splitlines() if line.endswith("(1 note)")]
     assert len(noted) == 3 and any("She hadn't visited" in line for line in noted)
+
+
+def test_loom_mcp_without_the_mcp_extra_says_how_to_get_it(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [m for m in sys.modules if m == "mcp" or m.startswith(("mcp.",
+                                                                        "loom.mcp_server"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # (an import of it fails)
+    code, out, err = run(capsys, "mcp")
+    assert code != 0 and out == ""
+    assert err.startswith("✗ INVALID_SYNTAX: loom mcp needs the mcp extra"), err
+    assert "hint: pipx install --force 'loom-lsp[mcp]'" in err
