@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loom.commands.context import Actor, SubjectModel
+from loom.commands.context import Actor, ExploreRequest, ExploreSummary, SubjectModel
 from loom.memory import counting
 from loom.store.backend import PostgresDatabase
 from loom.store.db import open_database
@@ -16,6 +16,7 @@ from loom.store.schema import Participant, Tree
 from loom.store.workspace import HUMAN, Workspace
 
 if TYPE_CHECKING:
+    from loom.agent.explore.service import Explorations
     from loom.agent.hooks import Hooks
     from loom.commands.executor import Executor
 
@@ -37,8 +38,20 @@ class App:
         if self._executor is None:
             from loom.commands.executor import Executor
 
-            self._executor = Executor(self.ws, self.subject, self.classifier)
+            self._executor = Executor(self.ws, self.subject, self.classifier,
+                                      explorer=_LazyExplorer(self))
         return self._executor
+
+    _explorations: Any = field(default=None, repr=False)
+
+    def explorations(self) -> Explorations:
+        """This process's explorations (``→ explore``), made on first use: what runs them
+        in the background as the collaborator, one per tree."""
+        if self._explorations is None:
+            from loom.agent.explore.service import Explorations
+
+            self._explorations = Explorations(self.ws, self.executor)
+        return self._explorations
 
     def me(self) -> Participant:
         """This process's participant, created on first use as a human. Only the human
@@ -83,6 +96,22 @@ class App:
                 annotations=ws.count_children(node.id, "annotation"),
                 links=ws.count_links(node.id), permissions=actor.permissions, others=others)
         return ambient_render.line(where, buffer, extended)
+
+
+class _LazyExplorer:
+    """The executor's ``explorer``: the app's explorations, imported when the first
+    ``→ explore`` runs (a command that explores nothing does not import the agent)."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+
+    def start(self, request: ExploreRequest) -> ExploreSummary:
+        return self.app.explorations().start(request)
+
+    def stop(self, tree: Tree) -> ExploreSummary | None:
+        if self.app._explorations is None:
+            return None
+        return self.app.explorations().stop(tree)
 
 
 def default_subject() -> SubjectModel | None:

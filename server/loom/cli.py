@@ -235,7 +235,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
     tree = app.ws.find_tree(args.tree)
     perms.require_read(me.permissions, tree=tree.id, home=me.current_tree)
     node, tip = app.ws.position(me, tree)
-    _print(tree_overview(app.ws, tree, node, tip).text.rstrip("\n"))
+    _print(tree_overview(app.ws, tree, node, tip, me).text.rstrip("\n"))
     return 0
 
 
@@ -289,6 +289,24 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     from loom.cli_team import cmd_migrate as migrate
 
     return migrate(args)
+
+
+def cmd_export_preferences(args: argparse.Namespace) -> int:
+    from loom.cli_preferences import export_preferences
+
+    return export_preferences(args, _app(args, models=False))
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from loom.cli_preferences import stats
+
+    return stats(args, _app(args, models=False))
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    from loom.cli_preferences import settings
+
+    return settings(args, _app(args, models=False))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -350,7 +368,7 @@ def _version() -> str:
 #: every subcommand, in the order ``loom -h`` lists them
 COMMANDS = ("new", "trees", "do", "shell", "parse", "import", "export", "demo", "uri", "tree",
             "search", "summarize", "agent", "users", "migrate", "model", "doctor", "serve",
-            "mcp")
+            "mcp", "export-preferences", "stats", "settings")
 
 
 class _Unbuilt:
@@ -520,6 +538,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="--http: the token, from a file only you can read (default: a new "
                    "token, printed on stderr)")
     s.set_defaults(fn=cmd_mcp)
+    from loom.cli_preferences import add_parsers as preference_parsers
+
+    preference_parsers(sub, {"export-preferences": cmd_export_preferences,
+                             "stats": cmd_stats, "settings": cmd_settings})
     return p
 
 

@@ -291,7 +291,7 @@ MAY_ALSO: dict[str, tuple[str, ...]] = {
     # `loom mcp` serves the App it is given; HTTP checks its host as `serve --tcp` does
     "loom.mcp_server": ("loom.app", "loom.lsp.tcp"),
 }
-SHELLS = ("cli", "cli_model", "cli_team", "app", "demo", "shell")
+SHELLS = ("cli", "cli_model", "cli_team", "cli_preferences", "app", "demo", "shell")
 
 
 def _layer(name: str) -> str:

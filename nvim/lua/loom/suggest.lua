@@ -185,8 +185,14 @@ function S.accept(how, buf)
   return true
 end
 
+--- Dismiss the shown suggestions; the server logs it (the preference log).
 function S.dismiss(buf)
+  buf = (buf == nil or buf == 0) and api.nvim_get_current_buf() or buf
+  local shown = S.current(buf) ~= nil
   S.clear(buf)
+  if shown then
+    require("loom.commands").exec("loom.dismissSuggestion", { uri = require("loom.buffers").uri(buf) }, { buf = buf })
+  end
 end
 
 --- Buffer-local autocommands (loom buffers); the keys are loom.keymaps'.

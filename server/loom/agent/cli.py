@@ -38,6 +38,9 @@ def add_agent_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--settle", type=float, default=DEFAULT_SETTLE_S,
                    help="--auto: seconds without human changes before a turn")
     p.add_argument("--show", action="store_true", help="print the conversation and exit")
+    p.add_argument("--explore", metavar="OPTIONS", nargs="?", const="",
+                   help='explore the tree on its own and print its progress: the options '
+                   'of → explore (from X depth:D n:N judge:"…" budget:TOKENS)')
 
 
 def _printer(out: Any = None, err: Any = None) -> EventSink:
@@ -172,6 +175,11 @@ def _main_agent(args: argparse.Namespace, app: App | None) -> int:
         sys.stdout.write(render_conversation(turns, args.name, tree.title, app.ws.clock()))
         return 0
     spec = AgentSpec(name=args.name, role=args.role, profile=args.profile)
+    if getattr(args, "explore", None) is not None:
+        from loom.agent.explore.cli import run_exploration
+
+        return run_exploration(app.executor, app.explorations(), app.actor(tree, me), spec,
+                               args.explore)
     try:
         # the rule the editor applies too (participant.may_start): no collaborator that
         # can do more than the person starting it

@@ -260,6 +260,23 @@ class Search(_Command):
     tree: str | None = None  # None: every tree
 
 
+class Explore(_Command):
+    """Let the collaborator explore on its own (issue 29): breadth-first from ``from_``,
+    ``n`` continuations a node, each scored by the judge against ``judge``, those below
+    ``threshold`` pruned, the best ``n`` of each level expanded further, for ``depth``
+    levels or until ``budget`` tokens are spent. ``stop`` ends the tree's exploration.
+    None: the catalogue's default."""
+
+    verb: Literal["explore"] = "explore"
+    from_: str | None = Field(default=None, alias="from")
+    depth: int | None = None
+    n: int | None = None
+    judge: str | None = None
+    budget: int | None = None
+    threshold: int | None = None
+    stop: bool = False
+
+
 # ── editor verbs ──────────────────────────────────────────────────────────────
 # What an editor does to the workspace besides the seeds' tools: committing typed text,
 # making trees, saving documents, importing and exporting. The shells build these directly
@@ -336,6 +353,15 @@ class ChooseModel(_Command):
     profile: str | None = None
 
 
+class TreeSettings(_Command):
+    """Set the actor's tree's preference settings (``shuffle``, ``blind``: None leaves one
+    as it is)."""
+
+    verb: Literal["settings"] = "settings"
+    shuffle: bool | None = None
+    blind: bool | None = None
+
+
 class Grant(_Command):
     """Set a participant's permissions (the human's configuration of a collaborator). The
     actor can give only permissions it holds, and never to itself."""
@@ -350,7 +376,7 @@ Command = Annotated[
     | Write
     | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
     | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate | Prune | Unprune | Delete
-    | Undelete | Rename | Search | Regenerate | ChooseModel,
+    | Undelete | Rename | Search | Regenerate | ChooseModel | TreeSettings | Explore,
     Field(discriminator="verb"),
 ]
 
@@ -360,7 +386,7 @@ VERBS: tuple[str, ...] = (
 )
 #: Editor verbs: run through the executor like the seeds' tools, never parsed from text.
 EDITOR_VERBS: tuple[str, ...] = ("commit", "new", "save", "export", "import", "grant",
-                                  "model")
+                                  "model", "settings")
 
 
 class ParseError(BaseModel):

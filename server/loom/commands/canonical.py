@@ -20,6 +20,7 @@ from loom.commands.ast import (
     Delete,
     Drop,
     Edit,
+    Explore,
     Export,
     Grant,
     Help,
@@ -45,6 +46,7 @@ from loom.commands.ast import (
     Tag,
     Think,
     Tree,
+    TreeSettings,
     Unbookmark,
     Undelete,
     Unprune,
@@ -227,7 +229,8 @@ def _parts(cmd: Command) -> list[str]:
             return ["memory"] if cmd.what == "state" else ["memory", cmd.what]
         case Help():
             return ["help"] if cmd.tool is None else ["help", cmd.tool]
-        case Commit() | NewTree() | Save() | Export() | Import() | Grant() | ChooseModel():
+        case (Commit() | NewTree() | Save() | Export() | Import() | Grant() | ChooseModel()
+              | TreeSettings()):
             return _editor_parts(cmd)
     raise TypeError(f"not a command: {cmd!r}")  # pragma: no cover - exhaustive above
 
@@ -260,10 +263,24 @@ def _reader_parts(cmd: Command) -> list[str] | None:
         case Rename():
             return ["rename", *([f"tree:{quote(cmd.tree)}"] if cmd.tree else []),
                     quote(cmd.title)]
+        case Explore():
+            return _explore_parts(cmd)
         case Search():
             return ["search", quote(cmd.query),
                     *(["in", f"tree:{quote(cmd.tree)}"] if cmd.tree else [])]
     return None
+
+
+def _explore_parts(cmd: Explore) -> list[str]:
+    """``explore from a7x2 depth:3 n:2 judge:"…" budget:20000``, or ``explore stop``."""
+    if cmd.stop:
+        return ["explore", "stop"]
+    parts = ["explore", *(["from", ref_text(cmd.from_)] if cmd.from_ is not None else [])]
+    for name in ("depth", "n", "budget", "threshold"):
+        value = getattr(cmd, name)
+        if value is not None:
+            parts.append(f"{name}:{value}")
+    return parts + ([f"judge:{quote(cmd.judge)}"] if cmd.judge is not None else [])
 
 
 def _preview(text: str) -> str:
@@ -299,6 +316,10 @@ def _editor_parts(cmd: Command) -> list[str]:
             return ["import", quote(cmd.path or cmd.name or "(editor content)")]
         case Grant():
             return ["grant", quote(cmd.participant), ",".join(cmd.permissions) or "none"]
+        case TreeSettings():
+            return ["settings", *(f"{name}:{'on' if value else 'off'}" for name, value in
+                                  (("shuffle", cmd.shuffle), ("blind", cmd.blind))
+                                  if value is not None)]
     raise TypeError(f"not an editor command: {cmd!r}")  # pragma: no cover
 
 

@@ -630,6 +630,45 @@ READER_TOOLS: tuple[Tool, ...] = (
         takes_node=True, quoted="node",
     ),
     Tool(
+        name="explore", category="Reader", permission="loom_generate",
+        description="Let the collaborator explore: generate, judge, prune, go deeper",
+        syntax=(
+            "→ explore",
+            '→ explore from [localId] depth:[d] n:[n] judge:"[what makes a good branch]"',
+            "→ explore stop",
+        ),
+        note="Runs in the background as the collaborator: each level continues the best n "
+        "branches (n each), the collaborator's model scores every new branch 0-10 against "
+        "the judge's rubric, branches below the threshold are pruned (→ unprune brings "
+        "one back); it ends at the depth, at the token budget (subject and judge tokens), "
+        "or at → explore stop.",
+        handler="explore.explore", action="explore",
+        synonyms=("autoloom", "auto-loom"),
+        flags=(Flag("stop", "stop the tree's exploration", ("stop", "cancel", "halt")),),
+        options=(
+            Option("from", "node to explore from (default: your position)", ("node",),
+                   value="node"),
+            Option("depth", "levels to go down (1-6, default 3)", ("levels",),
+                   hints=("1", "2", "3", "6"), reads="int", limits=(1, 6),
+                   limit_hint="use depth:1 to depth:6"),
+            Option("n", "continuations a node, and branches kept a level (1-5, default 2)",
+                   ("count", "width", "beam"), hints=("1", "2", "3", "5"), reads="int",
+                   limits=(1, 5), limit_hint="use n:1 to n:5"),
+            Option("judge", "what makes a good branch (the judge's rubric)",
+                   ("rubric", "criteria"), value="text"),
+            Option("budget", "tokens it may spend, subject and judge together "
+                   "(default 20,000)",
+                   hints=("5000", "20000", "100000"), reads="int", limits=(100, 2_000_000),
+                   limit_hint="use budget:100 to budget:2000000"),
+            Option("threshold", "prune branches scored below this (0-10, default 5)",
+                   ("prune-below",), hints=("3", "5", "7"), reads="int",
+                   limits=(0, 10), limit_hint="use threshold:0 (prune nothing) to "
+                   "threshold:10"),
+        ),
+        takes_node=True, quoted="text",
+        variants=("→ explore [localId] depth:[d]", '→ explore "[what makes a good branch]"'),
+    ),
+    Tool(
         name="delete", category="Reader", permission="loom_write",
         description="Delete a subtree or a tree (undo with undelete for 30 days)",
         syntax=("→ delete [localId]", '→ delete tree:"[name]"'),
@@ -727,6 +766,8 @@ EDITOR_VERBS: Mapping[str, EditorVerb] = MappingProxyType({v.name: v for v in (
                "change the permissions", "editor.grant"),
     EditorVerb("model", "loom_aware", "pick the model continue asks in a tree",
                "pick the model", "content.choose_model"),
+    EditorVerb("settings", "loom_write", "set a tree's shuffle and blind settings",
+               "change the tree's settings", "preferences.tree_settings"),
 )})
 
 

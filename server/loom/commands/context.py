@@ -71,6 +71,53 @@ class SubjectModel(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class ExploreRequest:
+    """An exploration as ``→ explore`` asks for it, with the defaults filled in."""
+
+    tree: Tree
+    source: Node
+    depth: int
+    n: int
+    rubric: str
+    budget: int
+    threshold: int
+    #: who asked (the collaborator that explores may hold no more than they do)
+    starter: Participant
+
+
+@dataclass(frozen=True)
+class ExploreSummary:
+    """Where a tree's exploration stands: what it made, scored and pruned."""
+
+    source: str  # the label it started from
+    made: int
+    scored: int
+    pruned: int
+    spent: int  # tokens, subject and judge together
+    budget: int
+    #: why it ended ("depth", "budget", "stopped", "nothing left to expand", an error…),
+    #: or None while it runs
+    ended: str | None = None
+    #: who explores (the collaborator's name) and which model judges
+    explorer: str = ""
+    judge: str = ""
+    failures: tuple[str, ...] = ()
+
+
+class Explorer(Protocol):
+    """What runs explorations in the background (``agent/explore``, wired in by the shells):
+    the core only starts and stops them."""
+
+    def start(self, request: ExploreRequest) -> ExploreSummary:
+        """Start exploring (``CONFLICT`` while the tree has one running); returns at once."""
+        ...
+
+    def stop(self, tree: Tree) -> ExploreSummary | None:
+        """Stop the tree's exploration and wait for it to end cleanly; None if none ran."""
+        ...
+
+
 @dataclass
 class Actor:
     """Who runs a command, and the tree they are in (``switch … in tree:`` changes it)."""
@@ -93,6 +140,7 @@ class Ctx:
     on_delta: Callable[[int, str], None] | None = None
     now: float = 0.0
     cancel: threading.Event | None = None
+    explorer: Explorer | None = None  # what runs → explore (None: this front end has none)
     _names: dict[str, str] = field(default_factory=dict)
 
     @property

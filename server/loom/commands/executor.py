@@ -12,10 +12,10 @@ import logging
 import threading
 from collections.abc import Callable
 
-from loom.commands import ast
+from loom.commands import ast, preference_log
 from loom.commands.canonical import to_text
 from loom.commands.catalogue import ALL_TOOLS, EDITOR_VERBS, permission_of
-from loom.commands.context import Actor, Ctx, SubjectModel
+from loom.commands.context import Actor, Ctx, Explorer, SubjectModel
 from loom.commands.grammar import Classifier, parse_noting
 from loom.commands.lexicon import CLOSERS
 from loom.commands.results import Result
@@ -98,10 +98,12 @@ class Executor:
     """Runs commands against one workspace; ``subject`` is the model behind ``continue``."""
 
     def __init__(self, ws: Workspace, subject: SubjectModel | None = None,
-                 classifier: Classifier | None = None) -> None:
+                 classifier: Classifier | None = None,
+                 explorer: Explorer | None = None) -> None:
         self.ws = ws
         self.subject = subject
         self.classifier = classifier  # asked only when the grammar is unsure
+        self.explorer = explorer  # runs → explore in the background (app.py wires it in)
 
     def execute(self, command: str | ast.Command, actor: Actor,
                 on_delta: Callable[[int, str], None] | None = None,
@@ -133,12 +135,16 @@ class Executor:
     def _run(self, cmd: ast.Command, actor: Actor,
              on_delta: Callable[[int, str], None] | None,
              cancel: threading.Event | None = None) -> Result:
-        ctx = Ctx(self.ws, actor, self.subject, on_delta, now=self.ws.clock(), cancel=cancel)
+        ctx = Ctx(self.ws, actor, self.subject, on_delta, now=self.ws.clock(), cancel=cancel,
+                  explorer=self.explorer)
         try:
             ctx.require(permission_of(cmd.verb), ACTIONS.get(cmd.verb, "do it"))
             if permission_of(cmd.verb) in _TREE_WRITES and cmd.verb not in _STILL_ALLOWED:
                 _refuse_deleted(actor)
-            return HANDLERS[cmd.verb](ctx, cmd)
+            was = preference_log.before(ctx, cmd)
+            result = HANDLERS[cmd.verb](ctx, cmd)
+            preference_log.after(ctx, cmd, result, was)  # what the writer chose
+            return result
         except LoomError as err:
             return Result.from_error(err)
         except (pw.DatabaseError, pw.InterfaceError) as err:  # busy, lost, refused…

@@ -795,6 +795,11 @@ async def cmd_accept_suggestion(ls: LoomServer, a: A.AcceptArgs) -> Result:
     return await ls.suggestions.accept(a.uri, a.node, a.text, a.inserted)
 
 
+@on.command("loom.dismissSuggestion")
+def cmd_dismiss_suggestion(ls: LoomServer, a: A.UriArgs) -> Result:
+    return ls.suggestions.dismiss(a.uri)
+
+
 @on.command("loom.toggleProbabilities")
 def cmd_toggle_probabilities(ls: LoomServer, a: A.ToggleArgs) -> Result:
     return ls.probabilities.toggle(a.on)

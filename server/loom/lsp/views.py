@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -9,6 +10,7 @@ from urllib.parse import unquote
 
 from loom.errors import LoomError, not_found
 from loom.lsp.buffer import Segment
+from loom.lsp.features import blind
 from loom.memory import operational as mem
 from loom.model import permissions as perms
 from loom.render import overview
@@ -104,11 +106,18 @@ def path_text(ws: Workspace, tree: Tree, path: list[NodeRow],
 
 
 def tree_overview(ws: Workspace, tree: Tree, position: Node,
-                  tip: Node | None = None) -> overview.Overview:
+                  tip: Node | None = None, who: Participant | None = None
+                  ) -> overview.Overview:
     """The overview for people (``render.overview``): each node's text beside its id, the
     current path and bookmarks marked, branches foldable. Models get the seed's id-only
-    drawing from ``→ tree``."""
+    drawing from ``→ tree``. In a blind tree, ``who`` is not told which model wrote the
+    siblings they have not chosen among yet."""
     o = reader.outline_on_path(ws, tree, position, tip or position)
+    if who is not None:
+        hidden = blind.veiled(ws, who, tree, (r.parent for r in o.rows.values() if r.model))
+        for nid, row in list(o.rows.items()):
+            if row.model and row.parent in hidden:
+                o.rows[nid] = dataclasses.replace(row, model=None)
     drawn = overview.draw(tree.title, tree.mode, o.root, o.rows, o.children, o.path, o.here,
                           o.also)
     if tree.description:
@@ -159,7 +168,7 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None,
         return View(uri, "conversation", conversation_text(ws, name, tree), True, "loom")
     if target.kind == "tree":
         position, tip = ws.position(who, tree)
-        drawn = tree_overview(ws, tree, position, tip)
+        drawn = tree_overview(ws, tree, position, tip, who)
         return View(uri, "tree", drawn.text, True, "loom", tree=tree, folds=drawn.folds)
     opening = tip is None  # (an open buffer's own end is never moved)
     path = None

@@ -69,3 +69,24 @@ def normal_tag(tag: str) -> str:
     """Tags as typed (``#Dream``, ``dream``) are one tag: lower case, no ``#``, words
     joined by ``-`` (``"late night"`` is ``late-night``)."""
     return "-".join(tag.strip().lstrip("#").lower().split())
+
+
+JUDGE = "judge"  # {"score": 0-10, "reason": one line, "rubric": the judge's rubric}
+
+
+def judgement_of(extra: Any) -> dict[str, Any] | None:
+    """The exploration judge's score on a node (``→ explore``): ``{"score", "reason",
+    "rubric"}``, or None when no judge scored it."""
+    mark = extra_of(extra).get(JUDGE)
+    if not isinstance(mark, dict) or not isinstance(mark.get("score"), int | float):
+        return None
+    return mark
+
+
+def judge_line(extra: Any) -> str | None:
+    """``7/10 — vivid, and it opens a door`` (the hover's ``Judge:`` line), or None."""
+    mark = judgement_of(extra)
+    if mark is None:
+        return None
+    reason = str(mark.get("reason") or "").strip()
+    return f"{mark['score']:g}/10" + (f" — {reason}" if reason else "")

@@ -76,7 +76,9 @@ def _line(row: Row, on_path: bool, here: bool) -> str:
     if notes:  # (before: the collaborator's notes were invisible here)
         tail += f"  ({notes} note{'s' if notes != 1 else ''})"
     model = getattr(row, "model", None)  # siblings from several models: which wrote it
-    return (f"{'●' if on_path else '○'} {star}[{row.label}]{'*' if here else ''} "
+    judged = marks.judgement_of(row.extra)  # the exploration judge's score (→ explore)
+    score = f"{judged['score']:g}/10 " if judged else ""
+    return (f"{'●' if on_path else '○'} {star}[{row.label}]{'*' if here else ''} {score}"
             f"{'› ' if row.by_model else ''}{f'({model}) ' if model else ''}"
             f"{excerpt(row.text)}{tail}")
 

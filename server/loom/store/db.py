@@ -24,7 +24,7 @@ from loom.store.backend import (
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 15.0
 
@@ -43,6 +43,7 @@ MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: _v10_search(db),  # v10: full-text search over node text
     lambda db: fulltext.queue_writes(db),  # v11: written nodes indexed when next searched
     lambda db: db.create_tables(schema.V12_MODELS),  # v12: each participant's model per tree
+    lambda db: db.create_tables(schema.V13_MODELS),  # v13: what each participant chose
 ]
 
 

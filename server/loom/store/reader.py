@@ -76,6 +76,15 @@ def set_rating(ws: Workspace, node: Node, actor: Participant, rating: int | None
     _write_extra(ws, node, extra, actor, "rate")
 
 
+def set_judgement(ws: Workspace, node: Node, actor: Participant, score: int, reason: str,
+                  rubric: str) -> None:
+    """The exploration judge's score (0-10) and one-line reason on a node (``extra["judge"]``),
+    logged as a ``node.marks`` change (``what: "judge"``) so editors redraw it."""
+    extra = dict(marks.extra_of(node.extra))
+    extra[marks.JUDGE] = {"score": score, "reason": reason, "rubric": rubric}
+    _write_extra(ws, node, extra, actor, "judge")
+
+
 def bookmarks(ws: Workspace, tree: Tree | None = None,
               include_hidden: bool = False) -> list[Node]:
     """Bookmarked nodes (of one tree, or every tree), oldest first."""

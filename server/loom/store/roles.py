@@ -42,6 +42,7 @@ OWN_ROWS: dict[str, tuple[str, str]] = {
     # table: (column, what a person may do with their own rows)
     "position": ("participant", "INSERT, UPDATE, DELETE"),
     "model_choice": ("participant", "INSERT, UPDATE, DELETE"),
+    "preference_event": ("participant", "INSERT"),  # appended to, never changed
     "buffer_state": ("participant", "INSERT, UPDATE, DELETE"),
     "editor_session": ("participant", "INSERT, UPDATE, DELETE"),
     "trace_entry": ("participant", "INSERT"),

@@ -326,6 +326,25 @@ class ModelChoice(Base):
         primary_key = pw.CompositeKey("participant", "tree")
 
 
+class PreferenceEvent(Base):
+    """What a participant was shown and what they chose (v13): a suggestion shown,
+    accepted (whole or partly) or dismissed, a sibling picked in a picker, a switch, a
+    prune, a rating, a bookmark, an edit of model text. ``shown`` is the node ids in the
+    order they were displayed; ``parent`` the branch point the nodes continue."""
+
+    id = pw.AutoField()
+    participant = pw.CharField(index=True)
+    tree = pw.CharField(index=True)
+    kind = pw.CharField()
+    parent = pw.CharField(null=True)
+    node = pw.CharField(null=True)  # the node acted on
+    shown = JSONField(null=True)  # [node id] as displayed
+    chosen = pw.CharField(null=True)
+    rejected = JSONField(null=True)  # [node id]
+    detail = JSONField(null=True)  # how much was accepted, the rating, an edit's two texts
+    created = pw.FloatField()
+
+
 MODELS: tuple[type[Base], ...] = (
     Meta, Participant, Tree, Node, Edge, EdgeSource, Document, Link, Position, Pin, Stash,
     TraceEntry, RawResponse, Generation, BranchLock, Change,
@@ -337,3 +356,4 @@ V5_MODELS: tuple[type[Base], ...] = (EditorSession,)
 V6_MODELS: tuple[type[Base], ...] = (Media,)
 V8_MODELS: tuple[type[Base], ...] = (NodeTokens,)
 V12_MODELS: tuple[type[Base], ...] = (ModelChoice,)
+V13_MODELS: tuple[type[Base], ...] = (PreferenceEvent,)

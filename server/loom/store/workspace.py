@@ -38,6 +38,8 @@ from loom.store.feed import ChangeCursor, ChangeListener, listen
 from loom.store.orm import pw
 from loom.store.participants import HUMAN, SUBJECT, Participants
 from loom.store.positions import Positions
+from loom.store.preferences import Event as PreferenceEvent
+from loom.store.preferences import Preferences
 from loom.store.repository import Clock, Repository
 from loom.store.schema import (
     BufferState,
@@ -193,9 +195,10 @@ class Workspace:
         self._summary_queue = SummaryQueue(db, clock, self.log_change)
         self._documents = Documents(db, clock, self.log_change,
                                     self._summary_queue.enqueue_summary)
+        self._preferences = Preferences(db, clock)
         self._repositories: tuple[Repository, ...] = (
             self._participants, self._sessions, self._positions, self._summary_queue,
-            self._documents)
+            self._documents, self._preferences)
         self.clock = clock
 
     @property
@@ -1187,6 +1190,24 @@ class Workspace:
 
     def choose_model(self, participant: Participant, tree: Tree, profile: str | None) -> None:
         self._positions.choose_model(participant, tree, profile)
+
+    # ── the preference log (store/preferences.py) ─────────────────────────────
+    def record_preference(self, participant: Participant, tree: Tree, kind: str,
+                          **fields: Any) -> int:
+        """Append a preference event (``parent``, ``node``, ``shown``, ``chosen``,
+        ``rejected``, ``detail``: :meth:`Preferences.record`); its id."""
+        return self._preferences.record(participant.id, tree.id, kind, **fields)
+
+    def preference_events(self, trees: Iterable[str] | None = None,
+                          participant: str | None = None,
+                          kinds: Iterable[str] | None = None) -> list[PreferenceEvent]:
+        """The recorded events (of trees, a participant id, kinds), oldest first."""
+        return self._preferences.events(trees, participant, kinds)
+
+    def chosen_among(self, participant: Participant, parents: Sequence[str]) -> set[str]:
+        """The branch points among ``parents`` whose children the participant has chosen
+        between."""
+        return self._preferences.chosen_among(participant.id, parents)
 
     def has_position(self, participant: Participant, tree: Tree) -> bool:
         """Whether ``participant`` has been placed in ``tree`` (else :meth:`position` gives

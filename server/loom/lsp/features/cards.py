@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from loom.lsp.documents import Documents
+from loom.lsp.features import blind
 from loom.model import marks
 from loom.render.formats import node_header
 from loom.render.text import one_line, plural, relative_time
@@ -47,16 +48,17 @@ def summary_label(source: str | None) -> str:
 _NOT_SHOWN = frozenset({"n", "logprobs", "profile", "models", "replay_of", "replay_matched"})
 
 
-def generation_lines(docs: Documents, node: Node) -> list[str]:
+def generation_lines(docs: Documents, node: Node, hidden: bool = False) -> list[str]:
     """How a model made the node: model, parameters, tokens, latency, when; and the other
-    continuations its request made."""
+    continuations its request made. ``hidden``: the model is not named (a blind tree)."""
     ws = docs.ws
     gen, batch = ws.request_batch(node)
     if gen is None:
         return []
     params = dict(gen.params or {})
     usage = dict(gen.usage or {})
-    parts = [f"`{gen.model}`" + (f" via {gen.provider}" if gen.provider else "")]
+    parts = [blind.HIDDEN if hidden else
+             f"`{gen.model}`" + (f" via {gen.provider}" if gen.provider else "")]
     for key, value in sorted(params.items(), key=lambda kv: kv[0] != "temperature"):
         if key not in _NOT_SHOWN and value is not None and value != []:
             shown = " ".join(map(json.dumps, value)) if isinstance(value, list) else value
@@ -105,7 +107,8 @@ def mark_line(node: Any) -> str:
 def node_card(docs: Documents, node: Node) -> str:
     """The hover card of a node, as Markdown."""
     ws = docs.ws
-    header = node_header(node.label, ws.participant_name(node.author_id),
+    hidden = blind.hides(ws, docs.participant, node)
+    header = node_header(node.label, "model" if hidden else ws.participant_name(node.author_id),
                          relative_time(node.created, ws.clock()), node.depth)
     lines = [f"**{header}**", ""]
     text = excerpt(node.content)
@@ -113,12 +116,15 @@ def node_card(docs: Documents, node: Node) -> str:
     summary = (node.summary or "").strip()
     if summary and one_line(summary) != one_line(node.content):
         lines += ["", f"*{summary_label(node.summary_source).capitalize()}:* {summary}"]
-    gen = generation_lines(docs, node)
+    gen = generation_lines(docs, node, hidden)
     if gen:
         lines += ["", *gen]
     marked = mark_line(node)
     if marked:
         lines += ["", marked]
+    judged = marks.judge_line(node.extra)  # the exploration judge's (→ explore)
+    if judged:
+        lines += ["", f"Judge: {judged}"]
     conts = ws.count_children(node.id)
     anns = ws.count_children(node.id, "annotation")
     links = ws.count_links(node.id)

@@ -14,6 +14,7 @@ from lsprotocol import types as lsp
 
 from loom.lsp.buffer import BufferSession
 from loom.lsp.documents import Documents, OpenDoc, copy_segments
+from loom.lsp.features import blind
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
 from loom.lsp.legend import TOKEN_TYPES
 from loom.lsp.positions import TextDoc, units
@@ -451,7 +452,9 @@ def positions_for(docs: Documents, doc: OpenDoc) -> dict[str, tuple[int, int]]:
 def models_for(docs: Documents, doc: OpenDoc) -> dict[str, str]:
     """The model of every node on the document's path whose siblings come from several
     (``sibling_models``), cached like ``positions_for``."""
-    return _per_path(_MODELS, docs, doc, sibling_models)
+    made = _per_path(_MODELS, docs, doc, sibling_models)
+    # a blind tree names them only once the writer has chosen among the siblings
+    return blind.visible_models(docs.ws, docs.participant, doc.tree, made)
 
 
 def _per_path(cache: dict[str, Any], docs: Documents, doc: OpenDoc,

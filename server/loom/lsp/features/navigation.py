@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import random
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -14,14 +16,17 @@ from loom.commands import ast
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.documents import OpenDoc
-from loom.lsp.features import cards, lookup
+from loom.lsp.features import blind, cards, lookup
 from loom.lsp.features.editing import Editing, base_segments
 from loom.lsp.features.moves import Moves
 from loom.lsp.host import Host
 from loom.lsp.positions import TextDoc
 from loom.model import permissions as perms
+from loom.model import preferences as prefs
 from loom.store.schema import Node
 from loom.uris import node_uri, tree_uri
+
+log = logging.getLogger(__name__)
 
 #: How long a move waits for a generation that has finished to land in the buffer.
 LANDING_WAIT_S = 10.0
@@ -32,6 +37,9 @@ class Navigation:
         self.host = host
         self.editing = editing
         self.moves = Moves(host, self._follow)
+        #: (uri, branch point) → the siblings' ids in the order the picker showed them,
+        #: until one is picked (the preference log records the order with the pick)
+        self._shown: dict[tuple[str, str], list[str]] = {}
 
     def node(self, doc: OpenDoc, ref: str) -> Node:
         """A node of the document's tree (never another tree's, whatever id is sent)."""
@@ -111,9 +119,12 @@ class Navigation:
         if node.parent is None:
             return Result.failure("NOT_FOUND", "the root has no siblings")
         parent = ws.node(node.parent)
-        ids = ws.continuation_ids([parent.id]).get(parent.id, [])
+        ids = self._showing(uri, doc, parent.id,
+                            ws.continuation_ids([parent.id]).get(parent.id, []), offset)
         here = node.id if node.id in ids else node.version_of
         page = lookup.page_of(len(ids), offset, limit)
+        hidden = blind.veiled(ws, host.docs.participant, doc.tree or parent.tree_id,
+                              [parent.id])
         siblings = ws.nodes_by_id(ids[page.offset:page.offset + page.limit])
         gens: dict[str, Any] = {}
         for gen in ws.generations([s.id for s in siblings]):
@@ -127,12 +138,13 @@ class Navigation:
             made = sizes.get(sib.id, 0) if gen is not None else 0
             out.append({
                 "id": sib.id, "localId": sib.local_id, "label": sib.label,
-                "author": names.get(sib.author_id) or ws.participant_name(sib.author_id),
+                "author": "model" if hidden and sib.author_type == "model" else
+                          names.get(sib.author_id) or ws.participant_name(sib.author_id),
                 "authorType": sib.author_type,
                 "index": i, "count": len(ids), "current": sib.id == here,
                 "text": sib.content, "excerpt": cards.excerpt(sib.content, 300),
                 "marks": cards.mark_line(sib),
-                "model": gen.model if gen is not None else None,
+                "model": None if gen is None else blind.HIDDEN if hidden else gen.model,
                 "request": made if made > 1 else None,
                 "children": kids.get((sib.id, "continuation"), 0),
                 "uri": node_uri(doc.tree or ws.tree(sib.tree_id), sib)})
@@ -155,6 +167,7 @@ class Navigation:
         result = host.execute_now(ast.Switch(node=target.id), host.actor(doc))
         if not result.ok:
             return result
+        self._record_pick(doc, target)
         await self._follow(doc)
         self.moves.moved(doc, before)
         ws = host.app.ws
@@ -162,6 +175,36 @@ class Navigation:
         k = next((i for i, s in enumerate(siblings, 1) if s.id == target.id), 1)
         return Result.success(f"✓ switched to [{target.label}] ({k}/{len(siblings)})",
                               node=target.id)
+
+    def _showing(self, uri: str, doc: OpenDoc, parent: str, ids: list[str], offset: int
+                 ) -> list[str]:
+        """The order the picker shows ``parent``'s children in: as stored, or (a tree
+        whose ``shuffle`` is on) a new random order for each showing, kept for its later
+        pages. Either way the order is kept for the pick's event."""
+        key = (uri, parent)
+        kept = self._shown.get(key)
+        if offset > 0 and kept is not None and sorted(kept) == sorted(ids):
+            return kept
+        order = list(ids)
+        tree = self.host.app.ws.tree_or_none(doc.tree.id) if doc.tree is not None else None
+        if tree is not None and prefs.shuffles(tree.extra):
+            random.shuffle(order)
+        self._shown[key] = order
+        return order
+
+    def _record_pick(self, doc: OpenDoc, target: Node) -> None:
+        """A sibling chosen in the picker: logged with the order it showed them in."""
+        shown = self._shown.pop((doc.uri, target.parent or ""), None)
+        if shown is None or doc.tree is None or target.id not in shown:
+            return
+        try:
+            self.host.app.ws.record_preference(
+                self.host.docs.participant, doc.tree, prefs.SIBLING_PICK,
+                parent=target.parent, node=target.id, shown=shown, chosen=target.id,
+                rejected=[i for i in shown if i != target.id],
+                detail={"slot": shown.index(target.id) + 1})
+        except Exception:  # the pick itself is done: a lost log line must not undo it
+            log.warning("could not record a sibling pick", exc_info=True)
 
     async def branch(self, uri: str, ref: str) -> Result:
         host = self.host

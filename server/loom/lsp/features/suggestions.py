@@ -20,6 +20,8 @@ after ctrl+right takes the rest of the suggestion shown before the word was spli
 from __future__ import annotations
 
 import asyncio
+import logging
+import random
 from dataclasses import dataclass
 
 from lsprotocol import types as lsp
@@ -32,11 +34,22 @@ from loom.lsp.features.editing import Editing
 from loom.lsp.features.generation import Generating
 from loom.lsp.host import Host
 from loom.lsp.ranges import offset_of, range_of
+from loom.model import preferences as prefs
 from loom.render.text import plural
 from loom.store.schema import Node
 
+log = logging.getLogger(__name__)
+
 #: How long an accept waits for the editor's own insertion of the text to arrive.
 INSERT_WAIT_S = 2.0
+
+
+@dataclass
+class Showing:
+    """Suggestions shown at a path's end: its tip and their ids in the order shown."""
+
+    tip: str
+    order: list[str]
 
 
 @dataclass
@@ -86,6 +99,8 @@ class Suggestions:
         #: word of the same suggestion moves that cut, so the head grows (one node, not a
         #: node per word)
         self._taking: dict[str, tuple[str, str]] = {}
+        #: uri → the suggestions shown there now (the preference log's showing)
+        self._showing: dict[str, Showing] = {}
 
     async def settled(self, uri: str) -> None:
         """Wait for an accept running in this document: until it has re-rendered the
@@ -111,8 +126,62 @@ class Suggestions:
         tip = ws.find_node(doc.view.tip.id)
         if tip is None:
             return []
-        return [Suggestion(c.id, c.label, c.content, end, offset) for c in ws.children(tip)
-                if c.content.startswith(typed) and len(c.content) > len(typed)]
+        children = ws.children(tip)
+        found = [Suggestion(c.id, c.label, c.content, end, offset) for c in children
+                 if c.content.startswith(typed) and len(c.content) > len(typed)]
+        # (a suggestion the editor has just inserted, its accept on the way, is no dismissal)
+        taken = any(typed.startswith(c.content) for c in children)
+        return self._present(doc, tip, found, typed if not taken else "")
+
+    def _present(self, doc: OpenDoc, tip: Node, found: list[Suggestion], typed: str
+                 ) -> list[Suggestion]:
+        """``found`` in the order of this showing, recorded in the preference log when a
+        showing begins: a new tip or a new suggestion begins one (a tree whose
+        ``shuffle`` is on gets a new random order then); typing that narrows the
+        suggestions keeps it. Typing that leaves none dismisses them."""
+        showing = self._showing.get(doc.uri)
+        ids = [f.node for f in found]
+        if showing is not None and showing.tip == tip.id and set(ids) <= set(showing.order):
+            if not ids and typed:
+                self._showing.pop(doc.uri, None)
+                self._log(doc, prefs.SUGGESTION_DISMISSED, showing, how="typed over")
+            place = {nid: i for i, nid in enumerate(showing.order)}
+            return sorted(found, key=lambda f: place[f.node])
+        if not found:
+            return found
+        ws = self.host.app.ws
+        tree = ws.tree_or_none(doc.tree.id) if doc.tree is not None else None
+        if tree is not None and prefs.shuffles(tree.extra):
+            random.shuffle(found)
+        showing = self._showing[doc.uri] = Showing(tip.id, [f.node for f in found])
+        self._log(doc, prefs.SUGGESTION_SHOWN, showing)
+        return found
+
+    def _log(self, doc: OpenDoc, kind: str, showing: Showing, chosen: str | None = None,
+             **detail: object) -> None:
+        """One preference event about ``showing`` (never failing the editor's request)."""
+        if doc.tree is None:
+            return
+        rejected = None if kind == prefs.SUGGESTION_SHOWN else \
+            [i for i in showing.order if i != chosen]
+        try:
+            self.host.app.ws.record_preference(
+                self.host.docs.participant, doc.tree, kind, parent=showing.tip,
+                node=chosen, shown=showing.order, chosen=chosen, rejected=rejected,
+                detail=dict(detail) or None)
+        except Exception:
+            log.warning("could not record %s", kind, exc_info=True)
+
+    def dismiss(self, uri: str) -> Result:
+        """The writer dismissed the suggestions shown (``loom.dismissSuggestion``: Escape
+        on ghost text): logged, and the next showing is a new one."""
+        doc = self.host.docs.ensure(uri)
+        showing = self._showing.pop(uri, None)
+        if showing is None:
+            return Result.success("✓ no suggestions shown", dismissed=[])
+        self._log(doc, prefs.SUGGESTION_DISMISSED, showing, how="dismissed")
+        return Result.success(f"✓ dismissed {plural(len(showing.order), 'suggestion')}",
+                              dismissed=showing.order)
 
     def inline_list(self, doc: OpenDoc, position: lsp.Position) -> lsp.InlineCompletionList:
         """``textDocument/inlineCompletion``: ``items`` as ghost text, each accepted by
@@ -221,6 +290,14 @@ class Suggestions:
         self.editing.persist(doc)
         host.status(doc)
         host.refresh_decorations()
+        showing = self._showing.pop(uri, None)
+        if showing is None or showing.tip != (tip.id if tip is not None else None) \
+                or child.id not in showing.order:  # (accepted before it was ever shown)
+            showing = Showing(tip.id if tip is not None else "", [c.id for c in children])
+        self._log(doc, prefs.SUGGESTION_ACCEPTED, showing, child.id,
+                  how="whole" if len(accepted) == len(child.content) else "partial",
+                  accepted=len(accepted), length=len(child.content),
+                  slot=showing.order.index(child.id) + 1)
         shown = ws.node(target)
         part = "" if target == child.id else f" (the first {len(accepted)} characters)"
         return Result.success(f"✓ accepted [{shown.label}]{part}", node=target,

@@ -1,0 +1,47 @@
+"""Step 2 of parsing, the builder of ``explore`` (``→ explore from a7x2 depth:3 n:2
+judge:"…"``, ``→ explore stop``): its options read as the catalogue declares them; their
+bounds are the handler's to check (``LIMIT_EXCEEDED`` when it runs, as for ``continue``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from loom.commands.ast import Command, Explore
+from loom.commands.grammar.results import Args, Fail, usage
+from loom.commands.grammar.scan import as_read, target_node
+from loom.commands.grammar.vocabulary import Spec
+
+#: The options read as numbers (``from`` and ``judge`` are a node and text).
+_NUMBERS = ("depth", "n", "budget", "threshold")
+
+
+def _build_explore(a: Args, spec: Spec) -> Command | Fail:
+    if "stop" in a.flags:
+        if a.refs or a.strings or a.opts:
+            return Fail("explore stop takes nothing else", hint="→ explore stop")
+        return Explore(stop=True)
+    if len(a.strings) > 1 or (a.strings and "judge" in a.opts):
+        return Fail("explore takes one rubric", hint=usage(spec.tool))
+    start = target_node(a, spec, "from")
+    if isinstance(start, Fail):
+        return start
+    values: dict[str, object] = {}
+    for name in _NUMBERS:
+        if name in a.opts:
+            option = spec.tool.option(name)
+            assert option is not None
+            got = as_read(a.opts[name], option)
+            if isinstance(got, Fail):
+                return got
+            values[name] = got
+    rubric = a.opts.get("judge") or (a.strings[0] if a.strings else None)
+    if rubric is not None and not rubric.strip():
+        return Fail("judge: needs the rubric in quotes",
+                    hint='→ explore judge:"vivid, surprising, true to the characters"')
+    return Explore.model_validate({"from": start, "judge": rubric, **values})
+
+
+#: ``builders.build`` looks it up with the other verbs' builders.
+EXPLORE_BUILDERS: dict[str, Callable[[Args, Spec], Command | Fail]] = {
+    "explore": _build_explore,
+}

@@ -1,0 +1,107 @@
+"""``→ explore``'s pure parts: the grammar and canonical form, the judge's reply read into a
+score, the score in the tree overview."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from loom.agent.explore.judge import Verdict, messages, parse
+from loom.commands import ast
+from loom.commands.canonical import to_text
+from loom.commands.executor import parse_line
+from loom.commands.help import render_help_tool
+from loom.model import marks
+from loom.render import overview
+
+
+@pytest.mark.parametrize(("line", "canonical"), [
+    ("→ explore", "→ explore"),
+    ('→ explore from a7x2 depth:3 n:2 judge:"vivid and odd"',
+     '→ explore from a7x2 depth:3 n:2 judge:"vivid and odd"'),
+    ('→ explore a7x2 "vivid" budget:5000 threshold:6',
+     '→ explore from a7x2 budget:5000 threshold:6 judge:"vivid"'),
+    ("→ explore stop", "→ explore stop"),
+    ("→ autoloom levels:2 width:3", "→ explore depth:2 n:3"),
+    ('explore from a7x2 rubric:"true to Marie"', '→ explore from a7x2 judge:"true to Marie"'),
+])
+def test_parses_and_reads_back(line: str, canonical: str) -> None:
+    cmd = parse_line(line)
+    assert isinstance(cmd, ast.Explore), cmd
+    assert to_text(cmd) == canonical
+    assert parse_line(to_text(cmd)) == cmd
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("→ explore depth:x", 'depth must be a whole number, got "x"'),
+    ("→ explore stop a7x2", "explore stop takes nothing else"),
+    ('→ explore "a" "b"', "explore takes one rubric"),
+])
+def test_mistakes_are_said(line: str, message: str) -> None:
+    got = parse_line(line)
+    assert isinstance(got, ast.ParseError) and got.message == message
+
+
+def test_help_page() -> None:
+    page = render_help_tool("explore") or ""
+    assert page.startswith("explore — Let the collaborator explore")
+    assert "→ explore stop" in page
+
+
+@pytest.mark.parametrize(("reply", "verdict"), [
+    ("7/10 — vivid and odd", Verdict(7, "vivid and odd")),
+    ("Score: 8 - strong image", Verdict(8, "strong image")),
+    ("**6/10** reads well", Verdict(6, "reads well")),
+    ("I like it. 9 out of 10.", Verdict(9, "I like it")),
+    ("Rating: 7/10, vivid", Verdict(7, "vivid")),
+    ("3/10\nflat and repetitive", Verdict(3, "flat and repetitive")),
+    ("<think>2/10?</think>5/10 — fine", Verdict(5, "fine")),
+    ("7.6/10 — close", Verdict(8, "close")),
+    ("10 - perfect", Verdict(10, "perfect")),
+])
+def test_the_judges_reply_read(reply: str, verdict: Verdict) -> None:
+    assert parse(reply) == verdict
+
+
+@pytest.mark.parametrize("reply", ["This is great", "11/10 wow", "2026 was a year", ""])
+def test_a_reply_without_a_score_is_none(reply: str) -> None:
+    assert parse(reply) is None
+
+
+def test_the_request_holds_the_rubric_the_text_and_the_branch() -> None:
+    sent = messages("surprising", "x" * 5_000 + "The keeper climbed.", " The lamp was out.")
+    assert sent[0].role == "system" and "N/10" in sent[0].content
+    # one worked example (user, assistant), then the branch to judge
+    assert [m.role for m in sent] == ["system", "user", "assistant", "user"]
+    assert parse(sent[2].content) is not None
+    user = sent[3].content
+    assert user.startswith("Rubric: surprising\n")
+    assert "…" in user and "The keeper climbed.\n>>>" in user  # the end of a long text
+    assert "<<<\n The lamp was out.\n>>>" in user
+    assert len(user) < 3_400
+
+
+@dataclass
+class _Row:
+    id: str
+    label: str
+    text: str
+    by_model: bool
+    bookmarked: bool
+    extra: str | None
+    parent: str | None = None
+
+
+def test_the_overview_shows_the_score() -> None:
+    judged = json.dumps({"judge": {"score": 7, "reason": "alive", "rubric": "r"}})
+    rows = {"r": _Row("r", "r001", "The keeper climbed.", False, False, None),
+            "a": _Row("a", "a7x2", "The lamp was out.", True, False, judged, "r"),
+            "b": _Row("b", "b3k9", "Fog.", True, False, None, "r")}
+    drawn = overview.draw("Lighthouse", "buffer", "r", rows, {"r": ["a", "b"]}, ["r", "a"],
+                          "a").text
+    assert "[a7x2]* 7/10 › The lamp was out." in drawn
+    assert "[b3k9] › Fog." in drawn
+    assert marks.judge_line(judged) == "7/10 — alive"
+    assert marks.judge_line(None) is None
