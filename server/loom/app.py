@@ -43,6 +43,8 @@ class App:
         return self._executor
 
     _explorations: Any = field(default=None, repr=False)
+    #: listeners added before the explorations were made (``on_explore``)
+    _explore_listeners: list[Any] = field(default_factory=list, repr=False)
 
     def explorations(self) -> Explorations:
         """This process's explorations (``→ explore``), made on first use: what runs them
@@ -51,7 +53,17 @@ class App:
             from loom.agent.explore.service import Explorations
 
             self._explorations = Explorations(self.ws, self.executor)
+            for listener in self._explore_listeners:
+                self._explorations.add_listener(listener)
         return self._explorations
+
+    def on_explore(self, listener: Any) -> None:
+        """``listener(tree id, ExploreEvent)`` for each step of every exploration this
+        process runs, without importing the agent before the first ``→ explore``."""
+        if self._explorations is not None:
+            self._explorations.add_listener(listener)
+        else:
+            self._explore_listeners.append(listener)
 
     def me(self) -> Participant:
         """This process's participant, created on first use as a human. Only the human

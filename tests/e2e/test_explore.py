@@ -1,6 +1,7 @@
 """``→ explore`` end to end: a scripted subject model (OpenAI completions wire) and a
 scripted judge (chat wire) on the local fake server, through the real ``openai`` SDK; every
-step through the real executor and store (SQLite and PostgreSQL)."""
+step through the real executor and store (SQLite and PostgreSQL). Also across processes: a
+stop asked from another one, one exploration a tree, a crashed one blocking nothing."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from loom.agent.explore.search import ExploreEvent, LockWait
 from loom.agent.explore.service import Explorations
 from loom.commands import ast
 from loom.commands.context import Actor
+from loom.commands.executor import Executor
 from loom.llm import keys as llm_keys
 from loom.llm.config import ModelProfile
 from loom.llm.subject import ProviderSubject
@@ -24,8 +26,8 @@ from loom.lsp.views import tree_overview
 from loom.memory import operational as mem
 from loom.model import marks
 from loom.redact import forget_secrets
-from loom.store import reader
-from loom.store.schema import Node
+from loom.store import explore_log, reader
+from loom.store.schema import Change, Node
 from tests.e2e.fake_provider import (
     OPENAI_CHAT,
     OPENAI_COMPLETIONS,
@@ -246,7 +248,7 @@ def test_one_at_a_time_and_the_human_writes_elsewhere_meanwhile(world, fake) -> 
     fake.set_default(OPENAI_CHAT, lambda _req: openai_chat_stream("7/10 — fine"))
     assert run(world, f"→ explore from {explored.local_id} depth:2 n:1").ok
     again = run(world, "→ explore depth:1")
-    assert again.code == "CONFLICT" and "already being explored" in again.text
+    assert again.code == "CONFLICT" and "is already exploring [" in again.text
     committed: list[Any] = []
     during: list[bool] = []
 
@@ -292,3 +294,106 @@ def test_loom_agent_explore_prints_its_progress(world, fake, capsys) -> None:  #
     assert f"[{gulls.label}] 9/10 — alive" in out
     assert f"pruned [{fog.label}]" in out
     assert "✓ exploring from" in err and "1 pruned" in err and "depth 1 reached" in err
+
+
+# ── across processes: "another process" is a second executor with an explorer of its own
+# on the same database, which is all another process shares with this one (the CLI
+# subprocess against a language server is tests/lsp/test_exploring.py) ──
+def elsewhere(world: dict) -> Executor:
+    """An executor as another process has one: its own explorer, nothing running in it."""
+    app = world["app"]
+    other = Executor(world["ws"], app.executor.subject)
+    other.explorer = Explorations(world["ws"], other, profile=world["ex"].profile)
+    return other
+
+
+def slow_start(world: dict, fake: Any) -> None:
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(
+        texts("One very slow sentence that takes its time."), event_delay_s=0.3))
+    assert run(world, "→ explore depth:3 n:1").ok
+    deadline = time.monotonic() + 5
+    while not fake.requests_to(OPENAI_COMPLETIONS):
+        assert time.monotonic() < deadline, "the exploration never asked the model"
+        time.sleep(0.02)
+
+
+def test_a_stop_from_another_process_stops_it_cleanly(world, fake) -> None:  # type: ignore[no-untyped-def]
+    ws, tree, human, root = world["ws"], world["tree"], world["human"], world["root"]
+    before = Node.select().where(Node.tree == tree.id).count()
+    slow_start(world, fake)
+    began = time.monotonic()
+    stopped = elsewhere(world).execute("→ explore stop", Actor(human, tree))
+    took = time.monotonic() - began
+    assert stopped.ok, stopped.text
+    assert stopped.text.startswith(
+        f"✓ asked the exploration from [{root.label}] running in another process to stop: "
+        "it stopped, 0 nodes made, 0 scored, 0 pruned · "), stopped.text
+    assert stopped.data["elsewhere"] and stopped.data["ended"] == "stopped"
+    assert took < 5, took  # seen between steps: the continuation in flight was cancelled
+    done = finish(world)
+    assert done.ended == "stopped"
+    # nothing half-written, no lock left, nothing asked of the judge
+    assert Node.select().where(Node.tree == tree.id).count() == before
+    assert not ws.foreign_locks(tree.id, human)
+    assert not fake.requests_to(OPENAI_CHAT)
+    # the log: start, the stop (by the human), the end (saying who stopped it)
+    kinds = [c.kind for c in Change.select().where(
+        (Change.tree == tree.id) & Change.kind.startswith("explore.")).order_by(Change.seq)]
+    assert kinds == ["explore.start", "explore.stop", "explore.end"]
+    stop = Change.get((Change.tree == tree.id) & (Change.kind == "explore.stop"))
+    assert stop.actor == human.id and stop.entity == root.id
+    end = Change.get((Change.tree == tree.id) & (Change.kind == "explore.end"))
+    assert end.payload["stopped_by"] == human.id
+    assert explore_log.live_runs(ws, tree.id) == []
+    assert elsewhere(world).execute("→ explore stop", Actor(human, tree)).text == \
+        '✓ no exploration is running in "Lighthouse"'
+
+
+def test_one_exploration_a_tree_across_processes(world, fake) -> None:  # type: ignore[no-untyped-def]
+    tree, human, root = world["tree"], world["human"], world["root"]
+    slow_start(world, fake)
+    refused = elsewhere(world).execute("→ explore depth:1", Actor(human, tree))
+    assert refused.text == (f'✗ CONFLICT: collaborator is already exploring [{root.label}] '
+                            'in "Lighthouse"\n  hint: → explore stop ends it')
+    assert len(explore_log.live_runs(world["ws"], tree.id)) == 1  # the refused one logged none
+    assert run(world, "→ explore stop").ok
+    finish(world)
+    fake.set_default(OPENAI_COMPLETIONS, lambda _req: openai_completion_stream(texts("Fog.")))
+    fake.set_default(OPENAI_CHAT, lambda _req: openai_chat_stream("7/10 — fine"))
+    other = elsewhere(world)
+    assert other.execute("→ explore depth:1 n:1", Actor(human, tree)).ok  # free again
+    other.explorer.wait(tree, 20)  # type: ignore[union-attr]
+    assert other.explorer.running(tree) is None  # type: ignore[union-attr]
+
+
+def test_a_crashed_exploration_blocks_nothing(world, fake) -> None:  # type: ignore[no-untyped-def]
+    ws, tree, root = world["ws"], world["tree"], world["root"]
+    collaborator = ws.ensure_participant("collaborator", "model", "collaborator",
+                                         ["loom_aware", "loom_write", "loom_generate"])
+    dead = ws.open_session(collaborator)
+    explore_log.log_start(ws, tree.id, root.id, collaborator.id, dead, explorer="collaborator")
+    assert len(explore_log.live_runs(ws, tree.id)) == 1
+    ws.close_session(dead)  # as a restarted editor finds a dead process's session
+    assert explore_log.live_runs(ws, tree.id) == []
+    explore_log.log_start(ws, tree.id, root.id, collaborator.id, "no-such-session")
+    fake.set_default(OPENAI_CHAT, lambda _req: openai_chat_stream("7/10 — fine"))
+    assert run(world, "→ explore depth:1 n:1").ok
+    assert finish(world).made == 1
+
+
+def test_continues_sampling_reaches_each_continue(world, fake) -> None:  # type: ignore[no-untyped-def]
+    fake.set_default(OPENAI_CHAT, lambda _req: openai_chat_stream("7/10 — fine"))
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(texts("Gulls.")),
+                openai_completion_stream(texts("Fog.")))
+    started = run(world, "→ explore depth:2 n:1 temperature:0.25 tokens:30 seed:7")
+    assert started.ok, started.text
+    assert finish(world).made == 2
+    asked = [r.json for r in fake.requests_to(OPENAI_COMPLETIONS)]
+    assert len(asked) == 2
+    assert all(a["temperature"] == 0.25 and a["max_tokens"] == 30 and a["seed"] == 7
+               for a in asked), asked
+    assert run(world, "→ explore temperature:5").text.startswith(
+        "✗ LIMIT_EXCEEDED: temperature must be between 0 and 2")
+    # a model no profile names: said at the start, not at each continue
+    assert run(world, "→ explore model:other").text.startswith(
+        '✗ INVALID_SYNTAX: no model named "other"')

@@ -26,6 +26,11 @@ from loom.render import overview
     ("→ explore stop", "→ explore stop"),
     ("→ autoloom levels:2 width:3", "→ explore depth:2 n:3"),
     ('explore from a7x2 rubric:"true to Marie"', '→ explore from a7x2 judge:"true to Marie"'),
+    # continue's models and sampling, as continue writes them
+    ("→ explore depth:2 temp:0.7 model:haiku max-tokens:40",
+     "→ explore depth:2 model:haiku tokens:40 temperature:0.7"),
+    ('→ explore models:a,b seed:3 top_p:0.9 min_p:0.05 bias:"50256:-100"',
+     '→ explore models:a,b top_p:0.9 min_p:0.05 seed:3 logit_bias:"50256:-100"'),
 ])
 def test_parses_and_reads_back(line: str, canonical: str) -> None:
     cmd = parse_line(line)
@@ -38,6 +43,9 @@ def test_parses_and_reads_back(line: str, canonical: str) -> None:
     ("→ explore depth:x", 'depth must be a whole number, got "x"'),
     ("→ explore stop a7x2", "explore stop takes nothing else"),
     ('→ explore "a" "b"', "explore takes one rubric"),
+    ("→ explore model:a models:b", "model: and models: both name the models"),
+    ("→ explore temperature:hot", 'temperature must be a number, got "hot"'),
+    ('→ explore until:"."', 'unknown option "until:" for explore'),
 ])
 def test_mistakes_are_said(line: str, message: str) -> None:
     got = parse_line(line)

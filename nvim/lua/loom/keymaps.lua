@@ -26,7 +26,7 @@ K.list = {
   { name = "commit", key = "<leader>lw", desc = "commit" },
   { name = "tree", key = "<leader>lt", desc = "tree overview" },
   { name = "picture", key = "<leader>lg", desc = "the tree as a picture" },
-  { name = "cancel", key = "<leader>lx", desc = "cancel generation" },
+  { name = "cancel", key = "<leader>lx", desc = "cancel generation or exploration" },
   { name = "ask", key = "<leader>lq", desc = "ask the collaborator" },
   { name = "probabilities", key = "<leader>lp", desc = "token probabilities on/off" },
   { name = "suggest", key = "<leader>ls", desc = "suggest continuations (ghost text)" },

@@ -275,6 +275,10 @@ class Explore(_Command):
     budget: int | None = None
     threshold: int | None = None
     stop: bool = False
+    #: what each of its ``continue``s asks beyond ``n``, as ``continue`` reads them: the
+    #: models by name as typed (``model:X``, ``models:a,b``) and the sampling options
+    models: tuple[str, ...] = ()
+    sampling: Sampling = Field(default_factory=Sampling)
 
 
 # ── editor verbs ──────────────────────────────────────────────────────────────

@@ -154,17 +154,7 @@ def _parts(cmd: Command) -> list[str]:
             parts = ["continue"]
             if cmd.from_ is not None:
                 parts += ["from", ref_text(cmd.from_)]
-            if cmd.models:
-                many = len(cmd.models) > 1
-                names = ",".join(cmd.models)
-                bare = all(_BARE.fullmatch(m) for m in cmd.models)
-                parts.append(f"{'models' if many else 'model'}:"
-                             + (names if bare else quote(names)))
-            for option in TOOLS_BY_NAME["continue"].options:
-                value = getattr(cmd, option.name) if option.sampling else None
-                if value is not None:
-                    parts += [f"{option.name}:{shown}" for shown in _option_values(value)]
-            return parts
+            return parts + _models_and_sampling("continue", cmd.models, cmd)
         case Split():
             parts = ["split", ref_text(cmd.node), f"at:{cmd.at}"]
             return parts + ([f"alt:{quote(cmd.alt)}"] if cmd.alt is not None else [])
@@ -280,7 +270,23 @@ def _explore_parts(cmd: Explore) -> list[str]:
         value = getattr(cmd, name)
         if value is not None:
             parts.append(f"{name}:{value}")
-    return parts + ([f"judge:{quote(cmd.judge)}"] if cmd.judge is not None else [])
+    parts += [f"judge:{quote(cmd.judge)}"] if cmd.judge is not None else []
+    return parts + _models_and_sampling("explore", cmd.models, cmd.sampling)
+
+
+def _models_and_sampling(verb: str, models: tuple[str, ...], sampling: object) -> list[str]:
+    """``model:x`` or ``models:a,b``, then the sampling options ``verb`` declares."""
+    parts = []
+    if models:
+        names = ",".join(models)
+        bare = all(_BARE.fullmatch(m) for m in models)
+        parts.append(f"{'models' if len(models) > 1 else 'model'}:"
+                     + (names if bare else quote(names)))
+    for option in TOOLS_BY_NAME[verb].options:
+        value = getattr(sampling, option.name) if option.sampling else None
+        if value is not None:
+            parts += [f"{option.name}:{shown}" for shown in _option_values(value)]
+    return parts
 
 
 def _preview(text: str) -> str:

@@ -159,6 +159,42 @@ def _node(description: str, *aliases: str) -> Option:
 _TREE = Option("tree", "", value="tree")  # accepted (delete, rename, search), not offered
 _SUMMARY_WORDS = ("summary", "brief", "overview")
 
+#: ``continue``'s choice of models, shared with ``explore`` (which passes them to each of its
+#: continues).
+_MODEL_OPTIONS: tuple[Option, ...] = (
+    Option("model", "which model continues (a profile name or its start)",
+           ("profile", "with-model"), value="model"),
+    Option("models", "several models at once, n each: models:a,b", ("profiles",),
+           value="model"),
+)
+#: ``continue``'s sampling options after ``n``, shared with ``explore`` (but ``stop``,
+#: there the flag that ends an exploration: ``_EXPLORE_SAMPLING``).
+_SAMPLING_OPTIONS: tuple[Option, ...] = (
+    Option("tokens", "max tokens each", ("max-tokens", "max_tokens", "length"),
+           hints=("20", "50", "100", "200"), reads="int", sampling=True,
+           limits=(1, 4096), limit_hint="short continuations (about 50 tokens) "
+           "are the norm: use tokens:50"),
+    Option("temperature", "sampling temperature (0-2)", ("temp",),
+           hints=("0.5", "0.8", "1", "1.2"), reads="float", sampling=True,
+           limits=(0, 2)),
+    Option("top_p", "only the likeliest tokens up to this probability mass (0-1)",
+           ("top-p", "topp", "nucleus"), hints=("0.9", "0.95", "1"), reads="float",
+           sampling=True, limits=(0, 1)),
+    Option("min_p", "drop tokens less likely than this share of the likeliest (0-1)",
+           ("min-p", "minp"), hints=("0.05", "0.1"), reads="float", sampling=True,
+           limits=(0, 1)),
+    Option("stop", "end each continuation where this text appears", ("until",),
+           value="text", hints=('"\\n"', '"\\n\\n"', '"."'), reads="stop",
+           sampling=True),
+    Option("seed", "the sampler's seed: the same seed, the same text where the "
+           "model allows", ("random-seed",), hints=("1", "42"), reads="int",
+           sampling=True, limits=(0, 2**31 - 1)),
+    Option("logit_bias", "push token ids up or down: \"id:bias,…\" (-100 to 100)",
+           ("logit-bias", "bias"), value="text", reads="bias", sampling=True),
+)
+_EXPLORE_SAMPLING = tuple(o for o in _SAMPLING_OPTIONS if o.name != "stop")
+
+
 TOOLS: tuple[Tool, ...] = (
     Tool(
         name="view", category="Navigation", permission="loom_aware",
@@ -344,33 +380,10 @@ TOOLS: tuple[Tool, ...] = (
         synonyms=("generate", "gen", "extend", "expand", "keep going"),
         options=(
             Option("from", "node to continue from", ("node",), value="node"),
-            Option("model", "which model continues (a profile name or its start)",
-                   ("profile", "with-model"), value="model"),
-            Option("models", "several models at once, n each: models:a,b", ("profiles",),
-                   value="model"),
+            *_MODEL_OPTIONS,
             Option("n", "how many (1-10)", ("count", "num", "number"),
                    hints=("1", "2", "3", "5", "10"), reads="int", sampling=True),
-            Option("tokens", "max tokens each", ("max-tokens", "max_tokens", "length"),
-                   hints=("20", "50", "100", "200"), reads="int", sampling=True,
-                   limits=(1, 4096), limit_hint="short continuations (about 50 tokens) "
-                   "are the norm: use tokens:50"),
-            Option("temperature", "sampling temperature (0-2)", ("temp",),
-                   hints=("0.5", "0.8", "1", "1.2"), reads="float", sampling=True,
-                   limits=(0, 2)),
-            Option("top_p", "only the likeliest tokens up to this probability mass (0-1)",
-                   ("top-p", "topp", "nucleus"), hints=("0.9", "0.95", "1"), reads="float",
-                   sampling=True, limits=(0, 1)),
-            Option("min_p", "drop tokens less likely than this share of the likeliest (0-1)",
-                   ("min-p", "minp"), hints=("0.05", "0.1"), reads="float", sampling=True,
-                   limits=(0, 1)),
-            Option("stop", "end each continuation where this text appears", ("until",),
-                   value="text", hints=('"\\n"', '"\\n\\n"', '"."'), reads="stop",
-                   sampling=True),
-            Option("seed", "the sampler's seed: the same seed, the same text where the "
-                   "model allows", ("random-seed",), hints=("1", "42"), reads="int",
-                   sampling=True, limits=(0, 2**31 - 1)),
-            Option("logit_bias", "push token ids up or down: \"id:bias,…\" (-100 to 100)",
-                   ("logit-bias", "bias"), value="text", reads="bias", sampling=True),
+            *_SAMPLING_OPTIONS,
         ),
         takes_node=True, quoted="node",
         variants=("→ continue n:[count]",),
@@ -664,6 +677,8 @@ READER_TOOLS: tuple[Tool, ...] = (
                    ("prune-below",), hints=("3", "5", "7"), reads="int",
                    limits=(0, 10), limit_hint="use threshold:0 (prune nothing) to "
                    "threshold:10"),
+            *_MODEL_OPTIONS,
+            *_EXPLORE_SAMPLING,
         ),
         takes_node=True, quoted="text",
         variants=("→ explore [localId] depth:[d]", '→ explore "[what makes a good branch]"'),

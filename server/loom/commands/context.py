@@ -84,6 +84,10 @@ class ExploreRequest:
     threshold: int
     #: who asked (the collaborator that explores may hold no more than they do)
     starter: Participant
+    #: what each ``→ continue`` of it asks beyond ``n``: the models (``model:``/``models:``)
+    #: and the sampling (``tokens:``, ``temperature:``…), as ``continue`` reads them
+    models: tuple[str, ...] = ()
+    sampling: Sampling | None = None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from loom.lsp.features.command_lines import CommandLines
     from loom.lsp.features.diagnostics import Diagnostics
     from loom.lsp.features.editing import Editing
+    from loom.lsp.features.exploring import Exploring
     from loom.lsp.features.files import Files
     from loom.lsp.features.generation import Generating
     from loom.lsp.features.identity import Identity
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
 FEATURES = frozenset({
     "diagnostics", "editing", "generation", "command_lines", "collaborator", "navigation",
     "library", "files", "identity", "probabilities", "suggestions", "semantic_results",
-    "sync", "outage"})
+    "sync", "outage", "exploring"})
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ class LoomServer(ClientHost):
     semantic_results: SemanticResults
     sync: ChangeSync
     outage: Outage
+    exploring: Exploring
 
     def __init__(self, db: str | None = None) -> None:
         super().__init__(db, "loom", __version__, protocol_cls=LoomProtocol,
@@ -156,6 +158,7 @@ class LoomServer(ClientHost):
         from loom.lsp.features.command_lines import CommandLines
         from loom.lsp.features.diagnostics import Diagnostics
         from loom.lsp.features.editing import Editing
+        from loom.lsp.features.exploring import Exploring
         from loom.lsp.features.files import Files
         from loom.lsp.features.generation import Generating
         from loom.lsp.features.identity import Identity
@@ -189,6 +192,7 @@ class LoomServer(ClientHost):
             self.outage = Outage(self, self._database_back)
             self.sync.outage = self.outage
             self.collaborator.after_turn = self.sync.catch_up
+            self.exploring = Exploring(self, self.work_done_progress)
         finally:
             self._building = False
 
@@ -199,6 +203,7 @@ class LoomServer(ClientHost):
             self.docs  # noqa: B018
             _settle_heap(collect=True)
             self.sync.start()
+            self.exploring.attach()
             atexit.register(_close_session, self)
             if self.identity.needs_grant():
                 self.spawn(self.identity.offer(), "ask what the participant may do")
@@ -325,6 +330,7 @@ async def shutdown(ls: LoomServer, params: Any = None) -> None:
         return
     ls.generation.cancel()
     ls.collaborator.stop(None)
+    ls.exploring.stop_all()
     await ls.protocol.drain()
     for doc in list(ls.docs.open.values()):
         ls.editing.persist(doc)
@@ -827,8 +833,11 @@ async def cmd_open(ls: LoomServer, a: A.OpenArgs) -> Result:
 
 @on.command("loom.cancel")
 def cmd_cancel(ls: LoomServer, a: A.Args) -> dict[str, Any]:
-    cancelled = ls.generation.cancel()
-    return {"ok": cancelled, "message": "✓ cancelling" if cancelled else "nothing to cancel"}
+    if ls.generation.cancel():
+        return {"ok": True, "message": "✓ cancelling"}
+    stopping = ls.exploring.stop_all()  # Neovim's way to cancel an exploration
+    return {"ok": stopping, "message": "✓ stopping the exploration" if stopping
+            else "nothing to cancel"}
 
 
 @on.command("loom.askCollaborator")

@@ -34,7 +34,8 @@ from loom.memory import operational as mem
 from loom.memory.counting import count_tokens
 from loom.model.sampling import Sampling
 from loom.render.text import preview
-from loom.store import reader
+from loom.store import explore_log, reader
+from loom.store.feed import ChangeCursor
 from loom.store.schema import Node
 from loom.store.workspace import Workspace
 
@@ -42,6 +43,10 @@ log = logging.getLogger(__name__)
 
 #: The judge's reply is one line: a score and a reason.
 JUDGE_TOKENS = 96
+#: How often a running exploration reads the change log for a stop asked by another
+#: process, and keeps its session alive (``store/sessions.SESSION_STALE_S`` is 30 s).
+WATCH_S = 0.25
+HEARTBEAT_S = 10.0
 
 
 @dataclass
@@ -59,6 +64,16 @@ EventSink = Callable[[ExploreEvent], None]
 
 
 @dataclass
+class Run:
+    """An exploration's place in the change log: the session it keeps alive (its run id in
+    ``explore.start``/``explore.end``) and a cursor from just before its start, on which it
+    sees a stop asked by another process (``explore.stop``)."""
+
+    session: str
+    cursor: ChangeCursor
+
+
+@dataclass
 class LockWait:
     """How long to wait for a branch someone else is generating or typing on."""
 
@@ -73,7 +88,8 @@ class Exploration:
 
     def __init__(self, ws: Workspace, executor: Executor, actor: Actor,
                  request: ExploreRequest, provider: Callable[[], Provider], judge_name: str,
-                 on_event: EventSink | None = None, locks: LockWait | None = None) -> None:
+                 on_event: EventSink | None = None, locks: LockWait | None = None,
+                 run: Run | None = None) -> None:
         self.ws = ws
         self.executor = executor
         self.actor = actor
@@ -92,6 +108,9 @@ class Exploration:
         self.judge_calls = 0
         self.failures: list[str] = []
         self.ended: str | None = None
+        self.log_run = run
+        #: who stopped it from another process (a participant id), if one did
+        self.stopped_by: str | None = None
 
     @property
     def spent(self) -> int:
@@ -107,6 +126,7 @@ class Exploration:
     def _emit(self, kind: str, text: str, **data: Any) -> None:
         if self.on_event is None:
             return
+        data.setdefault("summary", self.summary())  # the figures so far, for progress
         try:
             self.on_event(ExploreEvent(kind, text, data))
         except Exception:  # a listener's bug must not end the exploration
@@ -128,28 +148,64 @@ class Exploration:
             if self.ended is None:
                 self.ended = "stopped" if self.cancel.is_set() else "error"
             s = self.summary()
-            self._log("explore.end", made=s.made, scored=s.scored, pruned=s.pruned,
-                      spent=s.spent, budget=s.budget, ended=s.ended)
+            self._log_end(s)
             self._emit("done", f"explored from [{s.source}]: {s.made} made, {s.scored} "
                        f"scored, {s.pruned} pruned · {s.spent:,} of {s.budget:,} tokens "
-                       f"({self.ended})", summary=s)
+                       f"({self.ended})", summary=s, stopped_by=self.stopped_by)
             self.finished.set()
 
-    def _log(self, kind: str, **payload: Any) -> None:
-        """The exploration's start and end in the change log (``explore.start``,
-        ``explore.end``), so an editor in any process can say that one runs."""
-        r = self.request
+    def _log_end(self, s: ExploreSummary) -> None:
+        """``explore.end`` in the change log (its start was logged by ``Explorations``), so
+        every process sees that it ended, and its session closed."""
+        r, run = self.request, self.log_run
+        if run is None:  # not started through Explorations: no start was logged
+            return
         try:
-            self.ws.log_change(r.tree.id, kind, r.source.id, self.actor.participant.id,
-                               payload)
-        except Exception:  # the exploration stands without its log line
-            log.warning("could not log %s", kind)
+            explore_log.log_end(self.ws, r.tree.id, r.source.id, self.actor.participant.id,
+                                run.session, made=s.made, scored=s.scored, pruned=s.pruned,
+                                spent=s.spent, budget=s.budget, ended=s.ended,
+                                stopped_by=self.stopped_by)
+        except Exception:  # the exploration stands without its log line (its session
+            log.warning("could not log explore.end")  # closing says it ended all the same)
+        with contextlib.suppress(Exception):
+            self.ws.close_session(run.session)
+
+    async def _watch(self) -> None:
+        """Until the exploration ends: a stop asked from another process (``explore.stop``
+        in the change log) sets its cancel, as ``→ explore stop`` in this process does;
+        and its session's heartbeat says it still runs."""
+        run = self.log_run
+        if run is None:
+            return
+        loop = asyncio.get_running_loop()
+        beat = loop.time()
+        while not self.cancel.is_set():
+            await asyncio.sleep(WATCH_S)
+            try:
+                changes = await asyncio.to_thread(run.cursor.poll)
+                asked = explore_log.stop_asked(changes, run.session)
+                if asked is not None:
+                    self.stopped_by = asked.actor
+                    self.cancel.set()
+                if loop.time() - beat >= HEARTBEAT_S:
+                    beat = loop.time()
+                    await asyncio.to_thread(self.ws.heartbeat, run.session)
+            except Exception:  # the database away for a moment: the next read sees it
+                log.warning("could not read the change log for a stop", exc_info=True)
 
     async def _run(self) -> None:
+        watcher = asyncio.ensure_future(self._watch())
+        try:
+            await self._explore()
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+
+    async def _explore(self) -> None:
         r = self.request
-        await asyncio.to_thread(self._log, "explore.start", depth=r.depth, n=r.n,
-                                budget=r.budget, threshold=r.threshold, rubric=r.rubric)
-        self._emit("started", f"exploring from [{r.source.label}] depth:{r.depth} n:{r.n}")
+        self._emit("started", f"exploring from [{r.source.label}] depth:{r.depth} n:{r.n}",
+                   source=r.source.id, starter=r.starter.id)
         try:
             provider = redacting(self.make_provider())
         except ModelError as err:  # the judge cannot run here (a missing extra, …)
@@ -210,7 +266,10 @@ class Exploration:
         me = self.actor.participant
         if not await self._wait_for(parent):
             return None if self.cancel.is_set() else []
-        cmd = ast.Continue.model_validate({"from": parent.local_id, "n": self.request.n})
+        r = self.request
+        cmd = ast.Continue.model_validate({
+            **(r.sampling.chosen() if r.sampling else {}), "from": parent.local_id, "n": r.n,
+            "models": r.models})
         try:
             result = await asyncio.to_thread(self.executor.execute, cmd, self.actor, None,
                                              self.cancel)

@@ -4,11 +4,12 @@ returns at once, ``→ explore stop`` stops it and says what it did."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
 
-from loom.agent.explore.search import EventSink, Exploration, ExploreEvent, LockWait
+from loom.agent.explore.search import EventSink, Exploration, ExploreEvent, LockWait, Run
 from loom.agent.participant import AgentSpec, ensure_agent, may_start
 from loom.commands.context import Actor, ExploreRequest, ExploreSummary
 from loom.commands.executor import Executor
@@ -17,9 +18,11 @@ from loom.llm.base import ModelError, Provider
 from loom.llm.config import ModelProfile, resolve_profile
 from loom.llm.registry import make_provider
 from loom.model import permissions as perms
+from loom.render.text import quote
+from loom.store import explore_log
 from loom.store.backend import storage_error
 from loom.store.orm import pw
-from loom.store.schema import Tree
+from loom.store.schema import Participant, Tree
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -73,11 +76,18 @@ class Explorations:
             return self._running.get(tree.id)
 
     def start(self, request: ExploreRequest) -> ExploreSummary:
-        """Check who explores and with which judge, then start the thread."""
+        """Check who explores and with which judge, log the start (one exploration a tree
+        across processes), then start the thread."""
         tree = request.tree
-        if self.running(tree) is not None:
-            raise LoomError("CONFLICT", f'"{tree.title}" is already being explored',
-                            "→ explore stop ends it")
+        here = self.running(tree)
+        if here is not None:
+            raise _already(here.request.source.label, here.actor.participant.name, tree)
+        try:
+            elsewhere = explore_log.live_runs(self.ws, tree.id)
+        except pw.DatabaseError as err:
+            raise storage_error(err) from None
+        if elsewhere:
+            raise _already(elsewhere[0].label, elsewhere[0].explorer, tree)
         try:  # the collaborator may not do more than the person starting it
             may_start(self.ws, request.starter, self.spec)
             explorer = ensure_agent(self.ws, self.spec, by=request.starter)
@@ -93,20 +103,48 @@ class Explorations:
         except ModelError as err:
             raise LoomError("MODEL_ERROR", err.message, err.hint) from err
         factory = self.provider_factory
-        exploration = Exploration(
-            self.ws, self.executor, Actor(explorer, tree), request,
-            provider=lambda: factory(profile), judge_name=profile.model,
-            on_event=self._sink(tree.id), locks=self.locks)
-        thread = threading.Thread(target=exploration.run, daemon=True,
-                                  name=f"explore-{tree.id[:8]}")
         with self._guard:
             if tree.id in self._running and not self._running[tree.id].finished.is_set():
-                raise LoomError("CONFLICT", f'"{tree.title}" is already being explored',
-                                "→ explore stop ends it")
+                other = self._running[tree.id]
+                raise _already(other.request.source.label, other.actor.participant.name, tree)
+            run = self._log_start(request, explorer)
+            exploration = Exploration(
+                self.ws, self.executor, Actor(explorer, tree), request,
+                provider=lambda: factory(profile), judge_name=profile.model,
+                on_event=self._sink(tree.id), locks=self.locks, run=run)
+            thread = threading.Thread(target=exploration.run, daemon=True,
+                                      name=f"explore-{tree.id[:8]}")
             self._running[tree.id] = exploration
             self._threads[tree.id] = thread
         thread.start()
         return exploration.summary()
+
+    def _log_start(self, request: ExploreRequest, explorer: Participant) -> Run:
+        """``explore.start`` in the change log, under a session of its own that the
+        exploration keeps alive; CONFLICT when another process logged a start of this tree
+        first (the two checked the log at the same moment)."""
+        ws, tree, source = self.ws, request.tree, request.source
+        try:
+            cursor = ws.follow(tree=tree.id)  # before the start: a stop after it is seen
+            session = ws.open_session(explorer)
+            explore_log.log_start(
+                ws, tree.id, source.id, explorer.id, session, explorer=explorer.name,
+                starter=request.starter.name, **{"from": source.label}, depth=request.depth,
+                n=request.n, budget=request.budget, threshold=request.threshold,
+                rubric=request.rubric, models=list(request.models),
+                sampling=request.sampling.chosen() if request.sampling else {})
+            live = explore_log.live_runs(ws, tree.id)
+        except pw.DatabaseError as err:
+            raise storage_error(err) from None
+        mine = next((r for r in live if r.run == session), None)
+        first = next((r for r in live if mine is None or r.seq < mine.seq), None)
+        if first is not None and first.run != session:
+            with contextlib.suppress(Exception):
+                explore_log.log_end(ws, tree.id, source.id, explorer.id, session,
+                                    ended="refused: another exploration started first")
+                ws.close_session(session)
+            raise _already(first.label, first.explorer, tree)
+        return Run(session, cursor)
 
     def stop(self, tree: Tree) -> ExploreSummary | None:
         """Stop the tree's exploration, wait for its step in flight to end, say what it
@@ -138,3 +176,8 @@ class Explorations:
             exploration.cancel.set()
         for thread in threads:
             thread.join(timeout)
+
+
+def _already(label: str, explorer: str, tree: Tree) -> LoomError:
+    return LoomError("CONFLICT", f"{explorer} is already exploring [{label}] in "
+                     f"{quote(tree.title)}", "→ explore stop ends it")

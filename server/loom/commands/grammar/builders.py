@@ -38,10 +38,10 @@ from loom.commands.grammar.fuzzy import fuzzy
 from loom.commands.grammar.lexer import INT, RANGE, Tok, norm_ref
 from loom.commands.grammar.reader import READER_BUILDERS
 from loom.commands.grammar.results import Args, Fail, show, usage, use
+from loom.commands.grammar.sampling import models_named, sampling_given
 from loom.commands.grammar.scan import (
     as_choice,
     as_int,
-    as_read,
     limit_refs,
     one,
     ref_opt,
@@ -144,21 +144,14 @@ def _build_continue(a: Args, spec: Spec) -> Command | Fail:
     start = target_node(a, spec, "from")
     if isinstance(start, Fail):
         return start
-    values: dict[str, object] = {}
-    if "model" in a.opts and "models" in a.opts:
-        return Fail("model: and models: both name the models", hint="use one: models:a,b")
-    named = a.opts.get("model") or a.opts.get("models")
-    if named is not None:
-        models = tuple(m.strip() for m in named.split(",") if m.strip())
-        if not models:
-            return Fail("model: needs a model's name", hint="→ help continue lists them")
+    models = models_named(a, "continue")
+    if isinstance(models, Fail):
+        return models
+    values = sampling_given(a, spec)
+    if isinstance(values, Fail):
+        return values
+    if models is not None:
         values["models"] = models
-    for option in spec.tool.options:
-        if option.sampling and option.name in a.opts:
-            got = as_read(a.opts[option.name], option)
-            if isinstance(got, Fail):
-                return got
-            values[option.name] = got
     return Continue.model_validate({"from": start, **values})
 
 

@@ -8,10 +8,12 @@ from collections.abc import Callable
 
 from loom.commands.ast import Command, Explore
 from loom.commands.grammar.results import Args, Fail, usage
+from loom.commands.grammar.sampling import models_named, sampling_given
 from loom.commands.grammar.scan import as_read, target_node
 from loom.commands.grammar.vocabulary import Spec
 
-#: The options read as numbers (``from`` and ``judge`` are a node and text).
+#: Its own options read as numbers (``from`` and ``judge`` are a node and text; the models
+#: and the sampling are continue's, read as continue reads them).
 _NUMBERS = ("depth", "n", "budget", "threshold")
 
 
@@ -38,7 +40,14 @@ def _build_explore(a: Args, spec: Spec) -> Command | Fail:
     if rubric is not None and not rubric.strip():
         return Fail("judge: needs the rubric in quotes",
                     hint='→ explore judge:"vivid, surprising, true to the characters"')
-    return Explore.model_validate({"from": start, "judge": rubric, **values})
+    models = models_named(a, "explore")
+    if isinstance(models, Fail):
+        return models
+    sampling = sampling_given(a, spec)  # continue's, passed on to each continue
+    if isinstance(sampling, Fail):
+        return sampling
+    return Explore.model_validate({"from": start, "judge": rubric, **values,
+                                   "models": models or (), "sampling": sampling})
 
 
 #: ``builders.build`` looks it up with the other verbs' builders.

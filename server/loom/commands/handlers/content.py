@@ -42,7 +42,7 @@ def build_request(ctx: Ctx, source: Node, sampling: Sampling) -> ContinueRequest
     return ContinueRequest(tree, source, sampling, messages=messages, system=system)
 
 
-def _within_limits(sampling: Sampling) -> None:
+def within_limits(sampling: Sampling) -> None:
     """Each sampling option within the bounds its declaration gives."""
     for option in TOOLS_BY_NAME["continue"].options:
         value = getattr(sampling, option.name) if option.limits else None
@@ -54,7 +54,7 @@ def _within_limits(sampling: Sampling) -> None:
                             f"{high:,}", option.limit_hint or None)
 
 
-def _models(ctx: Ctx, typed: tuple[str, ...]) -> tuple[str, ...]:
+def named_models(ctx: Ctx, typed: tuple[str, ...]) -> tuple[str, ...]:
     """The profiles ``model:``/``models:`` name: each a name, or the start of just one."""
     if not typed:
         return ()
@@ -91,7 +91,7 @@ def choose_model(ctx: Ctx, cmd: ast.ChooseModel) -> Result:
     if cmd.profile is None:
         ctx.ws.choose_model(ctx.me, tree, None)
         return Result.success(f.ok("continue asks the default model here"), profile=None)
-    (name,) = _models(ctx, (cmd.profile,))
+    (name,) = named_models(ctx, (cmd.profile,))
     ctx.ws.choose_model(ctx.me, tree, name)
     return Result.success(f.ok(f"continue asks {name} in {quote(tree.title)}",
                                "model: in a command asks another for that command"),
@@ -105,7 +105,7 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
                         f"use n:{MAX_N} or less")
     if sampling.count < 1:
         raise LoomError("LIMIT_EXCEEDED", "n must be at least 1", "use n:1 to n:10")
-    _within_limits(sampling)
+    within_limits(sampling)
     source = ctx.resolve(cmd.from_)
     if source.kind == "annotation":
         raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation",
@@ -127,7 +127,7 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
     request = build_request(ctx, source, sampling)
-    request.models = _models(ctx, models) if models else _picked(ctx)
+    request.models = named_models(ctx, models) if models else _picked(ctx)
     if sampling.count * max(1, len(request.models)) > MAX_N:
         raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N} "
                         f"({len(request.models)} models × n:{sampling.count})",

@@ -7,13 +7,17 @@ every step a command through this executor. It returns at once."""
 
 from __future__ import annotations
 
+import time
+
 from loom.commands import ast
 from loom.commands.catalogue import TOOLS_BY_NAME
 from loom.commands.context import Ctx, ExploreRequest, ExploreSummary
+from loom.commands.handlers import content
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.render import formats as f
 from loom.render.text import plural, quote, thousands
+from loom.store import explore_log
 
 DEFAULT_DEPTH = 3
 DEFAULT_N = 2
@@ -21,10 +25,14 @@ DEFAULT_BUDGET = 20_000
 DEFAULT_THRESHOLD = 5
 DEFAULT_RUBRIC = ("a vivid, coherent continuation that follows from the text and opens "
                   "somewhere worth going")
+#: How long a stop asked of another process's exploration waits to see it end.
+STOP_ELSEWHERE_WAIT_S = 30.0
 
 
 def _within_limits(cmd: ast.Explore) -> None:
     for option in TOOLS_BY_NAME["explore"].options:
+        if option.sampling:
+            continue  # continue's own, checked as continue checks them (below)
         value = getattr(cmd, option.name, None) if option.limits else None
         if value is None or option.limits is None:
             continue
@@ -48,6 +56,8 @@ def explore(ctx: Ctx, cmd: ast.Explore) -> Result:
         raise LoomError("PERMISSION_DENIED", "a model cannot start an exploration",
                         "ask the human to → explore")
     _within_limits(cmd)
+    sampling = cmd.sampling
+    content.within_limits(sampling)
     source = ctx.resolve(cmd.from_)
     if source.kind == "annotation":
         raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation",
@@ -58,12 +68,18 @@ def explore(ctx: Ctx, cmd: ast.Explore) -> Result:
     if ctx.explorer is None:
         raise LoomError("MODEL_ERROR", "this front end cannot run explorations",
                         "run it from the editor or with loom agent TREE --explore")
+    models = content.named_models(ctx, cmd.models)  # each continue asks these by name
+    n = cmd.n or DEFAULT_N
+    if n * max(1, len(models)) > content.MAX_N:
+        raise LoomError("LIMIT_EXCEEDED", f"each continue would make {n * len(models)} "
+                        f"({len(models)} models × n:{n}); at most {content.MAX_N}",
+                        f"use n:{content.MAX_N // len(models)} or fewer models")
     request = ExploreRequest(
-        tree=tree, source=source, depth=cmd.depth or DEFAULT_DEPTH, n=cmd.n or DEFAULT_N,
+        tree=tree, source=source, depth=cmd.depth or DEFAULT_DEPTH, n=n,
         rubric=(cmd.judge or DEFAULT_RUBRIC).strip(),
         budget=cmd.budget or DEFAULT_BUDGET,
         threshold=DEFAULT_THRESHOLD if cmd.threshold is None else cmd.threshold,
-        starter=ctx.me)
+        starter=ctx.me, models=models, sampling=sampling)
     started = ctx.explorer.start(request)
     return Result.success(
         f.ok(f"exploring from {f.ref(source.label)} depth:{request.depth} n:{request.n} "
@@ -79,10 +95,49 @@ def _stop(ctx: Ctx) -> Result:
     tree = ctx.tree
     done = ctx.explorer.stop(tree) if ctx.explorer is not None else None
     if done is None:
-        return Result.success(f.ok(f"no exploration is running in {quote(tree.title)}"),
-                              stopped=False)
+        return _stop_elsewhere(ctx)
     lines = [f"✗ {x}" for x in done.failures[-5:]]
     return Result.success(
         f.ok(f"stopped exploring from {f.ref(done.source)}: {summary_line(done)}", *lines),
         stopped=True, made=done.made, scored=done.scored, pruned=done.pruned,
         spent=done.spent, ended=done.ended)
+
+
+def _stop_elsewhere(ctx: Ctx) -> Result:
+    """No exploration of the tree runs in this process: one running in another process
+    (the change log says so) is asked to stop with an ``explore.stop`` change, which it
+    reads between its steps; this waits a while to say what it did."""
+    tree = ctx.tree
+    live = explore_log.live_runs(ctx.ws, tree.id)
+    if not live:
+        return Result.success(f.ok(f"no exploration is running in {quote(tree.title)}"),
+                              stopped=False)
+    run = live[-1]
+    after = ctx.ws.last_change()
+    explore_log.log_stop(ctx.ws, run, tree.id, ctx.me.id)
+    asked = (f"asked the exploration from {f.ref(run.label)} running in another process "
+             "to stop")
+    deadline = time.monotonic() + STOP_ELSEWHERE_WAIT_S
+    end = explore_log.ended(ctx.ws, tree.id, run.run, after)
+    while end is None and time.monotonic() < deadline and not _cancelled(ctx):
+        time.sleep(0.1)
+        end = explore_log.ended(ctx.ws, tree.id, run.run, after)
+    if end is None:
+        return Result.success(f.ok(asked, "it stops once its step in flight ends"),
+                              stopped=True, elsewhere=True, ended=None)
+    figures = ExploreSummary(source=run.label, made=_int(end, "made"),
+                             scored=_int(end, "scored"), pruned=_int(end, "pruned"),
+                             spent=_int(end, "spent"), budget=_int(end, "budget"))
+    return Result.success(
+        f.ok(f"{asked}: it stopped, {summary_line(figures)}"), stopped=True, elsewhere=True,
+        made=figures.made, scored=figures.scored, pruned=figures.pruned,
+        spent=figures.spent, ended=end.get("ended"))
+
+
+def _cancelled(ctx: Ctx) -> bool:
+    return ctx.cancel is not None and ctx.cancel.is_set()
+
+
+def _int(payload: dict[str, object], key: str) -> int:
+    value = payload.get(key)
+    return value if isinstance(value, int) else 0

@@ -221,9 +221,10 @@ class ChangeSync:
 
 
 #: Change kinds that never alter what a path document shows: summaries (a background
-#: worker writes them by the thousand), locks, memory and the collaborator's turns.
+#: worker writes them by the thousand), locks, memory, the collaborator's turns and an
+#: exploration's start, end and stop (its nodes are changes of their own).
 _NOT_TEXT = ("node.summary", "tree.summary", "document.", "lock.", "memory.", "agent.turn",
-             "participant.", "link.")
+             "participant.", "link.", "explore.")
 
 
 def _changes_paths(kind: str, actor: str | None, me: str) -> bool:

@@ -1,0 +1,34 @@
+"""Step 2 of parsing, what ``continue`` and ``explore`` read alike: the models named
+(``model:X``, ``models:a,b``) and the sampling options (``tokens:``, ``temperature:``…), as
+their declarations in the catalogue say (``sampling=True``)."""
+
+from __future__ import annotations
+
+from loom.commands.grammar.results import Args, Fail
+from loom.commands.grammar.scan import as_read
+from loom.commands.grammar.vocabulary import Spec
+
+
+def models_named(a: Args, verb: str) -> tuple[str, ...] | Fail | None:
+    """The models ``model:``/``models:`` name, None when neither is given."""
+    if "model" in a.opts and "models" in a.opts:
+        return Fail("model: and models: both name the models", hint="use one: models:a,b")
+    named = a.opts.get("model") or a.opts.get("models")
+    if named is None:
+        return None
+    models = tuple(m.strip() for m in named.split(",") if m.strip())
+    if not models:
+        return Fail("model: needs a model's name", hint=f"→ help {verb} lists them")
+    return models
+
+
+def sampling_given(a: Args, spec: Spec) -> dict[str, object] | Fail:
+    """The sampling options given, read as the verb declares them, by name."""
+    values: dict[str, object] = {}
+    for option in spec.tool.options:
+        if option.sampling and option.name in a.opts:
+            got = as_read(a.opts[option.name], option)
+            if isinstance(got, Fail):
+                return got
+            values[option.name] = got
+    return values
