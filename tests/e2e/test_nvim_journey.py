@@ -7,9 +7,12 @@ The steps: the story on screen with the demo's guide (no hit-enter prompt); two 
 typed and saved; `→ continue n:3` saved (the save answers at once, the continuations land,
 the `→` line is gone); siblings cycled, the move undone and redone; the sibling picker;
 hover; bookmark, tag, search, prune; the probability toggle; suggestions taken a word at a
-time (one node grows); quit and reopen (the place and the text are kept). Each screen is
-written to ``$LOOM_JOURNEY_OUT`` (CI keeps them as artifacts) or the test's temporary
-directory."""
+time (one node grows); quit and reopen (the place and the text are kept); two models; an
+outside agent's note in the overview; `→ explore` (the collaborator grows the tree with the
+local model while the overview shows its branches and scores; `→ explore stop` ends it);
+a suggestion's word taken and the rest dismissed, found in `loom export-preferences`. Each
+screen is written to ``$LOOM_JOURNEY_OUT`` (CI keeps them as artifacts) or the test's
+temporary directory."""
 
 from __future__ import annotations
 
@@ -44,6 +47,8 @@ KEY_DELAY_S = 0.03  # a quick typist: ~30 characters a second
 P1 = "Marie set down her bag in the hall. Dust lay on everything, soft as flour."
 P2 = "She called out, though she knew that no one would answer."
 #: what no screen of the journey may show
+#: a branch the exploration's judge scored, in the overview: ``[a7x2] 7/10 › …``
+SCORED = re.compile(r"\]\*? (?:10|[0-9])/10 ›")
 BROKEN = ("Press ENTER", "E5108", "E5113", "Error detected", "assertion failed", "stack traceback",
           "INVALID_SYNTAX", "timeout")
 
@@ -185,6 +190,8 @@ def test_a_writers_first_hour_in_neovim(tmp_path: Path, out: Path) -> None:
             _journey(term, tree)
             _two_models(term, tree, served)
             _outside_agent(term, tree)
+            _exploration(term, tree)
+            _suggestions_chosen(term, tree)
         finally:
             term.kill()
 
@@ -409,3 +416,163 @@ def _outside_agent(term: Terminal, tree: Tree) -> None:
     term.keep("overview-after-the-agent", shown)
     assert tree.rows("SELECT count(*) FROM node n JOIN participant p ON p.id = n.author_id "
                      "WHERE p.name = 'scout' AND n.kind = 'annotation'") == [(1,)]
+
+
+def _exploration(term: Terminal, tree: Tree) -> None:
+    """`→ explore` typed and saved: the collaborator grows the tree with the local model
+    (each branch judged by it, weak ones pruned) while the overview, open above the path,
+    shows the new branches and their scores; `→ explore stop` saved ends it and says what
+    it did; in the database every branch it made is whole, and only judged ones are pruned."""
+    term.command("b#")  # (the overview of the step before took the window)
+    term.wait(lambda s: "your position" not in s, "the path again")
+    term.command("Loom model default")  # the local model again (the step before chose "served")
+    term.see("✓ continue asks")
+    assert tree.rows("SELECT profile FROM model_choice") in ([], [("local",)])
+    source = tree.tip()
+    term.keys("G", "o")
+    term.type('→ explore depth:5 n:2 budget:20000 judge:"vivid and consistent"')
+    term.keys("Escape")
+    term.command("w")
+    term.see(f"✓ exploring from [{source[1]}] depth:5 n:2")
+    term.keep("explore-started")
+    start = tree.wait(lambda: tree.rows("SELECT seq FROM change WHERE kind = 'explore.start'"),
+                      "explore.start in the change log", 10)
+    seq = start[0][0]  # type: ignore[index]
+
+    def made() -> list[tuple[str, str, int, str | None]]:
+        """The exploration's nodes so far: (id, label, pruned, extra), in the order made."""
+        return tree.rows("SELECT n.id, n.label, n.pruned, n.extra FROM change c JOIN node n "
+                         "ON n.id = c.entity WHERE c.kind = 'node.continuation' AND c.seq > ? "
+                         "ORDER BY c.seq", seq)
+
+    def ended() -> bool:
+        return bool(tree.rows("SELECT 1 FROM change WHERE kind = 'explore.end' AND seq > ?", seq))
+
+    # the overview above the path, watched as the exploration grows it
+    term.command("split")
+    term.command("Loom tree")
+    term.see("your position")
+
+    def shown_branches(screen: str) -> set[str]:
+        return {label for _id, label, pruned, _x in made() if not pruned and f"[{label}]" in screen}
+
+    first = term.wait(lambda s: len(shown_branches(s)) >= 1,
+                      "the exploration's first branches in the overview", 90)
+    seen = shown_branches(first)
+    term.keep("explore-first-branches", first)
+    scored = term.wait(lambda s: ended() or SCORED.search(s) is not None,
+                       "a judged branch with its score in the overview", 60)
+    if SCORED.search(scored):
+        term.keep("explore-a-score", scored)
+    grown = term.wait(lambda s: ended() or len(shown_branches(s) - seen) >= 1,
+                      "the overview growing (a branch it did not show before)", 60)
+    term.keep("explore-grown", grown)
+    assert ended() or shown_branches(grown) - seen, "the overview did not grow"
+
+    # → explore stop, saved in the path below
+    term.keys("C-w", "j")
+    term.keys("G", "o")
+    term.type("→ explore stop")
+    term.keys("Escape")
+    term.command("w")
+    stopped = term.wait(lambda s: "stopped exploring from" in s
+                        or "no exploration is running" in s, "the stop's summary", 45)
+    term.keep("explore-stopped", stopped)
+    tree.wait(ended, "explore.end in the change log", 30)
+    (end,) = tree.rows("SELECT c.payload, p.name FROM change c JOIN participant p "
+                       "ON p.id = c.actor WHERE c.kind = 'explore.end' AND c.seq > ?", seq)
+    summary, actor = json.loads(end[0]), end[1]
+    assert actor == "collaborator", end
+    if "stopped exploring from" in stopped:
+        assert summary["ended"] == "stopped", summary
+        assert squash(f"{summary['made']} nodes made, {summary['scored']} scored, "
+                      f"{summary['pruned']} pruned") in squash(stopped), (summary, stopped)
+    else:  # (the tiny judge ended it first: no branch of a level reached the threshold)
+        print(f"the exploration ended before the stop: {summary['ended']}")
+    nodes = made()
+    assert len(nodes) == summary["made"] >= 2, (nodes, summary)
+    # the subject's branches are the model's, the moves the collaborator's
+    assert {r[0] for r in tree.rows(
+        "SELECT p.name FROM node n JOIN participant p ON p.id = n.author_id WHERE n.id IN "
+        f"({','.join('?' * len(nodes))})", *[n[0] for n in nodes])} == {"model"}
+    judged = {nid: json.loads(extra)["judge"] for nid, _l, _p, extra in nodes
+              if extra and "judge" in json.loads(extra)}
+    assert len(judged) == summary["scored"], (judged, summary)
+    assert all(j["rubric"] == "vivid and consistent" and 0 <= j["score"] <= 10
+               for j in judged.values()), judged
+    pruned = [nid for nid, _l, p, _x in nodes if p]
+    assert len(pruned) == summary["pruned"], (pruned, summary)
+    # pruned are exactly the judged branches below the threshold (5): a branch is pruned in
+    # the step that scored it, so a stop never leaves a weak one standing
+    assert set(pruned) == {nid for nid, j in judged.items() if j["score"] < 5}, (pruned, judged)
+    for nid in pruned:  # pruned by the collaborator, through the executor (undoable)
+        assert ("collaborator",) in tree.rows(
+            "SELECT p.name FROM change c JOIN participant p ON p.id = c.actor "
+            "WHERE c.kind = 'node.flags' AND c.entity = ?", nid), nid
+    # nothing half-written: every branch is a whole generation, no lock is left held, and
+    # nothing was made after the end
+    assert tree.rows("SELECT count(*) FROM generation WHERE node IN "
+                     f"({','.join('?' * len(nodes))})", *[n[0] for n in nodes]) \
+        == [(len(nodes),)]
+    assert tree.rows("SELECT count(*) FROM branch_lock l JOIN participant p "
+                     "ON p.id = l.participant WHERE p.name = 'collaborator'") == [(0,)]
+    time.sleep(2)
+    assert len(made()) == len(nodes), "a branch landed after the exploration ended"
+    print(f"explored: {summary}")
+    term.keys("C-w", "k")
+    term.command("q")  # the overview's window closed; the path stays
+
+
+def _suggestions_chosen(term: Terminal, tree: Tree) -> None:
+    """Two suggestions: a word of one taken (<M-Right>), the rest of it dismissed (<M-h>);
+    `loom export-preferences` has the showing, the accept and the dismissal as the human's,
+    and a DPO pair whose chosen text is the word taken, over the other suggestion."""
+    here = tree.tip()
+    term.keys("G", "$")
+    term.command("Loom suggest 2 12")
+    term.see("✓ 2 suggestions", timeout=90)
+    offered = tree.children(here[0])
+    assert len(offered) >= 2, offered
+    term.keep("suggestions-to-choose-from")
+    term.keys("M-Right")
+    taken = tree.wait(lambda: tree.tip()[0] != here[0] and tree.tip(), "the word taken")
+    assert isinstance(taken, tuple)
+    time.sleep(1.5)  # (the rest of it offered again)
+    term.keep("a-word-taken")
+    term.keys("M-h")
+    human = tree.rows("SELECT id FROM participant WHERE name = 'human'")[0][0]
+
+    def events() -> list[dict]:
+        done = subprocess.run([sys.executable, "-m", "loom.cli", "--db", str(term.db),
+                               "export-preferences", "--format", "jsonl"], env=term.env,
+                              capture_output=True, text=True, timeout=60, check=True)
+        return [e for e in map(json.loads, done.stdout.splitlines())
+                if e["participant"] in (human, "human")]
+
+    dismissed = tree.wait(lambda: [e for e in events() if e["kind"] == "suggestion_dismissed"
+                                   and e["parent"] == taken[0]], "the dismissal logged", 20)
+    term.keep("the-rest-dismissed")
+    log = events()
+    shown = [e for e in log if e["kind"] == "suggestion_shown" and e["parent"] == here[0]]
+    accepted = [e for e in log if e["kind"] == "suggestion_accepted" and e["parent"] == here[0]]
+    assert shown and accepted, log[-5:]
+    accept = accepted[-1]
+    assert accept["detail"]["how"] == "partial" and accept["chosen"] in shown[-1]["shown"], accept
+    assert set(accept["rejected"]) == set(shown[-1]["shown"]) - {accept["chosen"]}, accept
+    assert isinstance(dismissed, list) and dismissed[-1]["detail"]["how"] == "dismissed"
+    assert dismissed[-1]["shown"] and not dismissed[-1]["chosen"], dismissed
+    # the pair: the prompt is the path up to the branch point, chosen the suggestion a word
+    # of which was taken (its node kept whole, pruned, when it was split there), rejected
+    # another one shown
+    chosen = tree.rows("SELECT content FROM node WHERE id = ?", accept["chosen"])[0][0]
+    assert chosen.startswith(taken[2]) and chosen in {t for _i, _l, t in offered}, \
+        (chosen, taken)
+    done = subprocess.run([sys.executable, "-m", "loom.cli", "--db", str(term.db),
+                           "export-preferences", "--format", "dpo"], env=term.env,
+                          capture_output=True, text=True, timeout=60, check=True)
+    pairs = [json.loads(x) for x in done.stdout.splitlines()]
+    others = {text for nid, _l, text in offered if nid != accept["chosen"]}
+    mine = [p for p in pairs if p["chosen"] == chosen and p["rejected"] in others]
+    assert mine and all(p["prompt"] for p in mine), (chosen, others, pairs[-3:])
+    print(f"preference export: {len(log)} events; pair chosen {chosen!r} over "
+          f"{mine[0]['rejected']!r}")
