@@ -9,6 +9,7 @@ sent before images existed). A file gone by send time becomes a line of text say
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,26 +33,25 @@ def _missing(part: ImagePart) -> dict[str, str]:
 
 def openai_message(message: ChatMessage) -> dict[str, Any]:
     """One message for the Chat Completions API: images as ``image_url`` data URLs."""
-    if not message.images or message.role != "user":
-        return {"role": message.role, "content": message.content}
-    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
-    for image in message.images:
-        data = _encoded(image)
-        parts.append(_missing(image) if data is None else
-                     {"type": "image_url",
-                      "image_url": {"url": f"data:{image.media_type};base64,{data}"}})
-    return {"role": message.role, "content": parts}
+    return _with_images(message, lambda image, data: {
+        "type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{data}"}})
 
 
 def anthropic_message(message: ChatMessage) -> dict[str, Any]:
     """One message for the Messages API: images as base64 ``image`` blocks."""
+    return _with_images(message, lambda image, data: {
+        "type": "image", "source": {"type": "base64", "media_type": image.media_type,
+                                    "data": data}})
+
+
+def _with_images(message: ChatMessage,
+                 block: Callable[[ImagePart, str], dict[str, Any]]) -> dict[str, Any]:
+    """A user message with images: its text, then each image as ``block`` makes it (a
+    text line for one whose file is gone); any other message as plain text."""
     if not message.images or message.role != "user":
         return {"role": message.role, "content": message.content}
     parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
     for image in message.images:
         data = _encoded(image)
-        parts.append(_missing(image) if data is None else
-                     {"type": "image", "source": {"type": "base64",
-                                                  "media_type": image.media_type,
-                                                  "data": data}})
+        parts.append(_missing(image) if data is None else block(image, data))
     return {"role": message.role, "content": parts}
