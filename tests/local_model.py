@@ -66,3 +66,13 @@ def local_model_session(env: dict[str, str]) -> tuple[Any, Any, Any]:
         return client.editor  # type: ignore[attr-defined]
 
     return db, client, editor
+
+
+def only_the_local_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No hosted key, base URL, profile override, keyring or config file: every purpose
+    resolves to the bundled local model."""
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LOOM_API_KEY", "LOOM_BASE_URL",
+                "LOOM_SUBJECT_PROFILE", "LOOM_SUMMARY_PROFILE", "LOOM_COLLABORATOR_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("LOOM_NO_KEYRING", "1")
+    monkeypatch.setenv("LOOM_CONFIG", str(tmp_path / "absent.toml"))

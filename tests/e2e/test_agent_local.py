@@ -15,18 +15,14 @@ from loom.app import open_app
 from loom.llm.config import resolve_profile
 from loom.llm.subject import configured_subject
 from loom.memory import operational as mem
-from tests.local_model import requires_local_model
+from tests.local_model import only_the_local_model, requires_local_model
 
 pytestmark = requires_local_model
 
 
 @pytest.fixture(autouse=True)
 def local_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LOOM_API_KEY", "LOOM_BASE_URL",
-                "LOOM_SUBJECT_PROFILE", "LOOM_SUMMARY_PROFILE", "LOOM_COLLABORATOR_PROFILE"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("LOOM_NO_KEYRING", "1")
-    monkeypatch.setenv("LOOM_CONFIG", str(tmp_path / "absent.toml"))
+    only_the_local_model(monkeypatch, tmp_path)
 
 
 def test_a_local_model_turn_completes(tmp_path: Path) -> None:
