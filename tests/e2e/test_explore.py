@@ -366,6 +366,41 @@ def test_one_exploration_a_tree_across_processes(world, fake) -> None:  # type: 
     assert other.explorer.running(tree) is None  # type: ignore[union-attr]
 
 
+def test_starts_at_the_same_moment_in_two_processes_run_one(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """Two processes start an exploration of the tree at once (each on its own connection,
+    released together): one runs, the other is refused; on PostgreSQL both could otherwise
+    log a start, miss the other's uncommitted one, and run."""
+    tree, human = world["tree"], world["human"]
+    fake.set_default(OPENAI_COMPLETIONS, lambda _req: openai_completion_stream(
+        texts("One very slow sentence that takes its time."), event_delay_s=0.3))
+    fake.set_default(OPENAI_CHAT, lambda _req: openai_chat_stream("7/10 — fine"))
+    for _round in range(4):
+        executors = [world["app"].executor, elsewhere(world)]
+        gate = threading.Barrier(2)
+        answers: list[Any] = [None, None]
+
+        def start(i: int, executors: list[Executor] = executors,
+                  gate: threading.Barrier = gate, answers: list[Any] = answers) -> None:
+            gate.wait()
+            answers[i] = executors[i].execute("→ explore depth:3 n:1", Actor(human, tree))
+
+        threads = [threading.Thread(target=start, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+        oks = [a.ok for a in answers]
+        assert sorted(oks) == [False, True], [a.text for a in answers]
+        refused = answers[oks.index(False)]
+        assert refused.text.startswith("✗ CONFLICT: collaborator is already exploring"), \
+            refused.text
+        assert len(explore_log.live_runs(world["ws"], tree.id)) == 1
+        winner = executors[oks.index(True)]
+        assert winner.execute("→ explore stop", Actor(human, tree)).ok
+        winner.explorer.wait(tree, 20)  # type: ignore[union-attr]
+        assert explore_log.live_runs(world["ws"], tree.id) == []
+
+
 def test_a_crashed_exploration_blocks_nothing(world, fake) -> None:  # type: ignore[no-untyped-def]
     ws, tree, root = world["ws"], world["tree"], world["root"]
     collaborator = ws.ensure_participant("collaborator", "model", "collaborator",

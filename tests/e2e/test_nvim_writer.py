@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import test_nvim_plugin as harness
-from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider, openai_completion_stream
+from tests.e2e.fake_provider import (
+    OPENAI_CHAT,
+    OPENAI_COMPLETIONS,
+    FakeProvider,
+    openai_chat_stream,
+    openai_completion_stream,
+)
 from tests.e2e.test_nvim_plugin import STORY_START, Demo, Editor, loom_cli, wait_for
 
 # the harness's fixtures, used here by name
@@ -74,7 +80,8 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvid
         config = tmp_path / "config.toml"
         config.write_text('[profiles.fake]\nprovider = "openai-compatible"\n'
                           f'model = "fake-base"\nbase_url = "{server.openai_base_url}"\n'
-                          '[defaults]\nsubject = "fake"\n', encoding="utf-8")
+                          '[defaults]\nsubject = "fake"\ncollaborator = "fake"\n',
+                          encoding="utf-8")
         monkeypatch.setenv("LOOM_CONFIG", str(config))
         monkeypatch.setenv("LOOM_API_KEY", "sk-test-not-a-secret")
         monkeypatch.setenv("LOOM_NO_KEYRING", "1")
@@ -500,6 +507,50 @@ def test_several_models_at_once_and_the_model_picker(fake: FakeProvider, editor:
     editor.cmd("Loom model default")
     wait_for(lambda: any("continue asks the default model" in m for m in editor.messages()),
              10, "the default again")
+
+
+def test_explore_from_the_node_under_the_cursor_then_stop_it(fake: FakeProvider,
+                                                              editor: Editor,
+                                                              demo: Demo) -> None:
+    """`:Loom explore OPTIONS` with the cursor on the story's first node: the collaborator
+    explores from that node (its progress in `vim.lsp.status()`); `:Loom explore stop`
+    ends it with nothing half-written. Without options it asks for the rubric."""
+    fake.set_default(OPENAI_COMPLETIONS, lambda _req: openai_completion_stream(
+        [" One slow sentence that takes its time, word by word."], event_delay_s=0.3))
+    fake.set_default(OPENAI_CHAT, lambda _req: openai_chat_stream("7/10 — it moves"))
+    first = demo.local_id(STORY_START)
+    nodes = demo.scalar("SELECT count(*) FROM node")
+    editor.open(demo.uri(demo.tip))
+    editor.set_cursor_on(STORY_START)
+    editor.cmd('Loom explore depth:2 n:1 judge:"vivid, and it moves"')
+    wait_for(lambda: any(m.startswith(f"✓ exploring from [{first}]")
+                         for m in editor.messages()), 10, f"✓ exploring from [{first}]")
+    wait_for(lambda: "exploring from" in str(editor.lua("return vim.lsp.status()")), 10,
+             "the exploration's progress in vim.lsp.status()")
+    wait_for(lambda: fake.requests_to(OPENAI_COMPLETIONS), 10, "the first continuation asked")
+    editor.cmd("Loom explore stop")
+    wait_for(lambda: any(m.startswith(f"✓ stopped exploring from [{first}]")
+                         for m in editor.messages()), 15, "✓ stopped exploring")
+    assert demo.scalar("SELECT count(*) FROM change WHERE kind = 'explore.end'") == 1
+    assert demo.scalar("SELECT count(*) FROM node") == nodes  # nothing half-written
+    assert demo.scalar("SELECT count(*) FROM branch_lock") == 0
+    # without options: the rubric asked, the defaults taken
+    editor.lua("""
+        vim.ui.input = function(opts, on_confirm)
+          _G.asked_for = opts.prompt
+          on_confirm('surprising "but" true')
+        end
+        return true""")
+    editor.cmd("Loom explore")
+    wait_for(lambda: demo.scalar("SELECT count(*) FROM change WHERE kind = 'explore.start'")
+             == 2, 10, "the second exploration started")
+    assert "What makes a good branch" in editor.lua("return _G.asked_for")
+    rubric = demo.scalar("SELECT payload FROM change WHERE kind = 'explore.start' "
+                         "ORDER BY seq DESC LIMIT 1")
+    assert "surprising 'but' true" in rubric and '"depth": 3' in rubric, rubric
+    editor.cmd("Loom cancel")  # as :Loom explore stop
+    wait_for(lambda: demo.scalar("SELECT count(*) FROM change WHERE kind = 'explore.end'")
+             == 2, 15, "the second exploration ended")
 
 
 def test_export_writes_the_other_looms_files_and_says_what_they_cannot_hold(

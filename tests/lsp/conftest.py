@@ -201,10 +201,14 @@ async def client(request: Any, lsp_client: LanguageClient, db: Path):  # type: i
 
 
 async def start_session(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
-                        participant: str | None = None, workspace: Path | None = None):
+                        participant: str | None = None, workspace: Path | None = None,
+                        experimental: dict[str, Any] | None = None):
     """Initialize a session as the named editor (acting as ``participant``, with
-    ``workspace`` as its folder); yields once the editor is ready."""
+    ``workspace`` as its folder, declaring ``experimental`` capabilities as Loom's own
+    extension does); yields once the editor is ready."""
     caps = client_capabilities(request.param)
+    if experimental is not None:
+        caps.experimental = experimental
     ws = caps.workspace or lsp.WorkspaceClientCapabilities()
     ws.text_document_content = lsp.TextDocumentContentClientCapabilities(
         dynamic_registration=False)
@@ -249,6 +253,10 @@ async def start_session(request: Any, lsp_client: LanguageClient, db: Path,  # t
     @lsp_client.feature("loom/treesChanged")
     def trees_changed(params: Any) -> None:
         ed.notifications.append(("loom/treesChanged", params))
+
+    @lsp_client.feature("loom/exploring")
+    def exploring(params: Any) -> None:
+        ed.notifications.append(("loom/exploring", params))
 
     options: dict[str, Any] = {"database": str(db), "documentProvider": "textDocumentContent",
                                "watchInterval": 0.2}

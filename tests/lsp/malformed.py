@@ -318,6 +318,12 @@ def cases() -> list[Case]:
     add("loom command", "stopCollaborator: argument a string", _cmd("loom.stopCollaborator",
                                                                     ["x"]))
     add("loom command", "cancel: three arguments", _cmd("loom.cancel", [1, 2, 3]))
+    add("loom command", "explore: options a number", _cmd("loom.explore", [{
+        "uri": "$uri", "options": 5}]))
+    add("loom command", "explore: options not an exploration's", _cmd("loom.explore", [{
+        "uri": "$uri", "options": "depth:many"}]))
+    add("loom command", "stopExploring: tree a number", _cmd("loom.stopExploring",
+                                                             [{"tree": 5}]))
 
     # ── the client answers the server's requests badly ──
     open_tree = _cmd("loom.open", [{"tree": "$tree"}])

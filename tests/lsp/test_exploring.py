@@ -2,7 +2,10 @@
 capabilities: the exploration shows as work-done progress (begin, cancellable, a report a
 step, the summary at the end); the editor's cancel stops it with nothing half-written; a
 ``loom do TREE "→ explore stop"`` in another process (the CLI) stops it; a start in
-another process while it runs is refused; ``model:`` and sampling reach the wire. The
+another process while it runs is refused; ``model:`` and sampling reach the wire. Loom's VS
+Code extension, which declares ``experimental.loomExplorationProgress``, is sent
+``loom/exploring`` instead (shown as a notification with Cancel, ``loom.stopExploring``);
+``loom.explore`` explores from the node at the cursor with the options as typed. The
 subject and the judge are the local fake provider, through the real SDK."""
 
 from __future__ import annotations
@@ -56,6 +59,16 @@ def fake() -> Iterator[FakeProvider]:
 async def client(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
                  fake: FakeProvider):
     async for _ in start_session(request, lsp_client, db):
+        yield
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV),
+                    params=["visual_studio_code"])
+async def extension(request: Any, lsp_client: LanguageClient, db: Path,  # type: ignore[no-untyped-def]
+                    fake: FakeProvider):
+    """VS Code with Loom's extension: it asks for ``loom/exploring``."""
+    async for _ in start_session(request, lsp_client, db,
+                                 experimental={"loomExplorationProgress": True}):
         yield
 
 
@@ -200,3 +213,79 @@ async def test_a_start_in_another_process_is_refused_while_it_explores(
     assert stop["ok"] and stop["message"] == "✓ stopping the exploration", stop
     await ended(editor, token, timeout=10)
     assert [k for k, _ in explore_log(editor)] == ["explore.start", "explore.end"]
+
+
+def exploring(editor: Editor) -> list[Any]:
+    return [p for m, p in editor.notifications if m == "loom/exploring"]
+
+
+async def test_the_extension_is_sent_notifications_and_its_cancel_stops_it(
+        extension: LanguageClient, fake: FakeProvider) -> None:
+    editor: Editor = extension.editor  # type: ignore[attr-defined]
+    slow(fake)
+    before = nodes(editor)
+    uri, res = await explore(editor, "depth:3 n:1")
+    assert res["ok"], res
+    await editor.wait_for(lambda: bool(exploring(editor)))
+    begin = exploring(editor)[0]
+    assert begin.kind == "begin" and re.fullmatch(r"Loom: exploring from \[\w+\]",
+                                                  begin.title), begin
+    assert begin.tree == uri.split("/")[-2] and begin.token.startswith("loom-explore-")
+    assert not reports(editor)  # no work-done progress besides: it would show twice
+    await editor.wait_for(lambda: bool(fake.requests_to(OPENAI_COMPLETIONS)), timeout=10)
+    # the notification's Cancel
+    stop = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="loom.stopExploring", arguments=[{"tree": begin.tree}]))
+    assert stop["ok"] and stop["message"] == "✓ stopping the exploration", stop
+    await editor.wait_for(lambda: exploring(editor)[-1].kind == "end", timeout=10)
+    end = exploring(editor)[-1]
+    assert end.token == begin.token and "(stopped)" in end.message and "0 made" in end.message
+    assert {p.token for p in exploring(editor)} == {begin.token}
+    assert [p.kind for p in exploring(editor)][1:-1] == ["report"] * (len(exploring(editor)) - 2)
+    await editor.wait_for(lambda: any(m.message.startswith("✓ stopped exploring from [")
+                                      for m in editor.client.messages))
+    assert nodes(editor) == before
+    traced = sql(editor.db, "SELECT p.name FROM trace_entry t JOIN participant p "  # type: ignore[arg-type]
+                            "ON p.id = t.participant WHERE t.command = '→ explore stop'")
+    assert traced == [("human",)]
+    # nothing to stop now: the executor says so
+    again = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="loom.stopExploring", arguments=[{"uri": uri}]))
+    assert again["ok"] and again["message"].startswith("✓ no exploration is running in"), again
+
+
+async def test_explore_from_the_node_at_the_cursor_with_the_options_as_typed(
+        editor: Editor, fake: FakeProvider) -> None:
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([" Rain.", " Wind."]))
+    fake.script(OPENAI_CHAT, openai_chat_stream("8/10 — alive"),
+                openai_chat_stream("6/10 — fine"))
+    uri = await open_demo(editor)
+    first = sql(editor.db, "SELECT id FROM node WHERE parent IS NULL")[0][0]  # type: ignore[arg-type]
+    res = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="loom.explore", arguments=[{
+            "uri": uri, "line": 0, "character": 3,
+            "options": "depth:many n:2"}]))
+    assert not res["ok"] and res["message"].startswith("✗ INVALID_SYNTAX"), res
+    assert not explore_log(editor)
+    res = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="loom.explore", arguments=[{
+            "uri": uri, "line": 0, "character": 3,
+            "options": 'depth:1  n:2\n judge:"vivid, and it moves"'}]))
+    assert res["ok"] and res["message"].startswith("✓ exploring from ["), res
+    await editor.wait_for(lambda: [k for k, _ in explore_log(editor)][-1:] == [
+        "explore.end"], timeout=20)
+    made = sql(editor.db, "SELECT n.parent, n.content FROM change c JOIN node n "  # type: ignore[arg-type]
+                          "ON n.id = c.entity WHERE c.kind = 'node.continuation' AND c.seq > "
+                          "(SELECT min(seq) FROM change WHERE kind = 'explore.start')")
+    assert sorted(made) == [(first, " Rain."), (first, " Wind.")]
+    (asked, _) = [r.json for r in fake.requests_to(OPENAI_CHAT)]
+    assert "vivid, and it moves" in str(asked["messages"])
+    traced = sql(editor.db, "SELECT command FROM trace_entry "  # type: ignore[arg-type]
+                            "WHERE command LIKE '→ explore from %'")
+    local = sql(editor.db, "SELECT local_id FROM node WHERE id = ?", first)[0][0]  # type: ignore[arg-type]
+    # the failed one is traced too, as any command
+    assert traced == [(f"→ explore from {local} depth:many n:2",),
+                      (f'→ explore from {local} depth:1 n:2 judge:"vivid, and it moves"',)]
+    bad = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="loom.explore", arguments=[{"uri": uri, "options": "depth:9"}]))
+    assert not bad["ok"] and "depth:1 to depth:6" in bad["message"], bad

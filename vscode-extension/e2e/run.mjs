@@ -16,10 +16,10 @@
 // model token shows its alternatives; the alternative's code action splits the node and
 // continues from it; "Loom: Toggle Token Probabilities" colours the tokens; `→ explore` saved
 // lets the collaborator grow the tree (a scripted chat model on the same server judges each
-// branch, the weak one is pruned, the overview shows the scores) and `→ explore stop` ends it
-// with nothing half-written; a suggestion accepted with Tab is in `loom export-preferences`
-// (shown, accepted, a DPO pair). Screenshots go
-// to --out (default /tmp/loom-vscode-e2e);
+// branch, the weak one is pruned, the overview shows the scores) and the Cancel of its
+// progress notification ends it with nothing half-written; suggestions dismissed with Escape,
+// then one accepted with Tab, are in `loom export-preferences` (shown, dismissed, accepted,
+// a DPO pair). Screenshots go to --out (default /tmp/loom-vscode-e2e);
 // on failure the code-server output and the extension's log are printed.
 // Exit code 0 on success, 1 on a failed check, 2 on a setup problem.
 
@@ -297,13 +297,30 @@ async function editorText() {
     const inGroup = [...document.querySelectorAll(".editor-group-container.active .monaco-editor .view-lines")];
     const ed = inGroup.find((el) => shown(el) && el.closest(".monaco-editor.focused"))
       ?? inGroup.find(shown) ?? inGroup[0] ?? document.querySelector(".monaco-editor .view-lines");
-    return ed ? ed.textContent.replace(/\s+/g, "").replace(/\u00a0/g, "") : "";
+    if (!ed) return "";
+    // the lines in the order they are on screen: Monaco reuses line elements, and after a
+    // jump (Ctrl+End) their order in the DOM need not be their order by position
+    const lines = [...ed.children].sort((a, b) => (parseFloat(a.style.top) || 0) - (parseFloat(b.style.top) || 0));
+    return lines.map((l) => l.textContent).join("").replace(/\s+/g, "").replace(/\u00a0/g, "");
   });
 }
 const squash = (s) => s.replace(/\s+/g, "");
 /** The editor's text without the inlay hints at node boundaries (VS Code may elide them). */
 async function proseText() {
   return (await editorText()).replace(/¦›?[0-9a-z']*…?(\(notext\))?(◀\d*(\/\d*)?(▶|…)?)?/g, "");
+}
+
+/** Wait for the editor's prose to hold `needle`; on a timeout, say what it held instead
+ * (its end, and the rendered lines in DOM order with their offsets). */
+async function waitForProse(needle, what, timeout) {
+  let seen = "";
+  try {
+    return await waitFor(async () => (seen = await proseText()).includes(needle), what, timeout);
+  } catch (err) {
+    const lines = await page.evaluate(() => [...document.querySelectorAll(".editor-group-container.active .monaco-editor .view-lines")]
+      .map((el) => { const r = el.getBoundingClientRect(); return `${r.width}x${r.height}: ${[...el.children].map((c) => `${c.style.top}=${c.textContent.slice(0, 40)}`).join(" | ")}`; }));
+    throw new Error(`${err.message} (the text ends “…${seen.slice(-200)}”; the editors' lines: ${lines.join(" ;; ").slice(0, 3000)})`);
+  }
 }
 
 async function waitFor(fn, what, timeout = 20_000, interval = 250) {
@@ -1080,8 +1097,7 @@ try {
       "the status bar to stop saying generating", 10_000);
   });
 
-  await check("→ explore: the collaborator grows the tree (judged, the weak branch pruned), the overview shows it, → explore stop ends it with nothing half-written", async () => {
-    const statusBar = page.locator(".statusbar");
+  await check("→ explore: the collaborator grows the tree (judged, the weak branch pruned), the overview shows it, its notification's Cancel ends it with nothing half-written", async () => {
     const tipBefore = sql("SELECT p.tip FROM position p JOIN participant h ON h.id = p.participant WHERE h.name = 'human'")[0][0];
     // the nodes the exploration made: the continuations in the change log after its start
     const explorerNodes = () => sql("SELECT n.id, n.content, n.pruned, n.extra FROM change c JOIN node n ON n.id = c.entity "
@@ -1120,26 +1136,43 @@ try {
       await runCommand("Loom: Open Tree Overview");
       const pick = page.locator(".quick-input-widget .monaco-list-row", { hasText: "The House at the End of the Lane" });
       if (await pick.first().isVisible({ timeout: 2_000 }).catch(() => false)) await pick.first().click();
-      await waitFor(async () => (await editorText()).includes(squash("8/10 › The lamp in the hall")), "the judged branch with its score in the overview", 20_000);
-      if ((await editorText()).includes(squash("Nothing moved."))) throw new Error("the pruned branch is in the overview");
+      await waitFor(async () => (await editorText()).includes(squash("Tree:")), "the overview", 20_000);
+      // found as a writer finds a line in a long overview (Ctrl+F): only the lines on screen are in the page
+      const findInEditor = async (text) => {
+        await page.locator(".editor-group-container.active .monaco-editor .view-lines:visible").first().click();
+        await page.keyboard.press("Control+f");
+        const widget = page.locator(".editor-group-container.active .find-widget.visible");
+        await widget.locator("textarea, input").first().fill(text);
+        await page.keyboard.press("Enter");
+        const count = (await widget.locator(".matchesCount").first().textContent()) ?? "";
+        // its close button, not Escape (which would also hide the notifications shown)
+        await widget.locator(".codicon-widget-close").first().click();
+        return count.trim();
+      };
+      await waitFor(async () => /^1 of 1$/.test(await findInEditor("8/10 › The lamp in the hall")), "the judged branch with its score in the overview", 20_000);
+      await waitFor(async () => (await editorText()).includes(squash("8/10 › The lamp in the hall")), "the judged branch on screen", 5_000);
+      const pruned = await findInEditor("Nothing moved.");
+      if (pruned !== "No results") throw new Error(`the pruned branch is in the overview (${pruned})`);
       await shot("8d-exploring-overview");
       // back to the path document (its tab), the overview's tab closed
       await page.locator(".tabs-container .tab", { hasText: "The House at the End of the Lane" }).filter({ hasNotText: "(tree)" }).first().click();
       await waitFor(async () => !((await page.locator(".tabs-container .tab.active").textContent()) ?? "").includes("(tree)"), "back on the path document", 10_000);
       await page.locator(".tabs-container .tab", { hasText: "(tree)" }).first().click({ button: "middle" });
       await waitFor(async () => (await page.locator(".tabs-container .tab", { hasText: "(tree)" }).count()) === 0, "the overview's tab closed", 10_000);
-      // the writer stops it: the held continuation is cancelled, nothing of it is stored
-      await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
-      await page.keyboard.press("Control+End");
-      await page.keyboard.press("Enter");
-      await page.keyboard.type("→ explore stop", { delay: 20 });
-      await page.keyboard.press("Control+s");
+      // its progress: a notification with the figures and a Cancel button (loom/exploring)
+      const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Loom: exploring from [" });
+      await waitFor(async () => /2 nodes · 2 scored · 1 pruned · [\d,]+\/3,000 tokens/.test((await toast.first().textContent().catch(() => "")) ?? ""),
+        "the exploration's notification with its figures", 15_000);
+      await shot("8d-exploring-notification");
+      // the writer stops it with its Cancel: the held continuation is cancelled, nothing of it is stored
+      await toast.first().locator(".monaco-button", { hasText: "Cancel" }).click();
+      // the summary comes as a message
       const said = await waitFor(async () => {
-        const bar = (await statusBar.textContent()) ?? "";
-        return /stopped exploring from \[[0-9a-z]+\]: 2 nodes made, 2 scored, 1 pruned/.test(bar) && bar;
-      }, "“stopped exploring … 2 nodes made, 2 scored, 1 pruned” in the status bar", 40_000);
+        const toasts = (await page.locator(".notifications-toasts .notification-toast", { hasText: "stopped exploring from" }).allTextContents()).join(" ");
+        return /stopped exploring from \[[0-9a-z]+\]: 2 nodes made, 2 scored, 1 pruned/.test(toasts) && toasts;
+      }, "“stopped exploring … 2 nodes made, 2 scored, 1 pruned” as a message", 40_000);
       log(`stop: ${/stopped exploring[^·]*·[^)]*tokens/.exec(said)?.[0] ?? said.slice(0, 160)}`);
-      await waitFor(async () => !(await proseText()).includes(squash("→ explore")), "the → explore stop line gone", 15_000);
+      await waitFor(async () => (await toast.count()) === 0, "the exploration's notification gone", 10_000);
       await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "the tab clean after the stop", 10_000);
       await shot("8e-exploration-stopped");
     } finally {
@@ -1155,21 +1188,33 @@ try {
     if (ends[0]?.[1] !== "collaborator" || end.made !== 2 || end.scored !== 2 || end.pruned !== 1) throw new Error(`the change log's explore.end: ${JSON.stringify(ends)}`);
     const prunedBy = sql("SELECT p.name FROM change c JOIN participant p ON p.id = c.actor WHERE c.kind = 'node.flags' AND c.entity = ?", after[1][0]).map((r) => r[0]);
     if (!prunedBy.includes("collaborator")) throw new Error(`the prune was not the collaborator's: ${JSON.stringify(prunedBy)}`);
+    // the Cancel ran → explore stop through the executor as the writer
+    const stoppedBy = sql("SELECT p.name FROM trace_entry t JOIN participant p ON p.id = t.participant WHERE t.command = '→ explore stop'").map((r) => r[0]);
+    if (JSON.stringify(stoppedBy) !== JSON.stringify(["human"])) throw new Error(`the stop's trace: ${JSON.stringify(stoppedBy)}`);
     if (sql("SELECT count(*) FROM branch_lock l JOIN participant p ON p.id = l.participant WHERE p.name = 'collaborator'")[0][0] !== 0) {
       throw new Error("the collaborator left a branch lock held");
     }
   });
 
-  await check("a suggestion accepted with Tab is in the preference log (loom export-preferences): shown, then accepted", async () => {
+  await check("suggestions dismissed with Escape, then one accepted with Tab, are in the preference log (loom export-preferences): shown, dismissed, shown, accepted", async () => {
     modelScript.push([words(" The kettle was cold."), words(" A clock ticked.")]);
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+End");
     const tipBefore = sql("SELECT p.tip FROM position p JOIN participant h ON h.id = p.participant WHERE h.name = 'human'")[0][0];
     await runCommand("Loom: Suggest Continuations");
+    await waitFor(async () => (await ghostText()).trim().length > 0, "a suggestion as ghost text", 30_000);
+    // Escape dismisses them (Loom's own binding: VS Code reports no dismissal)
+    const dismissals = () => sql("SELECT count(*) FROM preference_event WHERE kind = 'suggestion_dismissed' AND parent = ?", tipBefore)[0][0];
+    const dismissedBefore = dismissals();
+    await page.keyboard.press("Escape");
+    await waitFor(async () => (await ghostText()).trim() === "", "the ghost text gone after Escape", 5_000);
+    await waitFor(() => dismissals() === dismissedBefore + 1, "the dismissal in the preference log", 5_000);
+    // offered again (the path's continuations, whenever the cursor is at the end)
+    await runCommand("Trigger Inline Suggestion");
     const ghost = await waitFor(async () => {
       const g = (await ghostText()).trim();
       return g.length > 0 && g;
-    }, "a suggestion as ghost text", 30_000);
+    }, "the suggestions offered again", 15_000);
     await shot("9c-suggestion-to-accept");
     await page.keyboard.press("Tab");
     const taken = await waitFor(() => {
@@ -1192,6 +1237,10 @@ try {
     const shown = events.filter((e) => e.kind === "suggestion_shown" && e.parent === tipBefore && e.shown.includes(taken[0])
       && (!accepted || e.id < accepted.id)).at(-1);
     if (!shown || !accepted) throw new Error(`the export lacks the showing or the accept: ${JSON.stringify(events.slice(-4))}`);
+    const dismissed = events.find((e) => e.kind === "suggestion_dismissed" && e.parent === tipBefore && e.id < accepted.id);
+    if (!dismissed || dismissed.detail?.how !== "dismissed" || dismissed.shown.length < 1 || dismissed.chosen) {
+      throw new Error(`the export lacks the Escape's dismissal: ${JSON.stringify(events.slice(-6))}`);
+    }
     if (JSON.stringify(shown.shown) !== JSON.stringify(accepted.shown)) throw new Error(`shown ${JSON.stringify(shown.shown)}, the accept says ${JSON.stringify(accepted.shown)}`);
     if (accepted.detail?.how !== "whole" || accepted.shown.length < 2 || accepted.rejected.includes(taken[0])) {
       throw new Error(`the accept's event: ${JSON.stringify(accepted)}`);
@@ -1201,7 +1250,7 @@ try {
     }
     const pairs = exported("dpo").filter((p) => p.chosen === taken[1]);
     if (pairs.length < 1 || pairs.some((p) => p.rejected === taken[1] || !p.prompt)) throw new Error(`the DPO pairs of the accept: ${JSON.stringify(pairs)}`);
-    log(`export: suggestion_shown [${shown.shown.length}], suggestion_accepted (slot ${accepted.detail.slot}); ${pairs.length} DPO pair(s) with chosen "${taken[1]}"`);
+    log(`export: suggestion_dismissed [${dismissed.shown.length}], suggestion_shown [${shown.shown.length}], suggestion_accepted (slot ${accepted.detail.slot}); ${pairs.length} DPO pair(s) with chosen "${taken[1]}"`);
   });
 
   await check("model text is readable on a light theme (contrast ≥ 4.5:1)", async () => {
@@ -1289,11 +1338,7 @@ try {
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+End");
     // (once in CI the text came a moment after 15 s, on a machine loaded by the run)
-    let seen = "";
-    await waitFor(async () => (seen = await proseText()).includes("word297word298word299"),
-      "the continuation in the reopened document", 40_000).catch((err) => {
-      throw new Error(`${err.message} (the editor's text ends “…${seen.slice(-160)}”)`);
-    });
+    await waitForProse("word297word298word299", "the continuation in the reopened document", 40_000);
     if ((await page.locator(".tabs-container .tab.active.dirty").count()) !== 0) throw new Error("the reopened document is dirty");
     await shot("15-reopened");
     await page.locator(".tabs-container .tab.active .tab-actions .action-label").first().click();
@@ -1307,7 +1352,7 @@ try {
     // the human's position moved to the continuation: its path shows it too
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+End");
-    await waitFor(async () => (await proseText()).includes("word297word298word299"), "the continuation on the current path", 15_000);
+    await waitForProse("word297word298word299", "the continuation on the current path", 15_000);
     // back to the start of the text (the generation left the view at its end)
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+Home");

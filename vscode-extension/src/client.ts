@@ -21,6 +21,7 @@ import {
   Methods,
   type CleanNotification,
   type DocumentChangedNotification,
+  type ExploringNotification,
   type TreesChangedNotification,
   type ServerSettings,
   type StatusNotification,
@@ -143,6 +144,27 @@ class NoTextDocumentContent implements StaticFeature {
   }
 }
 
+/**
+ * Asks for `loom/exploring` instead of work-done progress for explorations: VS Code's client
+ * shows server-initiated progress in the status bar, where it offers no Cancel (see
+ * `exploring.ts`, which shows them as notifications with one).
+ */
+class ExplorationProgressCapability implements StaticFeature {
+  fillClientCapabilities(capabilities: { experimental?: unknown }): void {
+    const given = capabilities.experimental && typeof capabilities.experimental === "object" ? capabilities.experimental : {};
+    capabilities.experimental = { ...given, loomExplorationProgress: true };
+  }
+  initialize(): void {
+    /* nothing */
+  }
+  getState(): { kind: "static" } {
+    return { kind: "static" };
+  }
+  clear(): void {
+    /* nothing */
+  }
+}
+
 /** The documents a workspace edit from the server changes, as VS Code spells their URIs. */
 export function editedUris(edit: WorkspaceEdit): string[] {
   const raw = [
@@ -182,6 +204,7 @@ export class LoomClient implements vscode.Disposable {
   private readonly cleanEmitter = new vscode.EventEmitter<CleanNotification>();
   private readonly stateEmitter = new vscode.EventEmitter<"running" | "stopped">();
   private readonly treesChangedEmitter = new vscode.EventEmitter<TreesChangedNotification>();
+  private readonly exploringEmitter = new vscode.EventEmitter<ExploringNotification>();
   private readonly inlineItemsEmitter = new vscode.EventEmitter<InlineItemsEvent>();
   private readonly serverStateEmitter = new vscode.EventEmitter<ServerState>();
   /** The server's phase, version and who this editor acts as (the language status item). */
@@ -207,6 +230,8 @@ export class LoomClient implements vscode.Disposable {
   readonly onDocumentChanged = this.documentChangedEmitter.event;
   /** The server's `loom/treesChanged`: trees changed anywhere (a tree made from the CLI). */
   readonly onTreesChanged = this.treesChangedEmitter.event;
+  /** The server's `loom/exploring`: an exploration began, went a step, or ended. */
+  readonly onExploring = this.exploringEmitter.event;
   readonly onStatus = this.statusEmitter.event;
   /** The server's `loom/clean`: a document shows only what the tree holds. */
   readonly onClean = this.cleanEmitter.event;
@@ -231,7 +256,7 @@ export class LoomClient implements vscode.Disposable {
       restricted: !vscode.workspace.isTrusted,
     };
     this.disposables.push(this.documentChangedEmitter, this.statusEmitter, this.cleanEmitter, this.stateEmitter,
-      this.treesChangedEmitter, this.inlineItemsEmitter, this.willApplyEditEmitter, this.didApplyEditEmitter,
+      this.treesChangedEmitter, this.exploringEmitter, this.inlineItemsEmitter, this.willApplyEditEmitter, this.didApplyEditEmitter,
       this.serverStateEmitter);
     this.disposables.push(
       // trusting the workspace may make its .venv/bin/loom and its settings usable
@@ -392,6 +417,7 @@ export class LoomClient implements vscode.Disposable {
     };
     const client = new LanguageClient(CLIENT_ID, "Loom", serverOptions, clientOptions);
     client.registerFeature(new NoTextDocumentContent(this.log));
+    client.registerFeature(new ExplorationProgressCapability());
     this.clientDisposables.push(
       client.onNotification(Methods.documentChanged, (p: DocumentChangedNotification) => {
         this.documentChangedEmitter.fire(p);
@@ -404,6 +430,9 @@ export class LoomClient implements vscode.Disposable {
       }),
       client.onNotification(Methods.treesChanged, (p: TreesChangedNotification) => {
         this.treesChangedEmitter.fire(p);
+      }),
+      client.onNotification(Methods.exploring, (p: ExploringNotification) => {
+        this.exploringEmitter.fire(p);
       }),
       client.onDidChangeState((e) => {
         this.stateEmitter.fire(e.newState === State.Running ? "running" : "stopped");

@@ -143,6 +143,8 @@ export class Commands {
     reg("loom.ui.commit", () => this.commit());
     reg("loom.ui.cancel", () => this.cancel());
     reg("loom.ui.suggest", (arg) => this.suggest(arg));
+    reg("loom.ui.explore", (arg) => this.explore(arg));
+    reg("loom.ui.stopExploring", () => this.stopExploring());
     reg("loom.ui.toggleProbabilities", () => this.toggleProbabilities());
     reg("loom.ui.alternatives", () => this.alternatives());
     reg("loom.ui.acceptSuggestionWord", () => this.acceptPart("editor.action.inlineSuggest.acceptNextWord"));
@@ -704,6 +706,45 @@ export class Commands {
     await vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
   }
 
+  /**
+   * Let the collaborator explore from the node at the cursor: the judge's rubric and how far
+   * (→ explore's options as typed, checked by the server), then `loom.explore`. Its progress
+   * shows as a notification with Cancel (`exploring.ts`). An argument (a string) is taken as
+   * the options and nothing is asked.
+   */
+  async explore(arg?: unknown): Promise<void> {
+    const ed = pathEditor();
+    const node = await this.nodeUnderCursor(ed);
+    let options = typeof arg === "string" ? arg : undefined;
+    if (options === undefined) {
+      const judge = await vscode.window.showInputBox({
+        title: `Loom: Explore from [${node}] (1/2)`,
+        prompt: "What makes a good branch? The collaborator's model scores each new branch 0–10 against it (empty: its default rubric).",
+        placeHolder: "vivid, and consistent with what came before",
+        ignoreFocusOut: true,
+      });
+      if (judge === undefined) return;
+      const how = await vscode.window.showInputBox({
+        title: `Loom: Explore from [${node}] (2/2)`,
+        prompt: "How far: levels (depth 1–6), branches a node (n 1–5), tokens it may spend, and the score below which a branch is pruned.",
+        value: "depth:3 n:2 budget:20000 threshold:5",
+        ignoreFocusOut: true,
+        validateInput: (v) => (/["→]/.test(v) ? "options only (the rubric was asked before)" : undefined),
+      });
+      if (how === undefined) return;
+      const rubric = judge.trim().replace(/"/g, "'");
+      options = `${how.trim()}${rubric ? ` judge:"${rubric}"` : ""}`;
+    }
+    await this.execute(ServerCommands.explore, { uri: ed.document.uri.toString(), node, options });
+    this.view.refreshSoon();
+  }
+
+  /** Stop the exploration of the active document's tree, wherever it runs. */
+  async stopExploring(): Promise<void> {
+    const ed = loomEditor();
+    await this.execute(ServerCommands.stopExploring, { uri: ed.document.uri.toString() });
+  }
+
   /** The probability colours on or off: the `loom.probabilities` setting, which the server follows. */
   async toggleProbabilities(): Promise<void> {
     const c = vscode.workspace.getConfiguration("loom");
@@ -729,10 +770,21 @@ export class Commands {
   }
 
   /** Escape on a suggestion: hidden, it starts from the first when it shows again. */
+  /**
+   * Escape over ghost text: hide it, and tell the server the writer dismissed these
+   * suggestions (the preference log's `suggestion_dismissed`; VS Code's inline-completion
+   * API reports no dismissal, so Loom binds Escape itself while ghost text shows).
+   */
   async hideSuggestion(): Promise<void> {
     const ed = vscode.window.activeTextEditor;
     await vscode.commands.executeCommand("editor.action.inlineSuggest.hide");
-    if (ed?.document.uri.scheme === SCHEME) this.shownSuggestion(ed.document.uri).reset();
+    if (ed?.document.uri.scheme !== SCHEME) return;
+    this.shownSuggestion(ed.document.uri).reset();
+    try {
+      await this.client.execute(ServerCommands.dismissSuggestion, { uri: ed.document.uri.toString() });
+    } catch (err) {
+      this.client.log.appendLine(`loom.dismissSuggestion: ${message(err)}`);
+    }
   }
 
   /**

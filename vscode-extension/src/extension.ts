@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import { LoomClient } from "./client";
 import { Commands } from "./commands";
+import { ExplorationProgress } from "./exploring";
 import { LoomFileSystem } from "./fsProvider";
 import { LoomLanguageStatus, SHOW_LOGS_COMMAND } from "./languageStatus";
 import { ModelPicker } from "./modelPicker";
@@ -37,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): LoomApi {
     vscode.window.createTreeView("loom.trees", { treeDataProvider: view, showCollapseAll: true }),
     new LoomStatusBar(c),
     new ModelPicker(c),
+    new ExplorationProgress(c),
     new LoomLanguageStatus(c),
     vscode.commands.registerCommand(SHOW_LOGS_COMMAND, () => {
       log.show();

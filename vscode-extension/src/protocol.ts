@@ -13,6 +13,7 @@ export const Methods = {
   treesChanged: "loom/treesChanged",
   documentChanged: "loom/documentChanged",
   clean: "loom/clean",
+  exploring: "loom/exploring",
 } as const;
 
 /** Server-side commands (workspace/executeCommand, one object argument). */
@@ -28,6 +29,7 @@ export const ServerCommands = {
   split: "loom.split",
   suggest: "loom.suggest",
   acceptSuggestion: "loom.acceptSuggestion",
+  dismissSuggestion: "loom.dismissSuggestion",
   toggleProbabilities: "loom.toggleProbabilities",
   siblings: "loom.siblings",
   switchTo: "loom.switchTo",
@@ -35,7 +37,22 @@ export const ServerCommands = {
   search: "loom.search",
   models: "loom.models",
   chooseModel: "loom.chooseModel",
+  explore: "loom.explore",
+  stopExploring: "loom.stopExploring",
 } as const;
+
+/**
+ * `loom/exploring`: an exploration's progress, sent instead of work-done progress to a client
+ * that declares `experimental.loomExplorationProgress` (VS Code's client shows work-done
+ * progress in the status bar, where it has no Cancel button).
+ */
+export interface ExploringNotification {
+  tree: string;
+  token: string;
+  kind: "begin" | "report" | "end";
+  title: string;
+  message: string;
+}
 
 /** `loom.models`: what continue can ask, and what it asks in the document's tree. */
 export interface ModelsResult {

@@ -607,6 +607,38 @@ S.stop = function()
   C.exec("loom.stopCollaborator", { uri = current_uri() }, { echo = true })
 end
 
+--- :Loom explore [OPTIONS] — the collaborator explores from the node at the cursor, with
+--- → explore's options as typed (depth:2 n:3 judge:"…"); without them it asks for the
+--- judge's rubric and takes the defaults. :Loom explore stop stops the tree's exploration
+--- (as :Loom cancel does when no generation runs).
+S.explore = function(args, line)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local options = (line or ""):match("^%s*explore%s+(.-)%s*$") or ""
+  if options == "stop" then
+    C.exec("loom.stopExploring", { uri = uri }, { echo = true })
+    return
+  end
+  local target = C.node_at_cursor()
+  local function send(opts)
+    C.exec("loom.explore", vim.tbl_extend("force", { uri = uri, options = opts }, target),
+      { commits = true, echo = true })
+  end
+  if options ~= "" then
+    send(options)
+    return
+  end
+  vim.ui.input({ prompt = "What makes a good branch? (empty: the default rubric) " }, function(input)
+    if input == nil then
+      return
+    end
+    input = vim.trim(input):gsub('"', "'")
+    send(input ~= "" and ('judge:"' .. input .. '"') or "")
+  end)
+end
+
 S.import = function(args)
   if not args[1] then
     loom.notify("usage: :Loom import FILE", vim.log.levels.ERROR)

@@ -55,6 +55,19 @@ class ActArgs(NodeArgs):
     tree: str | None = None
 
 
+class ExploreArgs(NodeArgs):
+    """``loom.explore``: an exploration from a node (given, at the cursor, else the path's
+    end), with ``→ explore``'s options as typed (``depth:2 n:3 judge:"…"``)."""
+
+    options: str = ""
+
+
+class StopExploringArgs(UriArgs):
+    """``loom.stopExploring``: the exploration of the document's tree (or of ``tree``)."""
+
+    tree: str | None = None
+
+
 class SearchArgs(Args):
     query: str = ""
     tree: str | None = None

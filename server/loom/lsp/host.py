@@ -117,6 +117,11 @@ class Host(Protocol):
         """``window/showMessageRequest``: the title the human chose, or None."""
         ...
 
+    def notify_exploring(self, params: dict[str, Any]) -> None:
+        """``loom/exploring``: an exploration's progress, to an editor that asked for it
+        (``features/exploring.py``)."""
+        ...
+
     def notify_clean(self, doc: OpenDoc) -> None:
         """``loom/clean``: the editor may show ``doc`` as saved (nothing uncommitted)."""
         ...
@@ -465,6 +470,9 @@ class ClientHost(AnsweringServer):
             "collaborator": self.collaborator.status(doc.tree),
             "title": doc.tree.title if doc.tree is not None else None})
         self.notify_clean(doc)
+
+    def notify_exploring(self, params: dict[str, Any]) -> None:
+        self.protocol.notify("loom/exploring", params)
 
     def notify_clean(self, doc: OpenDoc) -> None:
         """``loom/clean {uri, version}``: at this client version the document holds nothing

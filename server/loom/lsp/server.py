@@ -192,7 +192,7 @@ class LoomServer(ClientHost):
             self.outage = Outage(self, self._database_back)
             self.sync.outage = self.outage
             self.collaborator.after_turn = self.sync.catch_up
-            self.exploring = Exploring(self, self.work_done_progress)
+            self.exploring = Exploring(self, self.work_done_progress, self.editing)
         finally:
             self._building = False
 
@@ -838,6 +838,32 @@ def cmd_cancel(ls: LoomServer, a: A.Args) -> dict[str, Any]:
     stopping = ls.exploring.stop_all()  # Neovim's way to cancel an exploration
     return {"ok": stopping, "message": "✓ stopping the exploration" if stopping
             else "nothing to cancel"}
+
+
+@on.command("loom.explore")
+async def cmd_explore(ls: LoomServer, a: A.ExploreArgs) -> Result:
+    node = _node_arg(ls, a) if a.node or a.line is not None else None
+    return await ls.exploring.start(a.uri, node, a.options)
+
+
+@on.command("loom.stopExploring")
+async def cmd_stop_exploring(ls: LoomServer, a: A.StopExploringArgs) -> Result:
+    """The tree's exploration, shown here or run by another process (``→ explore stop``
+    reaches it through the change log)."""
+    from loom.commands import ast
+    from loom.commands.results import Result
+    from loom.store import reader
+
+    doc = ls.doc(a.uri) if a.uri else None
+    actor = ls.actor(doc)
+    tree = actor.tree
+    if a.tree:
+        tree = reader.find_any_tree(ls.app.ws, a.tree)
+    if tree is None:
+        return Result.failure("NOT_FOUND", "no tree given", "pass {uri} or {tree}")
+    if ls.exploring.stop_tree(tree.id):
+        return Result.success("✓ stopping the exploration")
+    return await ls.execute(ast.Explore(stop=True), type(actor)(actor.participant, tree))
 
 
 @on.command("loom.askCollaborator")

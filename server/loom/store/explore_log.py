@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from loom.store.backend import is_postgres
 from loom.store.schema import Change
 from loom.store.workspace import Workspace
 
@@ -22,6 +23,9 @@ END = "explore.end"
 STOP = "explore.stop"
 #: The latest starts of a tree looked at (one runs at a time: a few are plenty).
 RECENT_STARTS = 20
+#: PostgreSQL: the advisory lock's first key for a tree's exploration starts ("LMEX"; the
+#: second key is the tree's hash), so that two starts of a tree never interleave
+START_LOCK = 0x4C4D4558
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,21 @@ def _log(ws: Workspace, tree: str, kind: str, entity: str, actor: str,
 def log_start(ws: Workspace, tree: str, source: str, actor: str, run: str,
               **payload: Any) -> None:
     _log(ws, tree, START, source, actor, {"run": run, **payload})
+
+
+def log_start_alone(ws: Workspace, tree: str, source: str, actor: str, run: str,
+                    **payload: Any) -> list[LoggedRun]:
+    """``explore.start`` logged, then the tree's live explorations read (this one among
+    them), in one transaction no other start of the tree interleaves with: SQLite's insert
+    takes the database's write lock; PostgreSQL takes an advisory lock on the tree first,
+    since there two transactions could each log a start, each miss the other's uncommitted
+    one, and both run."""
+    with ws.db.atomic():
+        if is_postgres(ws.db):
+            ws.db.execute_sql("SELECT pg_advisory_xact_lock(?, hashtext(?))",
+                              (START_LOCK, tree))
+        ws.log_change(tree, START, source, actor, {"run": run, **payload})
+        return live_runs(ws, tree)
 
 
 def log_end(ws: Workspace, tree: str, source: str, actor: str, run: str | None,

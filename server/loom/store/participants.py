@@ -39,15 +39,23 @@ class Participants(Repository):
         p = Participant.get_or_none(Participant.name == name)
         if p is not None:
             return p
-        with self.db.atomic():
-            p = Participant.get_or_none(Participant.name == name)
-            if p is None:
-                p = Participant.create(
-                    id=new_ulid(), name=name, kind=kind, role=role,
-                    permissions=perms.ordered(permissions), loom_aware=loom_aware,
-                    profile=profile, created=self.clock(),
-                )
-                self.log_change(None, "participant.create", p.id, None, {"name": name})
+        try:
+            with self.db.atomic():
+                p = Participant.get_or_none(Participant.name == name)
+                if p is None:
+                    p = Participant.create(
+                        id=new_ulid(), name=name, kind=kind, role=role,
+                        permissions=perms.ordered(permissions), loom_aware=loom_aware,
+                        profile=profile, created=self.clock(),
+                    )
+                    self.log_change(None, "participant.create", p.id, None, {"name": name})
+        except pw.IntegrityError:
+            # another process made it at the same moment (PostgreSQL: the two transactions
+            # each found no such participant): theirs is the one
+            made = Participant.get_or_none(Participant.name == name)
+            if made is None:
+                raise
+            return made
         return p
 
     def find_participant(self, name: str) -> Participant | None:

@@ -127,13 +127,12 @@ class Explorations:
         try:
             cursor = ws.follow(tree=tree.id)  # before the start: a stop after it is seen
             session = ws.open_session(explorer)
-            explore_log.log_start(
+            live = explore_log.log_start_alone(
                 ws, tree.id, source.id, explorer.id, session, explorer=explorer.name,
                 starter=request.starter.name, **{"from": source.label}, depth=request.depth,
                 n=request.n, budget=request.budget, threshold=request.threshold,
                 rubric=request.rubric, models=list(request.models),
                 sampling=request.sampling.chosen() if request.sampling else {})
-            live = explore_log.live_runs(ws, tree.id)
         except pw.DatabaseError as err:
             raise storage_error(err) from None
         mine = next((r for r in live if r.run == session), None)

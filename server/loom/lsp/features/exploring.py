@@ -5,6 +5,14 @@ end. The editor's cancel (``window/workDoneProgress/cancel``), and ``loom.cancel
 generation runs (Neovim's ``:Loom cancel``: its client offers no cancel for progress), run
 ``→ explore stop`` through the executor as the participant who started the exploration.
 
+VS Code's client shows work-done progress in the status bar, where it has no cancel. Its
+extension declares ``experimental.loomExplorationProgress`` and is sent ``loom/exploring``
+notifications instead (``{tree, token, kind: begin|report|end, title, message}``); it shows
+them as a notification with a Cancel button that runs ``loom.stopExploring``.
+
+``loom.explore`` starts one from the node at the cursor with ``→ explore``'s options as
+typed (the editors' "explore from here").
+
 The exploration reports from its own thread (``Explorations.add_listener``); each event
 hops onto the server's loop, where everything here runs.
 """
@@ -28,6 +36,7 @@ from loom.render.text import plural, thousands
 
 if TYPE_CHECKING:  # the agent is imported when the first exploration starts
     from loom.agent.explore.search import ExploreEvent
+    from loom.lsp.features.editing import Editing
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +54,8 @@ class Shown:
     pending: list[ExploreEvent] = field(default_factory=list)
     ended: bool = False
     stopping: bool = False
+    #: shown with ``loom/exploring`` notifications (the editor asked), not work-done progress
+    notified: bool = False
 
 
 def figures(s: ExploreSummary) -> str:
@@ -56,9 +67,10 @@ def figures(s: ExploreSummary) -> str:
 class Exploring:
     """The explorations of this process as work-done progress with cancel."""
 
-    def __init__(self, host: Host, progress: Any) -> None:
+    def __init__(self, host: Host, progress: Any, editing: Editing | None = None) -> None:
         self.host = host
         self.progress = progress  # pygls' work-done progress helper
+        self.editing = editing  # to commit what is typed before exploring from it
         self.shown: dict[str, Shown] = {}  # by tree id
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -111,7 +123,11 @@ class Exploring:
         """Create the progress (when the editor takes it), begin it, show what happened
         meanwhile."""
         window = self.host.caps.window
-        if window and window.work_done_progress:
+        if self._notifies():
+            shown.token = f"loom-explore-{shown.tree}-{asyncio.get_running_loop().time()}"
+            shown.notified = True
+            self._notify(shown, "begin", "starting…")
+        elif window and window.work_done_progress:
             token = f"loom-explore-{shown.tree}-{asyncio.get_running_loop().time()}"
             try:
                 await asyncio.wait_for(asyncio.shield(self.progress.create_async(token)),
@@ -131,6 +147,18 @@ class Exploring:
             self._show(shown, event)
         shown.pending.clear()
 
+    def _notifies(self) -> bool:
+        """Whether the editor asked for ``loom/exploring`` (VS Code's extension does)."""
+        experimental = self.host.caps.experimental
+        return isinstance(experimental, dict) and bool(
+            experimental.get("loomExplorationProgress"))
+
+    def _notify(self, shown: Shown, kind: str, message: str) -> None:
+        with contextlib.suppress(Exception):
+            self.host.notify_exploring({
+                "tree": shown.tree, "token": shown.token, "kind": kind,
+                "title": f"Loom: exploring from [{shown.label}]", "message": message})
+
     def _cancelled_from_editor(self, shown: Shown, fut: Future[Any]) -> None:
         if not fut.cancelled() or self.loop is None:
             return
@@ -138,6 +166,9 @@ class Exploring:
 
     def _report(self, shown: Shown, message: str) -> None:
         if shown.token is None or shown.ended:
+            return
+        if shown.notified:
+            self._notify(shown, "report", message)
             return
         with contextlib.suppress(Exception):
             self.progress.report(shown.token, lsp.WorkDoneProgressReport(message=message))
@@ -147,6 +178,9 @@ class Exploring:
         if self.shown.get(shown.tree) is shown:
             del self.shown[shown.tree]
         if shown.token is None:
+            return
+        if shown.notified:
+            self._notify(shown, "end", message)
             return
         with contextlib.suppress(Exception):
             self.progress.end(shown.token, lsp.WorkDoneProgressEnd(message=message))
@@ -177,3 +211,38 @@ class Exploring:
         for shown in running:
             self.stop(shown)
         return bool(running)
+
+    def stop_tree(self, tree: str) -> bool:
+        """Stop the tree's exploration shown here (``loom.stopExploring``); whether there
+        was one."""
+        shown = self.shown.get(tree)
+        if shown is None or shown.ended:
+            return False
+        self.stop(shown)
+        return True
+
+    # ── starting ──
+    async def start(self, uri: str, node: str | None, options: str) -> Result:
+        """``loom.explore``: ``→ explore from NODE OPTIONS`` through the executor as this
+        session's participant, what is typed committed first; the options read as typed."""
+        host = self.host
+        doc = host.doc(uri) if uri else None
+        if doc is not None and doc.kind == "path" and self.editing is not None:
+            committed = await self.editing.commit_and_show(doc)
+            if not committed.ok:
+                return committed
+        actor = host.actor(doc)
+        if actor.tree is None:
+            return Result.failure("NOT_FOUND", "no tree to explore",
+                                  "open a path of the tree first")
+        line = "→ explore"
+        if node:
+            found = await asyncio.to_thread(host.app.ws.resolve, actor.tree, node)
+            line += f" from {found.local_id}"
+        options = " ".join(options.split())  # one line, as typed in a buffer
+        if options.startswith("→"):
+            return Result.failure("INVALID_SYNTAX", "options, not a command",
+                                  'give the options alone: depth:2 n:3 judge:"…"')
+        if options:
+            line += " " + options
+        return await host.execute(line, actor)
