@@ -176,6 +176,9 @@ class FakeHost:
     def notify_clean(self, doc: OpenDoc) -> None:
         self.cleaned.append(doc.uri)
 
+    def notify_exploring(self, params: dict[str, Any]) -> None:
+        pass  # explorations run in the language server tests (tests/lsp/test_exploring.py)
+
     async def show_document(self, uri: str, selection: lsp.Range | None = None) -> bool:
         return True
 

@@ -395,6 +395,22 @@ async function runCommand(title) {
   await page.keyboard.press("Enter");
 }
 
+/**
+ * Find `text` in the active editor as a writer does (Ctrl+F, Enter: the first match selected
+ * and on screen); the find widget's count ("1 of 1", "No results").
+ */
+async function findInEditor(text) {
+  await page.locator(".editor-group-container.active .monaco-editor .view-lines:visible").first().click();
+  await page.keyboard.press("Control+f");
+  const widget = page.locator(".editor-group-container.active .find-widget.visible");
+  await widget.locator("textarea, input").first().fill(text);
+  await page.keyboard.press("Enter");
+  const count = (await widget.locator(".matchesCount").first().textContent()) ?? "";
+  // its close button, not Escape (which would also hide the notifications shown)
+  await widget.locator(".codicon-widget-close").first().click();
+  return count.trim();
+}
+
 /** The ghost text of the inline suggestion shown in the active editor ("" when none). */
 async function ghostText() {
   return page.evaluate(() => {
@@ -1138,17 +1154,6 @@ try {
       if (await pick.first().isVisible({ timeout: 2_000 }).catch(() => false)) await pick.first().click();
       await waitFor(async () => (await editorText()).includes(squash("Tree:")), "the overview", 20_000);
       // found as a writer finds a line in a long overview (Ctrl+F): only the lines on screen are in the page
-      const findInEditor = async (text) => {
-        await page.locator(".editor-group-container.active .monaco-editor .view-lines:visible").first().click();
-        await page.keyboard.press("Control+f");
-        const widget = page.locator(".editor-group-container.active .find-widget.visible");
-        await widget.locator("textarea, input").first().fill(text);
-        await page.keyboard.press("Enter");
-        const count = (await widget.locator(".matchesCount").first().textContent()) ?? "";
-        // its close button, not Escape (which would also hide the notifications shown)
-        await widget.locator(".codicon-widget-close").first().click();
-        return count.trim();
-      };
       await waitFor(async () => /^1 of 1$/.test(await findInEditor("8/10 › The lamp in the hall")), "the judged branch with its score in the overview", 20_000);
       await waitFor(async () => (await editorText()).includes(squash("8/10 › The lamp in the hall")), "the judged branch on screen", 5_000);
       const pruned = await findInEditor("Nothing moved.");
@@ -1194,6 +1199,37 @@ try {
     if (sql("SELECT count(*) FROM branch_lock l JOIN participant p ON p.id = l.participant WHERE p.name = 'collaborator'")[0][0] !== 0) {
       throw new Error("the collaborator left a branch lock held");
     }
+  });
+
+  await check("Loom: Explore from Here… asks the rubric and how far, and explores from the node at the cursor", async () => {
+    // “Then rain.” on the writer's path
+    const node = sql("WITH RECURSIVE up(id) AS (SELECT p.tip FROM position p JOIN participant h ON h.id = p.participant "
+      + "WHERE h.name = 'human' UNION SELECT n.parent FROM node n JOIN up ON n.id = up.id WHERE n.parent IS NOT NULL) "
+      + "SELECT n.id, n.local_id FROM node n JOIN up ON up.id = n.id WHERE n.content LIKE '%Then rain.%'")[0];
+    if (!node) throw new Error("no “Then rain.” node");
+    modelScript.push([words(" The gutters ran over.")]);
+    judgeScript.push("7/10 — tense enough");
+    const asked = judgeRequests.length;
+    if (!/^1 of/.test(await findInEditor("Then rain."))) throw new Error("“Then rain.” not found in the path");
+    await runCommand("Loom: Explore from Here…");
+    const input = page.locator(".quick-input-widget input");
+    await waitFor(async () => ((await page.locator(".quick-input-widget").textContent()) ?? "").includes(`Explore from [${node[1]}] (1/2)`),
+      `the rubric asked, from [${node[1]}]`, 10_000);
+    await input.fill("tense, and true to the house");
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await input.inputValue()) === "depth:3 n:2 budget:20000 threshold:5", "how far asked, the defaults offered", 10_000);
+    await shot("8f-explore-from-here");
+    await input.fill("depth:1 n:1 budget:2000");
+    await page.keyboard.press("Enter");
+    const said = await waitFor(async () => {
+      const toasts = (await page.locator(".notifications-toasts .notification-toast", { hasText: `explored from [${node[1]}]` }).allTextContents()).join(" ");
+      return /1 made, 1 scored, 0 pruned/.test(toasts) && toasts;
+    }, `“explored from [${node[1]}]: 1 made, 1 scored, 0 pruned” as a message`, 30_000);
+    log(`explore from here: ${said.slice(0, 160)}`);
+    const made = sql("SELECT n.parent, n.content FROM change c JOIN node n ON n.id = c.entity WHERE c.kind = 'node.continuation' "
+      + "AND c.seq > (SELECT max(seq) FROM change WHERE kind = 'explore.start')");
+    if (made.length !== 1 || made[0][0] !== node[0] || made[0][1] !== " The gutters ran over.") throw new Error(`the exploration made ${JSON.stringify(made)}`);
+    if (!JSON.stringify(judgeRequests.slice(asked)).includes("tense, and true to the house")) throw new Error("the judge was not given the rubric");
   });
 
   await check("suggestions dismissed with Escape, then one accepted with Tab, are in the preference log (loom export-preferences): shown, dismissed, shown, accepted", async () => {
