@@ -1211,6 +1211,8 @@ try {
     judgeScript.push("7/10 — tense enough");
     const asked = judgeRequests.length;
     if (!/^1 of/.test(await findInEditor("Then rain."))) throw new Error("“Then rain.” not found in the path");
+    // the cursor into the word (the find left it selected, the cursor at its end: the next node's start)
+    for (const key of ["ArrowLeft", "ArrowRight", "ArrowRight"]) await page.keyboard.press(key);
     await runCommand("Loom: Explore from Here…");
     const input = page.locator(".quick-input-widget input");
     await waitFor(async () => ((await page.locator(".quick-input-widget").textContent()) ?? "").includes(`Explore from [${node[1]}] (1/2)`),
@@ -1225,7 +1227,7 @@ try {
       const toasts = (await page.locator(".notifications-toasts .notification-toast", { hasText: `explored from [${node[1]}]` }).allTextContents()).join(" ");
       return /1 made, 1 scored, 0 pruned/.test(toasts) && toasts;
     }, `“explored from [${node[1]}]: 1 made, 1 scored, 0 pruned” as a message`, 30_000);
-    log(`explore from here: ${said.slice(0, 160)}`);
+    log(`explore from here: ${/✓ explored from [^)]*\)/.exec(said)?.[0] ?? said.slice(0, 160)}`);
     const made = sql("SELECT n.parent, n.content FROM change c JOIN node n ON n.id = c.entity WHERE c.kind = 'node.continuation' "
       + "AND c.seq > (SELECT max(seq) FROM change WHERE kind = 'explore.start')");
     if (made.length !== 1 || made[0][0] !== node[0] || made[0][1] !== " The gutters ran over.") throw new Error(`the exploration made ${JSON.stringify(made)}`);
