@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 
 from loom.commands import ast
-from loom.commands.catalogue import TOOLS_BY_NAME
+from loom.commands.catalogue import TOOLS_BY_NAME, Option
 from loom.commands.context import ContinueRequest, Ctx, ModelChoices
 from loom.commands.results import Result
 from loom.errors import CrossTree, LoomError
@@ -42,16 +43,21 @@ def build_request(ctx: Ctx, source: Node, sampling: Sampling) -> ContinueRequest
     return ContinueRequest(tree, source, sampling, messages=messages, system=system)
 
 
-def within_limits(sampling: Sampling) -> None:
-    """Each sampling option within the bounds its declaration gives."""
-    for option in TOOLS_BY_NAME["continue"].options:
-        value = getattr(sampling, option.name) if option.limits else None
+def check_limits(values: object, options: Iterable[Option]) -> None:
+    """Each of ``options`` that ``values`` gives within the bounds its declaration gives."""
+    for option in options:
+        value = getattr(values, option.name, None) if option.limits else None
         if value is None or option.limits is None:
             continue
         low, high = option.limits
         if not low <= value <= high:
             raise LoomError("LIMIT_EXCEEDED", f"{option.name} must be between {low:,} and "
                             f"{high:,}", option.limit_hint or None)
+
+
+def within_limits(sampling: Sampling) -> None:
+    """Each sampling option within the bounds its declaration gives."""
+    check_limits(sampling, TOOLS_BY_NAME["continue"].options)
 
 
 def named_models(ctx: Ctx, typed: tuple[str, ...]) -> tuple[str, ...]:

@@ -29,19 +29,6 @@ DEFAULT_RUBRIC = ("a vivid, coherent continuation that follows from the text and
 STOP_ELSEWHERE_WAIT_S = 30.0
 
 
-def _within_limits(cmd: ast.Explore) -> None:
-    for option in TOOLS_BY_NAME["explore"].options:
-        if option.sampling:
-            continue  # continue's own, checked as continue checks them (below)
-        value = getattr(cmd, option.name, None) if option.limits else None
-        if value is None or option.limits is None:
-            continue
-        low, high = option.limits
-        if not low <= value <= high:
-            raise LoomError("LIMIT_EXCEEDED", f"{option.name} must be between {low:,.0f} and "
-                            f"{high:,.0f}", option.limit_hint or None)
-
-
 def summary_line(s: ExploreSummary) -> str:
     """``3 nodes made, 3 scored, 1 pruned · 1,234 of 20,000 tokens``."""
     return (f"{plural(s.made, 'node')} made, {s.scored} scored, {s.pruned} pruned · "
@@ -55,7 +42,8 @@ def explore(ctx: Ctx, cmd: ast.Explore) -> Result:
     if ctx.me.kind == "model":  # no self-invocation: the judge is the collaborator's model
         raise LoomError("PERMISSION_DENIED", "a model cannot start an exploration",
                         "ask the human to → explore")
-    _within_limits(cmd)
+    # its own options (continue's sampling ones are checked as continue checks them, below)
+    content.check_limits(cmd, (o for o in TOOLS_BY_NAME["explore"].options if not o.sampling))
     sampling = cmd.sampling
     content.within_limits(sampling)
     source = ctx.resolve(cmd.from_)
