@@ -13,6 +13,15 @@ import pytest
 from loom.llm.service import client as service
 from tests.conftest import REPO
 from tests.e2e.fake_llama_server import wrapper_script
+from tests.e2e.fake_provider import FakeProvider
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    """A started fake of the providers' HTTP APIs (fake_provider.py), stopped after the
+    test. Modules that also configure Loom to use it define a ``fake`` of their own."""
+    with FakeProvider() as server:
+        yield server
 
 
 @dataclass

@@ -19,14 +19,8 @@ callable ``(RecordedRequest) -> Reply``. Builders: ``json_reply``, ``sse_reply``
 ``openai_chat_stream``, ``anthropic_stream`` (the real Messages event sequence), and
 ``auto_openai`` / ``auto_anthropic`` (the defaults).
 
-In a test module (``from tests.e2e.fake_provider import FakeProvider, …``)::
-
-    @pytest.fixture
-    def fake():
-        with FakeProvider() as server:
-            yield server
-
-or register :func:`fake_provider` from a conftest.
+Under tests/e2e the ``fake`` fixture (conftest.py) is a started one; ``chat_profile`` is a
+model profile for its chat endpoint (the collaborator's model, a judge).
 """
 
 from __future__ import annotations
@@ -37,12 +31,13 @@ import socket
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pytest
+if TYPE_CHECKING:
+    from loom.llm.config import ModelProfile
 
 OPENAI_COMPLETIONS = "/v1/completions"
 OPENAI_CHAT = "/v1/chat/completions"
@@ -617,11 +612,14 @@ def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
-@pytest.fixture
-def fake_provider() -> Iterator[FakeProvider]:
-    """A started :class:`FakeProvider`, stopped after the test."""
-    with FakeProvider() as fake:
-        yield fake
+def chat_profile(server: FakeProvider, name: str = "fake-collaborator",
+                 **kw: Any) -> ModelProfile:
+    """A profile for ``server``'s chat endpoint (model ``fake-chat``), quick to give up."""
+    from loom.llm.config import ModelProfile
+
+    return ModelProfile(name=name, provider="openai-compatible",
+                        base_url=server.openai_base_url, model="fake-chat", timeout_s=5,
+                        backoff_base_s=0.01, backoff_max_s=0.05, max_attempts=2, **kw)
 
 
 def wait_for(predicate: Callable[[], bool], timeout_s: float = 2.0) -> bool:

@@ -29,7 +29,7 @@ from loom.llm import keys as llm_keys
 from loom.llm.config import ModelProfile
 from loom.redact import forget_secrets
 from loom.store.schema import TraceEntry
-from tests.e2e.fake_provider import OPENAI_CHAT, FakeProvider, openai_chat_stream
+from tests.e2e.fake_provider import OPENAI_CHAT, FakeProvider, chat_profile, openai_chat_stream
 
 pytest.importorskip("mcp")
 
@@ -93,18 +93,6 @@ def tool_calls(log: Path) -> list[dict[str, Any]]:
 def _fresh_log(calls_log: Path) -> None:
     if calls_log.exists():
         calls_log.unlink()
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as server:
-        yield server
-
-
-def chat_profile(fake: FakeProvider, **kw: Any) -> ModelProfile:
-    return ModelProfile(name="fake-collaborator", provider="openai-compatible",
-                        base_url=fake.openai_base_url, model="fake-chat", timeout_s=5,
-                        backoff_base_s=0.01, backoff_max_s=0.05, max_attempts=2, **kw)
 
 
 def say(fake: FakeProvider, *replies: str) -> None:

@@ -29,6 +29,7 @@ from tests.e2e.fake_provider import (
     OPENAI_CHAT,
     OPENAI_COMPLETIONS,
     FakeProvider,
+    chat_profile,
     error_reply,
     openai_chat_stream,
     openai_completion_stream,
@@ -45,18 +46,6 @@ def _env(monkeypatch: pytest.MonkeyPatch) -> Any:
     llm_keys.clear_cache()
     yield
     forget_secrets()
-
-
-@pytest.fixture
-def fake() -> Any:
-    with FakeProvider() as server:
-        yield server
-
-
-def chat_profile(fake: FakeProvider, **kw: Any) -> ModelProfile:
-    return ModelProfile(name="fake-collaborator", provider="openai-compatible",
-                        base_url=fake.openai_base_url, model="fake-chat", timeout_s=5,
-                        backoff_base_s=0.01, backoff_max_s=0.05, max_attempts=2, **kw)
 
 
 def say(fake: FakeProvider, *replies: str, delay: float = 0.0) -> None:

@@ -31,7 +31,7 @@ from loom.store.schema import Change, Node
 from tests.e2e.fake_provider import (
     OPENAI_CHAT,
     OPENAI_COMPLETIONS,
-    FakeProvider,
+    chat_profile,
     openai_chat_stream,
     openai_completion_stream,
 )
@@ -51,18 +51,6 @@ def _env(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 @pytest.fixture
-def fake() -> Any:
-    with FakeProvider() as server:
-        yield server
-
-
-def judge_profile(fake: FakeProvider) -> ModelProfile:
-    return ModelProfile(name="fake-judge", provider="openai-compatible",
-                        base_url=fake.openai_base_url, model="fake-chat", timeout_s=5,
-                        backoff_base_s=0.01, backoff_max_s=0.05, max_attempts=2)
-
-
-@pytest.fixture
 def world(app, fake):  # type: ignore[no-untyped-def]
     """A buffer tree with the human at its root; the fake as subject and judge."""
     ws = app.ws
@@ -75,7 +63,7 @@ def world(app, fake):  # type: ignore[no-untyped-def]
         name="fake-base", provider="openai-compatible", base_url=fake.openai_base_url,
         model="fake-base", backoff_base_s=0.01, supports_n=True))
     events: list[ExploreEvent] = []
-    explorations = Explorations(ws, app.executor, profile=judge_profile(fake),
+    explorations = Explorations(ws, app.executor, profile=chat_profile(fake, "fake-judge"),
                                 locks=LockWait(wait_s=20, backoff_s=0.05, backoff_max_s=0.2))
     explorations.add_listener(lambda _tree, ev: events.append(ev))
     app.executor.explorer = explorations

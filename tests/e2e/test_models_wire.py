@@ -25,8 +25,7 @@ from tests.e2e.fake_provider import (
     openai_completion_stream,
 )
 
-# the wire tests' fixtures, used here by name: the fake server and its key
-fake = wire.fake
+# the wire tests' key fixture, used here by name (the fake server is conftest.py's)
 _key = wire._key
 KEY_ENV = wire.KEY_ENV
 

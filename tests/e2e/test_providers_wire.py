@@ -38,12 +38,6 @@ KEY_ENV = "LOOM_WIRE_TEST_KEY"
 FAKE_KEY = "loomwire-Distinctive-Key-7f3a9c2e51"
 
 
-@pytest.fixture
-def fake():
-    with FakeProvider() as server:
-        yield server
-
-
 @pytest.fixture(autouse=True)
 def _key(monkeypatch):
     monkeypatch.setenv(KEY_ENV, FAKE_KEY)

@@ -60,12 +60,6 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> Any:
     forget_secrets()
 
 
-@pytest.fixture
-def fake() -> Any:
-    with FakeProvider() as server:
-        yield server
-
-
 def profile(fake: FakeProvider, provider: str, **kw: Any) -> ModelProfile:
     anthropic = provider == "anthropic"
     fields: dict[str, Any] = {
