@@ -238,3 +238,27 @@ def tree_rows(ws: Workspace, tree: Tree) -> dict[str, Any]:
     out["raws"] = sorted((r.id, r.body) for r in RawResponse.select().where(
         RawResponse.id.in_(list(raw_ids))))
     return out
+
+
+def loom_doc(ws: Workspace, tree: Tree) -> dict[str, Any]:
+    """The tree's Open Loom document as the export makes it (media "auto"), as plain JSON."""
+    from loom.interchange.openloom import export_document
+
+    doc, _ = export_document(ws, [tree])
+    return json.loads(json.dumps(doc))  # type: ignore[no-any-return]
+
+
+def ol_node(nid: str, text: str, role: str, agent: str, **more: Any) -> dict[str, Any]:
+    """An Open Loom node of one text block (``more``: generation, meta, editedFrom…)."""
+    return {"id": nid, "content": [{"type": "text", "text": text}],
+            "author": {"role": role, "agentId": agent},
+            "createdAt": "2026-07-01T12:30:00.250Z", **more}
+
+
+def ol_tokens(text: str, cut: list[int], offsets: bool = False) -> list[dict[str, Any]]:
+    """``text`` as Open Loom logprobs, split at ``cut``, each with its top-2 alternatives
+    (``offsets``: and its character offset)."""
+    return [{"token": text[a:b], "logprob": -0.25 * (a + 1), **({"offset": a} if offsets else {}),
+             "top_logprobs": [{"token": text[a:b], "logprob": -0.25 * (a + 1)},
+                              {"token": "?", "logprob": -3.5}]}
+            for a, b in zip([0, *cut], [*cut, len(text)], strict=True)]

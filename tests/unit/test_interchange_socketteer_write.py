@@ -13,13 +13,20 @@ import pytest
 
 from loom.errors import LoomError
 from loom.interchange import import_data
-from loom.interchange.openloom import export_document
 from loom.interchange.socketteer_tokens import from_socketteer
 from loom.interchange.socketteer_write import MAX_DEPTH, write_socketteer
 from loom.interchange.written import Written
 from loom.store.schema import Tree
 from loom.store.workspace import Workspace
-from tests.unit.interchange_support import DEMO, data_uri, fresh, png
+from tests.unit.interchange_support import (
+    DEMO,
+    data_uri,
+    fresh,
+    loom_doc,
+    ol_node,
+    ol_tokens,
+    png,
+)
 
 # ── socketteer's loader, as a validator ──────────────────────────────────────────────
 # Written from github.com/socketteer/loom at commit 91ca920551120ad4508540e8da057c0b94067afc
@@ -178,11 +185,6 @@ def assert_loads(written: Written) -> tuple[dict[str, Any], Loaded]:
 # ── Loom's view of a tree, to compare two imports ────────────────────────────────────
 
 
-def loom_doc(ws: Workspace, tree: Tree) -> dict[str, Any]:
-    doc, _ = export_document(ws, [tree])
-    return json.loads(json.dumps(doc))
-
-
 def shape(doc: dict[str, Any]) -> dict[str, Any]:
     """What a round trip must keep: each node's text, author role and model, flags and
     tags, in tree order with its path of child positions; the current node's path."""
@@ -289,21 +291,6 @@ def test_the_demo_goes_back_as_it_came_and_round_trips(tmp_path: Path) -> None:
 # ── a generated tree with every feature ──────────────────────────────────────────────
 
 
-def _node(nid: str, text: str, role: str, agent: str, **more: Any) -> dict[str, Any]:
-    return {"id": nid, "content": [{"type": "text", "text": text}],
-            "author": {"role": role, "agentId": agent},
-            "createdAt": "2026-07-01T12:30:00.250Z", **more}
-
-
-def _tokens(text: str, cut: list[int]) -> list[dict[str, Any]]:
-    out = []
-    for a, b in zip([0, *cut], [*cut, len(text)], strict=True):
-        out.append({"token": text[a:b], "logprob": -0.25 * (a + 1), "offset": a,
-                    "top_logprobs": [{"token": text[a:b], "logprob": -0.25 * (a + 1)},
-                                     {"token": "?", "logprob": -3.5}]})
-    return out
-
-
 def every_feature() -> dict[str, Any]:
     """Human and model nodes, two models, tokens, a person's edit of model text,
     bookmarks with a label, tags with colours, an annotation, a link, a pruned and an
@@ -312,26 +299,26 @@ def every_feature() -> dict[str, Any]:
     gen = {"id": "01J8ZC3YV3N9K5T2W7QF4XH2MC", "provider": "openai", "model": "davinci-002",
            "params": {"temperature": 1.0}, "usage": {}, "latencyMs": 120,
            "completionIndex": 1, "created": "2026-07-01T12:30:01Z",
-           "logprobs": _tokens(fox, [4, 8, 11, 16])}
+           "logprobs": ol_tokens(fox, [4, 8, 11, 16], offsets=True)}
     nodes = {
-        "r": _node("r", "Once upon a time", "human", "ag-h"),
-        "a": _node("a", fox, "model", "ag-d",
+        "r": ol_node("r", "Once upon a time", "human", "ag-h"),
+        "a": ol_node("a", fox, "model", "ag-d",
                    generation={"model": "davinci-002", "requestId": "cmpl-1",
                                "completionIndex": 1, "provider": "openai"},
                    meta={"bookmarked": True, "bookmarkLabel": "the fox", "tags": ["animal"]},
                    extensions={"loom": {"generations": [gen]}}),
-        "b": _node("b", loom_, "model", "ag-c",
+        "b": ol_node("b", loom_, "model", "ag-c",
                    generation={"model": "claude-3-opus", "completionIndex": 0},
                    meta={"pruned": True, "rating": 1}),
-        "c": _node("c", " the fox 🦊 walked.", "mixed", "ag-h", editedFrom="a",
+        "c": ol_node("c", " the fox 🦊 walked.", "mixed", "ag-h", editedFrom="a",
                    meta={"excluded": True, "note": "tamer"}),
-        "d": _node("d", "\r\n\r\nAnd then\tnothing.", "human", "ag-h",
+        "d": ol_node("d", "\r\n\r\nAnd then\tnothing.", "human", "ag-h",
                    meta={"tags": ["ending", "animal"]}),
         "e": {"id": "e", "content": [{"type": "text", "text": " See:"},
                                      {"type": "image", "ref": data_uri("image/png", png()),
                                       "mimeType": "image/png", "altText": "a fox"}],
               "author": {"role": "human", "agentId": "ag-h"}},
-        "n": _node("n", "a note on the fox", "human", "ag-h"),
+        "n": ol_node("n", "a note on the fox", "human", "ag-h"),
     }
     edges = [{"type": "continuation", "sources": [{"nodeId": "r"}], "targetNodeId": t}
              for t in ("a", "b", "c")]
@@ -493,7 +480,7 @@ def test_several_roots_and_a_deep_tree(tmp_path: Path) -> None:
     assert any("2 roots" in line for line in written.cannot_hold)
 
     def chain(depth: int) -> dict[str, Any]:
-        nodes = {f"n{i}": _node(f"n{i}", f" {i}", "human", "ag") for i in range(depth)}
+        nodes = {f"n{i}": ol_node(f"n{i}", f" {i}", "human", "ag") for i in range(depth)}
         edges = [{"type": "continuation", "sources": [{"nodeId": f"n{i}"}],
                   "targetNodeId": f"n{i + 1}"} for i in range(depth - 1)]
         return {"format": "open-loom", "version": "2.0", "trees": [

@@ -20,7 +20,6 @@ from hypothesis import strategies as hs
 
 from loom.errors import LoomError
 from loom.interchange import import_bytes, import_data
-from loom.interchange.openloom import export_document
 from loom.interchange.openloom.render import block_text
 from loom.interchange.tapestry import read_tapestry
 from loom.interchange.tapestry_weave import Model, Weave, WeaveNode, encode
@@ -28,7 +27,15 @@ from loom.interchange.tapestry_write import write_tapestry
 from loom.interchange.times import parse_iso
 from loom.store.schema import Tree
 from loom.store.workspace import Workspace
-from tests.unit.interchange_support import DEMO, data_uri, fresh, png
+from tests.unit.interchange_support import (
+    DEMO,
+    data_uri,
+    fresh,
+    loom_doc,
+    ol_node,
+    ol_tokens,
+    png,
+)
 
 # ── Tapestry's loader, as a validator ────────────────────────────────────────────────
 # Written from (not copied from) transkatgirl/Tapestry-Loom at commit
@@ -219,11 +226,6 @@ def example(name: str) -> bytes:
     return path.read_bytes()
 
 
-def loom_doc(ws: Workspace, tree: Tree) -> dict[str, Any]:
-    doc, _ = export_document(ws, [tree])
-    return json.loads(json.dumps(doc))
-
-
 def shape(doc: dict[str, Any]) -> dict[str, Any]:
     """What a round trip keeps, by place in the tree (a path of child positions): each
     node's text, role, model, bookmark, token data and time; the current node's place."""
@@ -375,19 +377,6 @@ def test_the_764_node_demo_goes_to_tapestry_and_back(tmp_path: Path) -> None:
           f"imported back in {back * 1000:.0f} ms; cannot hold: {written.cannot_hold}")
 
 
-def _node(nid: str, text: str, role: str, agent: str, **more: Any) -> dict[str, Any]:
-    return {"id": nid, "content": [{"type": "text", "text": text}],
-            "author": {"role": role, "agentId": agent},
-            "createdAt": "2026-07-01T12:30:00.250Z", **more}
-
-
-def _tokens(text: str, cut: list[int]) -> list[dict[str, Any]]:
-    return [{"token": text[a:b], "logprob": -0.25 * (a + 1),
-             "top_logprobs": [{"token": text[a:b], "logprob": -0.25 * (a + 1)},
-                              {"token": "?", "logprob": -3.5}]}
-            for a, b in zip([0, *cut], [*cut, len(text)], strict=True)]
-
-
 def every_feature() -> dict[str, Any]:
     """Human and model nodes, two models, tokens, a person's edit of model text,
     bookmarks, tags, an annotation, a link, a pruned and an excluded node, a rating and a
@@ -396,24 +385,24 @@ def every_feature() -> dict[str, Any]:
     gen = {"id": "01J8ZC3YV3N9K5T2W7QF4XH2MC", "provider": "openai", "model": "davinci-002",
            "params": {"temperature": 1.0, "logprobs": 2}, "usage": {}, "latencyMs": 120,
            "completionIndex": 1, "created": "2026-07-01T12:30:01Z",
-           "logprobs": _tokens(fox, [4, 8, 11, 16])}
+           "logprobs": ol_tokens(fox, [4, 8, 11, 16])}
     nodes = {
-        "r": _node("r", "Once upon a time", "human", "ag-h"),
-        "a": _node("a", fox, "model", "ag-d",
+        "r": ol_node("r", "Once upon a time", "human", "ag-h"),
+        "a": ol_node("a", fox, "model", "ag-d",
                    generation={"model": "davinci-002", "completionIndex": 1},
                    meta={"bookmarked": True, "tags": ["animal"]},
                    extensions={"loom": {"generations": [gen]}}),
-        "b": _node("b", loom_, "model", "ag-c", generation={"model": "claude-3-opus"},
+        "b": ol_node("b", loom_, "model", "ag-c", generation={"model": "claude-3-opus"},
                    meta={"pruned": True, "rating": 1, "bookmarked": True}),
-        "c": _node("c", " the fox 🦊 walked.", "mixed", "ag-h", editedFrom="a",
+        "c": ol_node("c", " the fox 🦊 walked.", "mixed", "ag-h", editedFrom="a",
                    meta={"excluded": True, "note": "tamer"}),
-        "d": _node("d", "\r\n\r\nAnd then\tnothing.", "human", "ag-h",
+        "d": ol_node("d", "\r\n\r\nAnd then\tnothing.", "human", "ag-h",
                    meta={"tags": ["ending"]}),
         "e": {"id": "e", "content": [{"type": "text", "text": " See:"},
                                      {"type": "image", "ref": data_uri("image/png", png()),
                                       "mimeType": "image/png", "altText": "a fox"}],
               "author": {"role": "human", "agentId": "ag-h"}},
-        "n": _node("n", "a note on the fox", "human", "ag-h"),
+        "n": ol_node("n", "a note on the fox", "human", "ag-h"),
     }
     edges = [{"type": "continuation", "sources": [{"nodeId": "r"}], "targetNodeId": t}
              for t in ("a", "b", "c")]
