@@ -387,10 +387,17 @@ async function hoverOn(text, pattern) {
 }
 
 async function runCommand(title) {
-  await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input");
+  await page.keyboard.press("F1");
   await input.waitFor({ state: "visible", timeout: 10_000 });
-  await input.fill(`>${title}`);
+  // a palette opened while focus moves (a panel just shown) can close again at once: open it
+  // again, as a person would
+  if (!(await input.fill(`>${title}`, { timeout: 5_000 }).then(() => true, () => false))) {
+    log(`the command palette closed before “${title}” was typed: F1 again`);
+    await page.keyboard.press("F1");
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill(`>${title}`);
+  }
   await page.waitForTimeout(400);
   await page.keyboard.press("Enter");
 }
