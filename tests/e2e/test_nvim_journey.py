@@ -479,6 +479,7 @@ def _exploration(term: Terminal, tree: Tree) -> None:
     term.keys("Escape")
     term.command("w")
     stopped = term.wait(lambda s: "stopped exploring from" in s
+                        or "had ended before the stop" in s
                         or "no exploration is running" in s, "the stop's summary", 45)
     term.keep("explore-stopped", stopped)
     tree.wait(ended, "explore.end in the change log", 30)

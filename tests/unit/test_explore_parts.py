@@ -11,10 +11,12 @@ import pytest
 from loom.agent.explore.judge import Verdict, messages, parse
 from loom.commands import ast
 from loom.commands.canonical import to_text
+from loom.commands.context import Actor, ExploreRequest, ExploreSummary
 from loom.commands.executor import parse_line
 from loom.commands.help import render_help_tool
 from loom.model import marks
 from loom.render import overview
+from loom.store.schema import Tree
 
 
 @pytest.mark.parametrize(("line", "canonical"), [
@@ -113,3 +115,27 @@ def test_the_overview_shows_the_score() -> None:
     assert "[b3k9] › Fog." in drawn
     assert marks.judge_line(judged) == "7/10 — alive"
     assert marks.judge_line(None) is None
+
+
+class _EndedMeanwhile:
+    """An explorer whose exploration's last step ended just as the stop was asked."""
+
+    def start(self, request: ExploreRequest) -> ExploreSummary:
+        raise AssertionError("not started here")
+
+    def stop(self, tree: Tree) -> ExploreSummary | None:
+        return ExploreSummary(source="a7x2", made=4, scored=4, pruned=1, spent=900,
+                              budget=20_000, ended="no branch reached 5/10 at level 2")
+
+
+def test_a_stop_says_when_the_exploration_had_ended_on_its_own(app) -> None:  # type: ignore[no-untyped-def]
+    ws = app.ws
+    human = ws.human()
+    tree = ws.create_tree("Lighthouse", "buffer", root_content="The keeper climbed.",
+                          author=human)
+    app.executor.explorer = _EndedMeanwhile()
+    result = app.executor.execute("→ explore stop", Actor(human, tree))
+    assert result.text == ("✓ the exploration from [a7x2] had ended before the stop (no branch "
+                           "reached 5/10 at level 2): 4 nodes made, 4 scored, 1 pruned · 900 "
+                           "of 20,000 tokens")
+    assert result.data["stopped"] is False

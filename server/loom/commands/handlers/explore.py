@@ -85,10 +85,19 @@ def _stop(ctx: Ctx) -> Result:
     if done is None:
         return _stop_elsewhere(ctx)
     lines = [f"✗ {x}" for x in done.failures[-5:]]
+    stopped = done.ended in (None, "stopped")
+    said = (f"stopped exploring from {f.ref(done.source)}" if stopped else
+            f"the exploration from {f.ref(done.source)} {_ended_on_its_own(done.ended)}")
     return Result.success(
-        f.ok(f"stopped exploring from {f.ref(done.source)}: {summary_line(done)}", *lines),
-        stopped=True, made=done.made, scored=done.scored, pruned=done.pruned,
+        f.ok(f"{said}: {summary_line(done)}", *lines),
+        stopped=stopped, made=done.made, scored=done.scored, pruned=done.pruned,
         spent=done.spent, ended=done.ended)
+
+
+def _ended_on_its_own(reason: object) -> str:
+    """What a stop says of an exploration that ended before the stop reached it (its last
+    step was ending as the stop was asked)."""
+    return f"had ended before the stop ({reason})"
 
 
 def _stop_elsewhere(ctx: Ctx) -> Result:
@@ -116,10 +125,13 @@ def _stop_elsewhere(ctx: Ctx) -> Result:
     figures = ExploreSummary(source=run.label, made=_int(end, "made"),
                              scored=_int(end, "scored"), pruned=_int(end, "pruned"),
                              spent=_int(end, "spent"), budget=_int(end, "budget"))
+    reason = end.get("ended")
+    stopped = reason in (None, "stopped")
+    said = "it stopped" if stopped else f"it {_ended_on_its_own(reason)}"
     return Result.success(
-        f.ok(f"{asked}: it stopped, {summary_line(figures)}"), stopped=True, elsewhere=True,
+        f.ok(f"{asked}: {said}, {summary_line(figures)}"), stopped=stopped, elsewhere=True,
         made=figures.made, scored=figures.scored, pruned=figures.pruned,
-        spent=figures.spent, ended=end.get("ended"))
+        spent=figures.spent, ended=reason)
 
 
 def _cancelled(ctx: Ctx) -> bool:
