@@ -50,3 +50,22 @@ async def test_a_lone_surrogate_is_repaired_at_the_edge_and_said(tmp_path: Path)
     log = client.stderr()
     assert "UnicodeEncodeError" not in log and "TypeError" not in log, log[-2000:]
     assert "could not keep the uncommitted text" not in log
+
+
+async def test_cancelling_a_request_already_answered_is_quiet(tmp_path: Path) -> None:
+    """VS Code cancels requests it no longer needs, often after their answer: pygls logged
+    a warning for each ("Cancel notification for unknown message id"), which the editor's
+    log shows as an error."""
+    db = fresh_db(tmp_path)
+    env = environment(db)
+    client = await RawClient.start(db)
+    try:
+        await client.initialize(db)
+        asked = client.request("loom/read", {"uri": env.uri})
+        assert (await client.answer(asked))["result"]["text"]  # type: ignore[index]
+        client.notify("$/cancelRequest", {"id": asked})
+        again = await client.answer(client.request("loom/read", {"uri": env.uri}))
+        assert again is not None and "result" in again
+    finally:
+        await client.close()
+    assert "Cancel notification for unknown message id" not in client.stderr()

@@ -88,7 +88,11 @@ class LoomProtocol(AnsweringProtocol):
                                              and not isinstance(msg_id, bool))):
             log.info("ignored $/cancelRequest with an id that is no request id: %r", msg_id)
             return  # (before: {"id": {"x": 1}} logged a TypeError)
-        super()._handle_cancel_notification(msg_id)
+        if msg_id in self._request_futures:
+            super()._handle_cancel_notification(msg_id)
+        else:  # already answered: nothing to cancel (pygls would log a warning, which the
+            # editor's log shows as an error)
+            log.debug("$/cancelRequest for %r: already answered", msg_id)
         self._server.cancel_request(msg_id)  # type: ignore[attr-defined]
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
