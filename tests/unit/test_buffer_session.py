@@ -106,3 +106,44 @@ def test_keys_typed_on_a_long_path_give_the_same_ranges_as_moving_each(encoding:
     assert [(x.start, x.end) for x in s.segments] == [
         (a, a + n) for a, n in zip(starts, expected, strict=True)]
     assert s.pending() == [20, 150, 299]
+
+
+def test_undoing_a_deletion_of_everything_gives_each_node_its_text_back() -> None:
+    """Issue 47, item 1: ``ggdG`` then ``u`` in Neovim is one deletion of the whole text,
+    then one insertion of it at offset 0. Before, the insertion went to the working buffer:
+    every node read as emptied and the story as one new node typed at the end."""
+    s = _session()
+    whole = s.text
+    s.apply(0, len(whole), "")
+    assert s.pending() == [0, 1, 2]
+    s.apply(0, 0, whole)
+    assert s.pending() == [] and s.working_text == ""
+    assert [s.segment_text(i) for i in range(3)] == ["Root. ", "→ model wrote︱this. ",
+                                                      "Human end."]
+
+
+def test_an_undo_across_a_node_boundary_maps_back_onto_both_nodes() -> None:
+    s = _session()
+    cut = s.text.index("wrote")
+    gone = s.text[s.text.index("Root") + 2:cut]  # the end of n0 and the start of n1
+    start = s.text.index("Root") + 2
+    s.apply(start, cut, "")
+    assert s.pending() == [0, 1]
+    s.apply(start, start, gone)  # the undo: an insertion at the boundary
+    assert s.pending() == []
+    assert s.segment_text(0) == "Root. " and s.segment_text(1).startswith("→ model")
+
+
+def test_text_typed_after_a_restored_buffer_stays_working_text() -> None:
+    s = _session()
+    whole = s.text
+    s.apply(0, len(whole), "")
+    s.apply(0, 0, whole + " More.")  # restored, and more typed in one change
+    assert s.pending() == [] and s.working_text == " More."
+
+
+def test_a_real_rewrite_stays_pending() -> None:
+    s = _session()
+    start = s.text.index("Human")
+    s.apply(start, len(s.text), "Someone else's end.")
+    assert s.pending() == [2]

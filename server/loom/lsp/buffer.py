@@ -58,6 +58,7 @@ class BufferSession:
         self._segments = value
         self._shift_from, self._shift = len(value), 0  # ranges from here on are behind
         self._dirty: set[int] | None = None  # pending node indices (None: not known yet)
+        self._committed: str | None = None  # the nodes' committed text, joined (realign)
         self.version += 1
 
     def _settle(self, upto: int) -> None:
@@ -181,6 +182,8 @@ class BufferSession:
         for i in edit.touched:
             self._mark(i)
         self.version += 1
+        if self.pending() and (len(new) > 1 or end - start > 1 or len(self.pending()) > 1):
+            self.realign()
         return edit
 
     def _inside(self, start: int, end: int) -> int | None:
@@ -219,6 +222,8 @@ class BufferSession:
         self.doc.replace(start, end, new)
         self._mark(i)
         self.version += 1
+        if self._dirty and (len(new) > 1 or end - start > 1 or len(self._dirty) > 1):
+            self.realign()
         return Edit(touched=[i], working=working)
 
     def _owner_of_insert(self, at: int) -> int | None:
@@ -240,12 +245,35 @@ class BufferSession:
                 s.end = s.start
             prev = s.end
 
+    def realign(self) -> bool:
+        """When the text begins with every node's committed text again (an undo of a
+        deletion, a paste of what was cut), give each node its own range back: nothing is
+        pending, and what follows is working text. Without it, an undo of ``ggdG`` read as
+        every node emptied and the whole story typed anew at the end. Called after edits
+        that can restore text (more than one character, or several nodes pending), so a
+        keystroke costs one comparison of the text with the joined originals."""
+        if self._committed is None:
+            self._committed = "".join(s.original for s in self._segments)
+        committed = self._committed
+        if not self.doc.text.startswith(committed):
+            return False
+        offset = 0
+        for s in self._segments:
+            s.start, s.end = offset, offset + len(s.original)
+            s.dirty = False
+            offset = s.end
+        self._shift_from, self._shift = len(self._segments), 0
+        self._dirty = set()
+        self.version += 1
+        return True
+
     # ── committing ──
     def mark_committed(self, i: int, node: str, label: str, content: str) -> None:
         s = self._segments[i]
         s.node, s.label, s.original, s.dirty = node, label, content, False
         if self._dirty is not None:
             self._dirty.discard(i)
+        self._committed = None
         self.version += 1
 
     def append_committed(self, node: str, label: str, by_model: bool, content: str) -> None:
@@ -253,4 +281,5 @@ class BufferSession:
         start = self.committed_end
         self.segments.append(Segment(node, label, by_model, start, start + len(content),
                                      content))
+        self._committed = None
         self.version += 1
