@@ -6,7 +6,7 @@
 
 import * as vscode from "vscode";
 import type { LoomClient } from "./client";
-import { Methods, type ReadResult, type SaveResult } from "./protocol";
+import { Methods, type ReadResult, type SaveChoice, type SaveQuestion, type SaveResult } from "./protocol";
 import { languageIdFor, parseLoomUri } from "./uris";
 
 interface Entry {
@@ -31,6 +31,13 @@ function saveReasonName(reason: vscode.TextDocumentSaveReason): SaveReason {
     default:
       return "manual";
   }
+}
+
+/** The writer's answer to a save that asked first (a modal dialog; Cancel: no choice). */
+async function askSave(ask: SaveQuestion): Promise<SaveChoice | undefined> {
+  const titles = ask.choices.map((c) => c.title);
+  const picked = await vscode.window.showWarningMessage(ask.question, { modal: true }, ...titles);
+  return ask.choices.find((c) => c.title === picked)?.choice;
 }
 
 export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposable {
@@ -194,13 +201,18 @@ export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposa
       });
       return;
     }
-    let r: SaveResult;
-    try {
-      const reason = this.saveReasons.get(key);
-      this.saveReasons.delete(key);
-      r = await this.client.request<SaveResult>(Methods.save, reason ? { uri: key, text, reason } : { uri: key, text });
-    } catch (err) {
-      throw new vscode.FileSystemError(err instanceof Error ? err.message : String(err));
+    const reason = this.saveReasons.get(key);
+    this.saveReasons.delete(key);
+    let r = await this.save({ uri: key, text, ...(reason ? { reason } : {}) });
+    const ask = r.ok ? undefined : r.data?.confirm;
+    if (ask) {
+      // A save that would take away most of the path asks first (issue 47): an autosave
+      // never answers for the writer, it leaves the document unsaved
+      const choice = reason === "afterDelay" || reason === "focusOut" ? undefined : await askSave(ask);
+      if (!choice) {
+        throw new vscode.FileSystemError(`${r.message.split("\n")[0]} (undo brings the text back)`);
+      }
+      r = await this.save({ uri: key, text, confirm: choice, ...(reason ? { reason } : {}) });
     }
     if (!r.ok) {
       // `✗ CODE: message` (and a hint): shown by VS Code as "Failed to save …: <message>".
@@ -216,6 +228,14 @@ export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposa
       languageId: existing?.languageId ?? languageIdFor(key) ?? "loom",
       text,
     });
+  }
+
+  private async save(params: Record<string, unknown>): Promise<SaveResult> {
+    try {
+      return await this.client.request<SaveResult>(Methods.save, params);
+    } catch (err) {
+      throw new vscode.FileSystemError(err instanceof Error ? err.message : String(err));
+    }
   }
 
   readDirectory(): [string, vscode.FileType][] {

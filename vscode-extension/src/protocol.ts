@@ -90,7 +90,13 @@ export interface SaveParams {
   /** Why VS Code saves (an extension of the contract): auto-saves should not run command lines. */
   reason?: "manual" | "afterDelay" | "focusOut";
 }
-export interface SaveResult { ok: boolean; message: string; uri: string }
+/** How the writer may answer a save that asked first (issue 47: it would wipe out the path). */
+export type SaveChoice = "branch" | "replace";
+export interface SaveQuestion {
+  question: string;
+  choices: { choice: SaveChoice; title: string }[];
+}
+export interface SaveResult { ok: boolean; message: string; uri: string; data?: { confirm?: SaveQuestion } }
 
 export interface TreeSummary {
   id: string;

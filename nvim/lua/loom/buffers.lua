@@ -168,15 +168,48 @@ function B.read(buf, uri)
   return true
 end
 
+--- The writer's answer to a save that asked first (`data.confirm`: it would take away most
+--- of the path): "branch", "replace", or nil (cancelled: nothing is saved).
+function B.ask_save(ask)
+  local buttons, keys = {}, {}
+  for _, c in ipairs(ask.choices or {}) do
+    local title = c.title or c.choice
+    -- the accelerator: the first letter not taken by an earlier button
+    local marked = title
+    for i = 1, #title do
+      local ch = title:sub(i, i):lower()
+      if ch:match("%a") and not keys[ch] then
+        keys[ch] = true
+        marked = title:sub(1, i - 1) .. "&" .. title:sub(i)
+        break
+      end
+    end
+    buttons[#buttons + 1] = marked
+  end
+  buttons[#buttons + 1] = keys.c and "Ca&ncel" or "&Cancel"
+  local picked = vim.fn.confirm(ask.question or "Save?", table.concat(buttons, "\n"), #buttons, "Warning")
+  local choice = (ask.choices or {})[picked]
+  return choice and choice.choice or nil
+end
+
 --- BufWriteCmd: commit the buffer (or save the document) through the server.
-function B.write(buf, uri)
+function B.write(buf, uri, confirm)
   local text = B.get_text(buf)
-  local res, err = loom.request_sync("loom/save", { uri = uri, text = text }, buf)
+  local res, err = loom.request_sync("loom/save", { uri = uri, text = text, confirm = confirm }, buf)
   if not res then
     loom.notify(loom.failure(err), vim.log.levels.ERROR)
     return false
   end
   local msg = res.message or (res.ok and "✓ saved" or "✗ not saved")
+  local ask = not res.ok and not confirm and type(res.data) == "table" and res.data.confirm
+  if type(ask) == "table" then
+    local choice = B.ask_save(ask)
+    if choice then
+      return B.write(buf, uri, choice)
+    end
+    loom.notify("nothing was saved: undo (u) brings the text back", vim.log.levels.WARN)
+    return false
+  end
   if not res.ok then
     loom.notify(msg, vim.log.levels.ERROR)
     -- commands that failed keep their lines (with diagnostics); what did commit is clean

@@ -155,6 +155,8 @@ class DoctorParams(Args):
 class SaveParams(UriArgs):
     text: str
     reason: Literal["manual", "afterDelay", "focusOut"] | None = None
+    #: the human's answer to a save that asked first (its answer's ``data.confirm``)
+    confirm: Literal["branch", "replace"] | None = None
 
 
 class NodeInfoParams(Args):

@@ -435,7 +435,8 @@ def loom_read(ls: LoomServer, a: A.UriArgs) -> dict[str, Any]:
 async def loom_save(ls: LoomServer, a: A.SaveParams) -> dict[str, Any]:
     # An autosave (reason afterDelay/focusOut) commits but never runs a half-typed command.
     return await ls.editing.save_text(a.uri, a.text,
-                                      run_commands=a.reason in (None, "manual"))
+                                      run_commands=a.reason in (None, "manual"),
+                                      confirm=a.confirm)
 
 
 @on.request("loom/trees")

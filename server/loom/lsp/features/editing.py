@@ -27,8 +27,10 @@ from loom.lsp.documents import OpenDoc, copy_segments
 from loom.lsp.features.moves import Moves
 from loom.lsp.features.outage import HINT
 from loom.lsp.host import Host
+from loom.lsp.overwrite import Choice, Overwrite, branch_point, measure
 from loom.lsp.positions import TextDoc
 from loom.render import formats as f
+from loom.render.text import plural
 from loom.store.backend import UNREACHABLE, unreachable
 from loom.store.schema import BufferState
 
@@ -114,9 +116,15 @@ class Editing:
             host.notify_clean(doc)
 
     # ── commits ──
-    def commit(self, doc: OpenDoc) -> Result:
+    def commit(self, doc: OpenDoc, confirm: Choice | None = None) -> Result:
         """Commit the buffer now: pending node edits become versions, the working text a
-        node. Runs on the event loop, so the text cannot move under it."""
+        node. Runs on the event loop, so the text cannot move under it.
+
+        A commit that would take away most of the path's text (``overwrite.py``) is not
+        made until the human chooses (``confirm``): ``branch`` keeps those nodes and makes
+        the text a branch after the last node left whole, ``replace`` makes the versions.
+        Without a choice the answer is a ``CONFLICT`` whose ``confirm`` data holds the
+        question, and nothing is written."""
         if doc.out_of_step:
             return Result.failure("CONFLICT", "the editor's copy of this path is not the "
                                   "tree's text yet", "wait a moment for Loom's text to "
@@ -127,6 +135,13 @@ class Editing:
         if not cmd.versions and cmd.text is None:
             self.blocked.pop(doc.uri, None)
             return Result.success("✓ nothing to commit", created=[])
+        if cmd.versions and confirm != "replace":
+            over = measure(doc.session)
+            if confirm == "branch" or over.drastic:
+                if confirm == "branch" and over.can_branch:
+                    return self._commit_branch(doc, over)
+                self.persist(doc)
+                return self._question(doc, over)
         result = self.host.execute_now(cmd, self.host.actor(doc))
         if not result.ok:
             if result.data.get("unreachable"):
@@ -145,6 +160,69 @@ class Editing:
         self.blocked.pop(doc.uri, None)
         self._apply(doc, cmd, result)
         return result
+
+    def _question(self, doc: OpenDoc, over: Overwrite) -> Result:
+        """The answer that asks before a commit takes away most of the path."""
+        ws = self.host.app.ws
+        point = branch_point(doc.session, over.kept)
+        after = ws.find_node(point[0]) if point else None
+        choices = []
+        if after is not None:
+            choices.append({"choice": "branch", "title": "Save as a New Branch"})
+        choices.append({"choice": "replace", "title": "Replace Their Text"})
+        what = over.describe()
+        question = what[0].upper() + what[1:] + ". " + (
+            f"Keep those nodes and save your text as a new branch after [{after.label}], "
+            "or replace their text?" if after is not None else "Replace their text?")
+        result = Result.failure(
+            "CONFLICT", f"{what}; nothing was committed",
+            "undo brings the text back; or save again and choose "
+            + ("a new branch (the nodes stay as they are) or " if after is not None else "")
+            + "replacing their text")
+        result.data["confirm"] = {"question": question, "choices": choices,
+                                  "nodes": over.nodes, "emptied": over.emptied,
+                                  "removed": over.removed, "total": over.total}
+        return result
+
+    def _commit_branch(self, doc: OpenDoc, over: Overwrite) -> Result:
+        """The buffer's text after the last node left whole becomes a new node there (a
+        branch beside the nodes it would have rewritten, which stay as they are); with no
+        text after it, the path ends at that node."""
+        session, ws = doc.session, self.host.app.ws
+        point = branch_point(session, over.kept)
+        assert point is not None
+        node_id, end = point
+        after = ws.node(node_id)
+        working = session.working_text
+        text = session.text[end:session.committed_end] + prose_before_commands(working)
+        actor = self.host.actor(doc)
+        if text.strip():
+            result = self.host.execute_now(
+                ast.Commit(text=text, after=node_id), actor)
+        else:
+            result = self.host.execute_now(ast.Switch(node=node_id, tip=node_id), actor)
+        if not result.ok:
+            self.persist(doc)
+            return result
+        kept = [copy for copy in copy_segments(session.segments) if copy.end <= end]
+        kept = kept[:next((i + 1 for i, s in enumerate(kept) if s.node == node_id),
+                          len(kept))]
+        tip = after
+        created = result.data.get("created", [])
+        if text.strip() and created:
+            tip = ws.node(created[-1])
+            kept.append(Segment(tip.id, tip.label, False, end, end + len(tip.content),
+                                tip.content))
+        session.segments = kept
+        doc.view.tip = tip
+        self.blocked.pop(doc.uri, None)
+        self.persist(doc)
+        left = plural(over.nodes, "node")
+        made = f"[{tip.label}]" if tip is not after else "nothing new"
+        return Result.success(
+            f"✓ saved as a new branch after [{after.label}]: {made} (the {left} "
+            "you changed stay as they were; the sibling picker has them)",
+            created=created, node=tip.id, text_committed=bool(created), branched=True)
 
     def _apply(self, doc: OpenDoc, cmd: ast.Commit, result: Result) -> None:
         ws, session = self.host.app.ws, doc.session
@@ -165,9 +243,9 @@ class Editing:
             doc.view.tip = tip
         self.persist(doc)
 
-    async def commit_and_show(self, doc: OpenDoc) -> Result:
+    async def commit_and_show(self, doc: OpenDoc, confirm: Choice | None = None) -> Result:
         """Commit, then bring the client's text in step (re-render) and tell the status."""
-        result = self.commit(doc)
+        result = self.commit(doc, confirm)
         if (result.ok and doc.kind == "path" and doc.tree is not None
                 and doc.view.tip is not None):
             text, segments = self.host.docs.rerender_target(doc)
@@ -225,10 +303,12 @@ class Editing:
         self.persist(doc)
 
     # ── saves ──
-    async def save_text(self, uri: str, text: str, run_commands: bool) -> dict[str, Any]:
+    async def save_text(self, uri: str, text: str, run_commands: bool,
+                        confirm: Choice | None = None) -> dict[str, Any]:
         """A save from the editor (``loom/save``, or ``didSave``): the command lines the
         human typed run (once each), then the buffer is committed (a path) or the document
-        saved (a doc), all through the executor. The answer is ``loom/save``'s."""
+        saved (a doc), all through the executor. The answer is ``loom/save``'s; ``confirm``
+        is the human's answer to a save that asked first (``data.confirm``)."""
         host = self.host
         doc = host.docs.ensure(uri)
         if doc.view.read_only:
@@ -250,7 +330,7 @@ class Editing:
         if doc.kind == "doc":
             result = self.save(doc)
         else:
-            result = await self.commit_and_show(doc)
+            result = await self.commit_and_show(doc, confirm)
         if not (messages and result.ok and result.text == "✓ nothing to commit"):
             messages.append(result.text)  # (after the commands' answers it is only noise)
         ok = ok and result.ok
