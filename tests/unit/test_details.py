@@ -150,8 +150,14 @@ def test_one_answer_to_which_version_is_on_the_path(app) -> None:  # type: ignor
     assert f"[{a.label}']*" in run("→ tree from:root", mine).text
     prose = run(f"→ view branch:{b.local_id} as:prose", mine).text
     assert "A mine." in prose and "A theirs." not in prose
-    # naming the original moves to the version in its place, never back to the original
-    assert run(f"→ switch to {a.local_id}", mine).text.startswith(f"✓ switched to [{a.label}']")
+    # naming the version on your path keeps it there; naming the original while its
+    # version is on your path is the way back to the original (issue 47, item 1: a save of
+    # empty versions could not be undone), and the version's own id brings it back again
+    assert run(f"→ switch to {a.label}'", mine).text.startswith(f"✓ switched to [{a.label}']")
+    assert run(f"→ switch to {a.local_id}", mine).text.startswith(f"✓ switched to [{a.label}]")
+    prose = run(f"→ view branch:{b.local_id} as:prose", mine).text
+    assert "A one." in prose and "A mine." not in prose
+    assert run(f"→ switch to {a.label}'", mine).text.startswith(f"✓ switched to [{a.label}']")
     node, tip = ws.position(human, tree)
     assert "".join(n.content for n in ws.path(tip, prefer=(node.id, tip.id))) == \
         "Once. A mine."

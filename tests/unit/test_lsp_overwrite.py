@@ -137,3 +137,48 @@ async def test_a_move_with_the_path_wiped_out_is_refused_the_same_way(f: Feature
     result = await f.editing.commit_and_show(doc)
     assert not result.ok and result.code == "CONFLICT" and "confirm" in result.data
     assert [f.host.app.ws.node(i).content for i in ids] == list(STORY)
+
+
+async def test_after_replacing_the_text_the_originals_can_be_switched_back(
+        f: Features) -> None:
+    """The versions a replace made are not the end: each original is in the sibling picker
+    beside its versions, ``→ switch to`` it (or picking it) puts it back on the path, the
+    editor shows the story again, and the next continuation reads it."""
+    from loom.lsp.features.navigation import Navigation
+    from loom.lsp.views import tree_overview
+
+    uri, ids = _open(f, *STORY)
+    ws = f.host.app.ws
+    nav = Navigation(f.host, f.editing)
+    f.host.type(uri, 0, len(f.host.client[uri]), "")
+    assert (await f.editing.save_text(uri, "", run_commands=True, confirm="replace"))["ok"]
+    assert f.host.client[uri] == ""
+    tree = ws.trees()[0][0]
+    # the second node's slot lists the original and its (empty) version
+    doc = f.host.docs.open[uri]
+    second = doc.session.segments[1].node or ""
+    picked = nav.siblings(uri, second)
+    assert picked.ok, picked.text
+    rows = [(s["label"], s["marks"], s["current"], s["text"]) for s in picked.data["siblings"]]
+    original = ws.node(ids[1])
+    assert rows[0][:2] == (original.label, "the original") and rows[0][3] == STORY[1]
+    assert rows[1][1] == f"version of [{original.label}]" and rows[1][2] and rows[1][3] == ""
+    # → switch to each original, as a writer types it: the story comes back node by node
+    human = ws.human()
+    for node_id in ids:
+        label = ws.node(node_id).label
+        result = f.host.execute_now(f"→ switch to {label}", f.host.actor(doc))
+        assert result.text.startswith(f"✓ switched to [{label}]"), result.text
+    position, tip = ws.position(human, tree)
+    drawn = tree_overview(ws, tree, position, tip, human).text
+    assert f"[{original.label}] Marie set down her bag.  (other versions: [{original.label}'])" \
+        in drawn
+    assert "".join(n.content for n in ws.path(tip, prefer=(tip.id, *ws.path_choices(
+        human, tree)))) == "".join(STORY)
+    # the editor follows (a picker's pick of the version goes back the other way)
+    back = await nav.switch_to(uri, ws.node(ids[1]).id)
+    assert back.ok, back.text
+    assert STORY[1] in f.host.client[uri]
+    version = ws.version_members([ids[1]])[ids[1]][0]
+    again = await nav.switch_to(uri, version.id)
+    assert again.ok and STORY[1] not in f.host.client[uri]

@@ -193,9 +193,15 @@ class Ctx:
         machines, no branch lock is taken between the check and the write)."""
         return self.ws.guarded_write(self.tree.id, self.me, checks)
 
+    def choices(self) -> tuple[str, ...]:
+        """The version-family members this participant chose to see on their paths
+        (``→ switch to`` an original, or a version, by its id): every path walked for
+        them prefers these, so a prompt reads what the editor shows."""
+        return self.ws.path_choices(self.me, self.tree)
+
     def current_path(self) -> list[NodeRow]:
         node, tip = self.position()
-        return self.ws.path(tip, prefer=(node.id, tip.id))
+        return self.ws.path(tip, prefer=(node.id, tip.id, *self.choices()))
 
     def branch_path(self, through: Node) -> list[NodeRow]:
         """The path through a node: the current path when it is on it, else its ancestors and
@@ -214,7 +220,7 @@ class Ctx:
         # branch read the newest)
         # (only the versions on it can be chosen between: the rest is no choice)
         tip = self.ws.descend(through)
-        return self.ws.path(tip, prefer=(through.id,
+        return self.ws.path(tip, prefer=(through.id, *self.choices(),
                                          *(n.id for n in current if n.version_of)))
 
     def in_place(self, node: Node) -> Node:

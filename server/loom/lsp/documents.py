@@ -407,7 +407,8 @@ class Documents:
     def rerender_target(self, doc: OpenDoc) -> tuple[str, list[Segment]]:
         """The committed path re-rendered, with pending edits and working text kept."""
         assert doc.tree is not None and doc.view.tip is not None
-        path = self.cache.path(doc.view.tip, prefer=(doc.view.tip.id,))
+        path = self.cache.path(doc.view.tip, prefer=(
+            doc.view.tip.id, *self.ws.path_choices(self.participant, doc.tree)))
         _, segments = path_text(self.ws, doc.tree, path, self.ws.clock())
         # Build on what the client will have once our own edits arrive, so an edit in
         # flight (a command line just removed) is not undone.

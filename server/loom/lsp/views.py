@@ -112,7 +112,8 @@ def tree_overview(ws: Workspace, tree: Tree, position: Node,
     current path and bookmarks marked, branches foldable. Models get the seed's id-only
     drawing from ``→ tree``. In a blind tree, ``who`` is not told which model wrote the
     siblings they have not chosen among yet."""
-    o = reader.outline_on_path(ws, tree, position, tip or position)
+    chosen = ws.path_choices(who, tree) if who is not None else ()
+    o = reader.outline_on_path(ws, tree, position, tip or position, chosen)
     if who is not None:
         hidden = blind.veiled(ws, who, tree, (r.parent for r in o.rows.values() if r.model))
         for nid, row in list(o.rows.items()):
@@ -172,25 +173,26 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None,
         return View(uri, "tree", drawn.text, True, "loom", tree=tree, folds=drawn.folds)
     opening = tip is None  # (an open buffer's own end is never moved)
     path = None
+    chosen = ws.path_choices(who, tree)  # the versions the participant chose to see
     if tip is None:
         anchor = ws.resolve(tree, target.node or "")
         if anchor.kind == "annotation":
             raise LoomError("NOT_FOUND", f"[{anchor.label}] is an annotation",
                             "open the node it annotates")
         node, current_tip = ws.position(who, tree)
-        current = path_of(current_tip, prefer=(node.id, current_tip.id))
+        current = path_of(current_tip, prefer=(node.id, current_tip.id, *chosen))
         if any(n.id == anchor.id for n in current):
             tip, path = current_tip, current  # the path shown is the one walked: once
         else:
             tip = ws.descend(anchor)
     if path is None:
-        path = path_of(tip, prefer=(tip.id,))
+        path = path_of(tip, prefer=(tip.id, *chosen))
     if opening and not any(n.content for n in path):
         # An imported tree whose current node has no text (socketteer's demo opens on the
         # root's empty first child): show the path on below it, and say so (a lens).
         below = ws.descend(tip)
         if below.id != tip.id:
             tip = below
-            path = path_of(tip, prefer=(tip.id,))
+            path = path_of(tip, prefer=(tip.id, *chosen))
     text, segments = path_text(ws, tree, path, ws.clock())
     return View(uri, "path", text, False, "loom", tree=tree, tip=tip, segments=segments)

@@ -75,6 +75,9 @@ def _line(row: Row, on_path: bool, here: bool) -> str:
     notes = getattr(row, "notes", 0)
     if notes:  # (before: the collaborator's notes were invisible here)
         tail += f"  ({notes} note{'s' if notes != 1 else ''})"
+    others = getattr(row, "others", ())
+    if others:  # the original and versions not shown: → switch to one shows it instead
+        tail += "  (other versions: " + " ".join(f"[{o}]" for o in others) + ")"
     model = getattr(row, "model", None)  # siblings from several models: which wrote it
     judged = marks.judgement_of(row.extra)  # the exploration judge's score (→ explore)
     score = f"{judged['score']:g}/10 " if judged else ""

@@ -24,7 +24,7 @@ from loom.store.backend import (
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 15.0
 
@@ -44,6 +44,7 @@ MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: fulltext.queue_writes(db),  # v11: written nodes indexed when next searched
     lambda db: db.create_tables(schema.V12_MODELS),  # v12: each participant's model per tree
     lambda db: db.create_tables(schema.V13_MODELS),  # v13: what each participant chose
+    lambda db: _v14(db),  # v14: which version of a node each participant's path shows
 ]
 
 
@@ -57,6 +58,11 @@ def _v3(db: pw.Database) -> None:
                        "DEFAULT 0")
     if "themes" not in have:
         db.execute_sql('ALTER TABLE "tree" ADD COLUMN "themes" TEXT')
+
+
+def _v14(db: pw.Database) -> None:
+    if "chosen" not in {c.name for c in db.get_columns("position")}:
+        db.execute_sql('ALTER TABLE "position" ADD COLUMN "chosen" TEXT')
 
 
 def _v5(db: pw.Database) -> None:

@@ -5,6 +5,7 @@ a generation's branch is closed to other writers until it yields or its lock exp
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterable, Iterator
 
 from loom.errors import LoomError
@@ -74,6 +75,44 @@ class Positions(Repository):
             self.log_change(tree.id, "position", node.id, participant.id,
                             {"tip": (tip or node).id})
         participant.current_tree = tree.id
+
+    # ── which version of a node a participant's paths show ───────────────────
+    def path_choices(self, participant: Participant, tree: Tree) -> tuple[str, ...]:
+        """The members of version families ``participant`` chose to see on their paths
+        in ``tree`` (a path walk's preferences, beside the position's node and tip)."""
+        row = self.sql("SELECT chosen FROM position WHERE participant = ? AND tree = ?",
+                       (participant.id, tree.id)).fetchone()
+        return tuple(json.loads(row[0])) if row and row[0] else ()
+
+    def choose_member(self, participant: Participant, tree: Tree, node: Node) -> None:
+        """``participant``'s paths show ``node`` in place of the other members of its
+        version family (the original and its versions), until they choose another or make
+        a new version of it. Needs a position in the tree (a switch sets one first)."""
+        family = node.version_of or node.id
+        rows = self.sql("SELECT id, version_number, pruned FROM node WHERE id = ? OR "
+                        "version_of = ?", (family, family)).fetchall()
+        members = {r[0] for r in rows}
+        # the member a path shows unasked (the newest version still shown): choosing it is
+        # no choice to keep, so a newer version made later takes its place as for anyone
+        default = max(((r[1], r[0]) for r in rows if not r[2]), default=(0, family))[1]
+        kept = [c for c in self.path_choices(participant, tree) if c not in members]
+        self._set_choices(participant, tree, kept if node.id == default else [*kept, node.id])
+
+    def forget_family(self, participant: Participant, tree: Tree, family: str) -> None:
+        """``participant`` made a new version of ``family``: it takes the family's place on
+        their paths again (SPEC-NOTES 5), whatever member they chose before."""
+        chosen = self.path_choices(participant, tree)
+        if not chosen:
+            return
+        members = {r[0] for r in self.sql(
+            "SELECT id FROM node WHERE id = ? OR version_of = ?", (family, family))}
+        kept = [c for c in chosen if c not in members]
+        if len(kept) != len(chosen):
+            self._set_choices(participant, tree, kept)
+
+    def _set_choices(self, participant: Participant, tree: Tree, chosen: list[str]) -> None:
+        self.sql("UPDATE position SET chosen = ? WHERE participant = ? AND tree = ?",
+                 (json.dumps(chosen) if chosen else None, participant.id, tree.id))
 
     def has_position(self, participant: Participant, tree: Tree) -> bool:
         """Whether ``participant`` has been placed in ``tree`` (else :meth:`position` gives

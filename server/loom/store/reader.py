@@ -367,6 +367,9 @@ class OutlineRow:
     #: The model that wrote it, where its siblings come from more than one model
     #: (``continue models:a,b``): what tells them apart.
     model: str | None = None
+    #: The labels of the other members of its version family (the original and its
+    #: versions not shown in its place): ``→ switch to`` one shows it instead.
+    others: tuple[str, ...] = ()
 
 
 def outline(ws: Workspace, tree: Tree, prefer: Iterable[str] = ()
@@ -397,9 +400,7 @@ def outline(ws: Workspace, tree: Tree, prefer: Iterable[str] = ()
             "ORDER BY s.node, e.sibling_order, s.target", (tree.id,)).fetchall():
         if parent in rows and child in rows:
             children.setdefault(parent, []).append(child)
-            row = rows[child]
-            rows[child] = OutlineRow(row.id, parent, row.label, row.text, row.by_model,
-                                     row.bookmarked, row.extra, row.notes)
+            rows[child] = dataclasses.replace(rows[child], parent=parent)
     _models_where_mixed(ws, tree, rows)
     return tree.root or "", rows, children
 
@@ -433,8 +434,11 @@ class PathOutline:
     also: list[str] = dataclasses.field(default_factory=list)  # other openings (dialogue)
 
 
-def outline_on_path(ws: Workspace, tree: Tree, position: Node, tip: Node) -> PathOutline:
-    walked = ws.path(tip, prefer=(position.id,))
+def outline_on_path(ws: Workspace, tree: Tree, position: Node, tip: Node,
+                    chosen: Iterable[str] = ()) -> PathOutline:
+    """The outline as the viewer whose ``position`` and ``tip`` these are sees it, with
+    the version-family members they ``chosen`` (``Workspace.path_choices``) on the path."""
+    walked = ws.path(tip, prefer=(position.id, *chosen))
     root, rows, children = outline(ws, tree, prefer=[n.id for n in walked])
     path: list[str] = []
     for n in walked:  # a buffer version is drawn in its original's row; anything else in its own
@@ -458,13 +462,19 @@ def _versions_in_place(ws: Workspace, tree: Tree, rows: dict[str, OutlineRow],
         families.setdefault(family, []).append((number, vid))
     for family, versions in families.items():
         kept = [rows.pop(vid) for _n, vid in versions if vid in rows]
-        if family not in rows or family in prefer or not kept:
+        if family not in rows or not kept:
             continue
-        on_path = [v for v in kept if v.id in prefer]
-        shown = on_path[0] if on_path else _newest(kept, versions)
+        members = [rows[family], *(v for v in sorted(kept, key=lambda r: r.label))]
+        if family in prefer:
+            shown = rows[family]
+        else:
+            on_path = [v for v in kept if v.id in prefer]
+            shown = on_path[0] if on_path else _newest(kept, versions)
+        others = tuple(m.label for m in members if m.id != shown.id)
         rows[family] = dataclasses.replace(
             rows[family], label=shown.label, text=shown.text, by_model=shown.by_model,
-            bookmarked=shown.bookmarked, extra=shown.extra, notes=shown.notes)
+            bookmarked=shown.bookmarked, extra=shown.extra, notes=shown.notes,
+            others=others)
 
 
 def _newest(kept: list[OutlineRow], versions: list[tuple[int, str]]) -> OutlineRow:

@@ -138,13 +138,16 @@ class Link(Base):
 
 
 class Position(Base):
-    """Where a participant is in a tree: the node, and the tip of the path they see."""
+    """Where a participant is in a tree: the node, and the tip of the path they see; and
+    (v14) the members of version families they chose to see on their paths (a JSON list
+    of node ids: ``→ switch to a7x2`` brings the original back in place of ``a7x2'``)."""
 
     participant = pw.CharField()
     tree = pw.CharField()
     node = pw.CharField()
     tip = pw.CharField()
     updated = pw.FloatField()
+    chosen = pw.TextField(null=True)
 
     class Meta:
         primary_key = pw.CompositeKey("participant", "tree")

@@ -586,6 +586,7 @@ class Workspace:
             self.log_change(tree.id, "node.version", node.id, author.id,
                             {"edited_from": original.id, "mode": tree.mode})
             if buffer:
+                self.forget_family(author, tree, family)
                 self._version_takes_place(tree, original, node)
         return Node.get_by_id(node.id)
 
@@ -1208,6 +1209,36 @@ class Workspace:
         """The branch points among ``parents`` whose children the participant has chosen
         between."""
         return self._preferences.chosen_among(participant.id, parents)
+
+    def path_choices(self, participant: Participant, tree: Tree) -> tuple[str, ...]:
+        """The version-family members ``participant`` chose to see on their paths."""
+        return self._positions.path_choices(participant, tree)
+
+    def version_members(self, ids: Sequence[str]) -> dict[str, list[Node]]:
+        """For those of ``ids`` that have buffer-mode versions still shown (not pruned):
+        the versions, oldest first (what a sibling picker lists beside the original)."""
+        out: dict[str, list[Node]] = {}
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            for node in Node.raw(
+                    f"SELECT n.* FROM node n LEFT JOIN edge e ON e.target = n.id WHERE "
+                    f"n.version_of IN ({marks}) AND {_BUFFER_VERSION} AND NOT n.pruned "
+                    "ORDER BY n.version_number", *chunk):
+                out.setdefault(node.version_of, []).append(node)
+        return out
+
+    def forget_family(self, participant: Participant, tree: Tree, family: str) -> None:
+        """``participant``'s paths show ``family``'s newest version again."""
+        self._positions.forget_family(participant, tree, family)
+
+    def has_versions(self, node_id: str) -> bool:
+        """Whether ``node_id`` has versions (``edit``'s, or a buffer's commits)."""
+        return self.sql("SELECT 1 FROM node WHERE version_of = ? LIMIT 1",
+                        (node_id,)).fetchone() is not None
+
+    def choose_member(self, participant: Participant, tree: Tree, node: Node) -> None:
+        """``participant``'s paths show ``node`` in place of its family's other members."""
+        self._positions.choose_member(participant, tree, node)
 
     def has_position(self, participant: Participant, tree: Tree) -> bool:
         """Whether ``participant`` has been placed in ``tree`` (else :meth:`position` gives

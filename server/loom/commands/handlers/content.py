@@ -26,7 +26,7 @@ def build_request(ctx: Ctx, source: Node, sampling: Sampling) -> ContinueRequest
     """Buffer: the path's text with no system prompt unless the tree has one. Dialogue: the
     path as chat messages; annotations and excluded nodes left out."""
     tree = ctx.tree
-    path = ctx.ws.path(source, prefer=(source.id,))
+    path = ctx.ws.path(source, prefer=(source.id, *ctx.choices()))
     system = tree.system_context or None
     if tree.mode == "buffer":
         prompt = "".join(n_.content for n_ in path if not n_.excluded)

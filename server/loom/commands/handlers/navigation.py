@@ -110,7 +110,7 @@ def _tree_with_text(ctx: Ctx, t: Tree) -> Result:
     text, the path and the position marked, bookmarks, tags and notes; long single runs
     collapsed. A result too long for the model's context is summarized by its loop."""
     position, tip = ctx.position()
-    o = reader.outline_on_path(ctx.ws, t, position, tip)
+    o = reader.outline_on_path(ctx.ws, t, position, tip, ctx.choices())
     drawn = overview.draw(t.title, t.mode, o.root, o.rows, o.children, o.path, o.here,
                           o.also)
     return Result.success(drawn.text.rstrip("\n"), node=position.id)
@@ -161,7 +161,7 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
         head = ""
     else:
         start = position
-        path = ctx.ws.path(start, prefer=(start.id,))
+        path = ctx.ws.path(start, prefer=(start.id, *ctx.choices()))
         if not ctx.ws.count_children(start.id):  # at a leaf: show the alternatives around it
             for ancestor in reversed(path[:-1]):
                 if ctx.ws.count_children(ancestor.id) > 1 or ancestor.parent is None:
@@ -244,11 +244,18 @@ def switch(ctx: Ctx, cmd: ast.Switch) -> Result:
         if target_tree.id != ctx.tree.id:
             ctx.actor.tree = target_tree
     node = ctx.resolve(cmd.node)
+    switched_back = False
     if cmd.tip is None and node.id != cmd.node.strip():
         # a node named as people name it (not the editor's exact id): in buffer mode its
-        # version on your path, else its newest, stands in its place (before: → switch
-        # to the original put the new version off the path)
-        node = ctx.in_place(node)
+        # version on your path, else its newest, stands in its place; but an original
+        # named while one of its versions is on your path is the way back to it (issue
+        # 47: an unwanted save of empty versions could not be undone)
+        shown = ctx.in_place(node)
+        current = {n.id for n in ctx.current_path()}
+        switched_back = (shown.id != node.id and shown.id in current
+                         and node.version_of is None)
+        if not switched_back:
+            node = shown
     if node.kind == "annotation":
         target = ctx.ws.node(node.parent).local_id if node.parent else "?"
         raise LoomError("NOT_FOUND", f"[{node.label}] is an annotation, not a position",
@@ -261,10 +268,20 @@ def switch(ctx: Ctx, cmd: ast.Switch) -> Result:
                             "the path's end must be the node or one of its descendants")
     else:
         current = ctx.current_path()
-        on_path = any(n.id == node.id for n in current)
+        family = node.version_of or node.id
+        # another member of its family on your path: the path below it is shared (a
+        # version's continuations are its original's), so it ends where it ends now
+        on_path = any(n.id == node.id or (ctx.tree.mode == "buffer"
+                                          and (n.version_of or n.id) == family)
+                      for n in current)
         tip = current[-1] if on_path else ctx.ws.descend(node)
+        if on_path and (tip.version_of or tip.id) == family:
+            tip = node  # the path ended on the family: it ends on the member chosen
     ctx.ws.set_position(ctx.me, ctx.tree, node, tip)
-    path = ctx.ws.path(node, prefer=(node.id,))
+    if ctx.tree.mode == "buffer" and (node.version_of is not None or switched_back
+                                      or ctx.ws.has_versions(node.id)):
+        ctx.ws.choose_member(ctx.me, ctx.tree, node)  # the path shows it from now on
+    path = ctx.ws.path(node, prefer=(node.id, *ctx.choices()))
     conts = ctx.ws.count_children(node.id)
     where = f' in tree:"{ctx.tree.title}"' if cmd.tree is not None else ""
     return Result.success(

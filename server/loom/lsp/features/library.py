@@ -149,7 +149,7 @@ class Library:
         position, tip = ws.position(self.host.docs.participant, tree)
         if doc is not None and doc.kind == "path" and doc.view.tip is not None:
             tip = doc.view.tip
-        o = reader.outline_on_path(ws, tree, position, tip)
+        o = reader.outline_on_path(ws, tree, position, tip, ws.path_choices(me, tree))
         root, rows, children, path, here = o.root, o.rows, o.children, o.path, o.here
         drawn = picture.text_map(root, rows, children, path, here)
         nodes = {nid: {"label": r.label, "text": cards.excerpt(r.text, 160),

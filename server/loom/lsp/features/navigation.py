@@ -94,13 +94,18 @@ class Navigation:
             return Result.failure("NOT_FOUND", f"[{node.label}] has no siblings",
                                   "→ continue to make some")
         target = siblings[(ids.index(here) + delta) % len(ids)]
+        # a sibling with versions shows as its path would: the member chosen, else the newest
+        chosen = set(ws.path_choices(host.docs.participant, doc.tree)) if doc.tree else set()
+        member = ws.shown_members([target.id], chosen).get(target.id)
+        if member is not None:
+            target = ws.node(member[0])
         before = self.moves.state(doc)
         result = host.execute_now(ast.Switch(node=target.id), host.actor(doc))
         if not result.ok:
             return result
         await self._follow(doc)
         self.moves.moved(doc, before)
-        k = ids.index(target.id) + 1
+        k = ids.index(target.version_of or target.id) + 1
         return Result.success(f"✓ switched to [{target.label}] ({k}/{len(ids)})",
                               node=target.id)
 
@@ -125,31 +130,43 @@ class Navigation:
         page = lookup.page_of(len(ids), offset, limit)
         hidden = blind.veiled(ws, host.docs.participant, doc.tree or parent.tree_id,
                               [parent.id])
-        siblings = ws.nodes_by_id(ids[page.offset:page.offset + page.limit])
+        slots = ws.nodes_by_id(ids[page.offset:page.offset + page.limit])
+        # a sibling with versions is listed with each of them: picking the original (or
+        # an older version) puts it back on the path (issue 47, item 1)
+        versions = ws.version_members([s.id for s in slots]) if doc.tree is None or \
+            doc.tree.mode == "buffer" else {}
+        members = [(i, sib, m) for i, sib in enumerate(slots, page.offset + 1)
+                   for m in (sib, *versions.get(sib.id, []))]
+        siblings = [m for _i, _sib, m in members]
         gens: dict[str, Any] = {}
         for gen in ws.generations([s.id for s in siblings]):
             gens.setdefault(gen.node, gen)
         sizes = ws.request_sizes(parent.id) if gens else {}
         names = ws.participant_names()
         kids, _links = ws.connection_counts([s.id for s in siblings])
+        in_family = {m.id for _i, sib, m in members if sib.id == here}
         out = []
-        for i, sib in enumerate(siblings, page.offset + 1):
+        for i, slot, sib in members:
             gen = gens.get(sib.id)
             made = sizes.get(sib.id, 0) if gen is not None else 0
+            current = sib.id == node.id if node.id in in_family else sib.id == here
+            family_note = (f"version of [{slot.label}]" if sib.id != slot.id else
+                           "the original" if slot.id in versions else "")
+            marks = " · ".join(x for x in (family_note, cards.mark_line(sib)) if x)
             out.append({
                 "id": sib.id, "localId": sib.local_id, "label": sib.label,
                 "author": "model" if hidden and sib.author_type == "model" else
                           names.get(sib.author_id) or ws.participant_name(sib.author_id),
                 "authorType": sib.author_type,
-                "index": i, "count": len(ids), "current": sib.id == here,
+                "index": i, "count": len(ids), "current": current,
                 "text": sib.content, "excerpt": cards.excerpt(sib.content, 300),
-                "marks": cards.mark_line(sib),
+                "marks": marks, "versionOf": slot.id if sib.id != slot.id else None,
                 "model": None if gen is None else blind.HIDDEN if hidden else gen.model,
                 "request": made if made > 1 else None,
                 "children": kids.get((sib.id, "continuation"), 0),
                 "uri": node_uri(doc.tree or ws.tree(sib.tree_id), sib)})
-        shown = (f" (showing {page.offset + 1}–{page.offset + len(out)})"
-                 if len(out) < len(ids) else "")
+        shown = (f" (showing {page.offset + 1}–{page.offset + len(slots)})"
+                 if len(slots) < len(ids) else "")
         current = ids.index(here) + 1 if here in ids else None
         return Result.success(f"✓ {len(ids)} siblings of [{node.label}]{shown}",
                               node=node.id, siblings=out, total=len(ids),
