@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 
 from loom.errors import LoomError
+from loom.lsp.messages import read_as_first
 from loom.lsp.rpc import AnsweringServer
 
 if TYPE_CHECKING:
@@ -452,7 +453,8 @@ class ClientHost(AnsweringServer):
 
     def show(self, result: Result) -> None:
         kind = lsp.MessageType.Info if result.ok else lsp.MessageType.Error
-        self.window_show_message(lsp.ShowMessageParams(type=kind, message=result.text))
+        self.window_show_message(lsp.ShowMessageParams(type=kind,
+                                                       message=read_as_first(result.text)))
 
     def warn(self, text: str) -> None:
         self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,

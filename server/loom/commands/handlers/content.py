@@ -104,7 +104,10 @@ def choose_model(ctx: Ctx, cmd: ast.ChooseModel) -> Result:
                           profile=name)
 
 
-def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
+def checked_sampling(cmd: ast.Continue) -> Sampling:
+    """``cmd``'s sampling, each option within its declared bounds and n within 1..10
+    (SPEC-NOTES 9); a ``LIMIT_EXCEEDED`` error otherwise. The editor asks it before it
+    commits the typed text for a generation, as the executor does before generating."""
     sampling = cmd.sampling()
     if sampling.count > MAX_N:
         raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N}",
@@ -112,6 +115,11 @@ def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
     if sampling.count < 1:
         raise LoomError("LIMIT_EXCEEDED", "n must be at least 1", "use n:1 to n:10")
     within_limits(sampling)
+    return sampling
+
+
+def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
+    sampling = checked_sampling(cmd)
     source = ctx.resolve(cmd.from_)
     if source.kind == "annotation":
         raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation",

@@ -20,6 +20,7 @@ from loom.lsp.features.editing import Editing
 from loom.lsp.features.generation import Generating
 from loom.lsp.features.refs import is_command_line
 from loom.lsp.host import Host
+from loom.lsp.messages import note_first
 from loom.lsp.positions import TextDoc
 
 #: Verbs that act on the path: the buffer is committed first, so they see what was typed.
@@ -117,13 +118,17 @@ class CommandLines:
         cmd, corrected = parse_line_noting(line)
         if isinstance(cmd, ast.Continue) and doc.kind == "path" and (
                 cmd.from_ is None or self._is_tip(doc, cmd.from_)):
+            invalid = self.generation.invalid(cmd)
+            if invalid is not None:  # (n:0) refused before anything is committed or removed
+                self.diagnostics.add(doc, line, invalid)
+                return invalid
             await self.remove_line(doc, line_no)
             note = read_as_note(to_text(cmd)) if corrected else None
             if background:
-                return self.generation.continue_in_background(uri, cmd, note)
-            result = await self.generation.continue_(uri, cmd)
-            if note and result.ok:  # a typo read as continue is said, as elsewhere
-                result.text += "\n" + note
+                return self.generation.continue_in_background(uri, cmd, note, line)
+            result = await self.generation.continue_(uri, cmd, line)
+            if note and result.ok:  # a typo read as continue is said, on the line shown
+                result.text = note_first(result.text, note)
                 host.show(result)
             return result
         if not isinstance(cmd, ast.ParseError) and cmd.verb in _COMMIT_FIRST \

@@ -13,13 +13,16 @@ from dataclasses import dataclass, field
 from lsprotocol import types as lsp
 
 from loom.commands import ast
+from loom.commands.handlers.content import checked_sampling
 from loom.commands.results import Result
+from loom.errors import LoomError
 from loom.lsp.buffer import Segment
 from loom.lsp.documents import OpenDoc, copy_segments
 from loom.lsp.features.diagnostics import Diagnostics
 from loom.lsp.features.editing import Editing, base_segments
 from loom.lsp.features.moves import Moves, ViewState
 from loom.lsp.host import Host
+from loom.lsp.messages import note_first
 from loom.lsp.positions import TextDoc
 from loom.render.text import plural, preview, quote
 
@@ -32,6 +35,9 @@ PROVISIONAL = "…"
 @dataclass
 class Running:
     uri: str
+    #: the ``→ continue`` line the writer typed (removed while it runs): put back, with its
+    #: ✗ under it, when the generation fails
+    line: str | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     streamed: list[str] = field(default_factory=list)
     #: the work has ended: the stream flusher stops even if its cancellation is lost
@@ -76,34 +82,40 @@ class Generating:
         return self.running is not None
 
     def continue_in_background(self, uri: str, asked: ast.Continue,
-                               note: str | None = None) -> Result:
+                               note: str | None = None, line: str | None = None) -> Result:
         """Start a generation that runs on its own (a save's ``→ continue`` line): the
         save answers at once, the continuations stream in and land in the tree whatever
         becomes of the request that started them, and their end is said as a message.
         ``loom.cancel`` stops it as any other."""
         async def run() -> None:
             try:
-                result = await self.continue_(uri, asked)
+                result = await self.continue_(uri, asked, line)
             except Exception:  # the boundary of a task nobody awaits: say it, never lose it
                 log.exception("a background generation failed")
                 result = Result.failure("CONFLICT", "the generation failed inside Loom",
                                         "this is a bug in Loom; your text is kept")
             if note and result.ok:
-                result.text += "\n" + note
+                result.text = note_first(result.text, note)
             self.host.show(result)
 
+        invalid = self.invalid(asked)
+        if invalid is not None:
+            return invalid
         task = asyncio.ensure_future(run())
         self.background.add(task)  # held: a task only the loop references may be collected
         task.add_done_callback(self.background.discard)
         count = asked.total(self.host.settings.default_n)
-        return Result.success(f"✓ generating {plural(count, 'continuation')}… (they land "
-                              "in the tree when done; cancel stops them)", generating=True)
+        return Result.success(note_first(
+            f"✓ generating {plural(count, 'continuation')}… (they land in the tree when "
+            "done; cancel stops them)", note), generating=True)
 
-    async def continue_(self, uri: str, asked: ast.Continue | None = None) -> Result:
+    async def continue_(self, uri: str, asked: ast.Continue | None = None,
+                        line: str | None = None) -> Result:
         """``asked`` as the person or program gave it (``→ continue …``, the editor's
-        command), passed on whole: what it leaves out is the editor's default."""
+        command), passed on whole: what it leaves out is the editor's default. ``line``:
+        the command line it was typed as, put back if the generation fails."""
         host = self.host
-        started = await self.start(uri, "continue works", asked or ast.Continue())
+        started = await self.start(uri, "continue works", asked or ast.Continue(), line)
         if isinstance(started, Result):
             return started
         doc, run, cmd = started
@@ -167,7 +179,25 @@ class Generating:
         finally:
             doc.generating = False
 
-    async def start(self, uri: str, what: str, asked: ast.Continue
+    def with_defaults(self, asked: ast.Continue) -> ast.Continue:
+        """``asked`` with the editor's defaults for what it leaves out (the one place
+        they are applied). An explicit 0 is the writer's and is refused as the CLI refuses
+        it (before, ``or`` read it as unset: n:0 made three continuations)."""
+        settings = self.host.settings
+        return asked.model_copy(update={
+            "n": settings.default_n if asked.n is None else asked.n,
+            "tokens": settings.default_tokens if asked.tokens is None else asked.tokens})
+
+    def invalid(self, asked: ast.Continue) -> Result | None:
+        """Why ``asked`` (with the editor's defaults) cannot run, before anything is
+        committed or started for it; None when it can."""
+        try:
+            checked_sampling(self.with_defaults(asked))
+        except LoomError as err:
+            return Result.from_error(err)
+        return None
+
+    async def start(self, uri: str, what: str, asked: ast.Continue, line: str | None = None
                     ) -> tuple[OpenDoc, Running, ast.Continue] | Result:
         """A generation from the end of ``uri``'s path (``what`` names it where it cannot
         run): the typed text committed first, the run registered (one at a time), and the
@@ -180,17 +210,18 @@ class Generating:
         if self.running is not None:
             return Result.failure("CONFLICT", "a generation is already running",
                                   "wait for it, or cancel it")
+        invalid = self.invalid(asked)
+        if invalid is not None:
+            return invalid
         committed = await self.editing.commit_and_show(doc)
         if not committed.ok:
             return committed
         tip = doc.view.tip
         assert tip is not None
-        self.running = Running(uri)
-        # from the path's end, with the editor's defaults for what was not asked for (the
-        # one place they are applied); everything else the command says goes on as it is
-        cmd = asked.model_copy(update={"from_": tip.id,
-                                       "n": asked.n or host.settings.default_n,
-                                       "tokens": asked.tokens or host.settings.default_tokens})
+        self.running = Running(uri, line)
+        # from the path's end, with the editor's defaults for what was not asked for;
+        # everything else the command says goes on as it is
+        cmd = self.with_defaults(asked).model_copy(update={"from_": tip.id})
         return doc, self.running, cmd
 
     async def _land(self, doc: OpenDoc, uri: str, run: Running, result: Result,
@@ -210,10 +241,16 @@ class Generating:
                 result = Result.success("✓ generation cancelled: nothing was added",
                                         cancelled=True, created=[])
             if still_open:
-                await host.send_edit(doc, base_text, base)
+                text = base_text
+                if run.line and not result.ok:
+                    # the writer's line back where it was, its ✗ under it (before: the line
+                    # was gone and the ✗ sat on the last line of prose, for good)
+                    text += ("\n" if text and not text.endswith("\n") else "") + run.line
+                await host.send_edit(doc, text, base)
                 if not result.ok:
-                    last = TextDoc(base_text)
-                    self.diagnostics.add(doc, last.line(last.line_count - 1), result)
+                    last = TextDoc(text)
+                    self.diagnostics.add(doc, run.line or last.line(last.line_count - 1),
+                                         result)
                 doc.generating = False
                 host.status(doc, result.text)
                 if tab_gone and not result.ok:
@@ -229,6 +266,9 @@ class Generating:
                                      "was closed; they are in the tree)"))
         if still_open:
             await self._show(doc, result, base_text, base, start, before)
+            if run.line:
+                self.diagnostics.clear(doc, run.line)  # its ✗ of an earlier try, if any
+            self.diagnostics.publish(doc)  # and those whose line is gone
         return result
 
     async def _show(self, doc: OpenDoc, result: Result, base_text: str,
@@ -314,12 +354,17 @@ def finished(host: Host, result: Result) -> Result:
     ws = host.app.ws
     created = [ws.node(i) for i in result.data.get("created", [])]
     source = ws.find_node(result.data.get("source") or "")
-    head = f"✓ {plural(len(created), 'continuation')}" + (
-        f" from [{source.label}]" if source is not None else "")
+    failures = result.data.get("failures") or []
+    # a partial failure is said on the line the editor shows: ✓ 1 of 2 … (gpt-mini: no
+    # API key); before, "✓ 1 continuation" hid it in the lines after
+    made = (f"{len(created)} of {plural(len(created) + len(failures), 'continuation')}"
+            if failures else plural(len(created), "continuation"))
+    head = f"✓ {made}" + (f" from [{source.label}]" if source is not None else "")
+    if failures:
+        head += f" ({'; '.join(failures)})"
     models = result.data.get("models") or [""] * len(created)
     lines = [f"  [{c.label}] {quote(preview(c.content) or '(empty)')}"
              + (f" ({model})" if model else "") for c, model in zip(created, models, strict=False)]
-    lines += [f"  ✗ {failed}" for failed in result.data.get("failures") or []]
     out = Result.success("\n".join([head, *lines]), **result.data)
     out.command = result.command
     return out
