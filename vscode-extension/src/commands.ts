@@ -362,7 +362,22 @@ export class Commands {
     if (anchors.length === 0) throw new Error("no node on this path has siblings");
     const cursor = { line: ed.selection.active.line, character: ed.selection.active.character };
     const node = nodeAt(anchors, cursor) ?? anchors[0].node;
-    await this.execute(ServerCommands.cycleSibling, cycleArgs(ed.document.uri.toString(), node, delta));
+    const r = await this.client.execute<{ message?: string; data?: { range?: vscode.Range } }>(
+      ServerCommands.cycleSibling,
+      cycleArgs(ed.document.uri.toString(), node, delta),
+    );
+    const f = failure(r);
+    if (f) throw new Error(f);
+    if (r?.message) vscode.window.setStatusBarMessage(`Loom: ${r.message.split("\n")[0]}`, 5000);
+    // the cursor stays in the node switched to, so the next cycle cycles it again
+    const range = r?.data?.range;
+    if (range && vscode.window.activeTextEditor === ed) {
+      const start = new vscode.Position(range.start.line, range.start.character);
+      const end = new vscode.Position(range.end.line, range.end.character);
+      if (!new vscode.Range(start, end).contains(ed.selection.active)) {
+        ed.selection = new vscode.Selection(start, start);
+      }
+    }
   }
 
   /** A page of a node's siblings (the server answers 100 at a time: `offset`, `limit`). */

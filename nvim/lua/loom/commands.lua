@@ -284,13 +284,45 @@ S.branch = function()
     { commits = true, echo = true })
 end
 
+--- After a switch, keep the cursor in the node switched to (`range`: the server's LSP range
+--- of its text): the next ]n/[n then cycles that node again. Before, the cursor fell to the
+--- end of the parent and the next ]n looked for the parent's siblings.
+function C.keep_cursor_in(buf, range)
+  if type(range) ~= "table" or not api.nvim_buf_is_valid(buf) or api.nvim_get_current_buf() ~= buf then
+    return
+  end
+  local client = loom.client(false)
+  local enc = client and client.offset_encoding or "utf-16"
+  local function byte_pos(p)
+    local line = api.nvim_buf_get_lines(buf, p.line, p.line + 1, false)[1] or ""
+    local ok, col = pcall(vim.str_byteindex, line, enc, p.character, false)
+    return { p.line + 1, ok and col or 0 }
+  end
+  local s, e = byte_pos(range.start), byte_pos(range["end"])
+  local row, col = unpack(api.nvim_win_get_cursor(0))
+  local inside = (row > s[1] or (row == s[1] and col >= s[2])) and (row < e[1] or (row == e[1] and col < e[2]))
+  if not inside and s[1] <= api.nvim_buf_line_count(buf) then
+    pcall(api.nvim_win_set_cursor, 0, s)
+  end
+end
+
 local function cycle(delta)
   local uri = current_uri()
   if not uri then
     return
   end
-  C.exec("loom.cycleSibling", vim.tbl_extend("force", { uri = uri, delta = delta }, C.node_at_cursor()),
-    { commits = true, echo = true })
+  local buf = api.nvim_get_current_buf()
+  C.exec("loom.cycleSibling", vim.tbl_extend("force", { uri = uri, delta = delta }, C.node_at_cursor()), {
+    commits = true,
+    echo = true,
+    on_done = function(result, ok)
+      if ok and type(result) == "table" and type(result.data) == "table" then
+        vim.schedule(function()
+          C.keep_cursor_in(buf, result.data.range)
+        end)
+      end
+    end,
+  })
 end
 S.next = function()
   cycle(1)

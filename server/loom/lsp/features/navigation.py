@@ -107,7 +107,20 @@ class Navigation:
         self.moves.moved(doc, before)
         k = ids.index(target.version_of or target.id) + 1
         return Result.success(f"✓ switched to [{target.label}] ({k}/{len(ids)})",
-                              node=target.id)
+                              node=target.id, range=self._range_of(doc, target.id))
+
+    def _range_of(self, doc: OpenDoc, node_id: str) -> dict[str, Any] | None:
+        """Where ``node_id``'s text is in the document once our edits land, as an LSP
+        range: the editor keeps the cursor in the node it switched to, so the next ]n
+        cycles it again (before: the cursor fell to the end of the parent, whose
+        siblings the next ]n looked for)."""
+        docs = self.host.docs
+        seg = next((s for s in docs.expected_segments(doc) if s.node == node_id), None)
+        if seg is None:
+            return None
+        text = TextDoc(docs.expected_text(doc), docs.encoding)
+        (sl, sc), (el, ec) = text.position_at(seg.start), text.position_at(seg.end)
+        return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
 
     def siblings(self, uri: str, ref: str, offset: int = 0, limit: int | None = None
                  ) -> Result:
@@ -191,7 +204,7 @@ class Navigation:
         siblings = ws.children(ws.node(target.parent)) if target.parent else [target]
         k = next((i for i, s in enumerate(siblings, 1) if s.id == target.id), 1)
         return Result.success(f"✓ switched to [{target.label}] ({k}/{len(siblings)})",
-                              node=target.id)
+                              node=target.id, range=self._range_of(doc, target.id))
 
     def _showing(self, uri: str, doc: OpenDoc, parent: str, ids: list[str], offset: int
                  ) -> list[str]:
