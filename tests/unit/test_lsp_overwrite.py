@@ -182,3 +182,14 @@ async def test_after_replacing_the_text_the_originals_can_be_switched_back(
     version = ws.version_members([ids[1]])[ids[1]][0]
     again = await nav.switch_to(uri, version.id)
     assert again.ok and STORY[1] not in f.host.client[uri]
+
+
+def test_text_typed_right_after_the_first_node_still_branches_from_it() -> None:
+    """In the editor, text typed at a node's end belongs to that node: cutting everything
+    after the first sentence and typing anew extends the root, which stays whole."""
+    s = _session(*STORY)
+    start = len(STORY[0])
+    s.apply(start, len(s.text), "")
+    s.apply(start, start, " Nobody came.")
+    over = measure(s)
+    assert over.drastic and over.kept == 1 and over.can_branch

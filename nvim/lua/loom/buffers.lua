@@ -195,13 +195,9 @@ end
 --- BufWriteCmd: commit the buffer (or save the document) through the server.
 function B.write(buf, uri, confirm)
   local text = B.get_text(buf)
-  local res, err = loom.request_sync("loom/save", { uri = uri, text = text, confirm = confirm }, buf)
-  if not res then
-    loom.notify(loom.failure(err), vim.log.levels.ERROR)
-    return false
-  end
-  local msg = res.message or (res.ok and "✓ saved" or "✗ not saved")
-  local ask = not res.ok and not confirm and type(res.data) == "table" and res.data.confirm
+  local res, err, answer = loom.request_sync("loom/save", { uri = uri, text = text, confirm = confirm }, buf)
+  local data = type(answer) == "table" and answer.data or nil
+  local ask = not confirm and type(data) == "table" and data.confirm
   if type(ask) == "table" then
     local choice = B.ask_save(ask)
     if choice then
@@ -210,6 +206,11 @@ function B.write(buf, uri, confirm)
     loom.notify("nothing was saved: undo (u) brings the text back", vim.log.levels.WARN)
     return false
   end
+  if not res then
+    loom.notify(loom.failure(err), vim.log.levels.ERROR)
+    return false
+  end
+  local msg = res.message or (res.ok and "✓ saved" or "✗ not saved")
   if not res.ok then
     loom.notify(msg, vim.log.levels.ERROR)
     -- commands that failed keep their lines (with diagnostics); what did commit is clean

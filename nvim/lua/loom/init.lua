@@ -188,7 +188,9 @@ function M.request_sync(method, params, bufnr)
     return nil, res.err.message or vim.inspect(res.err)
   end
   if type(res.result) == "table" and res.result.error then
-    return nil, res.result.error -- the server's custom requests answer {error = "✗ CODE: …"}
+    -- the server's custom requests answer {error = "✗ CODE: …"}; the whole answer third
+    -- (a save that asks first says what in its data)
+    return nil, res.result.error, res.result
   end
   return res.result
 end

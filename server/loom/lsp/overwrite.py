@@ -88,8 +88,12 @@ def measure(session: BufferSession) -> Overwrite:
             if counting_kept:
                 kept += 1
             continue
-        counting_kept = False
         now = session.segment_text(i)
+        # text typed right after a node is that node's (a boundary insertion): a node only
+        # extended is whole, and the last one a branch can grow from
+        if counting_kept and now.startswith(seg.original):
+            kept += 1
+        counting_kept = False
         nodes += 1
         if seg.original and not now.strip():
             emptied += 1
@@ -98,13 +102,14 @@ def measure(session: BufferSession) -> Overwrite:
 
 
 def branch_point(session: BufferSession, kept: int) -> tuple[str, int] | None:
-    """The node a branch grows from (the last of the ``kept`` untouched nodes at the
-    start of the path) and the offset where its text ends; None without one."""
+    """The node a branch grows from (the last of the ``kept`` whole nodes at the start of
+    the path) and the offset where its committed text ends (what was typed after it is
+    the branch's); None without one."""
     seen = 0
     for seg in session.segments:
         if seg.node is None:
             continue
         seen += 1
         if seen == kept:
-            return seg.node, seg.end
+            return seg.node, seg.start + len(seg.original)
     return None

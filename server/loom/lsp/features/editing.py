@@ -204,9 +204,10 @@ class Editing:
         if not result.ok:
             self.persist(doc)
             return result
-        kept = [copy for copy in copy_segments(session.segments) if copy.end <= end]
-        kept = kept[:next((i + 1 for i, s in enumerate(kept) if s.node == node_id),
-                          len(kept))]
+        segments = copy_segments(session.segments)
+        upto = next(i for i, s in enumerate(segments) if s.node == node_id)
+        kept = segments[:upto + 1]
+        kept[-1].end, kept[-1].dirty = end, False  # (typed after it: the branch's text)
         tip = after
         created = result.data.get("created", [])
         if text.strip() and created:

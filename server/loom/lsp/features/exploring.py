@@ -227,10 +227,12 @@ class Exploring:
         session's participant, what is typed committed first; the options read as typed."""
         host = self.host
         doc = host.doc(uri) if uri else None
+        saved: list[str] = []
         if doc is not None and doc.kind == "path" and self.editing is not None:
             committed = await self.editing.commit_and_show(doc)
             if not committed.ok:
                 return committed
+            saved = [host.app.ws.node(i).label for i in committed.data.get("created", [])]
         actor = host.actor(doc)
         if actor.tree is None:
             return Result.failure("NOT_FOUND", "no tree to explore",
@@ -245,4 +247,10 @@ class Exploring:
                                   'give the options alone: depth:2 n:3 judge:"…"')
         if options:
             line += " " + options
-        return await host.execute(line, actor)
+        result = await host.execute(line, actor)
+        if saved and result.ok:
+            # what was typed went into the tree first: said, not done behind the writer's back
+            # (its own first line: the start's line is long, and the editor cuts it)
+            result.text = ("✓ your unsaved text was committed first: "
+                           + " ".join(f"[{label}]" for label in saved) + "\n" + result.text)
+        return result

@@ -105,9 +105,10 @@ class Generating:
         self.background.add(task)  # held: a task only the loop references may be collected
         task.add_done_callback(self.background.discard)
         count = asked.total(self.host.settings.default_n)
-        return Result.success(note_first(
-            f"✓ generating {plural(count, 'continuation')}… (they land in the tree when "
-            "done; cancel stops them)", note), generating=True)
+        read = f" {note}" if note else ""  # a typo's reading, where the editor shows it
+        return Result.success(f"✓ generating {plural(count, 'continuation')}{read}… (they "
+                              "land in the tree when done; cancel stops them)",
+                              generating=True)
 
     async def continue_(self, uri: str, asked: ast.Continue | None = None,
                         line: str | None = None) -> Result:
