@@ -1004,7 +1004,8 @@ class Workspace:
         """``(id, label)`` of the unpruned continuations, in sibling order, of ``node_id`` and
         of every node down to ``depth`` levels below it (what a ``tree`` drawing of that
         depth shows), one query per level. With ``per_node`` only the first ``per_node``
-        children of a node are followed further down. Nodes without any are left out.
+        children of a node are followed further down, and those in ``prefer``. Nodes
+        without any are left out.
 
         A continuation that has buffer-mode versions is shown as the member of its family
         that is in ``prefer`` (the viewer's path), else as its newest version: a version
@@ -1026,7 +1027,7 @@ class Workspace:
                 kids = found.setdefault(parent, [])
                 child, label = shown.get(child, (child, label))
                 kids.append((child, label))
-                if per_node is None or len(kids) <= per_node:
+                if per_node is None or len(kids) <= per_node or child in preferred:
                     below[child] = None
             frontier = list(below)
         return found

@@ -163,8 +163,10 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
         start = position
         path = ctx.ws.path(start, prefer=(start.id,))
         if not ctx.ws.count_children(start.id):  # at a leaf: show the alternatives around it
-            for ancestor in reversed(path[:-1]):
-                if ctx.ws.count_children(ancestor.id) > 1 or ancestor.parent is None:
+            # (no further up than the drawing reaches down, so the leaf stays in it)
+            for up, ancestor in enumerate(reversed(path[:-1]), 1):
+                if (ctx.ws.count_children(ancestor.id) > 1 or ancestor.parent is None
+                        or up >= depth):
                     start = ancestor
                     break
             path = path[: [n.id for n in path].index(start.id) + 1]
@@ -175,22 +177,22 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
             head = f"Root {f.ref(labels[0])} → "
         else:
             head = f"Root {f.ref(labels[0])} → ... → "
-    # A node with buffer-mode versions is drawn as the member on your path (or its newest).
-    start_id, start_label = ctx.ws.shown_members([start.id], set(on_path)).get(
-        start.id, (start.id, start.label))
-    children = {parent: [Item(*kid) for kid in kids] for parent, kids in
-                ctx.ws.continuation_map(start_id, depth, MAX_CHILDREN, on_path).items()}
+    openings = [start]
+    if start.id == t.root or (cmd.from_ is None and start.parent is None):
+        # a dialogue tree's edited root is another opening, with replies of its own: the
+        # drawing of where you are at the top holds them all, in order
+        openings = [ctx.ws.node(t.root), *ctx.ws.other_openings(t)]
     lines = [f'Tree: "{t.title}" ({plural(counts.nodes, "node")}, '
              f"{plural(counts.branches, 'branch', 'branches')})"]
-    drawing = draw(head, Item(start_id, start_label), children, depth, position.id)
-    if start.id == t.root:
-        # a dialogue tree's edited root: another opening, drawn after the root's (before:
-        # only it was drawn, as a leaf, and the root's replies were gone from the drawing)
-        for other in ctx.ws.other_openings(t):
-            theirs = {parent: [Item(*kid) for kid in kids] for parent, kids in
-                      ctx.ws.continuation_map(other.id, depth, MAX_CHILDREN,
-                                              on_path).items()}
-            drawing += draw(head, Item(other.id, other.label), theirs, depth, position.id)
+    keep = frozenset(on_path)
+    drawing: list[str] = []
+    for opening in openings:
+        # a node with buffer-mode versions is drawn as the member on your path (or its newest)
+        start_id, start_label = ctx.ws.shown_members([opening.id], keep).get(
+            opening.id, (opening.id, opening.label))
+        children = {parent: [Item(*kid) for kid in kids] for parent, kids in
+                    ctx.ws.continuation_map(start_id, depth, MAX_CHILDREN, on_path).items()}
+        drawing += draw(head, Item(start_id, start_label), children, depth, position.id, keep)
     lines += drawing
     if any(f"{f.ref(position.label)}*" in line for line in drawing):
         lines += ["", "* = current position"]

@@ -1,0 +1,120 @@
+"""The seeds' last details (issue 44, items 8–19). Each test failed before its fix and
+quotes the seed (or SPEC-NOTES) it follows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from loom.app import App
+from loom.commands.context import Actor
+from loom.store.schema import Node
+from loom.store.workspace import Workspace
+from tests.unit.test_conformance import relabel
+
+
+@dataclass
+class Chat:
+    app: App
+    ws: Workspace
+    actor: Actor
+
+    def run(self, line: str, actor: Actor | None = None) -> str:
+        return self.app.executor.execute(line, actor or self.actor).text
+
+
+@pytest.fixture
+def chat(app: App) -> Chat:
+    ws = app.ws
+    tree = ws.create_tree("Marie", "dialogue", root_content="Let's study Marie.")
+    relabel(ws.node(tree.root), "r001")
+    return Chat(app, ws, Actor(ws.human(), tree))
+
+
+def _chain(chat: Chat, parent: Node, count: int, prefix: str) -> list[Node]:
+    ws, tree, h, m = chat.ws, chat.actor.tree, chat.ws.human(), chat.ws.subject()
+    made = []
+    for i in range(count):
+        parent = relabel(ws.add_node(tree, parent, f"{prefix} {i}", h if i % 2 else m),
+                         f"{prefix}{i:02d}")
+        made.append(parent)
+    return made
+
+
+# ── item 8: every opening, wherever you stand ─────────────────────────────────
+
+
+def test_tree_draws_every_opening_of_a_dialogue_tree_wherever_you_stand(chat: Chat) -> None:
+    """Seed 001, dialogue mode: an edit "Creates branch, conversation continues from edit
+    point"; the original's replies stay, so ``→ tree`` draws both openings. At the new
+    root it drew only ``Root [r001']* (you are here) (leaf)`` (14 nodes gone); back under
+    ``r001`` it left out ``r001'``."""
+    root = chat.ws.node(chat.actor.tree.root)
+    chain = _chain(chat, root, 3, "k")
+    chat.ws.set_position(chat.actor.participant, chat.actor.tree, chain[-1])
+    assert chat.run('→ edit r001 "A new opening."') == (
+        "✓ created branch [r001'] from [r001]\n  conversation continues from edit point")
+    assert chat.run("→ tree") == (
+        'Tree: "Marie" (5 nodes, 0 branches)\n'
+        "Root [r001] → [k00] → [k01] → [k02] (leaf)\n"
+        "Root [r001']* (you are here) (leaf)\n"
+        "\n"
+        "* = current position")
+    chat.run("→ switch to k02")
+    assert chat.run("→ tree") == (
+        'Tree: "Marie" (5 nodes, 0 branches)\n'
+        "Root [r001] → [k00] → [k01] → [k02]* (you are here) (leaf)\n"
+        "Root [r001'] (leaf)\n"
+        "\n"
+        "* = current position")
+    # a reply under the new opening: its chain is drawn there, the original's stays
+    chat.run("→ switch to r001'")
+    chat.run('→ respond r001\' "Hello back."')
+    out = chat.run("→ tree").splitlines()
+    assert out[1] == "Root [r001] → [k00] → [k01] → [k02] (leaf)"
+    assert out[2].startswith("Root [r001'] → [") and out[2].endswith(
+        "]* (you are here) (leaf)")
+
+
+# ── item 10: the current position stays in a capped drawing ───────────────────
+
+
+def test_a_capped_branch_point_still_draws_where_you_are(chat: Chat) -> None:
+    """Seed 000's drawing marks ``[a7x2]* (you are here)``. With 14 continuations and the
+    14th current, ``→ tree`` drew 12, ``└→ ... 2 more`` and ``current position: [hsh73r]
+    (not in this drawing)``; the position is drawn in its place among the others."""
+    ws, tree, h = chat.ws, chat.actor.tree, chat.ws.human()
+    root = ws.node(tree.root)
+    kids = [relabel(ws.add_node(tree, root, f"reply {i}", h), f"c{i:02d}") for i in range(14)]
+    ws.set_position(h, tree, kids[-1])
+    out = chat.run("→ tree").splitlines()
+    assert out[0] == 'Tree: "Marie" (15 nodes, 1 branch)'
+    assert out[1] == "Root [r001]"
+    assert out[2:14] == [f"     ├→ [c{i:02d}] (leaf)" for i in range(12)]
+    assert out[14:] == ["     ├→ ... 1 more",
+                        "     └→ [c13]* (you are here) (leaf)",
+                        "",
+                        "* = current position"]
+    # deeper: the hidden continuation on your path is drawn, and followed down
+    below = _chain(chat, kids[12], 2, "d")
+    ws.set_position(h, tree, below[-1])
+    out = chat.run("→ tree").splitlines()
+    assert out[14:] == ["     ├→ [c12] → [d00] → [d01]* (you are here) (leaf)",
+                        "     └→ ... 1 more",
+                        "",
+                        "* = current position"]
+
+
+def test_a_long_line_of_descent_still_draws_where_you_are(chat: Chat) -> None:
+    """The same promise at a leaf deep in a single line of replies: the drawing started at
+    the root and stopped at depth 5, ``current position: … (not in this drawing)``."""
+    root = chat.ws.node(chat.actor.tree.root)
+    chain = _chain(chat, root, 9, "k")
+    chat.ws.set_position(chat.actor.participant, chat.actor.tree, chain[-1])
+    assert chat.run("→ tree") == (
+        'Tree: "Marie" (10 nodes, 0 branches)\n'
+        "Root [r001] → ... → [k03] → [k04] → [k05] → [k06] → [k07] → [k08]* (you are here)"
+        " (leaf)\n"
+        "\n"
+        "* = current position")
