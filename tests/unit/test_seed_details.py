@@ -118,3 +118,36 @@ def test_a_long_line_of_descent_still_draws_where_you_are(chat: Chat) -> None:
         " (leaf)\n"
         "\n"
         "* = current position")
+
+
+# ── item 9: list shows a version in its original's place ──────────────────────
+
+
+def test_list_continuations_shows_a_version_in_its_originals_place(app: App) -> None:
+    """Seed 000, buffer mode: ``→ edit a7x2 "revised content here"`` → ``✓ created version
+    [a7x2'] from [a7x2]``. ``tree``, ``as:nodes``, ``as:prose``, ``switch`` and the ambient
+    line then use ``a7x2'``; ``→ list r001 continuations`` printed the replaced ``[a7x2]``
+    with its old text."""
+    ws, h = app.ws, app.ws.human()
+    tree = ws.create_tree("Lane", "buffer", root_content="The house stood empty.")
+    root = relabel(ws.node(tree.root), "r001")
+    a = relabel(ws.add_node(tree, root, " She came back.", h), "a7x2")
+    relabel(ws.add_node(tree, root, " She stayed away.", ws.subject()), "c4m2")
+    ws.add_node(tree, a, " The gate.", h)
+    ws.set_position(h, tree, a)
+    actor = Actor(h, tree)
+
+    def run(line: str) -> str:
+        return app.executor.execute(line, actor).text
+
+    assert run('→ edit a7x2 "revised content here"') == (
+        "✓ created version [a7x2'] from [a7x2]\n  downstream nodes preserved via hyperedge")
+    assert run("→ list r001 continuations") == (
+        "[r001] → 2 continuations:\n"
+        "  [a7x2'] human · \"revised content here\"\n"
+        "  [c4m2] model · \"She stayed away.\"")
+    # a path through the original (the editor's exact id) shows the original there
+    ws.set_position(h, tree, a, a)
+    assert ws.position(h, tree)[0].id == a.id
+    assert run("→ list r001 continuations").splitlines()[1] == (
+        '  [a7x2] human · "She came back."')

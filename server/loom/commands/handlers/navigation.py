@@ -121,7 +121,7 @@ def list_(ctx: Ctx, cmd: ast.List) -> Result:
     ws = ctx.ws
     label = f.ref(node.label)
     if cmd.what == "continuations":
-        kids = ws.children(node)
+        kids = _in_place(ctx, ws.children(node))
         if not kids:
             return Result.success(f"{label} → no continuations (leaf)", node=node.id)
         lines = [f"{label} → {plural(len(kids), 'continuation')}:"]
@@ -141,6 +141,15 @@ def list_(ctx: Ctx, cmd: ast.List) -> Result:
         return Result.success(f"{label} links: none", node=node.id)
     lines = [f"{label} links:"] + [f"  {link_line(ctx, lk, node)}" for lk in node_links]
     return Result.success("\n".join(lines), node=node.id)
+
+
+def _in_place(ctx: Ctx, kids: list[Node]) -> list[Node]:
+    """In a buffer-mode tree each continuation with versions as ``tree`` draws it: the
+    member of its family on your path, else its newest version (SPEC-NOTES 5)."""
+    if ctx.tree.mode != "buffer" or not kids:
+        return kids
+    shown = ctx.ws.shown_members([k.id for k in kids], {n.id for n in ctx.current_path()})
+    return [ctx.ws.node(shown[k.id][0]) if k.id in shown else k for k in kids]
 
 
 def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
