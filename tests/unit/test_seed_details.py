@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from loom.app import App
+from loom.commands import ast
 from loom.commands.context import Actor
 from loom.store.schema import Node
 from loom.store.workspace import Workspace
@@ -151,3 +152,43 @@ def test_list_continuations_shows_a_version_in_its_originals_place(app: App) -> 
     assert ws.position(h, tree)[0].id == a.id
     assert run("→ list r001 continuations").splitlines()[1] == (
         '  [a7x2] human · "She came back."')
+
+
+# ── item 11: a permission comes with what it requires ────────────────────────
+
+
+def test_users_add_gives_what_a_permission_requires_and_says_so(
+        tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Seeds 000/001: ``loom_generate`` — "Requires: ``loom_aware``". ``loom users add w1
+    --model --permissions loom_generate`` answered ``✓ w1 may now: loom_generate``, then
+    ``→ continue`` as w1 was refused for ``loom_aware``: it is given with it, and said."""
+    from loom.app import open_app
+    from loom.cli import main
+    from loom.model import permissions as perms
+
+    db = tmp_path / "w.db"
+    monkeypatch.delenv("LOOM_PARTICIPANT", raising=False)
+    assert main(["--db", str(db), "users", "add", "w1", "--model", "--permissions",
+                 "loom_generate"]) == 0
+    assert capsys.readouterr().out == (
+        "✓ added w1 (model, collaborator)\n"
+        "✓ w1 may now: loom_aware, loom_generate\n"
+        "  loom_aware too: loom_generate requires it\n")
+    assert main(["--db", str(db), "users", "set", "w1", "--permissions", "docwrite"]) == 0
+    assert capsys.readouterr().out == (
+        "✓ w1 may now: doc_read, doc_write\n  doc_read too: doc_write requires it\n")
+    app = open_app(db, use_default_subject=False)
+    try:
+        w1 = app.ws.participant("w1")
+        assert perms.missing_for(perms.DOC_WRITE, w1.permissions) is None
+        tree = app.ws.create_tree("T", "dialogue", root_content="Hi.")
+        human = Actor(app.ws.human(), tree)
+        # the same for every caller of grant (the editor's, the agents'): one place
+        out = app.executor.execute(ast.Grant(participant="w1",
+                                             permissions=(perms.LOOM_GENERATE,)), human).text
+        assert out == "✓ w1 may now: loom_aware, loom_generate\n  loom_aware too: " \
+                      "loom_generate requires it"
+        refused = app.executor.execute("→ continue", Actor(app.ws.participant("w1"), tree))
+        assert "loom_aware" not in refused.text  # not refused for the requirement
+    finally:
+        app.ws.db.close()
