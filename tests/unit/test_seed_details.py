@@ -192,3 +192,43 @@ def test_users_add_gives_what_a_permission_requires_and_says_so(
         assert "loom_aware" not in refused.text  # not refused for the requirement
     finally:
         app.ws.db.close()
+
+
+# ── item 12: a section is named as the participant named it ───────────────────
+
+NOTES = ("# Character notes\n\nBackground.\n\n"
+         "## Marie's Core Motivation {#motivation}\n\n"
+         "Her reluctance isn't about Thomas—it's about the pattern.\n\n"
+         "## Thomas\n\nHe proposes.\n")
+
+
+def test_a_section_is_shown_as_it_was_named_and_headings_without_their_id(chat: Chat) -> None:
+    """SPEC-NOTES 16 and seed 000: ``doc:"character notes" §motivation`` (link, pin, memory
+    block, read); Loom printed ``§maries-core-motivation`` for the section named
+    ``motivation``, and ``read`` showed the heading's ``{#motivation}``."""
+    chat.ws.create_document("character notes", NOTES.replace(" {#motivation}", ""))
+    chat.ws.create_document("with ids", NOTES)
+    run = chat.run
+    assert run('→ link r001 to doc:"character notes" §motivation') == (
+        '✓ linked [r001] ↔ doc:"character notes" §motivation')
+    assert run("→ list r001 links") == '[r001] links:\n  → doc:"character notes" §motivation'
+    assert run('→ pin doc:"character notes" section:motivation') == (
+        '✓ pinned doc:"character notes" §motivation to working memory')
+    # the same section by another of its names is the same pin
+    assert run('→ pin doc:"character notes" §maries-core-motivation') == (
+        '✓ doc:"character notes" §motivation is already pinned')
+    assert run("→ memory").startswith(
+        'Working Memory:\n  pinned: doc:"character notes" §motivation\n')
+    assert run('→ write doc:"character notes" replace:motivation "It is the pattern."') \
+        .startswith('✓ replaced §motivation in doc:"character notes"')
+    assert run('→ drop pin:doc:"character notes" §maries-core-motivation') == (
+        '✓ dropped pin doc:"character notes" §motivation')
+    # an explicit {#id} names the section; the heading is shown as written, without it
+    assert run('→ read doc:"with ids" §motivation') == (
+        'doc:"with ids" §motivation\n\n## Marie\'s Core Motivation\n\n'
+        "Her reluctance isn't about Thomas—it's about the pattern.")
+    assert "{#" not in run('→ read doc:"with ids"')
+    assert "{#" not in run('→ read doc:"with ids" lines:1-5')
+    # fuzzy, last: a typo still finds the one section it is close to
+    assert run('→ read doc:"with ids" §motivaton').splitlines()[0] == (
+        'doc:"with ids" §motivaton')

@@ -304,13 +304,13 @@ def link(ctx: Ctx, cmd: ast.Link) -> Result:
         ctx.require(perms.DOC_READ, "link documents")
         doc = ws.document(t.doc or "")
         if t.section:
-            from loom.model.documents import find_section
+            from loom.model.documents import find_section, section_name
 
             sec = find_section(doc.content, t.section)
             if isinstance(sec, list):
                 raise LoomError("NOT_FOUND", f"section §{t.section} is not in "
                                 f"{f.doc_ref(doc.name)}", _section_hint(sec))
-            section = sec.id
+            section = section_name(t.section)  # kept as named, found by it (SPEC-NOTES 16)
         else:
             section = None
         ws.add_link(ctx.tree, source, ctx.me, target_kind="doc", target_doc=doc,
