@@ -232,3 +232,37 @@ def test_a_section_is_shown_as_it_was_named_and_headings_without_their_id(chat: 
     # fuzzy, last: a typo still finds the one section it is close to
     assert run('→ read doc:"with ids" §motivaton').splitlines()[0] == (
         'doc:"with ids" §motivaton')
+
+
+# ── item 13: "Last active" is the tree's last change, read fresh ──────────────
+
+
+def test_last_active_counts_edits_and_links_and_is_read_fresh(chat: Chat, clock) -> None:  # type: ignore[no-untyped-def]
+    """Seed 000's ``tree summary``: ``Last active: 3m ago``. It ignored edits and links,
+    and a later command of the same batch read the tree's time as it was before."""
+    chat.ws.create_document("notes", "# Notes\n\n## Motivation\n\nWhy.\n")
+
+    def last_active() -> str:
+        return chat.run("→ tree summary").splitlines()[-1]
+
+    clock.advance(3600)
+    assert chat.run('→ edit r001 "Let us study Marie again."').startswith("✓ created branch")
+    clock.advance(120)
+    assert last_active() == "Last active: 2m ago"
+    clock.advance(3600)
+    assert chat.run('→ link r001 to doc:"notes"').startswith("✓ linked")
+    clock.advance(60)
+    assert last_active() == "Last active: 1m ago"
+    clock.advance(3600)
+    first, second = chat.app.executor.batch(['→ respond r001 "Hello."', "→ tree summary"],
+                                            chat.actor)
+    assert first.ok and second.text.splitlines()[-1] == "Last active: just now"
+    # a buffer-mode version too
+    ws, h = chat.ws, chat.ws.human()
+    buf = ws.create_tree("Lane", "buffer", root_content="The house.")
+    a = relabel(ws.add_node(buf, ws.node(buf.root), " She came.", h), "a7x2")
+    ws.set_position(h, buf, a)
+    clock.advance(3600)
+    there = Actor(h, buf)
+    chat.run('→ edit a7x2 "She came back."', there)
+    assert chat.run("→ tree summary", there).splitlines()[-1] == "Last active: just now"

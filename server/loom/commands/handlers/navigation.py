@@ -244,7 +244,7 @@ def _tree_summary(ctx: Ctx, t: Tree, counts: TreeCounts) -> Result:
     summary = whole_sentences(t.summary or "") if by_model else ""
     if summary:
         lines.append(f"Summary: {summary}")
-    lines.append(f"Last active: {relative_time(t.updated, ctx.now)}")
+    lines.append(f"Last active: {relative_time(ctx.ws.last_active(t), ctx.now)}")
     return Result.success("\n".join(lines))
 
 
