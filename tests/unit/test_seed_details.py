@@ -266,3 +266,23 @@ def test_last_active_counts_edits_and_links_and_is_read_fresh(chat: Chat, clock)
     there = Actor(h, buf)
     chat.run('→ edit a7x2 "She came back."', there)
     assert chat.run("→ tree summary", there).splitlines()[-1] == "Last active: just now"
+
+
+# ── item 14: an empty document name has one answer ───────────────────────────
+
+NO_NAME = ("✗ INVALID_SYNTAX: a document needs a name\n"
+           '  hint: name it in quotes, as doc:"character notes"; → read alone lists the '
+           "documents")
+
+
+@pytest.mark.parametrize("line", [
+    '→ write doc:"" append "text"', '→ read doc:""', '→ read doc:"  " summary',
+    '→ pin doc:""', '→ link r001 to doc:""', '→ drop pin:doc:""',
+    '→ write doc:"" replace:motivation "text"'])
+def test_an_empty_document_name_is_one_answer_for_every_tool(chat: Chat, line: str) -> None:
+    """Seed 000: ``doc`` — "Required. Document name or ID". ``write doc:""`` was refused
+    with a hint; ``read``, ``pin``, ``link`` and ``drop`` answered ``NOT_FOUND … doc:""
+    does not exist`` without one."""
+    chat.ws.create_document("character notes", "# Notes\n")
+    assert chat.run(line) == NO_NAME
+    assert [d.name for d in chat.ws.documents()] == ["character notes"]  # nothing made

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from loom.errors import LoomError
+
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*(?:\{#([\w-]+)\})?\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -51,6 +53,17 @@ def sections(content: str) -> list[Section]:
                 break
         out.append(Section(sid, title, level, start, end))
     return out
+
+
+def check_name(name: str) -> str:
+    """A document's name as given, stripped; ``INVALID_SYNTAX`` for an empty one, the one
+    answer every tool gives (the store checks it on every lookup and creation)."""
+    name = name.strip()
+    if not name:
+        raise LoomError("INVALID_SYNTAX", "a document needs a name",
+                        'name it in quotes, as doc:"character notes"; → read alone lists '
+                        "the documents")
+    return name
 
 
 FUZZY_SCORE = 85  # a misspelt name still finds the one section it is this close to

@@ -92,13 +92,10 @@ def read(ctx: Ctx, cmd: ast.Read) -> Result:
 
 def write(ctx: Ctx, cmd: ast.Write) -> Result:
     ws = ctx.ws
-    if not cmd.doc.strip():  # (before: it created a document named doc:"")
-        raise LoomError("INVALID_SYNTAX", "a document needs a name",
-                        'use → write doc:"[name]" append "[content]"')
     try:
         doc = ws.document(cmd.doc)
-    except LoomError:
-        if cmd.mode == "replace":
+    except LoomError as err:
+        if cmd.mode == "replace" or err.code != "NOT_FOUND":
             raise
         doc = ws.create_document(cmd.doc, cmd.content, ctx.me)
         return Result.success(
