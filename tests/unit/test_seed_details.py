@@ -286,3 +286,42 @@ def test_an_empty_document_name_is_one_answer_for_every_tool(chat: Chat, line: s
     chat.ws.create_document("character notes", "# Notes\n")
     assert chat.run(line) == NO_NAME
     assert [d.name for d in chat.ws.documents()] == ["character notes"]  # nothing made
+
+
+# ── item 15: an annotation named where a node is needed ──────────────────────
+
+
+@pytest.mark.parametrize(("line", "instead"), [
+    ("→ switch to ann-1", "→ switch to {on}"),
+    ("→ continue from ann-1", "→ continue from {on}"),
+    ('→ respond ann-1 "More."', '→ respond {on} "…"'),
+    ('→ edit ann-1 "Better."', '→ annotate {on} "[content]"'),
+    ("→ split ann-1 at:2", "→ split {on} at:[offset]"),
+    ("→ regenerate ann-1", "→ continue from {on}"),
+    ("→ tree from:ann-1", "→ tree from:{on}"),
+    ("→ view branch:ann-1 as:prose", "→ view branch:{on} as:prose"),
+    ("→ list ann-1 continuations", "→ list {on} continuations"),
+    ('→ stash "early" summary-of:r001-ann-1', "[{on}]"),
+    ("→ explore from ann-1", "→ explore from {on}"),
+])
+def test_an_annotation_where_a_node_is_needed_is_said_to_be_one(
+        chat: Chat, line: str, instead: str) -> None:
+    """Seed 000: ``NOT_FOUND`` — "Node, document, or stash doesn't exist". ``→ respond
+    ann-1 …`` and ``→ switch to ann-1`` answered ``NOT_FOUND`` though the annotation exists
+    (and ``view branch:ann-1`` read the note as the branch's text): every tool that needs a
+    node of the text says what it is, and what to name instead."""
+    ws, tree, h = chat.ws, chat.actor.tree, chat.ws.human()
+    a = ws.add_node(tree, ws.node(tree.root), "She came back.", h)
+    ws.set_position(h, tree, a)
+    assert chat.run(f'→ annotate {a.label} "a turning point"') == (
+        f"✓ annotation [ann-1] added to [{a.label}]")
+    before = (ws.tree_counts(tree), ws.position(h, tree)[0].id)
+    out = chat.run(line)
+    first, hint = out.splitlines()[:2]
+    assert first == "✗ INVALID_SYNTAX: [ann-1] is an annotation, not a node", out
+    assert hint.startswith("  hint: ") and instead.format(on=a.label) in hint, out
+    assert (ws.tree_counts(tree), ws.position(h, tree)[0].id) == before
+    # where a note is a fine thing to name, it still is
+    assert chat.run("→ view ann-1").startswith("[ann-1] human")
+    assert chat.run("→ pin ann-1") in ("✓ pinned [ann-1] to working memory",
+                                       "✓ [ann-1] is already pinned")

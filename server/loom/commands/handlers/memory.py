@@ -50,7 +50,8 @@ def stash(ctx: Ctx, cmd: ast.Stash) -> Result:
         node = ctx.resolve(cmd.content_of)
         content, source = node.content, f"content-of:{node.label}"
     elif cmd.summary_of is not None:
-        a, b = (ctx.resolve(r) for r in cmd.summary_of)
+        a, b = (ctx.text_node(r, "a range runs along the text: end it at the node it "
+                              "annotates, [{on}]") for r in cmd.summary_of)
         content, source = mem.summarize_range(ctx, a, b), f"summary-of:{a.label}-{b.label}"
     elif cmd.content is not None:
         content, source = cmd.content, "literal"

@@ -82,7 +82,8 @@ def view(ctx: Ctx, cmd: ast.View) -> Result:
 
 
 def _view_branch(ctx: Ctx, cmd: ast.View) -> Result:
-    through = ctx.resolve(cmd.branch or cmd.node)
+    through = ctx.text_node(cmd.branch or cmd.node, "a branch runs through the text: → view "
+                            "branch:{on} as:" + (cmd.as_ or "prose"))
     path = ctx.branch_path(through)
     if not any(n.id == through.id for n in path):  # a version of it stands in its place
         family = through.version_of or through.id
@@ -121,6 +122,9 @@ def list_(ctx: Ctx, cmd: ast.List) -> Result:
     ws = ctx.ws
     label = f.ref(node.label)
     if cmd.what == "continuations":
+        if node.kind == "annotation":  # (its own notes are listed: → list ann-1 annotations)
+            ctx.text_node(node.id, "its notes: → list {ann} annotations; the continuations of "
+                          "the node it annotates: → list {on} continuations")
         kids = _in_place(ctx, ws.children(node))
         if not kids:
             return Result.success(f"{label} → no continuations (leaf)", node=node.id)
@@ -166,7 +170,8 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
                         "use depth:5 or another value up to 50")
     on_path = [n.id for n in ctx.current_path()]
     if cmd.from_ is not None:
-        start = ctx.resolve(cmd.from_)
+        start = ctx.text_node(cmd.from_, "the tree is drawn from nodes of the text: → tree "
+                              "from:{on}")
         head = ""
     else:
         start = position
@@ -254,16 +259,12 @@ def switch(ctx: Ctx, cmd: ast.Switch) -> Result:
         target_tree = ctx.ws.find_tree(cmd.tree)
         if target_tree.id != ctx.tree.id:
             ctx.actor.tree = target_tree
-    node = ctx.resolve(cmd.node)
+    node = ctx.text_node(cmd.node, "switch to the node it annotates: → switch to {on}")
     if cmd.tip is None and node.id != cmd.node.strip():
         # a node named as people name it (not the editor's exact id): in buffer mode its
         # version on your path, else its newest, stands in its place (before: → switch
         # to the original put the new version off the path)
         node = ctx.in_place(node)
-    if node.kind == "annotation":
-        target = ctx.ws.node(node.parent).local_id if node.parent else "?"
-        raise LoomError("NOT_FOUND", f"[{node.label}] is an annotation, not a position",
-                        f"switch to the node it annotates: → switch to {target}")
     if cmd.tip is not None:  # the editor's branch: the path ends where it says
         tip = ctx.resolve(cmd.tip)
         if tip.id != node.id and not any(
