@@ -325,3 +325,35 @@ def test_an_annotation_where_a_node_is_needed_is_said_to_be_one(
     assert chat.run("→ view ann-1").startswith("[ann-1] human")
     assert chat.run("→ pin ann-1") in ("✓ pinned [ann-1] to working memory",
                                        "✓ [ann-1] is already pinned")
+
+
+# ── item 16: loom do batches consecutive lines ───────────────────────────────
+
+
+def test_loom_do_runs_consecutive_lines_of_one_argument_as_a_batch(
+        tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Seed 000, Batching: "Multiple tool calls on consecutive lines are batched and
+    executed together ... Results are returned together". ``loom do T $'→ view a\\n→ view
+    b'`` was refused "one command per line"; it runs as the shell and a model's lines do."""
+    from loom.cli import main
+
+    db = tmp_path / "do.db"
+    monkeypatch.setenv("LOOM_SUBJECT", "none")
+    monkeypatch.delenv("LOOM_PARTICIPANT", raising=False)
+    assert main(["--db", str(db), "new", "T", "--mode", "dialogue"]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db), "do", "T",
+                 '→ respond root "A gull cried."\n→ view root\n\n'
+                 '→ respond root "Two\nlines."\nlist root continuations']) == 0
+    out = capsys.readouterr().out
+    assert out.count("✓ created [") == 2  # a quote over two lines is one command
+    view, listed = out.index("\n1 continuation\n"), out.index("→ 2 continuations:")
+    assert out.startswith("✓ created [") and view < out.rindex("✓ created [") < listed
+    assert '"Two lines."' in out
+    # a line that does not parse is answered as one argument is, the rest still run
+    assert main(["--db", str(db), "do", "T", "→ frobnicate\n→ tree summary"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("✗ INVALID_SYNTAX: unknown command") and '\nTree: "T"\n' in out
+    # a think block is still one thought
+    assert main(["--db", str(db), "do", "T", "→ think\nThe gull matters.\n←"]) == 0
+    assert capsys.readouterr().out.startswith("✓ thought kept in memory")
