@@ -192,7 +192,8 @@ def test_loom_context_position_permissions_and_visibility(story, clock) -> None:
         'Tree: "Marie Character Study" (dialogue)\n'
         f"Now: {clock_time(clock())}\n"
         f"You are at ⟨node:{b.local_id} depth:2 siblings:1 annotations:1 links:0⟩ "
-        "⟨permissions:aware,write,generate,read,docwrite,crosstree⟩\n"
+        "⟨permissions:aware,write,generate,read,docwrite,crosstree⟩ "
+        f"⟨human active at {c.label}⟩\n"
         f"Human active at [{c.label}], depth:2\n"
         "Approval mode: on (your writes wait for the human's yes)\n"
         "===")

@@ -357,3 +357,44 @@ def test_loom_do_runs_consecutive_lines_of_one_argument_as_a_batch(
     # a think block is still one thought
     assert main(["--db", str(db), "do", "T", "→ think\nThe gull matters.\n←"]) == 0
     assert capsys.readouterr().out.startswith("✓ thought kept in memory")
+
+
+# ── item 17: the extended ambient line is shown ──────────────────────────────
+
+
+def test_the_extended_ambient_line_reaches_the_collaborator_and_the_shell(
+        app: App, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Seed 000: "When more orientation is needed, ambient context can include:
+    ``⟨node:a7x2k3 depth:12 siblings:2⟩ ⟨permissions:aware,write,read⟩ ⟨human active in
+    branch:8⟩``". It was built and never shown: the collaborator gets it when another
+    participant is active in the tree, and ``loom shell``'s ``→ status`` prints it."""
+    import io
+
+    from loom.agent import assembly as cx
+    from loom.agent.participant import ensure_agent
+    from loom.shell import run_shell
+
+    ws, h = app.ws, app.me()  # (the shell's participant)
+    tree = ws.create_tree("talk", "dialogue", root_content="Hello.")
+    a = ws.add_node(tree, ws.node(tree.root), "One.", h)
+    agent = ensure_agent(ws)
+    ws.set_position(agent, tree, a, a)
+    you_are = next(x for x in cx.assemble(ws, Actor(agent, tree)).sections["loom"].splitlines()
+                   if x.startswith("You are at "))
+    assert you_are == (f"You are at ⟨node:{a.label} depth:1 siblings:0 annotations:0 "
+                       "links:0⟩ ⟨permissions:aware,write,generate,read,docwrite,crosstree⟩")
+    ws.set_position(h, tree, ws.node(tree.root))  # the human is active: more orientation
+    loom = cx.assemble(ws, Actor(agent, tree)).sections["loom"].splitlines()
+    root = ws.node(tree.root).label
+    assert f"⟨node:{a.label} depth:1 siblings:0 annotations:0 links:0⟩ " \
+           "⟨permissions:aware,write,generate,read,docwrite,crosstree⟩ " \
+           f"⟨{h.name} active at {root}⟩" in loom[3]
+    # seed 001's visibility line stays
+    assert f"{h.name.capitalize()} active at [{root}], depth:0" in loom
+    # the shell, as the human: → status (and status) print it, with the collaborator
+    monkeypatch.setattr("sys.stdin", io.StringIO("→ status\nstatus\n"))
+    assert run_shell(app, tree) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"⟨node:{root} depth:0 siblings:0 annotations:0 links:0⟩ "
+                   "⟨permissions:aware,write,generate,read,docwrite,crosstree⟩ "
+                   f"⟨{agent.name} active at {a.label}⟩"] * 2

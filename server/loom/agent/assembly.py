@@ -548,11 +548,14 @@ def loom_context(ws: Workspace, actor: Actor, node: Node, path: Sequence[Node], 
     else:
         where = f.ambient(node.label, node.depth, ws.siblings(node),
                           ws.count_children(node.id, "annotation"), ws.count_links(node.id))
-    short = ",".join(perms.SHORT[p] for p in perms.ordered(actor.permissions)) or "none"
-    lines.append(f"You are at {where} ⟨permissions:{short}⟩")
+    active = ws.active_elsewhere(tree, actor.participant)
+    # the extended ambient line (seed 000), with who else is active when someone is: that
+    # is when more orientation is needed; seed 001's visibility line says where, below
+    lines.append("You are at " + f.ambient_extended(
+        where, actor.permissions, [(other.name, at.label) for other, at in active]))
     if tree.mode == "buffer":
         lines.append(BUFFER_JOINING)
-    for other, at in ws.active_elsewhere(tree, actor.participant):
+    for other, at in active:
         lines.append(f.active_line(other.name, at.label, at.depth))
     if approval:
         lines.append("Approval mode: on (your writes wait for the human's yes)")
