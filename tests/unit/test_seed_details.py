@@ -398,3 +398,40 @@ def test_the_extended_ambient_line_reaches_the_collaborator_and_the_shell(
     assert out == [f"⟨node:{root} depth:0 siblings:0 annotations:0 links:0⟩ "
                    "⟨permissions:aware,write,generate,read,docwrite,crosstree⟩ "
                    f"⟨{agent.name} active at {a.label}⟩"] * 2
+
+
+# ── item 18: pins in the memory block are previews and word counts ───────────
+
+
+def test_the_memory_block_shows_pins_as_the_seed_does(app: App) -> None:
+    """Seed 000's operational memory block: ``[a7x2] "Marie's reluctance stems from..."``
+    and ``doc:"character notes" §motivation (247 words)`` (SPEC-NOTES 17). Pins were shown
+    whole: a node's text up to 1,200 characters, a document's lines up to 4,000."""
+    from loom.agent import assembly as cx
+    from loom.agent.participant import ensure_agent
+
+    ws = app.ws
+    tree = ws.create_tree("Marie", "dialogue", root_content="Let's study Marie.")
+    long_text = ("Marie's reluctance stems from her childhood. " + "She keeps the letters. " * 80)
+    a = ws.add_node(tree, ws.node(tree.root), long_text, ws.human(),
+                    summary="Marie's reluctance stems from her childhood.",
+                    summary_source="model")
+    section = " ".join(["word"] * 246)
+    ws.create_document("character notes", f"# Notes\n\nIntro.\n\n## Motivation\n\n{section}\n")
+    agent = ensure_agent(ws)
+    actor = Actor(agent, tree)
+    ws.set_position(agent, tree, a, a)
+    for line in (f"→ pin {a.label}", '→ pin doc:"character notes" §motivation',
+                 '→ pin doc:"character notes"'):
+        assert app.executor.execute(line, actor).ok, line
+    block = cx.memory_block(ws, actor)
+    assert block.startswith(
+        "=== Operational Memory ===\n"
+        "Pinned:\n"
+        f'  [{a.label}] "Marie\'s reluctance stems from her childhood."\n'
+        '  doc:"character notes" §motivation (247 words)\n'
+        '  doc:"character notes" (249 words)\n'), block
+    assert "She keeps the letters" not in block and "word word" not in block
+    # → memory counts what the pins cost in context: the lines above, not the texts
+    state = app.executor.execute("→ memory", actor).text
+    assert int(state.split("Context: ")[1].split(" tokens")[0].replace(",", "")) < 100
