@@ -219,6 +219,10 @@ def test_a_section_is_shown_as_it_was_named_and_headings_without_their_id(chat: 
         '✓ doc:"character notes" §motivation is already pinned')
     assert run("→ memory").startswith(
         'Working Memory:\n  pinned: doc:"character notes" §motivation\n')
+    from loom.agent.assembly import memory_block
+
+    assert '  doc:"character notes" §motivation (11 words)\n' in memory_block(chat.ws,
+                                                                              chat.actor)
     assert run('→ write doc:"character notes" replace:motivation "It is the pattern."') \
         .startswith('✓ replaced §motivation in doc:"character notes"')
     assert run('→ drop pin:doc:"character notes" §maries-core-motivation') == (
