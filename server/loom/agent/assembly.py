@@ -293,7 +293,6 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
     """Seed 000's operational memory block; empty sections are left out, and an empty
     memory is no block at all."""
     who = actor.participant
-    pinned: list[str] = []
     pinned = [f"  {mem.pin_line(p, entity)}" for p, entity in mem.pinned(ws, who, actor.tree)]
     # seed 000: think content is "preserved in collaborator memory" (before: it was
     # stored and never shown back)
