@@ -95,14 +95,14 @@ class App:
         ws, tree = self.ws, actor.tree
         node, tip = ws.position(actor.participant, tree)
         buffer = tree.mode == "buffer"
+        others = ([(p.name, n.label) for p, n in ws.active_elsewhere(tree, actor.participant)]
+                  if extended else [])
         if buffer:
             path = ws.path(tip, prefer=(node.id, tip.id))
             where = ambient_render.Where(node.label, node.depth, tree.title,
-                                         path_texts=[n.content for n in path])
+                                         path_texts=[n.content for n in path],
+                                         permissions=actor.permissions, others=others)
         else:
-            others = ([(p.name, n.label) for p, n in ws.active_elsewhere(tree,
-                                                                         actor.participant)]
-                      if extended else [])
             where = ambient_render.Where(
                 node.label, node.depth, tree.title, siblings=ws.siblings(node),
                 annotations=ws.count_children(node.id, "annotation"),

@@ -115,9 +115,10 @@ def cmd_do(args: argparse.Namespace) -> int:
     tree = app.ws.find_tree(args.tree)
     actor = app.actor(tree, app.ws.participant(args.as_) if args.as_ else None)
     status = 0
-    for i, line in enumerate(args.commands):
+    for i, (typed, cmd) in enumerate(_batched(args.commands)):
         on_delta, started = _stream_printer() if sys.stderr.isatty() else (None, set())
-        result = app.executor.execute(line, actor, on_delta=on_delta)
+        result = app.executor.execute(cmd, actor, on_delta=on_delta,
+                                      typed=None if cmd is typed else typed)
         if started:
             sys.stderr.write("\n")
         if args.format == "text":
@@ -129,6 +130,20 @@ def cmd_do(args: argparse.Namespace) -> int:
         if not result.ok:
             status = 1
     return status
+
+
+def _batched(arguments: list[str]) -> list[tuple[str, Any]]:
+    """Each argument is a command line, or consecutive lines run in order as a model's
+    or the shell's are (seed 000's batching), each one a result: ``(typed, command)``."""
+    from loom.commands.extract import typed_commands
+
+    out: list[tuple[str, Any]] = []
+    for arg in arguments:
+        if "\n" not in arg.strip():
+            out.append((arg, arg))
+            continue  # (a line without an arrow is a command here, as one argument is)
+        out += [(typed, typed if cmd is None else cmd) for typed, cmd in typed_commands(arg)]
+    return out
 
 
 def _machine(data: object, fmt: str) -> str:

@@ -45,14 +45,6 @@ def _permission_names(words: list[str]) -> list[str]:
     return out
 
 
-def _with_requirements(permission: str) -> list[str]:
-    """A permission with what it needs to work (``loom_write`` needs ``loom_aware``)."""
-    chain = [permission]
-    while (need := perms.REQUIRES.get(chain[-1])) is not None:
-        chain.append(need)
-    return chain[::-1]
-
-
 def _wanted(args: argparse.Namespace) -> tuple[str, ...] | None:
     """Exactly what ``--preset`` or ``--permissions`` asks for, or None if neither."""
     if getattr(args, "preset", None):
@@ -175,7 +167,7 @@ def _change(app: Any, args: argparse.Namespace) -> int:
     if args.action == "grant":  # with what each needs (write needs aware), or it does nothing
         wanted_list = [*have]
         for p in named:
-            wanted_list += [q for q in _with_requirements(p) if q not in wanted_list]
+            wanted_list += [q for q in perms.with_requirements([p]) if q not in wanted_list]
     else:  # revoke: a permission whose requirement goes stops working, so it goes too
         wanted_list = sorted(perms.effective(set(have) - set(named)), key=perms.ORDER.index)
     return _grant(app, who.name, wanted_list)

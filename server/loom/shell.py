@@ -57,6 +57,11 @@ def run_shell(app: App, tree: Tree) -> int:
             continue
         if text in ("quit", "exit", ":q"):
             return status
+        if (split_line(text).body.strip() if is_command_line(text) else text) == "status":
+            # where you are, with seed 000's extended context: permissions, who else is
+            # active (the prompt's ambient line has no room for them)
+            print(app.ambient(actor, extended=True) + ("\n" if interactive else ""))
+            continue
         if not is_command_line(text):
             text = f"{CANONICAL_ARROW} {text}"
         if text.split()[-1] == "think" or split_line(text).body.strip() == "think":

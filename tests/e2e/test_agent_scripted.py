@@ -834,9 +834,9 @@ def test_results_echo_a_long_command_in_short_form(world, fake) -> None:  # type
 
 def test_the_model_reads_the_tree_documents_and_ids_as_well_as_the_human(world, fake) -> None:  # type: ignore[no-untyped-def]
     """Items 5, 9 and 10 through the loop: → tree with-text gives each node's text and its
-    notes (→ tree gave bare ids); a pinned document keeps its lines and says what was left
-    out (it came flattened, cut at ~1,200 characters); a node id that does not exist gets
-    a "did you mean" (a missing document did, a node did not)."""
+    notes (→ tree gave bare ids); a pinned document is its name and word count in the
+    memory block (SPEC-NOTES 17; it came flattened, cut at ~1,200 characters); a node id
+    that does not exist gets a "did you mean" (a missing document did, a node did not)."""
     ws, tree, b, human = world["ws"], world["tree"], world["b"], world["human"]
     ws.add_node(tree, b, "the father leaves: the turn", human, kind="annotation")
     lines = ["# Marie", *[f"- habit {i}: she counts the shutters twice" for i in range(150)]]
@@ -851,5 +851,6 @@ def test_the_model_reads_the_tree_documents_and_ids_as_well_as_the_human(world, 
     assert (f"→ view {wrong}\n✗ NOT_FOUND: node [{wrong}] does not exist in this tree\n"
             f"  hint: did you mean [{b.local_id}]?") in results
     memory = results[results.index("=== Operational Memory ==="):]
-    assert "    - habit 0: she counts the shutters twice\n    - habit 1:" in memory  # lines
-    assert "more characters (→ read doc:\"character notes\" lines:" in memory
+    # SPEC-NOTES 17: a pinned document is its name and word count, its text a → read away
+    assert 'Pinned:\n  doc:"character notes" (1,051 words)\n' in memory
+    assert "habit 0" not in memory

@@ -147,6 +147,7 @@ def test_tree_drawing(marie: Marie) -> None:
         for _ in range(length):
             parent = ws.add_node(tree, parent, "side", h)
     ws.set_position(h, tree, marie.nodes["a7x2"])
+    ws.clock.advance(180)  # the nodes just added were the tree's last activity
     assert marie.run("→ tree") == (
         'Tree: "Marie Character Study" (47 nodes, 6 branches)\n'
         "Root [r001] → ... → [a7x2]* (you are here)\n"

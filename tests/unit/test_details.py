@@ -69,8 +69,8 @@ def test_nothing_continues_from_an_annotation(world) -> None:  # type: ignore[no
     run, a = world["run"], world["a"]
     assert run(f'→ annotate {a.local_id} "a turning point"').startswith("✓ annotation [ann-1]")
     out = run('→ respond ann-1 "x"')
-    assert out.startswith("✗ NOT_FOUND: [ann-1] is an annotation: nothing continues from a "
-                          "note"), out
+    assert out.startswith("✗ INVALID_SYNTAX: [ann-1] is an annotation, not a node\n"
+                          "  hint: nothing continues from a note"), out
     assert f"→ respond {a.label}" in out
 
 

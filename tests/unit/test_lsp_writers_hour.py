@@ -104,8 +104,8 @@ async def test_a_typo_read_as_continue_says_so_on_the_line_shown(f: Features) ->
     uri = _open(f)
     f.host.append(uri, "\n→ contineu n:2 tokens:15")
     answer = await f.editing.save_text(uri, f.host.client[uri], run_commands=True)
-    assert answer["message"].splitlines()[0].endswith(
-        "(read as → continue n:2 tokens:15)"), answer["message"]
+    assert answer["message"].startswith(
+        "✓ generating 2 continuations (read as → continue n:2 tokens:15)…"), answer["message"]
     await _settled(f)
     shown = [r.text for r in f.host.shown]
     assert shown and shown[-1].splitlines()[0].endswith("(read as → continue n:2 tokens:15)")

@@ -16,8 +16,14 @@ def test_ambient_line_variants_from_plain_values() -> None:
     assert line(where, buffer_variant=True) == '⟨node:a7x2 mode:buffer doc:"chapter 3" words:5⟩'
     assert line(where, buffer_variant=False) == (
         "⟨node:a7x2 depth:7 siblings:2 annotations:1 links:0⟩")
+    # seed 000: "When more orientation is needed, ambient context can include" the
+    # permissions and who else is active: after the ambient line, whichever it is
     assert line(where, buffer_variant=False, extended=True) == (
-        "⟨node:a7x2 depth:7 siblings:2⟩ ⟨permissions:aware,write⟩ ⟨human active at c4m2⟩")
+        "⟨node:a7x2 depth:7 siblings:2 annotations:1 links:0⟩ ⟨permissions:aware,write⟩ "
+        "⟨human active at c4m2⟩")
+    assert line(where, buffer_variant=True, extended=True) == (
+        '⟨node:a7x2 mode:buffer doc:"chapter 3" words:5⟩ ⟨permissions:aware,write⟩ '
+        "⟨human active at c4m2⟩")
 
 
 def test_tree_drawing_from_a_children_map() -> None:
@@ -66,6 +72,6 @@ def test_app_gathers_the_extended_ambient_line(app: App, clock) -> None:  # type
     ws.set_position(other, tree, first)
     ws.set_position(h, tree, first)
     line_ = app.ambient(Actor(h, tree), extended=True)
-    assert line_ == (f"⟨node:{first.local_id} depth:1 siblings:1⟩ "
+    assert line_ == (f"⟨node:{first.local_id} depth:1 siblings:1 annotations:0 links:0⟩ "
                      "⟨permissions:aware,write,generate,read,docwrite,crosstree⟩ "
                      f"⟨ada active at {first.label}⟩")

@@ -47,7 +47,6 @@ from loom.llm.base import ChatMessage, ImagePart
 from loom.memory import operational as mem
 from loom.memory.counting import count_tokens
 from loom.model import permissions as perms
-from loom.model.documents import find_section
 from loom.render import formats as f
 from loom.render.text import (
     clock_time,
@@ -104,8 +103,7 @@ LOOM_HEAD = "=== Loom Context ==="
 END = "==="
 TRACE_RECENT = 10  # trace entries shown in "Recent actions"
 TRACE_KEPT_WHEN_PRUNED = 3
-PIN_CHARS = 1_200  # per pinned node/recalled stash in the memory block
-PIN_DOC_CHARS = 4_000  # per pinned document: its lines, kept as lines
+PIN_CHARS = 1_200  # per recalled stash in the memory block
 THOUGHTS_SHOWN = 2  # the agent's latest thoughts in its memory block
 THOUGHT_CHARS = 600
 HISTORY_TURNS = 3
@@ -286,27 +284,6 @@ def agent_trace(ws: Workspace, who: Participant, tree_id: str,
     return mem.trace(ws, who, limit, tree_id=tree_id)
 
 
-def pinned_document(name: str, text: str, limit: int) -> list[str]:
-    """A pinned document's text as its lines (indented: its headings and lists keep their
-    shape; blank lines left out), whole lines up to ``limit`` characters, then how much was
-    left out and where to read on (before: it came flattened to one line and cut
-    without a word)."""
-    lines = text.rstrip("\n").split("\n")
-    out: list[str] = []
-    used = 0
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        if used + len(line) > limit and out:
-            rest = sum(len(x) + 1 for x in lines[i:])
-            out.append(f"    … {thousands(rest)} more characters "
-                       f"(→ read {f.doc_ref(name)} lines:{i + 1}-{len(lines)})")
-            break
-        out.append(f"    {line[:limit]}")
-        used += len(line) + 1
-    return out
-
-
 def _capped(text: str, limit: int = PIN_CHARS) -> str:
     flat = one_line(text)
     return flat if len(flat) <= limit else preview(flat, limit)
@@ -316,20 +293,7 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
     """Seed 000's operational memory block; empty sections are left out, and an empty
     memory is no block at all."""
     who = actor.participant
-    pinned: list[str] = []
-    for p, entity in mem.pinned(ws, who, actor.tree):
-        if isinstance(entity, Node):
-            pinned.append(f"  {f.ref(entity.label)} {quote(_capped(entity.content))}")
-            continue
-        doc = entity
-        text = doc.content
-        if p.section:
-            sec = find_section(doc.content, p.section)
-            if not isinstance(sec, list):
-                text = "\n".join(doc.content.split("\n")[sec.start:sec.end])
-        pinned.append(f"  {f.doc_ref(doc.name, p.section)} "
-                      f"({plural(word_count(text), 'word')})")
-        pinned += pinned_document(doc.name, text, PIN_DOC_CHARS // (3 if compress else 1))
+    pinned = [f"  {mem.pin_line(p, entity)}" for p, entity in mem.pinned(ws, who, actor.tree)]
     # seed 000: think content is "preserved in collaborator memory" (before: it was
     # stored and never shown back)
     thought = [f"  {quote(_capped(t, THOUGHT_CHARS // (3 if compress else 1)))}"
@@ -548,11 +512,14 @@ def loom_context(ws: Workspace, actor: Actor, node: Node, path: Sequence[Node], 
     else:
         where = f.ambient(node.label, node.depth, ws.siblings(node),
                           ws.count_children(node.id, "annotation"), ws.count_links(node.id))
-    short = ",".join(perms.SHORT[p] for p in perms.ordered(actor.permissions)) or "none"
-    lines.append(f"You are at {where} ⟨permissions:{short}⟩")
+    active = ws.active_elsewhere(tree, actor.participant)
+    # the extended ambient line (seed 000), with who else is active when someone is: that
+    # is when more orientation is needed; seed 001's visibility line says where, below
+    lines.append("You are at " + f.ambient_extended(
+        where, actor.permissions, [(other.name, at.label) for other, at in active]))
     if tree.mode == "buffer":
         lines.append(BUFFER_JOINING)
-    for other, at in ws.active_elsewhere(tree, actor.participant):
+    for other, at in active:
         lines.append(f.active_line(other.name, at.label, at.depth))
     if approval:
         lines.append("Approval mode: on (your writes wait for the human's yes)")

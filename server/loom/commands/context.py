@@ -176,6 +176,18 @@ class Ctx:
             return self.position()[0]
         return self.ws.resolve(self.tree, ref)
 
+    def text_node(self, ref: str | None, instead: str) -> Node:
+        """A node of the text (``resolve``), for a tool that needs one: an annotation is
+        ``INVALID_SYNTAX`` saying what it is, whatever the tool, with ``instead`` (a hint in
+        which ``{on}`` is the node it annotates) for what to name instead. It exists, so it
+        is not ``NOT_FOUND``."""
+        node = self.resolve(ref)
+        if node.kind == "annotation":
+            on = self.ws.node(node.parent).label if node.parent else "?"
+            raise LoomError("INVALID_SYNTAX", f"[{node.label}] is an annotation, not a node",
+                            instead.format(on=on, ann=node.label))
+        return node
+
     def require(self, permission: str, action: str) -> None:
         missing = perms.missing_for(permission, self.actor.permissions)
         if missing:

@@ -164,3 +164,23 @@ def extract(text: str) -> list[Segment]:
     if prose_from is not None:
         add("prose", prose_from, len(ls.lines) - 1)
     return segments
+
+
+def typed_commands(text: str) -> list[tuple[str, Command | str | None]]:
+    """Each command of ``text`` in order (seed 000's batching: consecutive lines), with the
+    text it was typed as (a quote may run over lines): a parsed command, a think block as
+    :class:`Think`, the typed text itself for a line that did not parse (the executor
+    answers it with the parse error and its hint), None for each line of prose."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    out: list[tuple[str, Command | str | None]] = []
+    for seg in extract(text):
+        if seg.kind == "prose":
+            out += [(line.strip(), None) for line in seg.text.split("\n") if line.strip()]
+        elif seg.kind == "think":
+            out.append((seg.text, Think(content=seg.content or "")))
+        else:
+            starts = [i for i, _ in seg.commands] + [seg.end_line + 1]
+            for k, (i, cmd) in enumerate(seg.commands):
+                typed = "\n".join(lines[i:starts[k + 1]]).strip()
+                out.append((typed, typed if isinstance(cmd, ParseError) else cmd))
+    return out

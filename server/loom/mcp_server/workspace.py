@@ -16,7 +16,7 @@ from loom.app import App
 from loom.commands import ast
 from loom.commands.catalogue import TOOLS
 from loom.commands.context import Actor
-from loom.commands.extract import extract
+from loom.commands.extract import typed_commands
 from loom.commands.help import render_help_overview
 from loom.errors import LoomError
 from loom.model import permissions as perms
@@ -136,21 +136,7 @@ class McpWorkspace:
     def _commands(self, text: str) -> list[tuple[str, ast.Command | str | None]]:
         """The command lines of ``text`` with the line each was typed as (a quote may run
         over lines); a line of prose comes back with no command."""
-        lines = text.replace("\r\n", "\n").split("\n")
-        out: list[tuple[str, ast.Command | str | None]] = []
-        for seg in extract(text):
-            if seg.kind == "prose":
-                out += [(line.strip(), None) for line in seg.text.split("\n") if line.strip()]
-            elif seg.kind == "think":
-                out.append((seg.text, ast.Think(content=seg.content or "")))
-            else:
-                starts = [i for i, _ in seg.commands] + [seg.end_line + 1]
-                for k, (i, cmd) in enumerate(seg.commands):
-                    typed = "\n".join(lines[i:starts[k + 1]]).strip()
-                    # a line that did not parse goes as typed: the executor answers with
-                    # the parse error and its hint, as it does in the editor
-                    out.append((typed, typed if isinstance(cmd, ast.ParseError) else cmd))
-        return out
+        return typed_commands(text)
 
     # ── trees and resources ──
 

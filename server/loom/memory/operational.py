@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING
 
 from loom.errors import LoomError
 from loom.memory.counting import count_tokens
+from loom.model.documents import find_section
 from loom.render import formats as f
+from loom.render.text import extractive_summary, preview, quote, word_count, words
 from loom.store import memory_repo as repo
-from loom.store.schema import Node, Participant, Stash, Tree
+from loom.store.schema import Document, Node, Participant, Pin, Stash, Tree
 from loom.store.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -76,6 +78,26 @@ def summarize_range(ctx: Ctx, a: Node, b: Node) -> str:
     return "\n".join(f"[{n.label}] {n.summary or n.content[:200]}" for n in span)
 
 
+PIN_PREVIEW = 160  # characters of a pinned node's one-line summary
+
+
+def pin_line(pin: Pin, entity: Node | Document) -> str:
+    """A pin as the operational memory block shows it (seed 000, SPEC-NOTES 17): a node as
+    its one-line summary in quotes, ``[a7x2] "Marie's reluctance stems from..."``; a
+    document or section as its name and word count, ``doc:"character notes" §motivation
+    (247 words)``. The full text is one ``→ view … full`` or ``→ read`` away."""
+    if isinstance(entity, Node):
+        about = entity.summary or extractive_summary(entity.content) or entity.content
+        return f"{f.ref(entity.label)} {quote(preview(about, PIN_PREVIEW) or '(empty)')}"
+    text = entity.content
+    if pin.section:
+        sec = find_section(text, pin.section)
+        if isinstance(sec, list):
+            return f"{f.doc_ref(entity.name, pin.section)} (no such section now)"
+        text = "\n".join(text.split("\n")[sec.start:sec.end])
+    return f"{f.doc_ref(entity.name, pin.section)} ({words(word_count(text))})"
+
+
 @dataclass
 class MemoryState:
     pinned: list[str]
@@ -92,12 +114,9 @@ def state(ctx: Ctx) -> MemoryState:
     shown: list[str] = []
     blocks: list[str] = []
     for p, entity in repo.pinned(ctx.ws, ctx.me, ctx.tree):
-        if isinstance(entity, Node):
-            shown.append(f.ref(entity.label))
-            blocks.append(f'{f.ref(entity.label)} "{entity.summary or entity.content}"')
-        else:
-            shown.append(f.doc_ref(entity.name, p.section))
-            blocks.append(f"{f.doc_ref(entity.name, p.section)}\n{entity.content}")
+        shown.append(f.ref(entity.label) if isinstance(entity, Node)
+                     else f.doc_ref(entity.name, p.section))
+        blocks.append(pin_line(p, entity))  # what the pin costs in context
     items = stashes(ctx.ws, ctx.me, ctx.tree)
     recalled = [f'"{s.label}": {s.content}' for s in items if s.recalled]
     used, exact = count_tokens("\n".join(blocks + recalled))

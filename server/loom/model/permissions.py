@@ -42,6 +42,18 @@ def ordered(perms: Iterable[str]) -> list[str]:
     return [p for p in ORDER if p in have]
 
 
+def with_requirements(perms: Iterable[str]) -> list[str]:
+    """The permissions with what each requires (seeds 000/001: ``loom_generate`` —
+    "Requires: ``loom_aware``"), in order: one without its requirement does nothing."""
+    out: set[str] = set()
+    for p in perms:
+        req: str | None = p
+        while req is not None:
+            out.add(req)
+            req = REQUIRES.get(req)
+    return ordered(out)
+
+
 def effective(perms: Iterable[str]) -> set[str]:
     """Permissions that are usable: a permission whose requirement is missing does nothing."""
     have = set(perms)

@@ -30,13 +30,12 @@ class Where:
 
 def line(where: Where, buffer_variant: bool, extended: bool = False) -> str:
     """``⟨node:a7x2 mode:buffer doc:"…" words:n⟩`` in buffer mode; else ``⟨node:… depth:…
-    siblings:… annotations:… links:…⟩``, or with ``extended`` the permissions and who else
-    is active."""
+    siblings:… annotations:… links:…⟩``; with ``extended`` (seed 000: "when more
+    orientation is needed") followed by the permissions and who else is active."""
     if buffer_variant:
         words = sum(word_count(text) for text in where.path_texts)
-        return f.ambient_buffer(where.label, where.tree_title, words)
-    if extended:
-        return f.ambient_extended(where.label, where.depth, where.siblings,
-                                  where.permissions, where.others)
-    return f.ambient(where.label, where.depth, where.siblings, where.annotations,
-                     where.links)
+        first = f.ambient_buffer(where.label, where.tree_title, words)
+    else:
+        first = f.ambient(where.label, where.depth, where.siblings, where.annotations,
+                          where.links)
+    return f.ambient_extended(first, where.permissions, where.others) if extended else first

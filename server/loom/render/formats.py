@@ -70,11 +70,13 @@ def ambient_buffer(node: str, doc: str, words: int) -> str:
     return f'⟨node:{node} mode:buffer doc:"{doc}" words:{words}⟩'
 
 
-def ambient_extended(node: str, depth: int, siblings: int, permissions: Iterable[str],
+def ambient_extended(line: str, permissions: Iterable[str],
                      others: Sequence[tuple[str, str]] = ()) -> str:
-    """``⟨node:… depth:… siblings:…⟩ ⟨permissions:aware,write,read⟩ ⟨human active at c4m2⟩``."""
-    short = ",".join(perms.SHORT[p] for p in perms.ordered(permissions))
-    parts = [f"⟨node:{node} depth:{depth} siblings:{siblings}⟩", f"⟨permissions:{short}⟩"]
+    """Seed 000's extended context after an ambient ``line``: ``⟨node:…⟩
+    ⟨permissions:aware,write,read⟩ ⟨human active at c4m2⟩`` (a node, not a branch:
+    SPEC-NOTES 6), one ``⟨… active at …⟩`` for each other participant active in the tree."""
+    short = ",".join(perms.SHORT[p] for p in perms.ordered(permissions)) or "none"
+    parts = [line, f"⟨permissions:{short}⟩"]
     parts += [f"⟨{who} active at {where}⟩" for who, where in others]
     return " ".join(parts)
 

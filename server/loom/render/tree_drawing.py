@@ -13,7 +13,7 @@ reads exactly what a drawing of a given depth needs).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 MAX_CHILDREN = 12  # per branch point; the rest are counted, not drawn (nor gathered)
@@ -41,10 +41,12 @@ def _mark(item: Item, current: str | None) -> str:
 
 
 def draw(head: str, start: Item, children: Children, depth: int,
-         current: str | None) -> list[str]:
+         current: str | None, keep: Set[str] = frozenset()) -> list[str]:
     """Lines of the drawing. ``head`` is the text before the start node (``Root [r001] →
     ... → ``); the start node's branches hang under its own column. ``children`` must hold
-    every node within ``depth`` levels of ``start`` (the first ``MAX_CHILDREN`` of each)."""
+    every node within ``depth`` levels of ``start`` (the first ``MAX_CHILDREN`` of each,
+    and those in ``keep``). A continuation in ``keep`` (your path) is drawn even past a
+    branch point's ``MAX_CHILDREN``, in its place among the ones counted, not drawn."""
     table = children
 
     def kids(node_id: str) -> Sequence[Item]:
@@ -65,19 +67,35 @@ def draw(head: str, start: Item, children: Children, depth: int,
         first += f" → ... ({len(children)} more)"
     lines.append(first)
     if children and depth > 0:
-        _branches(lines, " " * len(head), children, kids, depth, current)
+        _branches(lines, " " * len(head), children, kids, depth, current, keep)
     if len(lines) > MAX_LINES:
         lines = [*lines[:MAX_LINES], f"... ({len(lines) - MAX_LINES} more lines)"]
     return lines
 
 
+def _shown(children: Sequence[Item], keep: Set[str]) -> list[Item | int]:
+    """The first ``MAX_CHILDREN`` children, then any kept one: an ``int`` stands for that
+    many children counted in its place, not drawn."""
+    out: list[Item | int] = []
+    for i, child in enumerate(children):
+        if i < MAX_CHILDREN or child.id in keep:
+            out.append(child)
+        elif out and isinstance(out[-1], int):
+            out[-1] += 1
+        else:
+            out.append(1)
+    return out
+
+
 def _branches(lines: list[str], prefix: str, children: Sequence[Item], kids: Kids,
-              depth: int, current: str | None) -> None:
-    shown = children[:MAX_CHILDREN]
-    hidden = len(children) - len(shown)
+              depth: int, current: str | None, keep: Set[str]) -> None:
+    shown = _shown(children, keep)
     for i, child in enumerate(shown):
-        last = i == len(shown) - 1 and not hidden
+        last = i == len(shown) - 1
         connector = "└→ " if last else "├→ "
+        if isinstance(child, int):
+            lines.append(prefix + connector + f"... {child} more")
+            continue
         line = prefix + connector
         node, remaining = child, depth - 1
         line += _mark(node, current)
@@ -96,8 +114,6 @@ def _branches(lines: list[str], prefix: str, children: Sequence[Item], kids: Kid
         column = len(line) - len(_mark(node, current))
         below = prefix + ("   " if last else "│  ")
         below = below + " " * (column - len(below))
-        _branches(lines, below, grand, kids, remaining, current)
+        _branches(lines, below, grand, kids, remaining, current, keep)
         if len(lines) > MAX_LINES:
             return
-    if hidden:
-        lines.append(prefix + f"└→ ... {hidden} more")

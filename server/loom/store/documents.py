@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from loom.errors import LoomError, not_found
+from loom.model.documents import check_name
 from loom.model.ids import new_ulid
 from loom.store.orm import pw
 from loom.store.repository import Clock, LogChange, Repository
@@ -51,7 +52,7 @@ class Documents(Repository):
     def document(self, name: str) -> Document:
         """A document by name (exact, then any case) or id; else NOT_FOUND with the
         nearest name as a hint."""
-        name = name.strip()
+        name = check_name(name)
         d = Document.get_or_none(Document.name == name)
         if d is None:
             d = Document.get_or_none(pw.fn.lower(Document.name) == name.lower())
@@ -75,6 +76,7 @@ class Documents(Repository):
 
     def create_document(self, name: str, content: str = "",
                         actor: Participant | None = None) -> Document:
+        check_name(name)
         now = self.clock()
         with self.db.atomic():
             if Document.get_or_none(Document.name == name) is not None:

@@ -465,6 +465,16 @@ class Workspace:
         for k, v in fields.items():
             setattr(tree, k, v)
 
+    def touch(self, tree: Tree) -> None:
+        """The tree was changed now (what ``tree summary`` calls its last activity)."""
+        self.db.execute_sql("UPDATE tree SET updated = ? WHERE id = ?", (self.clock(), tree.id))
+
+    def last_active(self, tree: Tree) -> float:
+        """When the tree was last changed, by anyone, as stored now (a ``Tree`` read
+        earlier, such as the one a batch of commands shares, may be older)."""
+        row = self.sql("SELECT updated FROM tree WHERE id = ?", (tree.id,)).fetchone()
+        return float(row[0]) if row else tree.updated
+
     def node_count(self, tree: Tree) -> int:
         """Every stored node record of the tree, annotations and versions included (what an
         importer wrote); what users are shown is :meth:`tree_counts`."""
@@ -583,6 +593,7 @@ class Workspace:
                     (node.id, original.id),
                 )
             self._summary_queue.enqueue_summary("node", node.id, tree.id)
+            self.touch(tree)
             self.log_change(tree.id, "node.version", node.id, author.id,
                             {"edited_from": original.id, "mode": tree.mode})
             if buffer:
@@ -1005,7 +1016,8 @@ class Workspace:
         """``(id, label)`` of the unpruned continuations, in sibling order, of ``node_id`` and
         of every node down to ``depth`` levels below it (what a ``tree`` drawing of that
         depth shows), one query per level. With ``per_node`` only the first ``per_node``
-        children of a node are followed further down. Nodes without any are left out.
+        children of a node are followed further down, and those in ``prefer``. Nodes
+        without any are left out.
 
         A continuation that has buffer-mode versions is shown as the member of its family
         that is in ``prefer`` (the viewer's path), else as its newest version: a version
@@ -1027,7 +1039,7 @@ class Workspace:
                 kids = found.setdefault(parent, [])
                 child, label = shown.get(child, (child, label))
                 kids.append((child, label))
-                if per_node is None or len(kids) <= per_node:
+                if per_node is None or len(kids) <= per_node or child in preferred:
                     below[child] = None
             frontier = list(below)
         return found
@@ -1316,9 +1328,11 @@ class Workspace:
                  target_node: Node | None = None, target_tree: Tree | None = None,
                  target_doc: Document | None = None, section: str | None = None,
                  note: str | None = None) -> Link:
-        return self._documents.add_link(
-            tree, source, author, target_kind=target_kind, target_node=target_node,
-            target_tree=target_tree, target_doc=target_doc, section=section, note=note)
+        with self.db.atomic():
+            self.touch(tree)
+            return self._documents.add_link(
+                tree, source, author, target_kind=target_kind, target_node=target_node,
+                target_tree=target_tree, target_doc=target_doc, section=section, note=note)
 
     def links(self, node: Node) -> list[Link]:
         return self._documents.links(node)

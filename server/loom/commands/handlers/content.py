@@ -120,10 +120,7 @@ def checked_sampling(cmd: ast.Continue) -> Sampling:
 
 def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
     sampling = checked_sampling(cmd)
-    source = ctx.resolve(cmd.from_)
-    if source.kind == "annotation":
-        raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation",
-                        "continue from the node it annotates")
+    source = ctx.text_node(cmd.from_, "continue from the node it annotates: → continue from {on}")
     return _generate(ctx, source, sampling, cmd.models)
 
 
@@ -203,7 +200,8 @@ def _replay_line(original: Node, text: str, sampling: Sampling) -> str:
 def regenerate(ctx: Ctx, cmd: ast.Regenerate) -> Result:
     """The request that made a model's node, again: the same model (profile), prompt
     (the path to its parent) and settings, its seed included, as a new sibling."""
-    node = ctx.resolve(cmd.node)
+    node = ctx.text_node(cmd.node, "an annotation is not generated: → continue from {on} "
+                         "makes new continuations of the node it annotates")
     made = ctx.ws.generations([node.id])
     if not made or node.parent is None:
         raise LoomError("NOT_FOUND", f"[{node.label}] was not made by a model request",
@@ -271,12 +269,8 @@ def _without_logprobs(raw: list) -> list:
 
 
 def respond(ctx: Ctx, cmd: ast.Respond) -> Result:
-    source = ctx.resolve(cmd.node)
-    if source.kind == "annotation":  # (as switch and continue refuse: no path goes on there)
-        on = ctx.ws.node(source.parent).label if source.parent else "?"
-        raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation: nothing continues "
-                        "from a note", f"respond to the node it annotates: → respond {on} "
-                        f'"…", or add a note: → annotate {on} "…"')
+    source = ctx.text_node(cmd.node, 'nothing continues from a note: respond to the node it '
+                           'annotates, → respond {on} "…", or add a note: → annotate {on} "…"')
     if not cmd.content.strip():
         raise LoomError("INVALID_SYNTAX", "respond needs some content",
                         'use → respond [localId] "[content]"')
@@ -312,13 +306,13 @@ def link(ctx: Ctx, cmd: ast.Link) -> Result:
         ctx.require(perms.DOC_READ, "link documents")
         doc = ws.document(t.doc or "")
         if t.section:
-            from loom.model.documents import find_section
+            from loom.model.documents import find_section, section_name
 
             sec = find_section(doc.content, t.section)
             if isinstance(sec, list):
                 raise LoomError("NOT_FOUND", f"section §{t.section} is not in "
                                 f"{f.doc_ref(doc.name)}", _section_hint(sec))
-            section = sec.id
+            section = section_name(t.section)  # kept as named, found by it (SPEC-NOTES 16)
         else:
             section = None
         ws.add_link(ctx.tree, source, ctx.me, target_kind="doc", target_doc=doc,
@@ -359,11 +353,8 @@ def _section_hint(candidates: list) -> str | None:
 
 
 def edit(ctx: Ctx, cmd: ast.Edit) -> Result:
-    original = ctx.resolve(cmd.node)
-    if original.kind == "annotation":
-        raise LoomError("INVALID_SYNTAX", "annotations are edited by annotating again",
-                        f'use → annotate {original.parent and ctx.ws.node(original.parent).label}'
-                        ' "[content]"')
+    original = ctx.text_node(cmd.node, 'annotations are edited by annotating again: '
+                             '→ annotate {on} "[content]"')
     if not cmd.content.strip():  # (as respond and annotate refuse empty content)
         raise LoomError("INVALID_SYNTAX", "an edit needs some content",
                         f'use → edit {original.label} "[new_content]"; to hide a node: '

@@ -6,7 +6,7 @@ from loom.commands import ast
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
-from loom.model.documents import Section, find_section, sections
+from loom.model.documents import Section, find_section, section_name, sections, without_ids
 from loom.render import formats as f
 from loom.render.text import (
     document_summary,
@@ -58,7 +58,8 @@ def read(ctx: Ctx, cmd: ast.Read) -> Result:
     if cmd.doc is None:
         return documents(ctx)
     doc = ctx.ws.document(cmd.doc)
-    lines = doc.content.split("\n")
+    text = without_ids(doc.content)  # headings as written, less their {#id}: as many lines
+    lines = text.split("\n")
     if cmd.summary:
         summary = doc.summary
         if not summary or doc.summary_source == "extractive":
@@ -84,20 +85,17 @@ def read(ctx: Ctx, cmd: ast.Read) -> Result:
     if cmd.section is not None:
         sec = _section(doc, cmd.section)
         body = "\n".join(lines[sec.start:sec.end]).rstrip("\n")
-        shown = cmd.section.lstrip("§")  # as the reader named it (a unique part of the id)
+        shown = section_name(cmd.section)  # as the reader named it (SPEC-NOTES 16)
         return Result.success(f"{f.doc_ref(doc.name, shown)}\n\n{body}", doc=doc.id)
-    return Result.success(f"{f.doc_ref(doc.name)}\n\n{doc.content.rstrip(chr(10))}", doc=doc.id)
+    return Result.success(f"{f.doc_ref(doc.name)}\n\n{text.rstrip(chr(10))}", doc=doc.id)
 
 
 def write(ctx: Ctx, cmd: ast.Write) -> Result:
     ws = ctx.ws
-    if not cmd.doc.strip():  # (before: it created a document named doc:"")
-        raise LoomError("INVALID_SYNTAX", "a document needs a name",
-                        'use → write doc:"[name]" append "[content]"')
     try:
         doc = ws.document(cmd.doc)
-    except LoomError:
-        if cmd.mode == "replace":
+    except LoomError as err:
+        if cmd.mode == "replace" or err.code != "NOT_FOUND":
             raise
         doc = ws.create_document(cmd.doc, cmd.content, ctx.me)
         return Result.success(
@@ -140,7 +138,7 @@ def write(ctx: Ctx, cmd: ast.Write) -> Result:
         if tail and body and body[-1].strip():
             body.append("")
         new = "\n".join([*lines[:sec.start], *body, *tail])
-        verb = f"replaced §{sec.id} in"
+        verb = f"replaced §{section_name(cmd.section or '')} in"
     ws.save_document(doc, new, ctx.me)
     return Result.success(
         f.ok(f"{verb} {f.doc_ref(doc.name)} (now {words(word_count(new))})"),

@@ -200,7 +200,9 @@ def grant(ctx: Ctx, cmd: ast.Grant) -> Result:
     if who.id == ctx.me.id:
         raise LoomError("PERMISSION_DENIED", "a participant cannot change its own permissions",
                         "ask the human to grant them")
-    missing = [p for p in cmd.permissions if p not in ctx.actor.permissions]
+    # what a permission requires comes with it (else the grant would do nothing): said
+    wanted = perms.with_requirements(cmd.permissions)
+    missing = [p for p in wanted if p not in ctx.actor.permissions]
     if missing:
         raise LoomError("PERMISSION_DENIED", f"{missing[0]} is not yours to give",
                         "only permissions you hold can be granted")
@@ -210,6 +212,14 @@ def grant(ctx: Ctx, cmd: ast.Grant) -> Result:
         raise LoomError("PERMISSION_DENIED", f"{who.name} holds {stronger[0]}, which you do "
                         f"not: only someone who holds all of {who.name}'s permissions may "
                         "change them", "ask the database's owner (or the human)")
-    ctx.ws.set_permissions(who, cmd.permissions)
-    shown = ", ".join(perms.ordered(cmd.permissions)) or "none"
-    return Result.success(f.ok(f'{who.name} may now: {shown}'), participant=who.id)
+    ctx.ws.set_permissions(who, wanted)
+    shown = ", ".join(wanted) or "none"
+    came = [f"{req} too: {_needing(req, cmd.permissions)} requires it"
+            for req in wanted if req not in cmd.permissions]
+    return Result.success(f.ok(f'{who.name} may now: {shown}', *came), participant=who.id)
+
+
+def _needing(requirement: str, asked: tuple[str, ...]) -> str:
+    """The first asked permission whose requirements include ``requirement``."""
+    return next(p for p in perms.ordered(asked)
+                if requirement in perms.with_requirements([p]))

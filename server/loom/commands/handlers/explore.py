@@ -46,10 +46,7 @@ def explore(ctx: Ctx, cmd: ast.Explore) -> Result:
     content.check_limits(cmd, (o for o in TOOLS_BY_NAME["explore"].options if not o.sampling))
     sampling = cmd.sampling
     content.within_limits(sampling)
-    source = ctx.resolve(cmd.from_)
-    if source.kind == "annotation":
-        raise LoomError("NOT_FOUND", f"[{source.label}] is an annotation",
-                        "explore from the node it annotates")
+    source = ctx.text_node(cmd.from_, "explore from the node it annotates: → explore from {on}")
     if ctx.subject is None:
         raise LoomError("MODEL_ERROR", "no subject model is configured",
                         "set up the local model (loom model setup) or configure a profile")

@@ -9,8 +9,10 @@ from loom.errors import LoomError
 from loom.memory import operational as mem
 from loom.memory.counting import count_tokens
 from loom.model import permissions as perms
+from loom.model.documents import same_section, section_name
 from loom.render import formats as f
 from loom.render.text import thousands
+from loom.store.schema import Document
 
 
 def pin(ctx: Ctx, cmd: ast.Pin) -> Result:
@@ -21,7 +23,10 @@ def pin(ctx: Ctx, cmd: ast.Pin) -> Result:
         if cmd.section:
             from loom.commands.handlers.documents import _section
 
-            section = _section(doc, cmd.section).id
+            _section(doc, cmd.section)  # NOT_FOUND, with the sections, when it names none
+            section = section_name(cmd.section)  # kept as named (SPEC-NOTES 16)
+            # the section pinned by another of its names is already pinned
+            section = _pinned_section(ctx, doc, section) or section
         added = mem.add_pin(ctx.ws, ctx.me, ctx.tree, "doc", doc.id, section)
         shown = f.doc_ref(doc.name, section)
     else:
@@ -33,12 +38,20 @@ def pin(ctx: Ctx, cmd: ast.Pin) -> Result:
     return Result.success(f.ok(f"pinned {shown} to working memory"))
 
 
+def _pinned_section(ctx: Ctx, doc: Document, section: str) -> str | None:
+    """The name a pin of this document's ``section`` was made with, if one was."""
+    return next((p.section for p in mem.pins(ctx.ws, ctx.me, ctx.tree)
+                 if p.kind == "doc" and p.ref == doc.id and p.section
+                 and same_section(doc.content, p.section, section)), None)
+
+
 def stash(ctx: Ctx, cmd: ast.Stash) -> Result:
     if cmd.content_of is not None:
         node = ctx.resolve(cmd.content_of)
         content, source = node.content, f"content-of:{node.label}"
     elif cmd.summary_of is not None:
-        a, b = (ctx.resolve(r) for r in cmd.summary_of)
+        a, b = (ctx.text_node(r, "a range runs along the text: end it at the node it "
+                              "annotates, [{on}]") for r in cmd.summary_of)
         content, source = mem.summarize_range(ctx, a, b), f"summary-of:{a.label}-{b.label}"
     elif cmd.content is not None:
         content, source = cmd.content, "literal"
@@ -66,7 +79,9 @@ def drop(ctx: Ctx, cmd: ast.Drop) -> Result:
     if ref.startswith("doc:"):
         name, _, section = ref[4:].partition("§")
         doc = ctx.ws.document(name.strip().strip('"“”'))
-        section = section.strip() or None
+        section = section_name(section) or None
+        if section is not None:
+            section = _pinned_section(ctx, doc, section) or section
         mem.drop_pin(ctx.ws, ctx.me, ctx.tree, "doc", doc.id, section)
         return Result.success(f.ok(f"dropped pin {f.doc_ref(doc.name, section)}"))
     node = ctx.resolve(ref)

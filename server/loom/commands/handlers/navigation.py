@@ -82,7 +82,8 @@ def view(ctx: Ctx, cmd: ast.View) -> Result:
 
 
 def _view_branch(ctx: Ctx, cmd: ast.View) -> Result:
-    through = ctx.resolve(cmd.branch or cmd.node)
+    through = ctx.text_node(cmd.branch or cmd.node, "a branch runs through the text: → view "
+                            "branch:{on} as:" + (cmd.as_ or "prose"))
     path = ctx.branch_path(through)
     if not any(n.id == through.id for n in path):  # a version of it stands in its place
         family = through.version_of or through.id
@@ -121,7 +122,10 @@ def list_(ctx: Ctx, cmd: ast.List) -> Result:
     ws = ctx.ws
     label = f.ref(node.label)
     if cmd.what == "continuations":
-        kids = ws.children(node)
+        if node.kind == "annotation":  # (its own notes are listed: → list ann-1 annotations)
+            ctx.text_node(node.id, "its notes: → list {ann} annotations; the continuations of "
+                          "the node it annotates: → list {on} continuations")
+        kids = _in_place(ctx, ws.children(node))
         if not kids:
             return Result.success(f"{label} → no continuations (leaf)", node=node.id)
         lines = [f"{label} → {plural(len(kids), 'continuation')}:"]
@@ -143,6 +147,15 @@ def list_(ctx: Ctx, cmd: ast.List) -> Result:
     return Result.success("\n".join(lines), node=node.id)
 
 
+def _in_place(ctx: Ctx, kids: list[Node]) -> list[Node]:
+    """In a buffer-mode tree each continuation with versions as ``tree`` draws it: the
+    member of its family on your path, else its newest version (SPEC-NOTES 5)."""
+    if ctx.tree.mode != "buffer" or not kids:
+        return kids
+    shown = ctx.ws.shown_members([k.id for k in kids], {n.id for n in ctx.current_path()})
+    return [ctx.ws.node(shown[k.id][0]) if k.id in shown else k for k in kids]
+
+
 def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
     t = ctx.tree
     counts = ctx.ws.tree_counts(t)
@@ -157,14 +170,17 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
                         "use depth:5 or another value up to 50")
     on_path = [n.id for n in ctx.current_path()]
     if cmd.from_ is not None:
-        start = ctx.resolve(cmd.from_)
+        start = ctx.text_node(cmd.from_, "the tree is drawn from nodes of the text: → tree "
+                              "from:{on}")
         head = ""
     else:
         start = position
         path = ctx.ws.path(start, prefer=(start.id, *ctx.choices()))
         if not ctx.ws.count_children(start.id):  # at a leaf: show the alternatives around it
-            for ancestor in reversed(path[:-1]):
-                if ctx.ws.count_children(ancestor.id) > 1 or ancestor.parent is None:
+            # (no further up than the drawing reaches down, so the leaf stays in it)
+            for up, ancestor in enumerate(reversed(path[:-1]), 1):
+                if (ctx.ws.count_children(ancestor.id) > 1 or ancestor.parent is None
+                        or up >= depth):
                     start = ancestor
                     break
             path = path[: [n.id for n in path].index(start.id) + 1]
@@ -175,22 +191,22 @@ def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
             head = f"Root {f.ref(labels[0])} → "
         else:
             head = f"Root {f.ref(labels[0])} → ... → "
-    # A node with buffer-mode versions is drawn as the member on your path (or its newest).
-    start_id, start_label = ctx.ws.shown_members([start.id], set(on_path)).get(
-        start.id, (start.id, start.label))
-    children = {parent: [Item(*kid) for kid in kids] for parent, kids in
-                ctx.ws.continuation_map(start_id, depth, MAX_CHILDREN, on_path).items()}
+    openings = [start]
+    if start.id == t.root or (cmd.from_ is None and start.parent is None):
+        # a dialogue tree's edited root is another opening, with replies of its own: the
+        # drawing of where you are at the top holds them all, in order
+        openings = [ctx.ws.node(t.root), *ctx.ws.other_openings(t)]
     lines = [f'Tree: "{t.title}" ({plural(counts.nodes, "node")}, '
              f"{plural(counts.branches, 'branch', 'branches')})"]
-    drawing = draw(head, Item(start_id, start_label), children, depth, position.id)
-    if start.id == t.root:
-        # a dialogue tree's edited root: another opening, drawn after the root's (before:
-        # only it was drawn, as a leaf, and the root's replies were gone from the drawing)
-        for other in ctx.ws.other_openings(t):
-            theirs = {parent: [Item(*kid) for kid in kids] for parent, kids in
-                      ctx.ws.continuation_map(other.id, depth, MAX_CHILDREN,
-                                              on_path).items()}
-            drawing += draw(head, Item(other.id, other.label), theirs, depth, position.id)
+    keep = frozenset(on_path)
+    drawing: list[str] = []
+    for opening in openings:
+        # a node with buffer-mode versions is drawn as the member on your path (or its newest)
+        start_id, start_label = ctx.ws.shown_members([opening.id], keep).get(
+            opening.id, (opening.id, opening.label))
+        children = {parent: [Item(*kid) for kid in kids] for parent, kids in
+                    ctx.ws.continuation_map(start_id, depth, MAX_CHILDREN, on_path).items()}
+        drawing += draw(head, Item(start_id, start_label), children, depth, position.id, keep)
     lines += drawing
     if any(f"{f.ref(position.label)}*" in line for line in drawing):
         lines += ["", "* = current position"]
@@ -233,7 +249,7 @@ def _tree_summary(ctx: Ctx, t: Tree, counts: TreeCounts) -> Result:
     summary = whole_sentences(t.summary or "") if by_model else ""
     if summary:
         lines.append(f"Summary: {summary}")
-    lines.append(f"Last active: {relative_time(t.updated, ctx.now)}")
+    lines.append(f"Last active: {relative_time(ctx.ws.last_active(t), ctx.now)}")
     return Result.success("\n".join(lines))
 
 
@@ -243,7 +259,7 @@ def switch(ctx: Ctx, cmd: ast.Switch) -> Result:
         target_tree = ctx.ws.find_tree(cmd.tree)
         if target_tree.id != ctx.tree.id:
             ctx.actor.tree = target_tree
-    node = ctx.resolve(cmd.node)
+    node = ctx.text_node(cmd.node, "switch to the node it annotates: → switch to {on}")
     switched_back = False
     if cmd.tip is None and node.id != cmd.node.strip():
         # a node named as people name it (not the editor's exact id): in buffer mode its
@@ -256,10 +272,6 @@ def switch(ctx: Ctx, cmd: ast.Switch) -> Result:
                          and node.version_of is None)
         if not switched_back:
             node = shown
-    if node.kind == "annotation":
-        target = ctx.ws.node(node.parent).local_id if node.parent else "?"
-        raise LoomError("NOT_FOUND", f"[{node.label}] is an annotation, not a position",
-                        f"switch to the node it annotates: → switch to {target}")
     if cmd.tip is not None:  # the editor's branch: the path ends where it says
         tip = ctx.resolve(cmd.tip)
         if tip.id != node.id and not any(

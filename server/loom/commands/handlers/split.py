@@ -17,10 +17,8 @@ from loom.store.schema import Generation, Node
 
 def split(ctx: Ctx, cmd: ast.Split) -> Result:
     ws, tree = ctx.ws, ctx.tree
-    node = ctx.resolve(cmd.node)
-    if node.kind == "annotation":
-        raise LoomError("INVALID_SYNTAX", f"[{node.label}] is an annotation",
-                        "split a node of the text")
+    node = ctx.text_node(cmd.node, "split a node of the text, such as the one it annotates: "
+                         "→ split {on} at:[offset]")
     if node.parent is None or node.kind == "root":
         raise LoomError("INVALID_SYNTAX", "the root cannot be split",
                         "split a node below it")
