@@ -7,6 +7,7 @@
 import * as vscode from "vscode";
 import type { LoomClient } from "./client";
 import { Methods, type ReadResult, type SaveChoice, type SaveQuestion, type SaveResult } from "./protocol";
+import { choiceOf, questionToAsk, type SaveReason } from "./saveQuestion";
 import { languageIdFor, parseLoomUri } from "./uris";
 
 interface Entry {
@@ -19,8 +20,6 @@ interface Entry {
 }
 
 const encoder = new TextEncoder();
-
-export type SaveReason = "manual" | "afterDelay" | "focusOut";
 
 function saveReasonName(reason: vscode.TextDocumentSaveReason): SaveReason {
   switch (reason) {
@@ -36,8 +35,7 @@ function saveReasonName(reason: vscode.TextDocumentSaveReason): SaveReason {
 /** The writer's answer to a save that asked first (a modal dialog; Cancel: no choice). */
 async function askSave(ask: SaveQuestion): Promise<SaveChoice | undefined> {
   const titles = ask.choices.map((c) => c.title);
-  const picked = await vscode.window.showWarningMessage(ask.question, { modal: true }, ...titles);
-  return ask.choices.find((c) => c.title === picked)?.choice;
+  return choiceOf(ask, await vscode.window.showWarningMessage(ask.question, { modal: true }, ...titles));
 }
 
 export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposable {
@@ -204,11 +202,9 @@ export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposa
     const reason = this.saveReasons.get(key);
     this.saveReasons.delete(key);
     let r = await this.save({ uri: key, text, ...(reason ? { reason } : {}) });
-    const ask = r.ok ? undefined : r.data?.confirm;
-    if (ask) {
-      // A save that would take away most of the path asks first (issue 47): an autosave
-      // never answers for the writer, it leaves the document unsaved
-      const choice = reason === "afterDelay" || reason === "focusOut" ? undefined : await askSave(ask);
+    if (!r.ok && r.data?.confirm) {
+      const ask = questionToAsk(r, reason);
+      const choice = ask ? await askSave(ask) : undefined;
       if (!choice) {
         throw new vscode.FileSystemError(`${r.message.split("\n")[0]} (undo brings the text back)`);
       }
