@@ -252,3 +252,27 @@ def test_reading_another_tree_needs_cross_tree(app, tmp_path) -> None:  # type: 
     ws.set_permissions(walker, ["loom_aware", "loom_write", "cross_tree"])
     walker = ws.participant("walker")
     assert "Their secret." in render(ws, f"loom://path/{there.id}/root", walker).text
+
+
+def test_the_original_switched_back_stays_until_an_edit_brings_a_version(app) -> None:  # type: ignore[no-untyped-def]
+    """Issue 47, item 1 (README, "Deleting and rewriting"): the choice "stays until you
+    choose again or edit the node anew" — a continuation below keeps the original on the
+    path and in its prompt; a new edit of it takes its place again."""
+    ws = app.ws
+    human = ws.human()
+    tree = ws.create_tree("Back", "buffer", root_content="Once.")
+    a = ws.add_node(tree, ws.node(tree.root), " A one.", human)
+    ws.set_position(human, tree, a, a)
+    me = Actor(human, tree)
+    run = app.executor.execute
+    assert run(f'→ edit {a.local_id} " A two."', me).ok
+    assert run(f"→ switch to {a.local_id}", me).ok
+    assert run(f'→ respond {a.local_id} " B."', me).ok  # a new node below the original
+    node, tip = ws.position(human, tree)
+    prefer = (node.id, tip.id, *ws.path_choices(human, tree))
+    assert "".join(n.content for n in ws.path(tip, prefer=prefer)) == "Once. A one. B."
+    assert "A one." in run(f"→ view branch:{tip.local_id} as:prose", me).text
+    assert run(f'→ edit {a.local_id} " A three."', me).ok  # edited anew: that version shows
+    node, tip = ws.position(human, tree)
+    prefer = (node.id, tip.id, *ws.path_choices(human, tree))
+    assert "".join(n.content for n in ws.path(tip, prefer=prefer)) == "Once. A three. B."
