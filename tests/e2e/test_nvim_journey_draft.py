@@ -5,7 +5,8 @@ speed, the screen read after every step and the tree read from the database.
 Each step failed before:
 - ``]n``, ``[n``, ``]n``: the third answered that the parent has no siblings (item 4);
 - ``→ continue n:0`` made three continuations (item 3);
-- a typo's reading showed only in ``:Loom messages`` (item 6);
+- a typo's reading, and all but the first line of ``→ view``, showed only in ``:Loom
+  messages`` (item 6);
 - a failed ``→ continue`` took the writer's line away and left its ``E`` on prose (item 5);
 - ``:Loom explore`` committed unsaved typing without a word (item 7);
 - ``ggdG`` then ``:w`` emptied every node on the path without asking, and the undo that
@@ -107,6 +108,18 @@ def _zero_and_typo(term: Terminal, tree: Tree) -> None:
     tree.wait(lambda: _count(tree, "author_type = 'model'") == models + 2,
               "two continuations", timeout=90)
     term.wait(lambda s: "contineu" not in s, "the → line gone")
+    # a reading (→ view) stays on screen to be read, not only in :Loom messages
+    root = _label(tree, STORY)
+    term.keys("G", "o")
+    term.type(f"→ view {root}")
+    term.keys("Escape")
+    term.command("w")
+    shown = term.see(f"[{root}] human", "Loom reading", timeout=15)
+    assert "continuation" in shown.split("Loom reading")[0].split(f"[{root}] human")[-1] \
+        or "continuation" in shown, shown
+    term.keep("a-reading-stays")
+    term.keys("C-w", "j", "q")
+    term.wait(lambda s: "Loom reading" not in s, "the reading closed")
 
 
 def _failed_continue(term: Terminal, tree: Tree) -> None:
@@ -169,7 +182,7 @@ def _deleting_the_draft(term: Terminal, tree: Tree) -> None:
     root = _label(tree, STORY)
     term.keys("g", "g", "0")
     term.type("f.")  # to the end of the first sentence
-    term.keys("l", "D")
+    term.keys("l", "v", "G", "$", "d")  # everything after it, to the end of the buffer
     term.keys("A")
     term.type(" Nobody came.")
     term.keys("Escape")

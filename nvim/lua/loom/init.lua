@@ -266,19 +266,23 @@ local function flush()
   pending = {}
   local now = vim.uv.now()
   local lines, seen, level = {}, {}, vim.log.levels.INFO
+  local toast = require("loom.toast")
   for _, m in ipairs(batch) do
     -- a save's answer and the server's own message can say the same thing
     if not seen[m.msg] and now - (recent[m.msg] or -1e9) > 1500 then
       seen[m.msg] = true
       recent[m.msg] = now
-      lines[#lines + 1] = m.msg
-      level = math.max(level, m.level)
+      if toast.is_reading(m.msg) then
+        toast.reading(m.msg) -- → view, → tree, → list…: a window that stays to be read
+      else
+        lines[#lines + 1] = m.msg
+        level = math.max(level, m.level)
+      end
     end
   end
   if #lines == 0 then
     return
   end
-  local toast = require("loom.toast")
   local text = table.concat(lines, "\n")
   if toast.fits(text) then
     vim.notify(text, level, { title = "Loom" })

@@ -109,6 +109,52 @@ function T.show(msg, level)
   })
 end
 
+--- A reading is what a command shows rather than what it did: `→ view`, `→ tree`, `→ list`,
+--- `→ help` answer in the seeds' formats, which begin with neither ✓ nor ✗. A float that
+--- closes by itself is no place to read them (before, all but their first line were seen
+--- only in `:Loom messages`).
+function T.is_reading(msg)
+  if type(msg) ~= "string" or not msg:find("\n", 1, true) then
+    return false
+  end
+  local first = msg:match("^%s*(.-)\n") or msg
+  return not (vim.startswith(first, "✓") or vim.startswith(first, "✗"))
+end
+
+local reading = { buf = nil }
+
+--- Show a reading in a window below the current one that stays until closed (`q`), the
+--- cursor left where the writer was; the next reading replaces it.
+function T.reading(msg)
+  table.insert(T.history, msg)
+  local lines = vim.split(msg, "\n", { plain = true })
+  api.nvim_echo({ { cut(lines[1], math.max(vim.v.echospace - 1, 10)), "None" } }, true, {})
+  if not (reading.buf and api.nvim_buf_is_valid(reading.buf)) then
+    reading.buf = api.nvim_create_buf(false, true)
+    vim.bo[reading.buf].bufhidden = "hide"
+    pcall(api.nvim_buf_set_name, reading.buf, "Loom reading")
+    vim.keymap.set("n", "q", "<Cmd>close<CR>", { buffer = reading.buf, desc = "Loom: close the reading" })
+  end
+  vim.bo[reading.buf].modifiable = true
+  api.nvim_buf_set_lines(reading.buf, 0, -1, false, lines)
+  vim.bo[reading.buf].modifiable = false
+  local win = vim.fn.bufwinid(reading.buf)
+  if win == -1 then
+    local from = api.nvim_get_current_win()
+    vim.cmd(("botright %dsplit"):format(math.max(math.min(#lines, 12), 3)))
+    win = api.nvim_get_current_win()
+    api.nvim_win_set_buf(win, reading.buf)
+    vim.wo[win].wrap = true
+    vim.wo[win].linebreak = true
+    vim.wo[win].winfixheight = true
+    if api.nvim_win_is_valid(from) then
+      api.nvim_set_current_win(from)
+    end
+  else
+    api.nvim_win_set_height(win, math.max(math.min(#lines, 12), 3))
+  end
+end
+
 --- `:Loom messages`: the session's messages, in full, in a scratch buffer.
 function T.list()
   local buf = api.nvim_create_buf(false, true)
