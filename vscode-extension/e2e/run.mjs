@@ -843,6 +843,41 @@ try {
     await shot("5-saved");
   });
 
+  await check("select all, delete, Ctrl+S: a dialog asks first; Cancel writes nothing, Ctrl+Z is the path again with nothing to commit", async () => {
+    // issue 47: the save emptied every node on the path without a word, and the undo that
+    // followed committed the whole story again as one new node
+    const count = () => sql("SELECT count(*) FROM node")[0][0];
+    const nodes = count();
+    const before = await editorText();
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+a");
+    await page.keyboard.press("Delete");
+    await waitFor(async () => (await editorText()).trim() === "", "the editor to be empty", 10_000);
+    await page.keyboard.press("Control+s");
+    const dialog = page.locator(".monaco-dialog-box");
+    await dialog.waitFor({ state: "visible", timeout: 15_000 });
+    const asked = (await dialog.textContent()) ?? "";
+    if (!/Saving would empty \d+ nodes of this path \(all of its text\)/.test(asked)) throw new Error(`the dialog says: ${asked}`);
+    await shot("5b-asked-before-emptying");
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "hidden", timeout: 10_000 });
+    await page.waitForTimeout(1000);
+    if (count() !== nodes) throw new Error(`Cancel wrote ${count() - nodes} node(s)`);
+    if (sql("SELECT count(*) FROM node WHERE content = '' AND version_of IS NOT NULL")[0][0] !== 0) {
+      throw new Error("Cancel made empty versions");
+    }
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+z");
+    await waitFor(async () => (await editorText()) === before, "Ctrl+Z to bring the text back", 15_000);
+    await page.keyboard.press("Control+s");
+    await page.waitForTimeout(1500);
+    if (count() !== nodes) throw new Error(`the save after the undo wrote ${count() - nodes} node(s)`);
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0,
+      "the tab to be clean after the undo and the save", 10_000);
+    await page.keyboard.press("Escape");  // (the notification of the refused save)
+    await shot("5c-undo-is-the-path-again");
+  });
+
   await check("Loom: Suggest Continuations shows them as ghost text: alt+] cycles, ctrl+right accepts a word, Tab the rest", async () => {
     modelScript.push([CAT, DOG, FOX]);
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();

@@ -476,11 +476,16 @@ export class LoomClient implements vscode.Disposable {
 
   /** A custom request; a `{error: "✗ …"}` answer is thrown as an Error with that text. */
   async request<R>(method: string, params: unknown): Promise<R> {
-    const c = await this.require();
-    const result = await c.sendRequest<R>(method, params);
+    const result = await this.answer<R>(method, params);
     const error = errorOf(result);
     if (error) throw new Error(error);
     return result;
+  }
+
+  /** A custom request's answer as it is, a refusal included (`{ok: false, error, data}`: a save that asks first says what in its data). */
+  async answer<R>(method: string, params: unknown): Promise<R> {
+    const c = await this.require();
+    return c.sendRequest<R>(method, params);
   }
 
   /** A notification to the server, if it runs. */

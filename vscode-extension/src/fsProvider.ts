@@ -228,7 +228,7 @@ export class LoomFileSystem implements vscode.FileSystemProvider, vscode.Disposa
 
   private async save(params: Record<string, unknown>): Promise<SaveResult> {
     try {
-      return await this.client.request<SaveResult>(Methods.save, params);
+      return await this.client.answer<SaveResult>(Methods.save, params);
     } catch (err) {
       throw new vscode.FileSystemError(err instanceof Error ? err.message : String(err));
     }
