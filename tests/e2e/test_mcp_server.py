@@ -236,3 +236,27 @@ async def test_http_needs_the_token(db: Path, tmp_path: Path) -> None:
                 "commands": f'→ annotate {gate} "over http"'})
             assert not result.is_error, text_of(result)
     assert "over http" in annotations(db)
+
+
+async def test_http_declares_the_resource_list_changes_it_sends(db: Path,
+                                                                 tmp_path: Path) -> None:
+    """Over HTTP as over stdio, a 2025 client is told ``resources.listChanged: true``
+    (the server sends ``notifications/resources/list_changed``; before, HTTP declared
+    false)."""
+    token_file = tmp_path / "token"
+    token_file.write_text("another-long-random-token-0123456789abcdef")
+    token_file.chmod(0o600)
+    headers = {"Authorization": f"Bearer {token_file.read_text()}"}
+    declared = {}
+    async with stdio(db, "scout") as client_stdio:
+        caps = client_stdio.server_capabilities
+        declared["stdio"] = caps.resources.list_changed if caps and caps.resources else None
+    async with http_server(db, token_file) as url, \
+            httpx2.AsyncClient(headers=headers) as http:
+        for mode in ("legacy", "auto"):
+            async with Client(streamable_http_client(url, http_client=http),
+                              mode=mode) as client:
+                caps = client.server_capabilities
+                declared[f"http {mode}"] = (caps.resources.list_changed
+                                            if caps and caps.resources else None)
+    assert declared == {"stdio": True, "http legacy": True, "http auto": True}, declared
