@@ -260,3 +260,52 @@ async def test_http_declares_the_resource_list_changes_it_sends(db: Path,
                 declared[f"http {mode}"] = (caps.resources.list_changed
                                             if caps and caps.resources else None)
     assert declared == {"stdio": True, "http legacy": True, "http auto": True}, declared
+
+
+def test_every_malformed_stdio_request_is_answered(db: Path) -> None:
+    """Issue 44 item 24: ``params: "garbage"`` on tools/call, a lone surrogate in
+    ``commands`` and broken JSON were never answered (the client waited); now each gets a
+    JSON-RPC answer and the server goes on serving."""
+    import json
+    import select
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "loom.cli", "--db", str(db), "--participant", "scout", "mcp"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env={**os.environ, **ENV})
+    assert proc.stdin is not None and proc.stdout is not None
+    got: dict[object, dict] = {}
+
+    def send(line: str) -> None:
+        proc.stdin.write(line.encode() + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    def until(wanted: set[object]) -> None:
+        deadline = time.monotonic() + 60  # a bound for a hang, not a speed claim
+        while not wanted <= set(got) and time.monotonic() < deadline:
+            if select.select([proc.stdout], [], [], 0.5)[0]:
+                answer = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+                got[answer.get("id")] = answer
+        assert wanted <= set(got), f"never answered: {wanted - set(got)}; got {got}"
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}))
+        until({1})
+        send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"garbage"}')
+        send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"loom",'
+             '"arguments":{"commands":"→ view \\ud800"}}}')
+        send('{"jsonrpc":"2.0","id":4,"method":"tools/call",')
+        send('{"jsonrpc":"2.0","id":5,"method":"tools/list"}')
+        until({2, 3, None, 5})
+        assert got[2]["error"]["code"] == -32602
+        assert "params must be an object" in got[2]["error"]["message"]
+        said = got[3]["result"]["content"][0]["text"]
+        assert said.startswith("✗ ") and "\ufffd" in said, said  # answered, the text kept
+        assert got[None]["error"]["code"] == -32700
+        assert {t["name"] for t in got[5]["result"]["tools"]} == {"loom", "loom_trees"}
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
