@@ -309,3 +309,46 @@ def test_every_malformed_stdio_request_is_answered(db: Path) -> None:
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+async def test_tree_defaults_to_the_tree_the_agent_was_last_in(tmp_path: Path) -> None:
+    """docs/mcp.md: "`tree` (title or id; default: the tree it was last in)". Before, a
+    call naming a tree recorded nothing, so with two trees the next call without one was
+    ``✗ INVALID_SYNTAX: which tree? …`` and ``loom_trees`` never marked where it was."""
+    db = tmp_path / "two.db"
+    loom(db, "demo", "--no-editor")
+    loom(db, "new", "Second Tree", "--text", "A second beginning.")
+    loom(db, "users", "add", "agent")
+    loom(db, "users", "grant", "agent", "loom_aware", "loom_write")
+    with sqlite3.connect(db) as con:
+        demo, second = (str(con.execute("SELECT id FROM tree WHERE title = ?",
+                                        (t,)).fetchone()[0])
+                        for t in ("The House at the End of the Lane", "Second Tree"))
+    async with stdio(db, "agent") as client:
+        unsure = await client.call_tool("loom", {"commands": "→ view root"})
+        assert text_of(unsure).startswith("✗ INVALID_SYNTAX: which tree?")
+        named = await client.call_tool("loom", {"commands": "→ view root", "tree": second})
+        assert not named.is_error and "A second beginning." in text_of(named)
+        again = await client.call_tool("loom", {"commands": "→ view root"})
+        assert not again.is_error, text_of(again)
+        assert "A second beginning." in text_of(again)
+        listed = text_of(await client.call_tool("loom_trees", {}))
+        assert f'{second}  "Second Tree"' in listed and "(you were last here)" in listed
+        # without cross_tree, the tree it is in is the only one it may read or act in,
+        # as the docs' "cross_tree for a tree it is not in" says
+        elsewhere = await client.call_tool("loom", {"commands": "→ view root",
+                                                    "tree": demo})
+        assert elsewhere.is_error
+        assert text_of(elsewhere).startswith("✗ PERMISSION_DENIED: cross_tree not enabled")
+        assert demo not in listed
+    loom(db, "users", "grant", "agent", "cross_tree")
+    async with stdio(db, "agent") as client:
+        moved = await client.call_tool("loom", {"commands": "→ view root", "tree": demo})
+        assert not moved.is_error and "The house stood empty" in text_of(moved)
+        back = await client.call_tool("loom", {"commands": "→ view root"})
+        assert "The house stood empty" in text_of(back)  # now the last one it was in
+        hop = await client.call_tool("loom", {
+            "commands": f"→ view root\n→ switch to root in tree:{second}"})
+        assert not hop.is_error, text_of(hop)
+        there = await client.call_tool("loom", {"commands": "→ view root"})
+        assert "A second beginning." in text_of(there)  # where its switch took it

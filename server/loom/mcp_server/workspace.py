@@ -114,11 +114,16 @@ class McpWorkspace:
         in order; the results' texts (redacted), a blank line between them."""
         try:
             tree = self.tree(tree_ref)
+            me = self.me
+            if me.current_tree and tree.id != me.current_tree:
+                # another tree than the one it is in: cross_tree, as for every read there
+                perms.require_read(me.permissions, tree=tree.id, home=me.current_tree)
         except LoomError as err:
             return Answer(rendered(err), False)
-        actor = self.app.actor(tree)
+        actor = self.app.actor(tree, me)
         out: list[str] = []
         ok = True
+        entered, before = False, me.current_tree
         for typed, cmd in self._commands(commands):
             if cmd is None:
                 out.append(f"✗ INVALID_SYNTAX: not a command: {typed}\n"
@@ -128,6 +133,11 @@ class McpWorkspace:
             result = self.app.executor.execute(cmd, actor, typed=typed)
             out.append(redact(result.text, final=True))
             ok = ok and result.ok
+            if result.ok and not entered:
+                entered = True
+                if me.current_tree == before:  # (a switch to another tree has moved it)
+                    # the tree it worked in is the default from now on (docs/mcp.md)
+                    self.app.ws.enter_tree(me, tree)
         if not out:
             return Answer("✗ INVALID_SYNTAX: no command given\n"
                           "  hint: write a command line, e.g. → tree", False)

@@ -75,6 +75,15 @@ class Positions(Repository):
                             {"tip": (tip or node).id})
         participant.current_tree = tree.id
 
+    def enter_tree(self, participant: Participant, tree: Tree) -> None:
+        """Record ``tree`` as the one ``participant`` is in (its position there unchanged),
+        as naming a tree to work in does (``loom mcp``'s ``tree``)."""
+        if participant.current_tree == tree.id:
+            return
+        Participant.update(current_tree=tree.id).where(
+            Participant.id == participant.id).execute()
+        participant.current_tree = tree.id
+
     def has_position(self, participant: Participant, tree: Tree) -> bool:
         """Whether ``participant`` has been placed in ``tree`` (else :meth:`position` gives
         a newcomer's default)."""

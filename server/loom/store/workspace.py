@@ -1184,6 +1184,9 @@ class Workspace:
                      tip: Node | None = None) -> None:
         self._positions.set_position(participant, tree, node, tip)
 
+    def enter_tree(self, participant: Participant, tree: Tree) -> None:
+        self._positions.enter_tree(participant, tree)
+
     def model_choice(self, participant: Participant, tree: Tree) -> str | None:
         """The model profile the participant picked for the tree, if any."""
         return self._positions.model_choice(participant, tree)
