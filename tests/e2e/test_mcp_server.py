@@ -134,6 +134,12 @@ async def test_a_restricted_participant_is_refused_with_the_seeds_errors_and_not
         described = next(t for t in (await client.list_tools()).tools
                          if t.name == "loom").description or ""
         assert "requires loom_write permission (you don't have this)" in described
+        # docs/mcp.md: "the tools its permissions allow and each one's syntax": the
+        # syntax of view, not of the writes it may not make (listed before)
+        assert "→ view [localId]" in described and "→ tree summary" in described
+        for refused_syntax in ("→ continue from", '→ annotate [localId] "',
+                               '→ respond [localId] "', '→ write doc:', '→ edit [localId]'):
+            assert refused_syntax not in described, (refused_syntax, described)
         refused = await client.call_tool("loom", {
             "commands": f'→ annotate {gate} "should not land"'})
         assert refused.is_error

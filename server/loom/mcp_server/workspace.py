@@ -74,7 +74,8 @@ class McpWorkspace:
 
     def tool_description(self) -> str:
         """The ``loom`` tool's description: how to call it, then the help the collaborator
-        gets (the overview for this participant's permissions and each tool's syntax)."""
+        gets (the overview for this participant's permissions, and the syntax of each tool
+        they allow)."""
         held = sorted(perms.effective(self.me.permissions or []))
         lines = [
             f"Run Loom arrow commands as the participant \"{self.me.name}\" in a tree of "
@@ -88,8 +89,10 @@ class McpWorkspace:
             render_help_overview(held),
             "",
         ]
+        allowed = set(held)
         for tool in TOOLS:
-            if tool.name in ("think",):
+            # the syntax of what it may do; the overview above names the rest (starred)
+            if tool.name in ("think",) or tool.permission not in allowed:
                 continue
             lines.append(f"{tool.name}: {tool.description}")
             lines += [f"  {s}" for s in tool.syntax]
