@@ -137,8 +137,8 @@ def test_expands_scores_prunes_and_goes_deeper_from_the_best(world, fake) -> Non
     _root, rows, _children = reader.outline(world["ws"], world["tree"])
     assert wind.id not in rows and marks.judgement_of(rows[lamp.id].extra)["score"] == 8
     drawn = tree_overview(world["ws"], world["tree"], root).text
-    assert f"[{lamp.label}] 8/10 › The lamp was out." in drawn
-    assert f"[{gull.label}] 6/10 › A gull cried." in drawn
+    assert f"[{lamp.label}] 8/10 (a strong image) › The lamp was out." in drawn
+    assert f"[{gull.label}] 6/10 (it keeps the mood) › A gull cried." in drawn
     docs = Documents(world["ws"], world["human"], "utf-16", "test-session")
     hover = cards.node_card(docs, Node.get_by_id(lamp.id))
     assert "\n\nJudge: 8/10 — a strong image" in hover

@@ -47,8 +47,8 @@ KEY_DELAY_S = 0.03  # a quick typist: ~30 characters a second
 P1 = "Marie set down her bag in the hall. Dust lay on everything, soft as flour."
 P2 = "She called out, though she knew that no one would answer."
 #: what no screen of the journey may show
-#: a branch the exploration's judge scored, in the overview: ``[a7x2] 7/10 › …``
-SCORED = re.compile(r"\]\*? (?:10|[0-9])/10 ›")
+#: a branch the exploration's judge scored, in the overview: ``[a7x2] 7/10 (reason) › …``
+SCORED = re.compile(r"\]\*? (?:10|[0-9])/10 [(›]")
 BROKEN = ("Press ENTER", "E5108", "E5113", "Error detected", "assertion failed", "stack traceback",
           "INVALID_SYNTAX", "timeout")
 

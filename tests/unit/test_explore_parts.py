@@ -4,6 +4,7 @@ score, the score in the tree overview."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -111,7 +112,7 @@ def test_the_overview_shows_the_score() -> None:
             "b": _Row("b", "b3k9", "Fog.", True, False, None, "r")}
     drawn = overview.draw("Lighthouse", "buffer", "r", rows, {"r": ["a", "b"]}, ["r", "a"],
                           "a").text
-    assert "[a7x2]* 7/10 › The lamp was out." in drawn
+    assert "[a7x2]* 7/10 (alive) › The lamp was out." in drawn
     assert "[b3k9] › Fog." in drawn
     assert marks.judge_line(judged) == "7/10 — alive"
     assert marks.judge_line(None) is None
@@ -139,3 +140,36 @@ def test_a_stop_says_when_the_exploration_had_ended_on_its_own(app) -> None:  # 
                            "reached 5/10 at level 2): 4 nodes made, 4 scored, 1 pruned · 900 "
                            "of 20,000 tokens")
     assert result.data["stopped"] is False
+
+
+def test_view_and_the_overview_show_the_judges_score_reason_and_pruning(app) -> None:  # type: ignore[no-untyped-def]
+    """README: "the score and its reason in hover and the overview"; and a collaborator or
+    an MCP agent reads the judge's work with → view (before: neither score nor pruned
+    state there, and the overview's score without its reason)."""
+    from loom.store import reader
+
+    ws = app.ws
+    human = ws.human()
+    tree = ws.create_tree("Lighthouse", "buffer", root_content="The keeper climbed.",
+                          author=human)
+    root = ws.node(tree.root)
+    kept = ws.add_node(tree, root, " The lamp was out.", human)
+    weak = ws.add_node(tree, root, " Fog, fog.", human)
+    reader.set_judgement(ws, ws.node(kept.id), human, 7, "alive, and it opens a door", "r")
+    reader.set_judgement(ws, ws.node(weak.id), human, 2, "repeats itself", "r")
+    actor = Actor(human, tree)
+    assert app.executor.execute(f"→ prune {weak.local_id}", actor).ok
+
+    viewed = app.executor.execute(f"→ view {kept.local_id}", actor).text
+    assert "Judge: 7/10 — alive, and it opens a door" in viewed, viewed
+    assert "pruned" not in viewed
+    pruned = app.executor.execute(f"→ view {weak.local_id}", actor).text
+    assert "Judge: 2/10 — repeats itself" in pruned, pruned
+    assert (f"Pruned: hidden from views, search and model context (→ unprune "
+            f"{weak.local_id} shows it again)") in pruned, pruned
+    plain = app.executor.execute(f"→ view {root.local_id}", actor).text
+    assert "Judge:" not in plain and "Pruned" not in plain
+
+    drawn = app.executor.execute("→ tree with-text", actor).text
+    assert re.search(rf"\[{kept.local_id}\]\*? 7/10 \(alive, and it opens a door\) The lamp "
+                     "was out.", drawn), drawn
