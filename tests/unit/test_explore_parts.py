@@ -26,7 +26,12 @@ from loom.store.schema import Tree
      '→ explore from a7x2 depth:3 n:2 judge:"vivid and odd"'),
     ('→ explore a7x2 "vivid" budget:5000 threshold:6',
      '→ explore from a7x2 budget:5000 threshold:6 judge:"vivid"'),
-    ("→ explore stop", "→ explore stop"),
+    ("→ explore end", "→ explore end"),
+    ("→ explore finish", "→ explore end"),
+    ("→ explore stop", "→ explore end"),  # the old spelling (read as → explore end)
+    # stop: is continue's stop string, passed on to each continue (issue 44 item 6)
+    ('→ explore from a7x2 stop:"." n:2', '→ explore from a7x2 n:2 stop:"."'),
+    ('→ explore until:"\\n\\n" depth:2', '→ explore depth:2 stop:"\\n\\n"'),
     ("→ autoloom levels:2 width:3", "→ explore depth:2 n:3"),
     ('explore from a7x2 rubric:"true to Marie"', '→ explore from a7x2 judge:"true to Marie"'),
     # continue's models and sampling, as continue writes them
@@ -44,11 +49,11 @@ def test_parses_and_reads_back(line: str, canonical: str) -> None:
 
 @pytest.mark.parametrize(("line", "message"), [
     ("→ explore depth:x", 'depth must be a whole number, got "x"'),
-    ("→ explore stop a7x2", "explore stop takes nothing else"),
+    ("→ explore end a7x2", "explore end takes nothing else"),
     ('→ explore "a" "b"', "explore takes one rubric"),
     ("→ explore model:a models:b", "model: and models: both name the models"),
     ("→ explore temperature:hot", 'temperature must be a number, got "hot"'),
-    ('→ explore until:"."', 'unknown option "until:" for explore'),
+    ('→ explore end stop:"."', "explore end takes nothing else"),
 ])
 def test_mistakes_are_said(line: str, message: str) -> None:
     got = parse_line(line)
@@ -58,7 +63,7 @@ def test_mistakes_are_said(line: str, message: str) -> None:
 def test_help_page() -> None:
     page = render_help_tool("explore") or ""
     assert page.startswith("explore — Let the collaborator explore")
-    assert "→ explore stop" in page
+    assert "→ explore end" in page
 
 
 @pytest.mark.parametrize(("reply", "verdict"), [
@@ -135,7 +140,7 @@ def test_a_stop_says_when_the_exploration_had_ended_on_its_own(app) -> None:  # 
     tree = ws.create_tree("Lighthouse", "buffer", root_content="The keeper climbed.",
                           author=human)
     app.executor.explorer = _EndedMeanwhile()
-    result = app.executor.execute("→ explore stop", Actor(human, tree))
+    result = app.executor.execute("→ explore end", Actor(human, tree))
     assert result.text == ("✓ the exploration from [a7x2] had ended before the stop (no branch "
                            "reached 5/10 at level 2): 4 nodes made, 4 scored, 1 pruned · 900 "
                            "of 20,000 tokens")

@@ -1,5 +1,5 @@
 """``loom agent TREE --explore [OPTIONS]``: one exploration, headless, its progress printed
-as it goes (one line a step), Ctrl-C stopping it cleanly (``→ explore stop``)."""
+as it goes (one line a step), Ctrl-C stopping it cleanly (``→ explore end``)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def run_exploration(executor: Executor, explorations: Explorations, actor: Actor
         while explorations.running(tree) is not None:
             explorations.wait(tree, 0.25)
     except KeyboardInterrupt:
-        stopped = executor.execute("→ explore stop", actor)
+        stopped = executor.execute("→ explore end", actor)
         err.write(stopped.text + "\n")
     done = explorations.wait(tree)
     ended = done.ended if done is not None else "error"

@@ -172,7 +172,7 @@ class Exploration:
 
     async def _watch(self) -> None:
         """Until the exploration ends: a stop asked from another process (``explore.stop``
-        in the change log) sets its cancel, as ``→ explore stop`` in this process does;
+        in the change log) sets its cancel, as ``→ explore end`` in this process does;
         and its session's heartbeat says it still runs."""
         run = self.log_run
         if run is None:

@@ -1,6 +1,6 @@
 """A process's explorations: at most one per tree, each on a thread the process owns. It is
 the executor's ``explorer`` (``commands.context.Explorer``): ``→ explore`` starts one and
-returns at once, ``→ explore stop`` stops it and says what it did."""
+returns at once, ``→ explore end`` stops it and says what it did."""
 
 from __future__ import annotations
 
@@ -179,4 +179,4 @@ class Explorations:
 
 def _already(label: str, explorer: str, tree: Tree) -> LoomError:
     return LoomError("CONFLICT", f"{explorer} is already exploring [{label}] in "
-                     f"{quote(tree.title)}", "→ explore stop ends it")
+                     f"{quote(tree.title)}", "→ explore end ends it")
