@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from loom.commands.ast import Command, Explore
-from loom.commands.grammar.results import Args, Fail, usage
 from loom.commands.grammar.fuzzy import note_correction
+from loom.commands.grammar.results import Args, Fail, usage
 from loom.commands.grammar.sampling import models_named, sampling_given
 from loom.commands.grammar.scan import as_read, target_node
 from loom.commands.grammar.vocabulary import Spec
