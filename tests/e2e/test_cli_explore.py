@@ -7,9 +7,11 @@ the human (before: up to 120 s of ``✗ CONFLICT``)."""
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,3 +90,34 @@ def test_loom_do_explore_as_json_keeps_stdout_for_records(setup) -> None:  # typ
     assert [r["ok"] for r in records] == [True, True], done.stdout
     assert records[1]["data"]["made"] == 1 and records[1]["data"]["ended"] == \
         "depth 1 reached"
+
+
+def test_a_killed_exploration_leaves_no_lock_to_block_the_human(setup) -> None:  # type: ignore[no-untyped-def]
+    """docs/agent.md: a crashed exploration blocks nothing. Before, its branch lock stayed
+    up to 120 s after a kill -9: the human's → continue there was ✗ CONFLICT."""
+    fake, db, env = setup
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream(
+        [" One very slow sentence that takes its time, word by word, to the end."],
+        event_delay_s=0.5),
+        openai_completion_stream([" The human's own continuation."]))
+    exploring = subprocess.Popen(
+        [sys.executable, "-m", "loom.cli", "--db", str(db), "agent", TREE, "--explore",
+         "depth:2 n:1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 60  # a bound for a hang, not a speed claim
+        while not fake.requests_to(OPENAI_COMPLETIONS) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake.requests_to(OPENAI_COMPLETIONS), "the exploration never asked the model"
+        assert count(db, "SELECT count(*) FROM branch_lock") == 1  # it holds the branch
+    finally:
+        exploring.send_signal(signal.SIGKILL)
+        exploring.wait(timeout=30)
+    human = loom(db, env, "do", TREE, "→ continue n:1")
+    assert human.returncode == 0, human.stdout + human.stderr
+    assert human.stdout.startswith("✓ "), human.stdout
+    assert count(db, "SELECT count(*) FROM node WHERE content LIKE '%own continuation%'") == 1
+    assert count(db, "SELECT count(*) FROM branch_lock") == 0
+    with sqlite3.connect(db) as con:
+        released = con.execute("SELECT payload FROM change WHERE kind = 'lock.release' "
+                               "ORDER BY seq").fetchall()
+    assert any("holder_died" in (r[0] or "") for r in released), released

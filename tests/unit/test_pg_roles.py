@@ -277,7 +277,7 @@ def test_a_migration_gives_new_tables_their_grants(pg: Any, team: dict[str, str]
     assert code == 1 and "PERMISSION_DENIED" in out and "only the database's owner" in out, out
     assert _try(team["carol"], upsert) == "refused"
     code, out = _cli(capsys, "--db", owner, "migrate")
-    assert code == 0 and "schema v13" in out, out
+    assert code == 0 and "schema v14" in out, out
     assert _try(team["carol"], upsert) == "done"
     assert _try(team["carol"], f"DELETE FROM position WHERE participant = '{team['human']}'") \
         == "no rows"

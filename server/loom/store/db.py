@@ -24,7 +24,7 @@ from loom.store.backend import (
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 15.0
 
@@ -44,6 +44,7 @@ MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: fulltext.queue_writes(db),  # v11: written nodes indexed when next searched
     lambda db: db.create_tables(schema.V12_MODELS),  # v12: each participant's model per tree
     lambda db: db.create_tables(schema.V13_MODELS),  # v13: what each participant chose
+    lambda db: _v14(db),  # v14: which process holds each branch lock
 ]
 
 
@@ -57,6 +58,14 @@ def _v3(db: pw.Database) -> None:
                        "DEFAULT 0")
     if "themes" not in have:
         db.execute_sql('ALTER TABLE "tree" ADD COLUMN "themes" TEXT')
+
+
+def _v14(db: pw.Database) -> None:
+    have = {c.name for c in db.get_columns("branch_lock")}
+    if "host" not in have:
+        db.execute_sql('ALTER TABLE "branch_lock" ADD COLUMN "host" VARCHAR(255)')
+    if "pid" not in have:
+        db.execute_sql('ALTER TABLE "branch_lock" ADD COLUMN "pid" INTEGER')
 
 
 def _v5(db: pw.Database) -> None:

@@ -1238,6 +1238,10 @@ class Workspace:
         """Live turn locks of other participants in a tree: ``(node id, holder name)``."""
         return self._positions.foreign_locks(tree_id, participant)
 
+    def reap_dead_locks(self, tree_id: str | None = None) -> int:
+        """Free the branch locks of processes that have died (``lock.release`` for each)."""
+        return self._positions.reap_dead_locks(tree_id)
+
     def guarded_write(self, tree_id: str, participant: Participant,
                       checks: Iterable[tuple[Node, bool]]
                       ) -> contextlib.AbstractContextManager[None]:
