@@ -98,7 +98,8 @@ def test_expands_scores_prunes_and_goes_deeper_from_the_best(world, fake) -> Non
     fake.script(OPENAI_CHAT, openai_chat_stream("8/10 — a strong image"),
                 openai_chat_stream("Score: 3 - flat"),
                 openai_chat_stream("6/10 — it keeps the mood"),
-                openai_chat_stream("I would rather not say."))
+                openai_chat_stream("I would rather not say."),
+                openai_chat_stream("Still, no."))  # asked again: no score either
     root = world["root"]
     started = run(world, f'→ explore from {root.local_id} depth:2 n:2 judge:"{RUBRIC}"')
     assert started.ok, started.text
@@ -116,14 +117,23 @@ def test_expands_scores_prunes_and_goes_deeper_from_the_best(world, fake) -> Non
     assert marks.judgement_of(wind.extra)["score"] == 3
     assert marks.judge_line(gull.extra) == "6/10 — it keeps the mood"
     assert marks.judgement_of(salt.extra) is None  # not a score: a clear ✗, no crash
-    assert any("is not a score" in f and f"[{salt.label}]" in f for f in done.failures)
+    gave_up = (f'the judge gave no score for [{salt.label}], asked twice: "I would rather '
+               'not say. … then Still, no." (left unscored and unpruned)')
+    assert gave_up in done.failures, done.failures
+    # … said in the exploration's report, where its end is shown (not only in a log)
+    report = next(e.text for e in world["events"] if e.kind == "done")
+    assert report.endswith(f"(depth 2 reached) · the judge gave no score for 1 branch "
+                           f"([{salt.label}])"), report
     # below the threshold: pruned (soft); the best was continued, the pruned one not
     assert wind.pruned and not lamp.pruned and not salt.pruned
     assert gull.parent == lamp.id and salt.parent == lamp.id
     prompts = [r.json["prompt"] for r in fake.requests_to(OPENAI_COMPLETIONS)]
     assert prompts == ["The keeper climbed.", "The keeper climbed. The lamp was out."]
     judged = fake.requests_to(OPENAI_CHAT)
-    assert len(judged) == 4
+    assert len(judged) == 5  # the reply without a score was asked once more, with the rule
+    again = judged[4].json["messages"]
+    assert again[-2] == {"role": "assistant", "content": "I would rather not say."}
+    assert again[-1]["content"].startswith("That reply held no score.")
     asked = judged[0].json["messages"][-1]["content"]
     assert asked.startswith(f"Rubric: {RUBRIC}\n") and "<<<\n The lamp was out.\n>>>" in asked
     # every step is a command in the collaborator's trace
@@ -442,3 +452,24 @@ def test_stop_is_continues_stop_string_and_end_ends_it(world, fake) -> None:  # 
     old = run(world, "→ explore stop")
     assert old.ok and old.text == ('✓ no exploration is running in "Lighthouse"\n'
                                    "(read as → explore end)"), old.text
+
+
+def test_a_judge_that_drifts_into_prose_is_asked_once_more(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """Issue 47: a small judge's reply without a score is asked again with the rule, and
+    its second reply counts; an enthusiastic 11/10 counts as 10 (before: both no score)."""
+    fake.script(OPENAI_COMPLETIONS,
+                openai_completion_stream(texts("The lamp was out.", "Wind at the glass.")))
+    fake.script(OPENAI_CHAT, openai_chat_stream("What a lovely line, truly."),
+                openai_chat_stream("7/10 — quiet and exact"),
+                openai_chat_stream("11/10 — the best thing I ever read"))
+    assert run(world, "→ explore depth:1 n:2").ok
+    done = finish(world)
+    lamp, wind = by_text(world, " The lamp was out."), by_text(world, " Wind at the glass.")
+    assert (done.scored, done.failures) == (2, ()), done.failures
+    assert marks.judgement_of(lamp.extra)["score"] == 7
+    assert marks.judgement_of(wind.extra)["score"] == 10
+    assert len(fake.requests_to(OPENAI_CHAT)) == 3
+    scored = [e.text for e in world["events"] if e.kind == "scored"]
+    assert f"[{wind.label}] 10/10 — the best thing I ever read (it wrote 11/10)" in scored
+    report = next(e.text for e in world["events"] if e.kind == "done")
+    assert "no score" not in report

@@ -81,9 +81,19 @@ def test_the_judges_reply_read(reply: str, verdict: Verdict) -> None:
     assert parse(reply) == verdict
 
 
-@pytest.mark.parametrize("reply", ["This is great", "11/10 wow", "2026 was a year", ""])
+@pytest.mark.parametrize("reply", ["This is great", "15 - wow", "2026 was a year", ""])
 def test_a_reply_without_a_score_is_none(reply: str) -> None:
     assert parse(reply) is None
+
+
+@pytest.mark.parametrize(("reply", "verdict"), [
+    # issue 47: the bundled judge answered "11/10 — …", and it counted as no score
+    ("11/10 — The human asked you to tell them", Verdict(10, "The human asked you to tell "
+                                                        "them", 11.0)),
+    ("12 out of 10, a triumph", Verdict(10, "a triumph", 12.0)),
+])
+def test_a_score_out_of_ten_above_ten_is_clamped(reply: str, verdict: Verdict) -> None:
+    assert parse(reply) == verdict
 
 
 def test_the_request_holds_the_rubric_the_text_and_the_branch() -> None:

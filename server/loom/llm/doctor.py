@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from loom.llm.base import ModelError
-from loom.llm.config import LOCAL_MODEL, Purpose, resolve_profile
+from loom.llm.config import LOCAL_MODEL, Purpose, agent_model_caveat, resolve_profile
 from loom.llm.service import client as service
 from loom.llm.service import crash
 from loom.llm.service.setup import (
@@ -88,9 +88,16 @@ def purposes() -> list[Check]:
                              hint=err.hint))
             continue
         where = profile.base_url or ("this machine" if profile.provider == "local" else "")
-        out.append(Check(section=MODELS, status="info",
-                         text=f"{purpose}: {profile.name} ({profile.provider}: "
-                              f"{Path(profile.model).name}{', ' + where if where else ''})"))
+        text = (f"{purpose}: {profile.name} ({profile.provider}: "
+                f"{Path(profile.model).name}{', ' + where if where else ''})")
+        caveat = agent_model_caveat(profile) if purpose == "collaborator" else None
+        if caveat is not None:  # it runs, and its agent work is noise: not a green line
+            out.append(Check(section=MODELS, status="warn",
+                             text=f"{text}: far too small for agent work (the "
+                                  "collaborator's turns, the exploration's judge)",
+                             hint=caveat[1]))
+            continue
+        out.append(Check(section=MODELS, status="info", text=text))
     return out
 
 

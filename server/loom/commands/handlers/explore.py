@@ -69,12 +69,14 @@ def explore(ctx: Ctx, cmd: ast.Explore) -> Result:
         threshold=DEFAULT_THRESHOLD if cmd.threshold is None else cmd.threshold,
         starter=ctx.me, models=models, sampling=sampling)
     started = ctx.explorer.start(request)
+    caveat = ([f"! {started.caveat[0]}", f"  hint: {started.caveat[1]}"]
+              if started.caveat else [])
     return Result.success(
         f.ok(f"exploring from {f.ref(source.label)} depth:{request.depth} n:{request.n} "
              f"budget:{thousands(request.budget)} tokens, as {started.explorer}",
              f"judge: {started.judge}, {quote(request.rubric)}; branches below "
              f"{request.threshold}/10 are pruned (→ unprune brings one back)",
-             "→ explore end ends it"),
+             "→ explore end ends it", *caveat),
         source=source.id, explorer=started.explorer, depth=request.depth, n=request.n,
         budget=request.budget, threshold=request.threshold)
 
