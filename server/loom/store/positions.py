@@ -22,9 +22,7 @@ from loom.store.schema import (
     Position,
     Tree,
 )
-
-#: A session silent this long on another host is gone (as ``sessions.SESSION_STALE_S``).
-_STALE_S = 30.0
+from loom.store.sessions import SESSION_STALE_S, process_alive
 
 
 class Positions(Repository):
@@ -178,17 +176,12 @@ class Positions(Repository):
         nobody). A lock of unknown process (before v14) waits for its expiry."""
         if host is None or pid is None:
             return True
-        if host == socket.gethostname():
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return False
-            except PermissionError:
-                return True
-            return True
+        here = process_alive(host, pid)
+        if here is not None:
+            return here
         beats = [s.heartbeat for s in EditorSession.select(EditorSession.heartbeat).where(
             (EditorSession.host == host) & (EditorSession.pid == pid))]
-        return not beats or self.clock() - max(beats) < _STALE_S
+        return not beats or self.clock() - max(beats) < SESSION_STALE_S
 
     def reap_dead_locks(self, tree_id: str | None = None) -> int:
         """Free the branch locks whose process has died (``lock.release`` logged for each,
