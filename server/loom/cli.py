@@ -117,6 +117,7 @@ def cmd_do(args: argparse.Namespace) -> int:
     status = 0
     for i, (typed, cmd) in enumerate(_batched(args.commands)):
         on_delta, started = _stream_printer() if sys.stderr.isatty() else (None, set())
+        progress = _exploration_printer(app, typed, tree, args.format)
         result = app.executor.execute(cmd, actor, on_delta=on_delta,
                                       typed=None if cmd is typed else typed)
         if started:
@@ -127,7 +128,9 @@ def cmd_do(args: argparse.Namespace) -> int:
             _print(result.text)
         else:
             _print(_machine(result.model_dump(exclude_none=True), args.format))
-        if not result.ok:
+        # (a started exploration is followed to its end: _explored_here)
+        if not result.ok or (progress is not None
+                             and not _explored_here(app, actor, progress, args.format)):
             status = 1
     return status
 
@@ -144,6 +147,42 @@ def _batched(arguments: list[str]) -> list[tuple[str, Any]]:
             continue  # (a line without an arrow is a command here, as one argument is)
         out += [(typed, typed if cmd is None else cmd) for typed, cmd in typed_commands(arg)]
     return out
+
+
+def _exploration_printer(app, line: str, tree, fmt: str):  # type: ignore[no-untyped-def]
+    """For a line that starts an exploration: a printer of its steps, attached before it
+    starts and holding them until the command's own line is printed (else None)."""
+    from loom.commands import ast
+    from loom.commands.executor import parse_line
+
+    cmd = parse_line(line)
+    if not isinstance(cmd, ast.Explore) or cmd.end:
+        return None
+    from loom.agent.explore.cli import HeldPrinter
+
+    # steps on stdout as `loom agent --explore` prints them; machine formats keep stdout
+    # for their records
+    printer = HeldPrinter(tree.id, sys.stdout if fmt == "text" else sys.stderr, sys.stderr)
+    app.on_explore(printer)
+    return printer
+
+
+def _explored_here(app, actor, printer, fmt: str) -> bool:  # type: ignore[no-untyped-def]
+    """The exploration the line started runs in this process's thread, which would die
+    with it (before: `✓ exploring …` and nothing explored): follow it to its end, Ctrl-C
+    ending it. Whether it ran to its end."""
+    from loom.agent.explore.cli import follow, ran_to_its_end
+
+    sys.stderr.write("· exploring in this process until it ends (Ctrl-C ends it)\n")
+    printer.release()
+    done = follow(app.executor, app.explorations(), actor)
+    if fmt != "text" and done is not None:
+        _print(_machine({"ok": ran_to_its_end(done), "text": f"explored: {done.ended}",
+                         "data": {"made": done.made, "scored": done.scored,
+                                  "pruned": done.pruned, "spent": done.spent,
+                                  "budget": done.budget, "ended": done.ended,
+                                  "failures": list(done.failures)}}, fmt))
+    return ran_to_its_end(done)
 
 
 def _machine(data: object, fmt: str) -> str:

@@ -98,13 +98,14 @@ def test_expands_scores_prunes_and_goes_deeper_from_the_best(world, fake) -> Non
     fake.script(OPENAI_CHAT, openai_chat_stream("8/10 — a strong image"),
                 openai_chat_stream("Score: 3 - flat"),
                 openai_chat_stream("6/10 — it keeps the mood"),
-                openai_chat_stream("I would rather not say."))
+                openai_chat_stream("I would rather not say."),
+                openai_chat_stream("Still, no."))  # asked again: no score either
     root = world["root"]
     started = run(world, f'→ explore from {root.local_id} depth:2 n:2 judge:"{RUBRIC}"')
     assert started.ok, started.text
     assert started.text.startswith(f"✓ exploring from [{root.label}] depth:2 n:2 budget:20,000 "
                                    "tokens, as collaborator")
-    assert "→ explore stop ends it" in started.text
+    assert "→ explore end ends it" in started.text
     done = finish(world)
     lamp, wind = by_text(world, " The lamp was out."), by_text(world, " Wind at the glass.")
     gull, salt = by_text(world, " A gull cried."), by_text(world, " Salt on the rail.")
@@ -116,14 +117,23 @@ def test_expands_scores_prunes_and_goes_deeper_from_the_best(world, fake) -> Non
     assert marks.judgement_of(wind.extra)["score"] == 3
     assert marks.judge_line(gull.extra) == "6/10 — it keeps the mood"
     assert marks.judgement_of(salt.extra) is None  # not a score: a clear ✗, no crash
-    assert any("is not a score" in f and f"[{salt.label}]" in f for f in done.failures)
+    gave_up = (f'the judge gave no score for [{salt.label}], asked twice: "I would rather '
+               'not say. … then Still, no." (left unscored and unpruned)')
+    assert gave_up in done.failures, done.failures
+    # … said in the exploration's report, where its end is shown (not only in a log)
+    report = next(e.text for e in world["events"] if e.kind == "done")
+    assert report.endswith(f"(depth 2 reached) · the judge gave no score for 1 branch "
+                           f"([{salt.label}])"), report
     # below the threshold: pruned (soft); the best was continued, the pruned one not
     assert wind.pruned and not lamp.pruned and not salt.pruned
     assert gull.parent == lamp.id and salt.parent == lamp.id
     prompts = [r.json["prompt"] for r in fake.requests_to(OPENAI_COMPLETIONS)]
     assert prompts == ["The keeper climbed.", "The keeper climbed. The lamp was out."]
     judged = fake.requests_to(OPENAI_CHAT)
-    assert len(judged) == 4
+    assert len(judged) == 5  # the reply without a score was asked once more, with the rule
+    again = judged[4].json["messages"]
+    assert again[-2] == {"role": "assistant", "content": "I would rather not say."}
+    assert again[-1]["content"].startswith("That reply held no score.")
     asked = judged[0].json["messages"][-1]["content"]
     assert asked.startswith(f"Rubric: {RUBRIC}\n") and "<<<\n The lamp was out.\n>>>" in asked
     # every step is a command in the collaborator's trace
@@ -137,8 +147,8 @@ def test_expands_scores_prunes_and_goes_deeper_from_the_best(world, fake) -> Non
     _root, rows, _children = reader.outline(world["ws"], world["tree"])
     assert wind.id not in rows and marks.judgement_of(rows[lamp.id].extra)["score"] == 8
     drawn = tree_overview(world["ws"], world["tree"], root).text
-    assert f"[{lamp.label}] 8/10 › The lamp was out." in drawn
-    assert f"[{gull.label}] 6/10 › A gull cried." in drawn
+    assert f"[{lamp.label}] 8/10 (a strong image) › The lamp was out." in drawn
+    assert f"[{gull.label}] 6/10 (it keeps the mood) › A gull cried." in drawn
     docs = Documents(world["ws"], world["human"], "utf-16", "test-session")
     hover = cards.node_card(docs, Node.get_by_id(lamp.id))
     assert "\n\nJudge: 8/10 — a strong image" in hover
@@ -212,7 +222,7 @@ def test_stop_cancels_the_continuation_in_flight(world, fake) -> None:  # type: 
         assert time.monotonic() < deadline
         time.sleep(0.02)
     time.sleep(0.2)  # streaming
-    stopped = run(world, "→ explore stop")
+    stopped = run(world, "→ explore end")
     assert stopped.text.startswith(f"✓ stopped exploring from [{world['root'].label}]: "
                                    "0 nodes made, 0 scored, 0 pruned · ")
     assert stopped.data["ended"] == "stopped"
@@ -221,7 +231,7 @@ def test_stop_cancels_the_continuation_in_flight(world, fake) -> None:  # type: 
     assert Node.select().where(Node.tree == world["tree"].id).count() == before
     assert not world["ws"].foreign_locks(world["tree"].id, world["human"])
     assert not fake.requests_to(OPENAI_CHAT)
-    assert run(world, "→ explore stop").text == \
+    assert run(world, "→ explore end").text == \
         '✓ no exploration is running in "Lighthouse"'
 
 
@@ -310,7 +320,7 @@ def test_a_stop_from_another_process_stops_it_cleanly(world, fake) -> None:  # t
     before = Node.select().where(Node.tree == tree.id).count()
     slow_start(world, fake)
     began = time.monotonic()
-    stopped = elsewhere(world).execute("→ explore stop", Actor(human, tree))
+    stopped = elsewhere(world).execute("→ explore end", Actor(human, tree))
     took = time.monotonic() - began
     assert stopped.ok, stopped.text
     assert stopped.text.startswith(
@@ -333,7 +343,7 @@ def test_a_stop_from_another_process_stops_it_cleanly(world, fake) -> None:  # t
     end = Change.get((Change.tree == tree.id) & (Change.kind == "explore.end"))
     assert end.payload["stopped_by"] == human.id
     assert explore_log.live_runs(ws, tree.id) == []
-    assert elsewhere(world).execute("→ explore stop", Actor(human, tree)).text == \
+    assert elsewhere(world).execute("→ explore end", Actor(human, tree)).text == \
         '✓ no exploration is running in "Lighthouse"'
 
 
@@ -342,9 +352,9 @@ def test_one_exploration_a_tree_across_processes(world, fake) -> None:  # type: 
     slow_start(world, fake)
     refused = elsewhere(world).execute("→ explore depth:1", Actor(human, tree))
     assert refused.text == (f'✗ CONFLICT: collaborator is already exploring [{root.label}] '
-                            'in "Lighthouse"\n  hint: → explore stop ends it')
+                            'in "Lighthouse"\n  hint: → explore end ends it')
     assert len(explore_log.live_runs(world["ws"], tree.id)) == 1  # the refused one logged none
-    assert run(world, "→ explore stop").ok
+    assert run(world, "→ explore end").ok
     finish(world)
     fake.set_default(OPENAI_COMPLETIONS, lambda _req: openai_completion_stream(texts("Fog.")))
     fake.set_default(OPENAI_CHAT, lambda _req: openai_chat_stream("7/10 — fine"))
@@ -384,7 +394,7 @@ def test_starts_at_the_same_moment_in_two_processes_run_one(world, fake) -> None
             refused.text
         assert len(explore_log.live_runs(world["ws"], tree.id)) == 1
         winner = executors[oks.index(True)]
-        assert winner.execute("→ explore stop", Actor(human, tree)).ok
+        assert winner.execute("→ explore end", Actor(human, tree)).ok
         winner.explorer.wait(tree, 20)  # type: ignore[union-attr]
         assert explore_log.live_runs(world["ws"], tree.id) == []
 
@@ -420,3 +430,46 @@ def test_continues_sampling_reaches_each_continue(world, fake) -> None:  # type:
     # a model no profile names: said at the start, not at each continue
     assert run(world, "→ explore model:other").text.startswith(
         '✗ INVALID_SYNTAX: no model named "other"')
+
+
+def test_stop_is_continues_stop_string_and_end_ends_it(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """Issue 44 item 6: `stop` meant both continue's stop string and "end the
+    exploration", so → explore could not pass a stop string. Now `stop:"…"` reaches every
+    continue; `→ explore end` ends it; the old bare `→ explore stop` still ends it and says
+    how it was read."""
+    fake.script(OPENAI_COMPLETIONS,
+                openai_completion_stream(texts("The lamp was out.")))
+    fake.script(OPENAI_CHAT, openai_chat_stream("8/10 — a strong image"))
+    started = run(world, '→ explore depth:1 n:1 stop:"."')
+    assert started.ok, started.text
+    assert "→ explore end ends it" in started.text
+    finish(world)
+    asked = fake.requests_to(OPENAI_COMPLETIONS)[0].json
+    assert asked["stop"] in (".", ["."]), asked
+    trace = [e.command for e in mem.trace(world["ws"], world["ws"].participant(
+        "collaborator"), limit=20)]
+    assert any(c.startswith("→ continue from") and 'stop:"."' in c for c in trace), trace
+    old = run(world, "→ explore stop")
+    assert old.ok and old.text == ('✓ no exploration is running in "Lighthouse"\n'
+                                   "(read as → explore end)"), old.text
+
+
+def test_a_judge_that_drifts_into_prose_is_asked_once_more(world, fake) -> None:  # type: ignore[no-untyped-def]
+    """Issue 47: a small judge's reply without a score is asked again with the rule, and
+    its second reply counts; an enthusiastic 11/10 counts as 10 (before: both no score)."""
+    fake.script(OPENAI_COMPLETIONS,
+                openai_completion_stream(texts("The lamp was out.", "Wind at the glass.")))
+    fake.script(OPENAI_CHAT, openai_chat_stream("What a lovely line, truly."),
+                openai_chat_stream("7/10 — quiet and exact"),
+                openai_chat_stream("11/10 — the best thing I ever read"))
+    assert run(world, "→ explore depth:1 n:2").ok
+    done = finish(world)
+    lamp, wind = by_text(world, " The lamp was out."), by_text(world, " Wind at the glass.")
+    assert (done.scored, done.failures) == (2, ()), done.failures
+    assert marks.judgement_of(lamp.extra)["score"] == 7
+    assert marks.judgement_of(wind.extra)["score"] == 10
+    assert len(fake.requests_to(OPENAI_CHAT)) == 3
+    scored = [e.text for e in world["events"] if e.kind == "scored"]
+    assert f"[{wind.label}] 10/10 — the best thing I ever read (it wrote 11/10)" in scored
+    report = next(e.text for e in world["events"] if e.kind == "done")
+    assert "no score" not in report

@@ -204,6 +204,29 @@ def test_without_the_local_extra_a_model_request_names_it(pipx_install: Installe
     assert "\n  hint: pipx install --force 'loom-lsp[local]'" in shown, shown
 
 
+def test_without_the_local_extra_doctor_and_setup_name_it_first(
+        pipx_install: Installed, tmp_path: Path) -> None:
+    """Issue 44 item 7: without the extra, `loom model setup` fetched 170 MB and built for
+    minutes before the user learned the extra was missing, and `loom doctor` advised it."""
+    loom, env = str(pipx_install.loom), {**pipx_install.env,
+                                         "LOOM_CACHE_DIR": str(tmp_path / "cache")}
+    doctor = subprocess.run([loom, "doctor", "--quick"], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert doctor.returncode == 1
+    local = doctor.stdout.split("Local model\n", 1)[1]
+    first, hint = local.split("\n")[:2]
+    assert first.startswith("  ✗ the 'local' extra is not installed (no module gguf, "
+                            "tokenizers"), doctor.stdout
+    assert hint.startswith("    hint: pipx install --force 'loom-lsp[local]'"), doctor.stdout
+    setup = subprocess.run([loom, "model", "setup"], capture_output=True, text=True, env=env,
+                           timeout=60)
+    assert setup.returncode == 1
+    assert setup.stderr.startswith("✗ SETUP: the 'local' extra is not installed"), setup.stderr
+    assert "hint: pipx install --force 'loom-lsp[local]'" in setup.stderr
+    assert "fetching" not in setup.stdout + setup.stderr
+    assert not (tmp_path / "cache" / "models").exists()  # nothing fetched
+
+
 def test_the_packaged_plugin_checks_the_installed_server(pipx_install: Installed,
                                                          tmp_path: Path) -> None:
     """The plugin from the wheel, in a headless Neovim: its health check starts the pipx

@@ -134,6 +134,12 @@ async def test_a_restricted_participant_is_refused_with_the_seeds_errors_and_not
         described = next(t for t in (await client.list_tools()).tools
                          if t.name == "loom").description or ""
         assert "requires loom_write permission (you don't have this)" in described
+        # docs/mcp.md: "the tools its permissions allow and each one's syntax": the
+        # syntax of view, not of the writes it may not make (listed before)
+        assert "→ view [localId]" in described and "→ tree summary" in described
+        for refused_syntax in ("→ continue from", '→ annotate [localId] "',
+                               '→ respond [localId] "', '→ write doc:', '→ edit [localId]'):
+            assert refused_syntax not in described, (refused_syntax, described)
         refused = await client.call_tool("loom", {
             "commands": f'→ annotate {gate} "should not land"'})
         assert refused.is_error
@@ -236,3 +242,119 @@ async def test_http_needs_the_token(db: Path, tmp_path: Path) -> None:
                 "commands": f'→ annotate {gate} "over http"'})
             assert not result.is_error, text_of(result)
     assert "over http" in annotations(db)
+
+
+async def test_http_declares_the_resource_list_changes_it_sends(db: Path,
+                                                                 tmp_path: Path) -> None:
+    """Over HTTP as over stdio, a 2025 client is told ``resources.listChanged: true``
+    (the server sends ``notifications/resources/list_changed``; before, HTTP declared
+    false)."""
+    token_file = tmp_path / "token"
+    token_file.write_text("another-long-random-token-0123456789abcdef")
+    token_file.chmod(0o600)
+    headers = {"Authorization": f"Bearer {token_file.read_text()}"}
+    declared = {}
+    async with stdio(db, "scout") as client_stdio:
+        caps = client_stdio.server_capabilities
+        declared["stdio"] = caps.resources.list_changed if caps and caps.resources else None
+    async with http_server(db, token_file) as url, \
+            httpx2.AsyncClient(headers=headers) as http:
+        for mode in ("legacy", "auto"):
+            async with Client(streamable_http_client(url, http_client=http),
+                              mode=mode) as client:
+                caps = client.server_capabilities
+                declared[f"http {mode}"] = (caps.resources.list_changed
+                                            if caps and caps.resources else None)
+    assert declared == {"stdio": True, "http legacy": True, "http auto": True}, declared
+
+
+def test_every_malformed_stdio_request_is_answered(db: Path) -> None:
+    """Issue 44 item 24: ``params: "garbage"`` on tools/call, a lone surrogate in
+    ``commands`` and broken JSON were never answered (the client waited); now each gets a
+    JSON-RPC answer and the server goes on serving."""
+    import json
+    import select
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "loom.cli", "--db", str(db), "--participant", "scout", "mcp"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env={**os.environ, **ENV})
+    assert proc.stdin is not None and proc.stdout is not None
+    got: dict[object, dict] = {}
+
+    def send(line: str) -> None:
+        proc.stdin.write(line.encode() + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    def until(wanted: set[object]) -> None:
+        deadline = time.monotonic() + 60  # a bound for a hang, not a speed claim
+        while not wanted <= set(got) and time.monotonic() < deadline:
+            if select.select([proc.stdout], [], [], 0.5)[0]:
+                answer = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+                got[answer.get("id")] = answer
+        assert wanted <= set(got), f"never answered: {wanted - set(got)}; got {got}"
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}))
+        until({1})
+        send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"garbage"}')
+        send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"loom",'
+             '"arguments":{"commands":"→ view \\ud800"}}}')
+        send('{"jsonrpc":"2.0","id":4,"method":"tools/call",')
+        send('{"jsonrpc":"2.0","id":5,"method":"tools/list"}')
+        until({2, 3, None, 5})
+        assert got[2]["error"]["code"] == -32602
+        assert "params must be an object" in got[2]["error"]["message"]
+        said = got[3]["result"]["content"][0]["text"]
+        assert said.startswith("✗ ") and "\ufffd" in said, said  # answered, the text kept
+        assert got[None]["error"]["code"] == -32700
+        assert {t["name"] for t in got[5]["result"]["tools"]} == {"loom", "loom_trees"}
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+async def test_tree_defaults_to_the_tree_the_agent_was_last_in(tmp_path: Path) -> None:
+    """docs/mcp.md: "`tree` (title or id; default: the tree it was last in)". Before, a
+    call naming a tree recorded nothing, so with two trees the next call without one was
+    ``✗ INVALID_SYNTAX: which tree? …`` and ``loom_trees`` never marked where it was."""
+    db = tmp_path / "two.db"
+    loom(db, "demo", "--no-editor")
+    loom(db, "new", "Second Tree", "--text", "A second beginning.")
+    loom(db, "users", "add", "agent")
+    loom(db, "users", "grant", "agent", "loom_aware", "loom_write")
+    with sqlite3.connect(db) as con:
+        demo, second = (str(con.execute("SELECT id FROM tree WHERE title = ?",
+                                        (t,)).fetchone()[0])
+                        for t in ("The House at the End of the Lane", "Second Tree"))
+    async with stdio(db, "agent") as client:
+        unsure = await client.call_tool("loom", {"commands": "→ view root"})
+        assert text_of(unsure).startswith("✗ INVALID_SYNTAX: which tree?")
+        named = await client.call_tool("loom", {"commands": "→ view root", "tree": second})
+        assert not named.is_error and "A second beginning." in text_of(named)
+        again = await client.call_tool("loom", {"commands": "→ view root"})
+        assert not again.is_error, text_of(again)
+        assert "A second beginning." in text_of(again)
+        listed = text_of(await client.call_tool("loom_trees", {}))
+        assert f'{second}  "Second Tree"' in listed and "(you were last here)" in listed
+        # without cross_tree, the tree it is in is the only one it may read or act in,
+        # as the docs' "cross_tree for a tree it is not in" says
+        elsewhere = await client.call_tool("loom", {"commands": "→ view root",
+                                                    "tree": demo})
+        assert elsewhere.is_error
+        assert text_of(elsewhere).startswith("✗ PERMISSION_DENIED: cross_tree not enabled")
+        assert demo not in listed
+    loom(db, "users", "grant", "agent", "cross_tree")
+    async with stdio(db, "agent") as client:
+        moved = await client.call_tool("loom", {"commands": "→ view root", "tree": demo})
+        assert not moved.is_error and "The house stood empty" in text_of(moved)
+        back = await client.call_tool("loom", {"commands": "→ view root"})
+        assert "The house stood empty" in text_of(back)  # now the last one it was in
+        hop = await client.call_tool("loom", {
+            "commands": f"→ view root\n→ switch to root in tree:{second}"})
+        assert not hop.is_error, text_of(hop)
+        there = await client.call_tool("loom", {"commands": "→ view root"})
+        assert "A second beginning." in text_of(there)  # where its switch took it

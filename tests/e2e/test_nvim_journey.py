@@ -9,7 +9,7 @@ the `→` line is gone); siblings cycled, the move undone and redone; the siblin
 hover; bookmark, tag, search, prune; the probability toggle; suggestions taken a word at a
 time (one node grows); quit and reopen (the place and the text are kept); two models; an
 outside agent's note in the overview; `→ explore` (the collaborator grows the tree with the
-local model while the overview shows its branches and scores; `→ explore stop` ends it);
+local model while the overview shows its branches and scores; `→ explore end` ends it);
 a suggestion's word taken and the rest dismissed, found in `loom export-preferences`. Each
 screen is written to ``$LOOM_JOURNEY_OUT`` (CI keeps them as artifacts) or the test's
 temporary directory."""
@@ -47,8 +47,8 @@ KEY_DELAY_S = 0.03  # a quick typist: ~30 characters a second
 P1 = "Marie set down her bag in the hall. Dust lay on everything, soft as flour."
 P2 = "She called out, though she knew that no one would answer."
 #: what no screen of the journey may show
-#: a branch the exploration's judge scored, in the overview: ``[a7x2] 7/10 › …``
-SCORED = re.compile(r"\]\*? (?:10|[0-9])/10 ›")
+#: a branch the exploration's judge scored, in the overview: ``[a7x2] 7/10 (reason) › …``
+SCORED = re.compile(r"\]\*? (?:10|[0-9])/10 [(›]")
 BROKEN = ("Press ENTER", "E5108", "E5113", "Error detected", "assertion failed", "stack traceback",
           "INVALID_SYNTAX", "timeout")
 
@@ -424,7 +424,7 @@ def _outside_agent(term: Terminal, tree: Tree) -> None:
 def _exploration(term: Terminal, tree: Tree) -> None:
     """`→ explore` typed and saved: the collaborator grows the tree with the local model
     (each branch judged by it, weak ones pruned) while the overview, open above the path,
-    shows the new branches and their scores; `→ explore stop` saved ends it and says what
+    shows the new branches and their scores; `→ explore end` saved ends it and says what
     it did; in the database every branch it made is whole, and only judged ones are pruned."""
     term.command("b#")  # (the overview of the step before took the window)
     term.wait(lambda s: "your position" not in s, "the path again")
@@ -472,10 +472,10 @@ def _exploration(term: Terminal, tree: Tree) -> None:
     term.keep("explore-grown", grown)
     assert ended() or shown_branches(grown) - seen, "the overview did not grow"
 
-    # → explore stop, saved in the path below
+    # → explore end, saved in the path below
     term.keys("C-w", "j")
     term.keys("G", "o")
-    term.type("→ explore stop")
+    term.type("→ explore end")
     term.keys("Escape")
     term.command("w")
     stopped = term.wait(lambda s: "stopped exploring from" in s

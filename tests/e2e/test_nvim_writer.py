@@ -513,7 +513,7 @@ def test_explore_from_the_node_under_the_cursor_then_stop_it(fake: FakeProvider,
                                                               editor: Editor,
                                                               demo: Demo) -> None:
     """`:Loom explore OPTIONS` with the cursor on the story's first node: the collaborator
-    explores from that node (its progress in `vim.lsp.status()`); `:Loom explore stop`
+    explores from that node (its progress in `vim.lsp.status()`); `:Loom explore end`
     ends it with nothing half-written. Without options it asks for the rubric."""
     fake.set_default(OPENAI_COMPLETIONS, lambda _req: openai_completion_stream(
         [" One slow sentence that takes its time, word by word."], event_delay_s=0.3))
@@ -528,7 +528,7 @@ def test_explore_from_the_node_under_the_cursor_then_stop_it(fake: FakeProvider,
     wait_for(lambda: "exploring from" in str(editor.lua("return vim.lsp.status()")), 10,
              "the exploration's progress in vim.lsp.status()")
     wait_for(lambda: fake.requests_to(OPENAI_COMPLETIONS), 10, "the first continuation asked")
-    editor.cmd("Loom explore stop")
+    editor.cmd("Loom explore end")
     wait_for(lambda: any(m.startswith(f"✓ stopped exploring from [{first}]")
                          for m in editor.messages()), 15, "✓ stopped exploring")
     assert demo.scalar("SELECT count(*) FROM change WHERE kind = 'explore.end'") == 1
@@ -548,7 +548,7 @@ def test_explore_from_the_node_under_the_cursor_then_stop_it(fake: FakeProvider,
     rubric = demo.scalar("SELECT payload FROM change WHERE kind = 'explore.start' "
                          "ORDER BY seq DESC LIMIT 1")
     assert "surprising 'but' true" in rubric and '"depth": 3' in rubric, rubric
-    editor.cmd("Loom cancel")  # as :Loom explore stop
+    editor.cmd("Loom cancel")  # as :Loom explore end
     wait_for(lambda: demo.scalar("SELECT count(*) FROM change WHERE kind = 'explore.end'")
              == 2, 15, "the second exploration ended")
 

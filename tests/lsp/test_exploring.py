@@ -1,7 +1,7 @@
 """``→ explore`` typed in a buffer, through a language server with VS Code's and Neovim's
 capabilities: the exploration shows as work-done progress (begin, cancellable, a report a
 step, the summary at the end); the editor's cancel stops it with nothing half-written; a
-``loom do TREE "→ explore stop"`` in another process (the CLI) stops it; a start in
+``loom do TREE "→ explore end"`` in another process (the CLI) stops it; a start in
 another process while it runs is refused; ``model:`` and sampling reach the wire. Loom's VS
 Code extension, which declares ``experimental.loomExplorationProgress``, is sent
 ``loom/exploring`` instead (shown as a notification with Cancel, ``loom.stopExploring``);
@@ -168,7 +168,7 @@ async def test_the_editors_cancel_stops_it_with_nothing_half_written(
     assert not fake.requests_to(OPENAI_CHAT)
     # the stop ran through the executor as the human who started it
     traced = sql(editor.db, "SELECT p.name FROM trace_entry t JOIN participant p "  # type: ignore[arg-type]
-                            "ON p.id = t.participant WHERE t.command = '→ explore stop'")
+                            "ON p.id = t.participant WHERE t.command = '→ explore end'")
     assert traced == [("human",)]
     assert sql(editor.db, "SELECT count(*) FROM branch_lock")[0][0] == 0  # type: ignore[arg-type]
 
@@ -182,7 +182,7 @@ async def test_a_stop_from_another_process_stops_it(editor: Editor,
     token = await progress_token(editor)
     await editor.wait_for(lambda: bool(fake.requests_to(OPENAI_COMPLETIONS)), timeout=10)
     tree = uri.split("/")[-2]
-    stopped = await asyncio.to_thread(loom, editor, "do", tree, "→ explore stop")
+    stopped = await asyncio.to_thread(loom, editor, "do", tree, "→ explore end")
     assert stopped.returncode == 0, stopped.stderr
     assert re.match(r"✓ asked the exploration from \[\w+\] running in another process to "
                     r"stop: it stopped, 0 nodes made", stopped.stdout), stopped.stdout
@@ -206,7 +206,7 @@ async def test_a_start_in_another_process_is_refused_while_it_explores(
     tree = uri.split("/")[-2]
     refused = await asyncio.to_thread(loom, editor, "do", tree, "→ explore depth:1")
     assert re.match(r"✗ CONFLICT: collaborator is already exploring \[\w+\] in \"[^\"]+\"\n"
-                    r"  hint: → explore stop ends it", refused.stdout), (refused.stdout,
+                    r"  hint: → explore end ends it", refused.stdout), (refused.stdout,
                                                                         refused.stderr)
     stop = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
         command="loom.cancel", arguments=[{}]))  # Neovim's :Loom cancel
@@ -246,7 +246,7 @@ async def test_the_extension_is_sent_notifications_and_its_cancel_stops_it(
                                       for m in editor.client.messages))
     assert nodes(editor) == before
     traced = sql(editor.db, "SELECT p.name FROM trace_entry t JOIN participant p "  # type: ignore[arg-type]
-                            "ON p.id = t.participant WHERE t.command = '→ explore stop'")
+                            "ON p.id = t.participant WHERE t.command = '→ explore end'")
     assert traced == [("human",)]
     # nothing to stop now: the executor says so
     again = await editor.client.workspace_execute_command_async(lsp.ExecuteCommandParams(

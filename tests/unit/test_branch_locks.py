@@ -76,3 +76,48 @@ def test_an_expired_lock_blocks_nobody(world, clock) -> None:  # type: ignore[no
     clock.advance(121)  # a crashed holder never blocks a branch forever
     result, _ = _run(app, tree, human, ast.Respond(node=n["a2"].local_id, content="now"))
     assert result.ok
+
+
+def _held_by(app, node, host: str, pid: int) -> None:  # type: ignore[no-untyped-def]
+    from loom.store.schema import BranchLock
+
+    BranchLock.update(host=host, pid=pid).where(BranchLock.node == node.id).execute()
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid  # (reaped: no process has it now)
+
+
+def test_a_lock_whose_process_died_blocks_nobody(world) -> None:  # type: ignore[no-untyped-def]
+    """docs/agent.md: a crashed exploration blocks nothing. A lock's process is recorded;
+    on this machine a dead pid frees it at once (before: up to its 120 s expiry)."""
+    import socket
+
+    app, tree, human, n = world
+    _held_by(app, n["a2"], socket.gethostname(), _dead_pid())
+    result, made = _run(app, tree, human, ast.Respond(node=n["a2"].local_id, content="mine"))
+    assert result.ok and made == 1, result.text
+    assert app.ws.reap_dead_locks(tree.id) == 1  # freed, lock.release logged
+    assert not app.ws.foreign_locks(tree.id, human)
+    app.ws.acquire_turn(n["a2"], human)  # and it can be taken
+
+
+def test_a_lock_on_another_machine_is_free_once_its_session_is_silent(world) -> None:  # type: ignore[no-untyped-def]
+    from loom.store.schema import EditorSession
+
+    app, tree, human, n = world
+    ws = app.ws
+    _held_by(app, n["a2"], "another-host", 4242)
+    # no session of that process known: its lock waits for its expiry, as before v14
+    assert ws.foreign_locks(tree.id, human)
+    EditorSession.create(id="s1", participant=human.id, host="another-host", pid=4242,
+                         started=ws.clock(), heartbeat=ws.clock())
+    assert ws.foreign_locks(tree.id, human)  # its session beats: alive
+    EditorSession.update(heartbeat=ws.clock() - 60).where(EditorSession.id == "s1").execute()
+    assert not ws.foreign_locks(tree.id, human)  # silent for a minute: gone
+    assert ws.reap_dead_locks() == 1

@@ -4,6 +4,7 @@ score, the score in the tree overview."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -25,7 +26,12 @@ from loom.store.schema import Tree
      '→ explore from a7x2 depth:3 n:2 judge:"vivid and odd"'),
     ('→ explore a7x2 "vivid" budget:5000 threshold:6',
      '→ explore from a7x2 budget:5000 threshold:6 judge:"vivid"'),
-    ("→ explore stop", "→ explore stop"),
+    ("→ explore end", "→ explore end"),
+    ("→ explore finish", "→ explore end"),
+    ("→ explore stop", "→ explore end"),  # the old spelling (read as → explore end)
+    # stop: is continue's stop string, passed on to each continue (issue 44 item 6)
+    ('→ explore from a7x2 stop:"." n:2', '→ explore from a7x2 n:2 stop:"."'),
+    ('→ explore until:"\\n\\n" depth:2', '→ explore depth:2 stop:"\\n\\n"'),
     ("→ autoloom levels:2 width:3", "→ explore depth:2 n:3"),
     ('explore from a7x2 rubric:"true to Marie"', '→ explore from a7x2 judge:"true to Marie"'),
     # continue's models and sampling, as continue writes them
@@ -43,11 +49,11 @@ def test_parses_and_reads_back(line: str, canonical: str) -> None:
 
 @pytest.mark.parametrize(("line", "message"), [
     ("→ explore depth:x", 'depth must be a whole number, got "x"'),
-    ("→ explore stop a7x2", "explore stop takes nothing else"),
+    ("→ explore end a7x2", "explore end takes nothing else"),
     ('→ explore "a" "b"', "explore takes one rubric"),
     ("→ explore model:a models:b", "model: and models: both name the models"),
     ("→ explore temperature:hot", 'temperature must be a number, got "hot"'),
-    ('→ explore until:"."', 'unknown option "until:" for explore'),
+    ('→ explore end stop:"."', "explore end takes nothing else"),
 ])
 def test_mistakes_are_said(line: str, message: str) -> None:
     got = parse_line(line)
@@ -57,7 +63,7 @@ def test_mistakes_are_said(line: str, message: str) -> None:
 def test_help_page() -> None:
     page = render_help_tool("explore") or ""
     assert page.startswith("explore — Let the collaborator explore")
-    assert "→ explore stop" in page
+    assert "→ explore end" in page
 
 
 @pytest.mark.parametrize(("reply", "verdict"), [
@@ -75,9 +81,19 @@ def test_the_judges_reply_read(reply: str, verdict: Verdict) -> None:
     assert parse(reply) == verdict
 
 
-@pytest.mark.parametrize("reply", ["This is great", "11/10 wow", "2026 was a year", ""])
+@pytest.mark.parametrize("reply", ["This is great", "15 - wow", "2026 was a year", ""])
 def test_a_reply_without_a_score_is_none(reply: str) -> None:
     assert parse(reply) is None
+
+
+@pytest.mark.parametrize(("reply", "verdict"), [
+    # issue 47: the bundled judge answered "11/10 — …", and it counted as no score
+    ("11/10 — The human asked you to tell them", Verdict(10, "The human asked you to tell "
+                                                        "them", 11.0)),
+    ("12 out of 10, a triumph", Verdict(10, "a triumph", 12.0)),
+])
+def test_a_score_out_of_ten_above_ten_is_clamped(reply: str, verdict: Verdict) -> None:
+    assert parse(reply) == verdict
 
 
 def test_the_request_holds_the_rubric_the_text_and_the_branch() -> None:
@@ -111,7 +127,7 @@ def test_the_overview_shows_the_score() -> None:
             "b": _Row("b", "b3k9", "Fog.", True, False, None, "r")}
     drawn = overview.draw("Lighthouse", "buffer", "r", rows, {"r": ["a", "b"]}, ["r", "a"],
                           "a").text
-    assert "[a7x2]* 7/10 › The lamp was out." in drawn
+    assert "[a7x2]* 7/10 (alive) › The lamp was out." in drawn
     assert "[b3k9] › Fog." in drawn
     assert marks.judge_line(judged) == "7/10 — alive"
     assert marks.judge_line(None) is None
@@ -134,8 +150,41 @@ def test_a_stop_says_when_the_exploration_had_ended_on_its_own(app) -> None:  # 
     tree = ws.create_tree("Lighthouse", "buffer", root_content="The keeper climbed.",
                           author=human)
     app.executor.explorer = _EndedMeanwhile()
-    result = app.executor.execute("→ explore stop", Actor(human, tree))
+    result = app.executor.execute("→ explore end", Actor(human, tree))
     assert result.text == ("✓ the exploration from [a7x2] had ended before the stop (no branch "
                            "reached 5/10 at level 2): 4 nodes made, 4 scored, 1 pruned · 900 "
                            "of 20,000 tokens")
     assert result.data["stopped"] is False
+
+
+def test_view_and_the_overview_show_the_judges_score_reason_and_pruning(app) -> None:  # type: ignore[no-untyped-def]
+    """README: "the score and its reason in hover and the overview"; and a collaborator or
+    an MCP agent reads the judge's work with → view (before: neither score nor pruned
+    state there, and the overview's score without its reason)."""
+    from loom.store import reader
+
+    ws = app.ws
+    human = ws.human()
+    tree = ws.create_tree("Lighthouse", "buffer", root_content="The keeper climbed.",
+                          author=human)
+    root = ws.node(tree.root)
+    kept = ws.add_node(tree, root, " The lamp was out.", human)
+    weak = ws.add_node(tree, root, " Fog, fog.", human)
+    reader.set_judgement(ws, ws.node(kept.id), human, 7, "alive, and it opens a door", "r")
+    reader.set_judgement(ws, ws.node(weak.id), human, 2, "repeats itself", "r")
+    actor = Actor(human, tree)
+    assert app.executor.execute(f"→ prune {weak.local_id}", actor).ok
+
+    viewed = app.executor.execute(f"→ view {kept.local_id}", actor).text
+    assert "Judge: 7/10 — alive, and it opens a door" in viewed, viewed
+    assert "pruned" not in viewed
+    pruned = app.executor.execute(f"→ view {weak.local_id}", actor).text
+    assert "Judge: 2/10 — repeats itself" in pruned, pruned
+    assert (f"Pruned: hidden from views, search and model context (→ unprune "
+            f"{weak.local_id} shows it again)") in pruned, pruned
+    plain = app.executor.execute(f"→ view {root.local_id}", actor).text
+    assert "Judge:" not in plain and "Pruned" not in plain
+
+    drawn = app.executor.execute("→ tree with-text", actor).text
+    assert re.search(rf"\[{kept.local_id}\]\*? 7/10 \(alive, and it opens a door\) The lamp "
+                     "was out.", drawn), drawn

@@ -114,3 +114,35 @@ async def test_a_commit_blocked_by_a_lock_is_kept_and_retried(f: Features) -> No
     committed = await f.editing.retry_blocked()
     assert committed == ["Cats"] and uri not in f.editing.blocked
     assert [c.content for c in ws.children(ws.node(ids[0]))] == [" The cat sat."]
+
+
+async def test_a_commit_blocked_by_a_dead_processs_lock_goes_in_at_the_next_beat(
+        f: Features) -> None:
+    """A lock whose process was killed (kill -9: it never released it) is freed by the
+    editor's heartbeat while a commit waits, and the commit goes in (before: it waited out
+    the lock's 120 s)."""
+    import socket
+    import subprocess
+    import sys
+
+    from loom.lsp.features.sync import ChangeSync
+    from loom.store.feed import ChangeCursor
+    from loom.store.schema import BranchLock
+
+    uri, ids = _path(f, "Once upon a time.")
+    ws = f.host.app.ws
+    bot = ws.subject()
+    ws.acquire_turn(ws.node(ids[0]), bot)  # held by this (live) process
+    sync = ChangeSync(f.host, f.editing, None)  # type: ignore[arg-type]
+    sync.cursor = ChangeCursor(ws)
+    f.host.append(uri, " The cat sat.")
+    refused = await f.editing.commit_and_show(f.host.docs.open[uri])
+    assert not refused.ok and refused.code == "CONFLICT", refused.text
+    assert uri in f.editing.blocked
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # a pid no process has now: the holder is killed
+    BranchLock.update(host=socket.gethostname(), pid=child.pid).execute()
+    await sync.beat()  # frees it, logging lock.release …
+    await sync.catch_up()  # … which retries the commit
+    assert uri not in f.editing.blocked
+    assert [c.content for c in ws.children(ws.node(ids[0]))] == [" The cat sat."]

@@ -641,7 +641,7 @@ end
 
 --- :Loom explore [OPTIONS] — the collaborator explores from the node at the cursor, with
 --- → explore's options as typed (depth:2 n:3 judge:"…"); without them it asks for the
---- judge's rubric and takes the defaults. :Loom explore stop stops the tree's exploration
+--- judge's rubric and takes the defaults. :Loom explore end stops the tree's exploration
 --- (as :Loom cancel does when no generation runs).
 S.explore = function(args, line)
   local uri = current_uri()
@@ -649,7 +649,7 @@ S.explore = function(args, line)
     return
   end
   local options = (line or ""):match("^%s*explore%s+(.-)%s*$") or ""
-  if options == "stop" then
+  if options == "end" or options == "stop" then -- (stop: the old spelling)
     C.exec("loom.stopExploring", { uri = uri }, { echo = true })
     return
   end

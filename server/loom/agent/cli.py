@@ -190,6 +190,11 @@ def _main_agent(args: argparse.Namespace, app: App | None) -> int:
     except ModelError as err:  # no usable collaborator model: say how to configure one
         sys.stderr.write(err.render() + "\n")
         return 1
+    from loom.llm.config import agent_model_caveat
+
+    caveat = agent_model_caveat(agent.profile)
+    if caveat is not None:
+        sys.stderr.write(f"! {caveat[0]}\n  hint: {caveat[1]}\n")
     if args.max_iterations is not None:
         agent.budgets.max_iterations = max(1, args.max_iterations)
     import asyncio

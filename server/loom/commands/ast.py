@@ -264,8 +264,9 @@ class Explore(_Command):
     """Let the collaborator explore on its own (issue 29): breadth-first from ``from_``,
     ``n`` continuations a node, each scored by the judge against ``judge``, those below
     ``threshold`` pruned, the best ``n`` of each level expanded further, for ``depth``
-    levels or until ``budget`` tokens are spent. ``stop`` ends the tree's exploration.
-    None: the catalogue's default."""
+    levels or until ``budget`` tokens are spent. ``end`` ends the tree's exploration
+    (``→ explore end``; ``stop:`` is the stop string its continues pass on, as for
+    ``continue``). None: the catalogue's default."""
 
     verb: Literal["explore"] = "explore"
     from_: str | None = Field(default=None, alias="from")
@@ -274,7 +275,7 @@ class Explore(_Command):
     judge: str | None = None
     budget: int | None = None
     threshold: int | None = None
-    stop: bool = False
+    end: bool = False
     #: what each of its ``continue``s asks beyond ``n``, as ``continue`` reads them: the
     #: models by name as typed (``model:X``, ``models:a,b``) and the sampling options
     models: tuple[str, ...] = ()

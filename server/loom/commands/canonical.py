@@ -262,9 +262,9 @@ def _reader_parts(cmd: Command) -> list[str] | None:
 
 
 def _explore_parts(cmd: Explore) -> list[str]:
-    """``explore from a7x2 depth:3 n:2 judge:"…" budget:20000``, or ``explore stop``."""
-    if cmd.stop:
-        return ["explore", "stop"]
+    """``explore from a7x2 depth:3 n:2 judge:"…" budget:20000``, or ``explore end``."""
+    if cmd.end:
+        return ["explore", "end"]
     parts = ["explore", *(["from", ref_text(cmd.from_)] if cmd.from_ is not None else [])]
     for name in ("depth", "n", "budget", "threshold"):
         value = getattr(cmd, name)

@@ -167,8 +167,8 @@ _MODEL_OPTIONS: tuple[Option, ...] = (
     Option("models", "several models at once, n each: models:a,b", ("profiles",),
            value="model"),
 )
-#: ``continue``'s sampling options after ``n``, shared with ``explore`` (but ``stop``,
-#: there the flag that ends an exploration: ``_EXPLORE_SAMPLING``).
+#: ``continue``'s sampling options after ``n``, shared with ``explore`` (which passes them,
+#: ``stop:`` too, to each of its continues).
 _SAMPLING_OPTIONS: tuple[Option, ...] = (
     Option("tokens", "max tokens each", ("max-tokens", "max_tokens", "length"),
            hints=("20", "50", "100", "200"), reads="int", sampling=True,
@@ -192,7 +192,6 @@ _SAMPLING_OPTIONS: tuple[Option, ...] = (
     Option("logit_bias", "push token ids up or down: \"id:bias,…\" (-100 to 100)",
            ("logit-bias", "bias"), value="text", reads="bias", sampling=True),
 )
-_EXPLORE_SAMPLING = tuple(o for o in _SAMPLING_OPTIONS if o.name != "stop")
 
 
 TOOLS: tuple[Tool, ...] = (
@@ -648,16 +647,20 @@ READER_TOOLS: tuple[Tool, ...] = (
         syntax=(
             "→ explore",
             '→ explore from [localId] depth:[d] n:[n] judge:"[what makes a good branch]"',
-            "→ explore stop",
+            "→ explore end",
         ),
         note="Runs in the background as the collaborator: each level continues the best n "
         "branches (n each), the collaborator's model scores every new branch 0-10 against "
         "the judge's rubric, branches below the threshold are pruned (→ unprune brings "
         "one back); it ends at the depth, at the token budget (subject and judge tokens), "
-        "or at → explore stop.",
+        "or at → explore end. stop:\"…\" and the other sampling options pass to each "
+        "continue.",
         handler="explore.explore", action="explore",
         synonyms=("autoloom", "auto-loom"),
-        flags=(Flag("stop", "stop the tree's exploration", ("stop", "cancel", "halt")),),
+        # (bare `stop`, the old spelling, still ends it, read as → explore end: a stop
+        # string is always `stop:"…"`)
+        flags=(Flag("end", "end the tree's exploration",
+                    ("end", "finish", "halt", "cancel", "stop")),),
         options=(
             Option("from", "node to explore from (default: your position)", ("node",),
                    value="node"),
@@ -678,7 +681,7 @@ READER_TOOLS: tuple[Tool, ...] = (
                    limits=(0, 10), limit_hint="use threshold:0 (prune nothing) to "
                    "threshold:10"),
             *_MODEL_OPTIONS,
-            *_EXPLORE_SAMPLING,
+            *_SAMPLING_OPTIONS,
         ),
         takes_node=True, quoted="text",
         variants=("→ explore [localId] depth:[d]", '→ explore "[what makes a good branch]"'),

@@ -107,6 +107,9 @@ class ExploreSummary:
     explorer: str = ""
     judge: str = ""
     failures: tuple[str, ...] = ()
+    #: what the start must say about the judge's model (message, hint): the bundled one
+    #: is too small to judge
+    caveat: tuple[str, str] | None = None
 
 
 class Explorer(Protocol):

@@ -208,6 +208,27 @@ BUILTIN_PROFILES: dict[str, ModelProfile] = {
 }
 
 
+#: How to give the collaborator (and the exploration's judge) a capable model: a key for a
+#: built-in hosted profile, or a profile of one's own named in config.toml.
+AGENT_MODEL_HINT = (
+    "set ANTHROPIC_API_KEY or OPENAI_API_KEY (Claude Haiku or GPT-4.1 mini then "
+    "collaborates), or add a profile to config.toml: a [profiles.claude] table with "
+    "provider = \"anthropic\" and model = \"claude-haiku-4-5\", and collaborator = "
+    "\"claude\" under [defaults] (docs/agent.md)")
+
+
+def agent_model_caveat(profile: ModelProfile) -> tuple[str, str] | None:
+    """``(message, hint)`` when ``profile``, serving the collaborator or the judge, is the
+    bundled SmolLM2-135M: it runs, but its turns and scores are mostly noise, so every
+    front end says so where agent work starts (issue 47: nonsense with every check green).
+    None for any other model (a local .gguf of one's own included)."""
+    if profile.provider != "local" or profile.model.endswith(".gguf"):
+        return None
+    return (f"the collaborator's model is the bundled {LOCAL_MODEL}, far too small for "
+            "agent work: expect rambling turns, few commands and scores that mean little",
+            AGENT_MODEL_HINT)
+
+
 def _has_key(profile: ModelProfile, env: Mapping[str, str] | None) -> bool:
     return profile.api_key(env) is not None
 

@@ -17,10 +17,17 @@ from typing import Literal
 from pydantic import BaseModel
 
 from loom.llm.base import ModelError
-from loom.llm.config import LOCAL_MODEL, Purpose, resolve_profile
+from loom.llm.config import LOCAL_MODEL, Purpose, agent_model_caveat, resolve_profile
 from loom.llm.service import client as service
 from loom.llm.service import crash
-from loom.llm.service.setup import X86_NEEDS, build_info, bundled_gguf, find_server
+from loom.llm.service.setup import (
+    X86_NEEDS,
+    build_info,
+    bundled_gguf,
+    find_server,
+    install_hint,
+    missing_local_extra,
+)
 from loom.model.sampling import Sampling
 
 Status = Literal["ok", "warn", "error", "info"]
@@ -81,9 +88,16 @@ def purposes() -> list[Check]:
                              hint=err.hint))
             continue
         where = profile.base_url or ("this machine" if profile.provider == "local" else "")
-        out.append(Check(section=MODELS, status="info",
-                         text=f"{purpose}: {profile.name} ({profile.provider}: "
-                              f"{Path(profile.model).name}{', ' + where if where else ''})"))
+        text = (f"{purpose}: {profile.name} ({profile.provider}: "
+                f"{Path(profile.model).name}{', ' + where if where else ''})")
+        caveat = agent_model_caveat(profile) if purpose == "collaborator" else None
+        if caveat is not None:  # it runs, and its agent work is noise: not a green line
+            out.append(Check(section=MODELS, status="warn",
+                             text=f"{text}: far too small for agent work (the "
+                                  "collaborator's turns, the exploration's judge)",
+                             hint=caveat[1]))
+            continue
+        out.append(Check(section=MODELS, status="info", text=text))
     return out
 
 
@@ -111,11 +125,19 @@ def cpu() -> list[Check]:
 
 
 def local_setup() -> list[Check]:
-    out = []
+    missing = missing_local_extra()
+    if missing:  # named first: `loom model setup` would only refuse
+        out = [Check(section=LOCAL, status="error",
+                     text=f"the 'local' extra is not installed (no module "
+                          f"{', '.join(missing)})",
+                     hint=f"{install_hint('local')}, then run `loom model setup`")]
+        setup_hint = "after installing the 'local' extra (above): loom model setup"
+    else:
+        out, setup_hint = [], service.SETUP_HINT
     server = find_server()
     if server is None:
         out.append(Check(section=LOCAL, status="error", text="server: not set up",
-                         hint=service.SETUP_HINT))
+                         hint=setup_hint))
     else:
         info = build_info(server)
         if info:
@@ -133,7 +155,7 @@ def local_setup() -> list[Check]:
     model = bundled_gguf()
     if model is None:
         out.append(Check(section=LOCAL, status="error", text="model: SmolLM2 is not set up",
-                         hint=service.SETUP_HINT))
+                         hint=setup_hint))
     else:
         size = model.stat().st_size / 1e6
         out.append(Check(section=LOCAL, status="ok", text=f"model: {model} ({size:.0f} MB)"))
@@ -213,8 +235,7 @@ def tokenizer() -> list[Check]:
     if tok is None:
         return [Check(section=LOCAL, status="warn",
                       text="tokenizer: not available, token counts are estimates",
-                      hint="pipx install --force 'loom-lsp[local]' (or pip install "
-                           "'loom-lsp[local]') and run `loom model setup`")]
+                      hint=f"{install_hint('local')}, then run `loom model setup`")]
     return [Check(section=LOCAL, status="ok", text="tokenizer: exact counts (SmolLM2 vocabulary)")]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from loom.llm.base import ModelError, Provider
 from loom.llm.config import ModelProfile, resolve_profile
 from loom.llm.redacting import redacting
+from loom.llm.service.setup import install_hint
 
 __all__ = ["make_provider", "resolve_profile"]
 
@@ -36,7 +37,6 @@ def _make(profile: ModelProfile) -> Provider:
             "unavailable",
             f"the {profile.provider} provider needs the '{extra}' extra, which is not "
             f"installed (no module {exc.name})",
-            f"pipx install --force 'loom-lsp[{extra}]' (uv tool install --force "
-            f"'loom-lsp[{extra}]'; in a virtualenv: pip install 'loom-lsp[{extra}]')",
+            install_hint(extra),
         ) from exc
     raise ModelError("config", f"unknown provider {profile.provider!r}", None)

@@ -20,12 +20,33 @@ PATH = "/mcp"
 
 
 async def serve_stdio(mcp: LoomMcpServer) -> None:
+    """The SDK's stdio server over Loom's checked lines (``wire.py``): a malformed request
+    is answered with a JSON-RPC error instead of dropped."""
+    import mcp_types
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
-    async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
-        tasks.start_soon(mcp.watch)
-        await mcp.server.run(read, write, mcp.initialization_options())
-        tasks.cancel_scope.cancel()
+    from loom.mcp_server import wire
+
+    early, answers = anyio.create_memory_object_stream[dict[str, Any]](64)
+
+    async def answer(err: dict[str, Any]) -> None:
+        await early.send(err)
+
+    with wire.claimed_stdin() as raw:
+        stdin = wire.lines(anyio.wrap_file(raw), answer)
+        async with stdio_server(stdin=stdin) as (read, write), \
+                anyio.create_task_group() as tasks:  # type: ignore[arg-type]
+
+            async def send_answers() -> None:
+                async for err in answers:
+                    message = mcp_types.jsonrpc_message_adapter.validate_python(err)
+                    await write.send(SessionMessage(message))
+
+            tasks.start_soon(mcp.watch)
+            tasks.start_soon(send_answers)
+            await mcp.server.run(read, write, mcp.initialization_options())
+            tasks.cancel_scope.cancel()
 
 
 class TokenGate:

@@ -50,6 +50,18 @@ INSTRUCTIONS = (
     "place, permissions and memory.")
 
 
+class _Server(Server[Any]):
+    """The SDK's server, declaring the change notifications Loom sends whoever starts a
+    session: the streamable-HTTP manager asks for the initialization options itself,
+    without ours, so the default has to be right (else HTTP said ``listChanged: false``)."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions
+                                      | None = None, *args: Any, **kwargs: Any) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(resources_changed=True),
+            *args, **kwargs)
+
+
 class LoomMcpServer:
     """One ``loom mcp`` process: the workspace view, the SDK server, and the watcher."""
 
@@ -59,7 +71,7 @@ class LoomMcpServer:
         self.bus = InMemorySubscriptionBus()
         # 2025-era subscribers: per connection, a session to notify through and its URIs
         self.legacy: dict[int, tuple[ServerSession, set[str]]] = {}
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _Server(
             "loom", version=__version__, title="Loom", instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -70,8 +82,7 @@ class LoomMcpServer:
             on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt)
 
     def initialization_options(self) -> Any:
-        return self.server.create_initialization_options(
-            NotificationOptions(resources_changed=True))
+        return self.server.create_initialization_options()
 
     # ── tools ──
 

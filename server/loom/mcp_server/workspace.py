@@ -74,7 +74,8 @@ class McpWorkspace:
 
     def tool_description(self) -> str:
         """The ``loom`` tool's description: how to call it, then the help the collaborator
-        gets (the overview for this participant's permissions and each tool's syntax)."""
+        gets (the overview for this participant's permissions, and the syntax of each tool
+        they allow)."""
         held = sorted(perms.effective(self.me.permissions or []))
         lines = [
             f"Run Loom arrow commands as the participant \"{self.me.name}\" in a tree of "
@@ -88,8 +89,10 @@ class McpWorkspace:
             render_help_overview(held),
             "",
         ]
+        allowed = set(held)
         for tool in TOOLS:
-            if tool.name in ("think",):
+            # the syntax of what it may do; the overview above names the rest (starred)
+            if tool.name in ("think",) or tool.permission not in allowed:
                 continue
             lines.append(f"{tool.name}: {tool.description}")
             lines += [f"  {s}" for s in tool.syntax]
@@ -114,11 +117,16 @@ class McpWorkspace:
         in order; the results' texts (redacted), a blank line between them."""
         try:
             tree = self.tree(tree_ref)
+            me = self.me
+            if me.current_tree and tree.id != me.current_tree:
+                # another tree than the one it is in: cross_tree, as for every read there
+                perms.require_read(me.permissions, tree=tree.id, home=me.current_tree)
         except LoomError as err:
             return Answer(rendered(err), False)
-        actor = self.app.actor(tree)
+        actor = self.app.actor(tree, me)
         out: list[str] = []
         ok = True
+        entered, before = False, me.current_tree
         for typed, cmd in self._commands(commands):
             if cmd is None:
                 out.append(f"✗ INVALID_SYNTAX: not a command: {typed}\n"
@@ -128,6 +136,11 @@ class McpWorkspace:
             result = self.app.executor.execute(cmd, actor, typed=typed)
             out.append(redact(result.text, final=True))
             ok = ok and result.ok
+            if result.ok and not entered:
+                entered = True
+                if me.current_tree == before:  # (a switch to another tree has moved it)
+                    # the tree it worked in is the default from now on (docs/mcp.md)
+                    self.app.ws.enter_tree(me, tree)
         if not out:
             return Answer("✗ INVALID_SYNTAX: no command given\n"
                           "  hint: write a command line, e.g. → tree", False)

@@ -80,7 +80,9 @@ def _line(row: Row, on_path: bool, here: bool) -> str:
         tail += "  (other versions: " + " ".join(f"[{o}]" for o in others) + ")"
     model = getattr(row, "model", None)  # siblings from several models: which wrote it
     judged = marks.judgement_of(row.extra)  # the exploration judge's score (→ explore)
-    score = f"{judged['score']:g}/10 " if judged else ""
+    reason = excerpt(str(judged.get("reason") or ""), 60) if judged else ""
+    score = (f"{judged['score']:g}/10 " + (f"({reason}) " if reason != "(no text)" else "")
+             if judged else "")
     return (f"{'●' if on_path else '○'} {star}[{row.label}]{'*' if here else ''} {score}"
             f"{'› ' if row.by_model else ''}{f'({model}) ' if model else ''}"
             f"{excerpt(row.text)}{tail}")

@@ -24,7 +24,7 @@ from loom.store.backend import (
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 15.0
 
@@ -45,6 +45,7 @@ MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: db.create_tables(schema.V12_MODELS),  # v12: each participant's model per tree
     lambda db: db.create_tables(schema.V13_MODELS),  # v13: what each participant chose
     lambda db: _v14(db),  # v14: which version of a node each participant's path shows
+    lambda db: _v15(db),  # v15: which process holds each branch lock
 ]
 
 
@@ -63,6 +64,14 @@ def _v3(db: pw.Database) -> None:
 def _v14(db: pw.Database) -> None:
     if "chosen" not in {c.name for c in db.get_columns("position")}:
         db.execute_sql('ALTER TABLE "position" ADD COLUMN "chosen" TEXT')
+
+
+def _v15(db: pw.Database) -> None:
+    have = {c.name for c in db.get_columns("branch_lock")}
+    if "host" not in have:
+        db.execute_sql('ALTER TABLE "branch_lock" ADD COLUMN "host" VARCHAR(255)')
+    if "pid" not in have:
+        db.execute_sql('ALTER TABLE "branch_lock" ADD COLUMN "pid" INTEGER')
 
 
 def _v5(db: pw.Database) -> None:

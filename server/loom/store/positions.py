@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import socket
 from collections.abc import Callable, Iterable, Iterator
 
 from loom.errors import LoomError
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 from loom.store.repository import Clock, LogChange, Repository
-from loom.store.schema import BranchLock, ModelChoice, Node, Participant, Position, Tree
+from loom.store.schema import (
+    BranchLock,
+    EditorSession,
+    ModelChoice,
+    Node,
+    Participant,
+    Position,
+    Tree,
+)
+from loom.store.sessions import SESSION_STALE_S, process_alive
 
 
 class Positions(Repository):
@@ -114,6 +125,15 @@ class Positions(Repository):
         self.sql("UPDATE position SET chosen = ? WHERE participant = ? AND tree = ?",
                  (json.dumps(chosen) if chosen else None, participant.id, tree.id))
 
+    def enter_tree(self, participant: Participant, tree: Tree) -> None:
+        """Record ``tree`` as the one ``participant`` is in (its position there unchanged),
+        as naming a tree to work in does (``loom mcp``'s ``tree``)."""
+        if participant.current_tree == tree.id:
+            return
+        Participant.update(current_tree=tree.id).where(
+            Participant.id == participant.id).execute()
+        participant.current_tree = tree.id
+
     def has_position(self, participant: Participant, tree: Tree) -> bool:
         """Whether ``participant`` has been placed in ``tree`` (else :meth:`position` gives
         a newcomer's default)."""
@@ -153,12 +173,16 @@ class Positions(Repository):
         now = self.clock()
         with self.db.atomic():
             self.lock_tree(node.tree_id)
+            self._reap(node.tree_id, node.id)  # a dead process's lock is free at once
             won = self.sql(
-                "INSERT INTO branch_lock (node, participant, expires) VALUES (?, ?, ?) "
+                "INSERT INTO branch_lock (node, participant, expires, host, pid) "
+                "VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (node) DO UPDATE SET participant = excluded.participant, "
-                "expires = excluded.expires WHERE branch_lock.participant = "
-                "excluded.participant OR branch_lock.expires <= ? RETURNING participant",
-                (node.id, participant.id, now + ttl_s, now)).fetchall()
+                "expires = excluded.expires, host = excluded.host, pid = excluded.pid "
+                "WHERE branch_lock.participant = excluded.participant "
+                "OR branch_lock.expires <= ? RETURNING participant",
+                (node.id, participant.id, now + ttl_s, socket.gethostname(), os.getpid(),
+                 now)).fetchall()
             if not won:
                 row = BranchLock.get_or_none(BranchLock.node == node.id)
                 holder = Participant.get_or_none(Participant.id == row.participant) if row \
@@ -175,12 +199,52 @@ class Positions(Repository):
             self.log_change(node.tree_id, "lock.release", node.id, participant.id)
 
     def foreign_locks(self, tree_id: str, participant: Participant) -> list[tuple[str, str]]:
-        """Live turn locks of other participants in a tree: ``(node id, holder name)``."""
+        """Live turn locks of other participants in a tree: ``(node id, holder name)``;
+        a lock whose process has died (:meth:`holder_alive`) is not one."""
         return [(r[0], r[1]) for r in self.sql(
-            "SELECT b.node, p.name FROM branch_lock b JOIN node n ON n.id = b.node "
-            "LEFT JOIN participant p ON p.id = b.participant "
+            "SELECT b.node, p.name, b.host, b.pid FROM branch_lock b "
+            "JOIN node n ON n.id = b.node LEFT JOIN participant p ON p.id = b.participant "
             "WHERE n.tree_id = ? AND b.expires > ? AND b.participant != ?",
-            (tree_id, self.clock(), participant.id)).fetchall()]
+            (tree_id, self.clock(), participant.id)).fetchall()
+            if self.holder_alive(r[2], r[3])]
+
+    def holder_alive(self, host: str | None, pid: int | None) -> bool:
+        """Whether the process that took a lock may still run: on this machine its pid is
+        asked; on another, a session of that process (an editor's, an exploration's) that
+        has gone silent says it died (SPEC-NOTES decision 10: a crashed holder blocks
+        nobody). A lock of unknown process (before v14) waits for its expiry."""
+        if host is None or pid is None:
+            return True
+        here = process_alive(host, pid)
+        if here is not None:
+            return here
+        beats = [s.heartbeat for s in EditorSession.select(EditorSession.heartbeat).where(
+            (EditorSession.host == host) & (EditorSession.pid == pid))]
+        return not beats or self.clock() - max(beats) < SESSION_STALE_S
+
+    def reap_dead_locks(self, tree_id: str | None = None) -> int:
+        """Free the branch locks whose process has died (``lock.release`` logged for each,
+        so an editor waiting to commit retries); how many."""
+        with self.db.atomic():
+            return self._reap(tree_id)
+
+    def _reap(self, tree_id: str | None, node_id: str | None = None) -> int:
+        query = ("SELECT b.node, b.participant, b.host, b.pid, n.tree_id FROM branch_lock b "
+                 "JOIN node n ON n.id = b.node WHERE b.host IS NOT NULL")
+        args: list[object] = []
+        if tree_id is not None:
+            query += " AND n.tree_id = ?"
+            args.append(tree_id)
+        if node_id is not None:
+            query += " AND b.node = ?"
+            args.append(node_id)
+        dead = [r for r in self.sql(query, tuple(args)).fetchall()
+                if not self.holder_alive(r[2], r[3])]
+        for node, holder, _host, _pid, tree in dead:
+            BranchLock.delete().where((BranchLock.node == node)
+                                      & (BranchLock.participant == holder)).execute()
+            self.log_change(tree, "lock.release", node, holder, {"holder_died": True})
+        return len(dead)
 
     def _families_up(self, node_id: str) -> list[str]:
         """The version families (original ids) from a node up to the root, node first."""

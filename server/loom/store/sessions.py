@@ -17,6 +17,20 @@ from loom.store.schema import BufferState, EditorSession, Participant
 SESSION_STALE_S = 30.0
 
 
+def process_alive(host: str, pid: int) -> bool | None:
+    """Whether process ``pid`` of ``host`` runs, when ``host`` is this machine (else
+    None: only a heartbeat can tell)."""
+    if host != socket.gethostname():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class Sessions(Repository):
     """Editor sessions and buffer states (``Workspace``'s session and buffer methods)."""
 
@@ -41,15 +55,8 @@ class Sessions(Repository):
         row = EditorSession.get_or_none(EditorSession.id == session)
         if row is None:
             return False
-        if row.host == socket.gethostname():
-            try:
-                os.kill(row.pid, 0)
-            except ProcessLookupError:
-                return False
-            except PermissionError:
-                return True
-            return True
-        return self.clock() - row.heartbeat < SESSION_STALE_S
+        here = process_alive(row.host, row.pid)
+        return here if here is not None else self.clock() - row.heartbeat < SESSION_STALE_S
 
     def buffer_states(self, uri: str, participant: Participant) -> list[BufferState]:
         """Every session's uncommitted work on a buffer, newest first."""

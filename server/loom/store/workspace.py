@@ -1197,6 +1197,9 @@ class Workspace:
                      tip: Node | None = None) -> None:
         self._positions.set_position(participant, tree, node, tip)
 
+    def enter_tree(self, participant: Participant, tree: Tree) -> None:
+        self._positions.enter_tree(participant, tree)
+
     def model_choice(self, participant: Participant, tree: Tree) -> str | None:
         """The model profile the participant picked for the tree, if any."""
         return self._positions.model_choice(participant, tree)
@@ -1277,6 +1280,10 @@ class Workspace:
     def foreign_locks(self, tree_id: str, participant: Participant) -> list[tuple[str, str]]:
         """Live turn locks of other participants in a tree: ``(node id, holder name)``."""
         return self._positions.foreign_locks(tree_id, participant)
+
+    def reap_dead_locks(self, tree_id: str | None = None) -> int:
+        """Free the branch locks of processes that have died (``lock.release`` for each)."""
+        return self._positions.reap_dead_locks(tree_id)
 
     def guarded_write(self, tree_id: str, participant: Participant,
                       checks: Iterable[tuple[Node, bool]]

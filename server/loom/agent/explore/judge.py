@@ -26,6 +26,8 @@ class Verdict:
 
     score: int
     reason: str
+    #: the number the judge wrote when it was out of range and clamped (``11/10``)
+    said: float | None = None
 
 
 def messages(rubric: str, before: str, branch: str) -> list[ChatMessage]:
@@ -54,6 +56,17 @@ def _ask(rubric: str, text: str, branch: str) -> str:
             "Reply with one line: N/10 — reason")
 
 
+#: Asked once more of a judge whose reply held no score (small models drift into prose).
+AGAIN = ("That reply held no score. Reply with one line only: the score from 0 to 10 as "
+         "N/10, a dash, and one short reason. Example: 6/10 — clear, but it goes nowhere new")
+
+
+def again(sent: list[ChatMessage], reply: str) -> list[ChatMessage]:
+    """The request asked again after a reply without a score: the reply, then the rule."""
+    return [*sent, ChatMessage(role="assistant", content=reply or "(nothing)"),
+            ChatMessage(role="user", content=AGAIN)]
+
+
 # "7/10", "7 / 10", "7 out of 10"; else a line that begins with the number ("Score: 7 - …")
 _OUT_OF_TEN = re.compile(r"(?<![\w.])(\d{1,2}(?:\.\d+)?)\s*(?:/\s*10|out of 10)(?![\d])",
                          re.IGNORECASE)
@@ -65,14 +78,20 @@ _LABEL = re.compile(r"^(?:score|rating|verdict)\b", re.IGNORECASE)
 
 
 def parse(reply: str) -> Verdict | None:
-    """The score and reason in a judge's reply, or None when it holds no score 0-10."""
+    """The score and reason in a judge's reply, or None when it holds no score 0-10. A
+    score written out of ten above ten (``11/10``, an enthusiastic small model) counts as
+    10, and the verdict keeps what was written; a bare number above 10 is no score."""
     text = _THINK.sub("", reply).strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     for k, line in enumerate(lines):
-        match = _OUT_OF_TEN.search(line) or _LEADING.match(line)
+        out_of_ten = _OUT_OF_TEN.search(line)
+        match = out_of_ten or _LEADING.match(line)
         if match is None:
             continue
         value = float(match.group(1))
+        said = None
+        if value > 10 and out_of_ten is not None:
+            said, value = value, 10.0
         if not 0 <= value <= 10:
             return None
         before = _LABEL.sub("", line[:match.start()].strip(_EDGES)).strip(_EDGES)
@@ -82,5 +101,5 @@ def parse(reply: str) -> Verdict | None:
         reason = " ".join(rest.split())
         if len(reason) > REASON_CHARS:
             reason = reason[:REASON_CHARS - 1].rstrip() + "…"
-        return Verdict(round(value), reason)
+        return Verdict(round(value), reason, said)
     return None

@@ -28,7 +28,7 @@ from loom.commands import ast
 from loom.commands.context import Actor, ExploreRequest, ExploreSummary
 from loom.commands.executor import Executor
 from loom.errors import LoomError
-from loom.llm.base import ModelError, Provider
+from loom.llm.base import ChatMessage, ModelError, Provider
 from loom.llm.redacting import redacting
 from loom.memory import operational as mem
 from loom.memory.counting import count_tokens
@@ -107,6 +107,7 @@ class Exploration:
         self.subject_s = self.judge_s = 0.0
         self.judge_calls = 0
         self.failures: list[str] = []
+        self.unscored: list[str] = []  # the branches the judge gave no score, asked twice
         self.ended: str | None = None
         self.log_run = run
         #: who stopped it from another process (a participant id), if one did
@@ -151,8 +152,18 @@ class Exploration:
             self._log_end(s)
             self._emit("done", f"explored from [{s.source}]: {s.made} made, {s.scored} "
                        f"scored, {s.pruned} pruned · {s.spent:,} of {s.budget:,} tokens "
-                       f"({self.ended})", summary=s, stopped_by=self.stopped_by)
+                       f"({self.ended}){self._unscored_note()}", summary=s,
+                       stopped_by=self.stopped_by)
             self.finished.set()
+
+    def _unscored_note(self) -> str:
+        """`` · the judge gave no score for 2 branches ([a7x2] [b3k9])``, said in the report
+        so a judge that gave up is seen where the exploration's end is (not in a log)."""
+        if not self.unscored:
+            return ""
+        n = len(self.unscored)
+        return (f" · the judge gave no score for {n} branch{'es' if n != 1 else ''} "
+                f"({' '.join(f'[{x}]' for x in self.unscored)})")
 
     def _log_end(self, s: ExploreSummary) -> None:
         """``explore.end`` in the change log (its start was logged by ``Explorations``), so
@@ -172,7 +183,7 @@ class Exploration:
 
     async def _watch(self) -> None:
         """Until the exploration ends: a stop asked from another process (``explore.stop``
-        in the change log) sets its cancel, as ``→ explore stop`` in this process does;
+        in the change log) sets its cancel, as ``→ explore end`` in this process does;
         and its session's heartbeat says it still runs."""
         run = self.log_run
         if run is None:
@@ -329,10 +340,49 @@ class Exploration:
             await asyncio.sleep(0.02)
 
     async def _judge(self, provider: Provider, node: Node) -> judge.Verdict | None:
-        """The judge's score of one new branch, stored on it; None when it gave none."""
+        """The judge's score of one new branch, stored on it; None when it gave none, asked
+        a second time with the rule (small models drift into prose), and said so."""
         r = self.request
         before = await asyncio.to_thread(_text_before, self.ws, node, r.tree.mode)
         request = judge.messages(r.rubric, before, node.content)
+        reply = await self._ask_judge(provider, node, request)
+        if reply is None:
+            return None
+        verdict = judge.parse(reply)
+        asked = "once (the budget is spent)" if self.spent >= r.budget else "twice"
+        if verdict is None and not self.cancel.is_set() and asked == "twice":
+            first = reply
+            reply = await self._ask_judge(provider, node, judge.again(request, reply))
+            if reply is None:
+                return None
+            verdict = judge.parse(reply)
+            reply = f"{first} … then {reply}" if verdict is None else reply
+        if self.cancel.is_set():
+            return None
+        me, tree = self.actor.participant, r.tree
+        if verdict is None:
+            shown = preview(" ".join(reply.split()), 120) or "(nothing)"
+            self.unscored.append(node.label)
+            self._fail(f"the judge gave no score for [{node.label}], asked {asked}: "
+                       f"\"{shown}\" (left unscored and unpruned)")
+            await asyncio.to_thread(_trace, self.ws, me, tree, f"→ judge {node.local_id}",
+                                    False, "MODEL_ERROR", "the reply is not a score")
+            return None
+        await asyncio.to_thread(reader.set_judgement, self.ws, node, me, verdict.score,
+                                verdict.reason, r.rubric)
+        await asyncio.to_thread(_trace, self.ws, me, tree,
+                                f"→ judge {node.local_id} {verdict.score}/10", True, None,
+                                verdict.reason)
+        self.scored += 1
+        said = f" (it wrote {verdict.said:g}/10)" if verdict.said is not None else ""
+        self._emit("scored", f"[{node.label}] {verdict.score}/10 — {verdict.reason}{said}",
+                   node=node.id, score=verdict.score, reason=verdict.reason)
+        return verdict
+
+    async def _ask_judge(self, provider: Provider, node: Node,
+                         request: list[ChatMessage]) -> str | None:
+        """One call of the judge: its reply, or None when the call failed (said) or the
+        exploration was stopped."""
         stop = asyncio.Event()
         bridge = asyncio.ensure_future(_bridge(self.cancel, stop))
         began = time.perf_counter()
@@ -352,25 +402,7 @@ class Exploration:
         if not used:  # the provider said nothing: estimated
             used = count_tokens("".join(m.content for m in request) + reply, exact=False)[0]
         self.judge_tokens += used
-        if self.cancel.is_set():
-            return None
-        verdict = judge.parse(reply)
-        me, tree = self.actor.participant, r.tree
-        if verdict is None:
-            shown = preview(" ".join(reply.split())) or "(nothing)"
-            self._fail(f"the judge's reply for [{node.label}] is not a score: \"{shown}\"")
-            await asyncio.to_thread(_trace, self.ws, me, tree, f"→ judge {node.local_id}",
-                                    False, "MODEL_ERROR", "the reply is not a score")
-            return None
-        await asyncio.to_thread(reader.set_judgement, self.ws, node, me, verdict.score,
-                                verdict.reason, r.rubric)
-        await asyncio.to_thread(_trace, self.ws, me, tree,
-                                f"→ judge {node.local_id} {verdict.score}/10", True, None,
-                                verdict.reason)
-        self.scored += 1
-        self._emit("scored", f"[{node.label}] {verdict.score}/10 — {verdict.reason}",
-                   node=node.id, score=verdict.score, reason=verdict.reason)
-        return verdict
+        return None if self.cancel.is_set() else reply
 
     async def _prune(self, node: Node) -> None:
         """``→ prune X`` as the collaborator (``→ unprune X`` undoes it)."""

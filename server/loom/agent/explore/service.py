@@ -1,6 +1,6 @@
 """A process's explorations: at most one per tree, each on a thread the process owns. It is
 the executor's ``explorer`` (``commands.context.Explorer``): ``→ explore`` starts one and
-returns at once, ``→ explore stop`` stops it and says what it did."""
+returns at once, ``→ explore end`` stops it and says what it did."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 
 from loom.agent.explore.search import EventSink, Exploration, ExploreEvent, LockWait, Run
 from loom.agent.participant import AgentSpec, ensure_agent, may_start
@@ -15,7 +16,7 @@ from loom.commands.context import Actor, ExploreRequest, ExploreSummary
 from loom.commands.executor import Executor
 from loom.errors import LoomError
 from loom.llm.base import ModelError, Provider
-from loom.llm.config import ModelProfile, resolve_profile
+from loom.llm.config import ModelProfile, agent_model_caveat, resolve_profile
 from loom.llm.registry import make_provider
 from loom.model import permissions as perms
 from loom.render.text import quote
@@ -117,7 +118,7 @@ class Explorations:
             self._running[tree.id] = exploration
             self._threads[tree.id] = thread
         thread.start()
-        return exploration.summary()
+        return replace(exploration.summary(), caveat=agent_model_caveat(profile))
 
     def _log_start(self, request: ExploreRequest, explorer: Participant) -> Run:
         """``explore.start`` in the change log, under a session of its own that the
@@ -179,4 +180,4 @@ class Explorations:
 
 def _already(label: str, explorer: str, tree: Tree) -> LoomError:
     return LoomError("CONFLICT", f"{explorer} is already exploring [{label}] in "
-                     f"{quote(tree.title)}", "→ explore stop ends it")
+                     f"{quote(tree.title)}", "→ explore end ends it")

@@ -1,5 +1,5 @@
 """Step 2 of parsing, the builder of ``explore`` (``→ explore from a7x2 depth:3 n:2
-judge:"…"``, ``→ explore stop``): its options read as the catalogue declares them; their
+judge:"…"``, ``→ explore end``): its options read as the catalogue declares them; their
 bounds are the handler's to check (``LIMIT_EXCEEDED`` when it runs, as for ``continue``)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from loom.commands.ast import Command, Explore
+from loom.commands.grammar.fuzzy import note_correction
 from loom.commands.grammar.results import Args, Fail, usage
 from loom.commands.grammar.sampling import models_named, sampling_given
 from loom.commands.grammar.scan import as_read, target_node
@@ -18,10 +19,14 @@ _NUMBERS = ("depth", "n", "budget", "threshold")
 
 
 def _build_explore(a: Args, spec: Spec) -> Command | Fail:
-    if "stop" in a.flags:
+    if "end" in a.flags:
         if a.refs or a.strings or a.opts:
-            return Fail("explore stop takes nothing else", hint="→ explore stop")
-        return Explore(stop=True)
+            return Fail("explore end takes nothing else", hint="→ explore end")
+        if "stop" in a.rest.lower().split():
+            # the old spelling: it still ends the exploration, and says how it was read
+            # (stop:"…" is continue's stop string, which explore passes on)
+            note_correction()
+        return Explore(end=True)
     if len(a.strings) > 1 or (a.strings and "judge" in a.opts):
         return Fail("explore takes one rubric", hint=usage(spec.tool))
     start = target_node(a, spec, "from")

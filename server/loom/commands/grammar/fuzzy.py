@@ -44,7 +44,7 @@ def fuzzy(word: str, choices: Mapping[str, str]) -> tuple[str | None, tuple[str,
     close = tuple(v for v, score in ranked if score > top - _MARGIN)
     if len(close) == 1:
         if word.lower() not in choices:
-            _note_correction()
+            note_correction()
         return close[0], close, False
     return None, close, True
 
@@ -53,7 +53,7 @@ def fuzzy(word: str, choices: Mapping[str, str]) -> tuple[str | None, tuple[str,
 CORRECTED: ContextVar[list[bool] | None] = ContextVar("_CORRECTED", default=None)
 
 
-def _note_correction() -> None:
+def note_correction() -> None:
     seen = CORRECTED.get()
     if seen is not None:
         seen.append(True)

@@ -1,4 +1,4 @@
-"""``→ explore`` and ``→ explore stop``: the collaborator exploring a tree on its own.
+"""``→ explore`` and ``→ explore end``: the collaborator exploring a tree on its own.
 
 The handler checks what can be checked at once (the bounds, the node, that there is a
 subject model and something to run the exploration) and hands it to the executor's
@@ -37,7 +37,7 @@ def summary_line(s: ExploreSummary) -> str:
 
 def explore(ctx: Ctx, cmd: ast.Explore) -> Result:
     tree = ctx.tree
-    if cmd.stop:
+    if cmd.end:
         return _stop(ctx)
     if ctx.me.kind == "model":  # no self-invocation: the judge is the collaborator's model
         raise LoomError("PERMISSION_DENIED", "a model cannot start an exploration",
@@ -66,12 +66,14 @@ def explore(ctx: Ctx, cmd: ast.Explore) -> Result:
         threshold=DEFAULT_THRESHOLD if cmd.threshold is None else cmd.threshold,
         starter=ctx.me, models=models, sampling=sampling)
     started = ctx.explorer.start(request)
+    caveat = ([f"! {started.caveat[0]}", f"  hint: {started.caveat[1]}"]
+              if started.caveat else [])
     return Result.success(
         f.ok(f"exploring from {f.ref(source.label)} depth:{request.depth} n:{request.n} "
              f"budget:{thousands(request.budget)} tokens, as {started.explorer}",
              f"judge: {started.judge}, {quote(request.rubric)}; branches below "
              f"{request.threshold}/10 are pruned (→ unprune brings one back)",
-             "→ explore stop ends it"),
+             "→ explore end ends it", *caveat),
         source=source.id, explorer=started.explorer, depth=request.depth, n=request.n,
         budget=request.budget, threshold=request.threshold)
 

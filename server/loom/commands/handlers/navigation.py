@@ -6,6 +6,7 @@ from loom.commands import ast
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
+from loom.model import marks
 from loom.model import permissions as perms
 from loom.render import formats as f
 from loom.render import overview
@@ -65,6 +66,7 @@ def view(ctx: Ctx, cmd: ast.View) -> Result:
         lines.append(node.content if node.content else "(empty)")
     else:
         lines.append(quote(summary_of(ctx, node)))
+    lines += _judged_lines(node)
     if cmd.detail == "with-annotations":
         anns_nodes = ws.children(node, "annotation")
         if anns_nodes:
@@ -79,6 +81,20 @@ def view(ctx: Ctx, cmd: ast.View) -> Result:
     else:
         lines += ["", f.counts_line(conts, anns, links)]
     return Result.success("\n".join(lines), node=node.id, label=node.label)
+
+
+def _judged_lines(node: Node) -> list[str]:
+    """What an exploration's judge (and pruning) did to the node, for → view: the score
+    and its reason, and whether it is pruned, so a collaborator or an outside agent sees
+    the judge's work as the hover shows it."""
+    out = []
+    judged = marks.judge_line(node.extra)
+    if judged:
+        out.append(f"Judge: {judged}")
+    if node.pruned:
+        out.append("Pruned: hidden from views, search and model context "
+                   f"(→ unprune {node.local_id} shows it again)")
+    return ["", *out] if out else []
 
 
 def _view_branch(ctx: Ctx, cmd: ast.View) -> Result:

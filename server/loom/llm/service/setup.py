@@ -77,6 +77,22 @@ X86_NEEDS = ("avx", "avx2", "fma", "f16c", "bmi2")
 Log = Callable[[str], None]
 
 
+#: What the ``local`` extra installs (pyproject.toml), by import name: without these the
+#: local model cannot run here, so setting it up first would fetch and build for nothing.
+LOCAL_EXTRA_MODULES = ("gguf", "tokenizers", "openai", "tenacity")
+
+
+def install_hint(extra: str) -> str:
+    """How to add one of Loom's extras, for each way of installing it."""
+    return (f"pipx install --force 'loom-lsp[{extra}]' (uv tool install --force "
+            f"'loom-lsp[{extra}]'; in a virtualenv: pip install 'loom-lsp[{extra}]')")
+
+
+def missing_local_extra() -> list[str]:
+    """The modules of the ``local`` extra that are not installed (none: it is)."""
+    return [m for m in LOCAL_EXTRA_MODULES if importlib.util.find_spec(m) is None]
+
+
 class SetupError(Exception):
     """Setting up the local model failed; the message says why, the hint what to do."""
 
@@ -143,7 +159,14 @@ def bundled_gguf() -> Path | None:
 
 
 def setup(*, rebuild: bool = False, log: Log = print) -> Path:
-    """Fetch the weights and build ``llama-server`` when missing; the server's path."""
+    """Fetch the weights and build ``llama-server`` when missing; the server's path. The
+    ``local`` extra comes first: without it the minutes of fetching and building would
+    give a model nothing here can use."""
+    missing = missing_local_extra()
+    if missing:
+        raise SetupError(f"the 'local' extra is not installed (no module "
+                         f"{', '.join(missing)}): nothing was fetched or built",
+                         f"{install_hint('local')}, then run `loom model setup` again")
     if bundled_gguf() is None:
         fetch_model(log)
     else:

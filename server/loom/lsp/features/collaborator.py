@@ -133,9 +133,25 @@ class Collaborator:
 
             if doc.kind == "path" and not doc.view.read_only:
                 await self.editing.commit_and_show(doc)
-            return await self._run_turn(doc, tree, ask(message))
+            return self._with_caveat(tree, await self._run_turn(doc, tree, ask(message)))
         finally:
             self._asking.discard(tree.id)
+
+    def _with_caveat(self, tree: Tree, answer: dict[str, Any]) -> dict[str, Any]:
+        """The answer, saying before it when the collaborator's model is too small for the
+        work (the bundled SmolLM2), and how to configure a capable one: said where a person
+        asks, in every editor (before: nonsense, and every health check green)."""
+        from loom.llm.config import agent_model_caveat
+
+        agent = self.agents.get(tree.id)
+        caveat = agent_model_caveat(agent.profile) if agent is not None else None
+        if caveat is None:
+            return answer
+        message, hint = caveat
+        said = answer.get("message") or ""  # first: the turn's text may be long
+        return {**answer, "message": f"! {message}\n  hint: {hint}" + (f"\n\n{said}"
+                                                                      if said else ""),
+                "data": {**(answer.get("data") or {}), "caveat": message}}
 
     def _beyond_the_asker(self, doc: OpenDoc, tree: Tree) -> Result | None:
         """No escalation through delegation: a participant may ask the collaborator only

@@ -3,7 +3,7 @@ as LSP work-done progress the editor can cancel: ``Loom: exploring from [a7x2]``
 per step (``12 nodes · 9 scored · 3 pruned · 4,100/20,000 tokens``), the summary at the
 end. The editor's cancel (``window/workDoneProgress/cancel``), and ``loom.cancel`` when no
 generation runs (Neovim's ``:Loom cancel``: its client offers no cancel for progress), run
-``→ explore stop`` through the executor as the participant who started the exploration.
+``→ explore end`` through the executor as the participant who started the exploration.
 
 VS Code's client shows work-done progress in the status bar, where it has no cancel. Its
 extension declares ``experimental.loomExplorationProgress`` and is sent ``loom/exploring``
@@ -188,7 +188,7 @@ class Exploring:
 
     # ── stopping ──
     def stop(self, shown: Shown) -> None:
-        """``→ explore stop`` through the executor, as who started it (once)."""
+        """``→ explore end`` through the executor, as who started it (once)."""
         if shown.stopping or shown.ended:
             return
         shown.stopping = True
@@ -202,7 +202,7 @@ class Exploring:
         tree = await asyncio.to_thread(ws.tree_or_none, shown.tree)
         if tree is None:
             return
-        result = await self.host.execute(ast.Explore(stop=True), Actor(who, tree))
+        result = await self.host.execute(ast.Explore(end=True), Actor(who, tree))
         self.host.show(result)
 
     def stop_all(self) -> bool:

@@ -92,6 +92,8 @@ class ChangeSync:
         if loop.time() - self._last_beat >= HEARTBEAT_EVERY_S:
             self._last_beat = loop.time()
             self.host.app.ws.heartbeat(self.host.docs.session)
+            if self.editing.blocked:  # a lock of a process that died is freed, its
+                self.host.app.ws.reap_dead_locks()  # lock.release retrying the commit
 
     async def catch_up(self) -> None:
         ws = self.host.app.ws
