@@ -27,7 +27,7 @@ sys.stdin.read()  # a lock's holder lives on until told (a dead one's lock is fr
 
 def _lock(db: Path, tree: str, node: str, action: str) -> subprocess.Popen[str]:
     """``action`` done by another process, which stays alive (close its stdin to end it):
-    a lock whose process has died is no lock (schema v14)."""
+    a lock whose process has died is no lock (schema v15)."""
     proc = subprocess.Popen([sys.executable, "-c", _SCRIPT, str(db), tree, node, action],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "done"

@@ -113,7 +113,7 @@ def test_a_lock_on_another_machine_is_free_once_its_session_is_silent(world) -> 
     app, tree, human, n = world
     ws = app.ws
     _held_by(app, n["a2"], "another-host", 4242)
-    # no session of that process known: its lock waits for its expiry, as before v14
+    # no session of that process known: its lock waits for its expiry, as before v15
     assert ws.foreign_locks(tree.id, human)
     EditorSession.create(id="s1", participant=human.id, host="another-host", pid=4242,
                          started=ws.clock(), heartbeat=ws.clock())

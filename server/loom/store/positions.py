@@ -212,7 +212,7 @@ class Positions(Repository):
         """Whether the process that took a lock may still run: on this machine its pid is
         asked; on another, a session of that process (an editor's, an exploration's) that
         has gone silent says it died (SPEC-NOTES decision 10: a crashed holder blocks
-        nobody). A lock of unknown process (before v14) waits for its expiry."""
+        nobody). A lock of unknown process (before v15) waits for its expiry."""
         if host is None or pid is None:
             return True
         here = process_alive(host, pid)

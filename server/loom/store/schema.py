@@ -219,7 +219,7 @@ class BranchLock(Base):
     node = pw.CharField(primary_key=True)
     participant = pw.CharField()
     expires = pw.FloatField()
-    #: the process holding it (v14): a lock whose process has died is free before it expires
+    #: the process holding it (v15): a lock whose process has died is free before it expires
     host = pw.CharField(null=True)
     pid = pw.IntegerField(null=True)
 
