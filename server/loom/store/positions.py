@@ -200,15 +200,15 @@ class Positions(Repository):
 
     def foreign_locks(self, tree_id: str, participant: Participant) -> list[tuple[str, str]]:
         """Live turn locks of other participants in a tree: ``(node id, holder name)``;
-        a lock whose process has died (:meth:`holder_alive`) is not one."""
+        a lock whose process has died (:meth:`_holder_alive`) is not one."""
         return [(r[0], r[1]) for r in self.sql(
             "SELECT b.node, p.name, b.host, b.pid FROM branch_lock b "
             "JOIN node n ON n.id = b.node LEFT JOIN participant p ON p.id = b.participant "
             "WHERE n.tree_id = ? AND b.expires > ? AND b.participant != ?",
             (tree_id, self.clock(), participant.id)).fetchall()
-            if self.holder_alive(r[2], r[3])]
+            if self._holder_alive(r[2], r[3])]
 
-    def holder_alive(self, host: str | None, pid: int | None) -> bool:
+    def _holder_alive(self, host: str | None, pid: int | None) -> bool:
         """Whether the process that took a lock may still run: on this machine its pid is
         asked; on another, a session of that process (an editor's, an exploration's) that
         has gone silent says it died (SPEC-NOTES decision 10: a crashed holder blocks
@@ -239,7 +239,7 @@ class Positions(Repository):
             query += " AND b.node = ?"
             args.append(node_id)
         dead = [r for r in self.sql(query, tuple(args)).fetchall()
-                if not self.holder_alive(r[2], r[3])]
+                if not self._holder_alive(r[2], r[3])]
         for node, holder, _host, _pid, tree in dead:
             BranchLock.delete().where((BranchLock.node == node)
                                       & (BranchLock.participant == holder)).execute()
