@@ -236,6 +236,8 @@ def migrate(db: pw.Database) -> None:
     version = current_version(db)
     _check_version(version)
     if version == SCHEMA_VERSION:
+        if is_postgres(db):
+            roles.upgrade(db, MIGRATION_LOCK)
         return
     if is_postgres(db):
         try:
