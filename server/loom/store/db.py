@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -190,7 +191,8 @@ def open_database(path: str | os.PathLike[str] | None = None,
         elif not target.parent.is_dir():
             # (before: a mistyped --db made the folders and an empty workspace, exit 0)
             raise LoomError("NOT_FOUND", f"there is no folder {target.parent} for the "
-                            "database", "create the folder first, or give a path in one "
+                            "database", "create the folder first (mkdir -p "
+                            f"{shlex.quote(str(target.parent))}), or give a path in one "
                             "that exists")
     db = pw.SqliteDatabase(
         str(target),
