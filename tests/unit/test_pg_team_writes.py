@@ -105,6 +105,20 @@ def test_a_writers_loom_writes_everything_through_the_guards(team: dict[str, str
     assert {"tree.create", "node.bulk"} <= {k for k, _w in _logged(team, start)}
 
 
+def test_a_writer_splits_an_imported_node_whose_role_is_not_its_authors_kind(
+        team: dict[str, str]) -> None:
+    """An Open Loom file may say a node is a model's while naming a human agent: its node
+    keeps the file's role (``author_type``), its author is the human. A writer's split of
+    it carries both over, and the check of the halves accepts that."""
+    import psycopg
+
+    with psycopg.connect(team["owner"]) as conn:
+        conn.execute("UPDATE node SET author_type = 'model' WHERE id = %s", (team["lamp"],))
+    app = _as(team, "alice")
+    done = _run(app, f"→ split {app.ws.node(team['lamp']).local_id} at:9")
+    assert app.ws.node(done.data["head"]).content == " A single"
+
+
 def test_a_collaborator_with_a_role_of_its_own_writes_as_itself(team: dict[str, str]) -> None:
     """bot: a model participant connecting as its own database role (a collaborator run on
     a server): its Loom writes in its own name, continues and splits."""

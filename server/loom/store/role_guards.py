@@ -138,8 +138,9 @@ BEGIN
   END IF;
   IF jsonb_exists(x, 'split_from') OR jsonb_exists(x, 'part') THEN
     SELECT * INTO o FROM node n WHERE n.id = x->>'split_from' AND n.tree_id = NEW.tree_id;
-    IF o.id IS NULL OR NOT (NEW.author_id = o.author_id AND NEW.author_type = o.author_type
-        AND NEW.kind = o.kind AND NEW.created = o.created AND {_HALF}) THEN
+    IF o.id IS NULL OR NOT (NEW.author_id = o.author_id AND NEW.kind = o.kind
+        AND NEW.created = o.created AND NEW.author_type IN (o.author_type,
+          (SELECT p.kind FROM participant p WHERE p.id = o.author_id)) AND {_HALF}) THEN
       RAISE EXCEPTION 'a split''s halves hold the original''s text, author and time (node %)',
         NEW.id {_REFUSE};
     END IF;
