@@ -268,6 +268,11 @@ FORBIDDEN: list[tuple[str, list[str], tuple[str, ...]]] = [
         "('{human}', '→ forged', true, '', 0)"], EVERYONE),
     ("the traces deleted", ["DELETE FROM trace_entry"], EVERYONE),
     ("a trace rewritten", ["UPDATE trace_entry SET ok = false"], EVERYONE),
+    # ── the workspace's own marks: the schema's version, the roles' marker ──
+    ("the roles' marker taken off", ["DELETE FROM meta WHERE key = 'team_roles'"], EVERYONE),
+    ("the schema's version", ["UPDATE meta SET value = '1' WHERE key = 'schema_version'"],
+     EVERYONE),
+    ("a mark of her own", ["INSERT INTO meta (key, value) VALUES ('mine', '1')"], EVERYONE),
     # ── the schema ──
     ("a table dropped", ["DROP TABLE node"], EVERYONE),
     ("the text guard off", ["ALTER TABLE node DISABLE TRIGGER loom_node_text"], EVERYONE),

@@ -166,15 +166,23 @@ def test_an_older_teams_database_gets_the_guards_when_the_owner_starts(
     with psycopg.connect(team["owner"]) as conn:  # the grants of version 1
         for trigger in ("loom_node_made ON node", "loom_change_made ON change"):
             conn.execute(f"DROP TRIGGER {trigger}")
+        conn.execute("DROP POLICY loom_writes ON change")
+        conn.execute("CREATE POLICY loom_writes ON change FOR INSERT TO loom_writer "
+                     "WITH CHECK (true)")
         conn.execute(f"UPDATE meta SET value = '1' WHERE key = '{roles.MARKER}'")
     forged = [node_insert("NF", "Forged.", f"'{team['human']}'").format(
         tree=team["tree"], root=team["root"], now="extract(epoch FROM now())")]
+    logged = [f"INSERT INTO change (tree, kind, entity, actor, created) VALUES "
+              f"('{team['tree']}', 'node.create', 'x', '{team['human']}', 0)"]
     assert attempt(team["alice"], forged)[0] == "committed"
+    assert attempt(team["alice"], logged)[0] == "committed"
     with psycopg.connect(team["owner"]) as conn:
         conn.execute("DELETE FROM node WHERE id = 'NF'")
+        conn.execute("DELETE FROM change WHERE kind = 'node.create'")
     assert cli(capsys, "--db", team["alice"], "trees")[0] == 0  # a writer's Loom: no change
     assert roles.outdated(open_app(team["alice"], use_default_subject=False).ws.db)
     assert cli(capsys, "--db", team["owner"], "--participant", "human", "trees")[0] == 0
     assert one(team["owner"], f"SELECT value FROM meta WHERE key = '{roles.MARKER}'") == \
         str(roles.VERSION)
     assert attempt(team["alice"], forged)[0] == "refused"
+    assert attempt(team["alice"], logged)[0] == "refused"
