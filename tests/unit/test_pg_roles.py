@@ -1,205 +1,366 @@
 """The database as the last line of permissions: with the roles
 ``loom users roles --sql`` sets up, every statement a reader's or a writer's Loom
 permissions do not allow is refused by PostgreSQL itself — tried here one by one as each
-role — while each one's Loom still works, and a write the database refuses is Loom's own
-``✗ PERMISSION_DENIED`` with nothing written."""
+role, and the database compared before and after — while each one's Loom still works, and
+a write the database refuses is Loom's own ``✗ PERMISSION_DENIED`` with nothing written."""
 
+# ruff: noqa: F811 - the team fixture comes from tests/unit/pg_team.py (see the import)
 from __future__ import annotations
 
 import re
 import subprocess
+import time
 from typing import Any
 
-import pytest
-
-from loom.cli import main
 from loom.store import roles
 from loom.store.db import SCHEMA_VERSION
 from tests.conftest import new_pg_database
+from tests.unit.pg_team import (
+    ROLES,
+    attempt,
+    cli,
+    node_insert,
+    rows,
+    set_up_roles,
+    snapshot,
+    team,  # noqa: F401 - the fixture
+    tree_insert,
+)
 
-
-def _cli(capsys: Any, *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out + err
-
-
-def psql(pg: Any, url: str, sql: str) -> None:
-    """``sql`` through the real psql, as the URL's user (what the docs tell the owner)."""
-    done = subprocess.run([str(pg.bindir / "psql"), "-X", "-q", url, "-f", "-"], input=sql,
-                          text=True, capture_output=True, check=False)
-    assert done.returncode == 0, done.stderr
-
-
-def set_up_roles(pg: Any, capsys: Any, url: str, readers: tuple[str, ...] = (),
-                 writers: tuple[str, ...] = ()) -> None:
-    argv = ["--db", url, "users", "roles", "--sql"]
-    argv += [a for r in readers for a in ("--reader", r)]
-    argv += [a for w in writers for a in ("--writer", w)]
-    code, sql = _cli(capsys, *argv)
-    assert code == 0, sql
-    psql(pg, url, sql)
-
-
-def _rows(url: str, query: str, *args: Any) -> list[tuple[Any, ...]]:
-    import psycopg
-
-    with psycopg.connect(url) as conn:
-        return list(conn.execute(query, args).fetchall())
+_cli, _rows = cli, rows
 
 
 def _child(team: dict[str, str], start: str) -> str:
     """The local id of the node whose text starts with ``start`` (made by a writer)."""
-    rows = _rows(team["owner"], "SELECT local_id FROM node WHERE starts_with(content, %s)",
-                 start)
-    return str(rows[0][0]) if rows else "(none yet)"
+    found = _rows(team["owner"], "SELECT local_id FROM node WHERE starts_with(content, %s)",
+                  start)
+    return str(found[0][0]) if found else "(none yet)"
 
 
 def _try(url: str, statement: str) -> str:
-    """What PostgreSQL did with ``statement`` (rolled back whatever happened): "refused"
-    (an error), "no rows" (row-level security hid every row it aimed at) or "done"."""
+    """One statement as the URL's role, committed: "refused", "no rows" (row-level security
+    hid every row it aimed at) or "done" (then undone by nothing: use on a throwaway)."""
     import psycopg
 
     with psycopg.connect(url) as conn:
         try:
             cur = conn.execute(statement)
-        except psycopg.errors.InsufficientPrivilege:
-            return "refused"
-        except psycopg.Error as err:  # e.g. a row-level security check: also 42501
-            return f"refused ({err.sqlstate})"
-        finally:
-            conn.rollback()
+            conn.commit()
+        except psycopg.Error as err:
+            return "refused" if err.sqlstate == "42501" else f"error ({err.sqlstate})"
         return "no rows" if cur.rowcount == 0 else "done"
 
 
-@pytest.fixture
-def team(pg: Any, capsys: Any) -> dict[str, str]:
-    """A team workspace: the owner made a tree and said in Loom who may do what; carol is a
-    reader, alice a writer, and the database knows it."""
-    url = new_pg_database(pg)
-    owner = ("--db", url, "--participant", "human")
-    assert _cli(capsys, *owner, "new", "Shared", "--text", "Once upon a time.")[0] == 0
-    assert _cli(capsys, *owner, "do", "Shared", '→ annotate root "the owner\'s"')[0] == 0
-    assert _cli(capsys, *owner, "users", "add", "carol", "--preset", "reader")[0] == 0
-    assert _cli(capsys, *owner, "users", "add", "alice", "--preset", "writer")[0] == 0
-    set_up_roles(pg, capsys, url, readers=("carol",), writers=("alice",))
-    human = _rows(url, "SELECT id FROM participant WHERE name = 'human'")[0][0]
-    tree = _rows(url, "SELECT id FROM tree")[0][0]
-    import psycopg
-
-    with psycopg.connect(url) as conn:  # the owner's open buffer and editor session
-        conn.execute("INSERT INTO buffer_state (uri, participant, session, tree, tip, pending, "
-                     "working, updated) VALUES ('loom://x', %s, 's', %s, 'n', '[]', "
-                     "'the owner''s unsaved text', 0)", (human, tree))
-        conn.execute("INSERT INTO editor_session (id, participant, host, pid, started, "
-                     "heartbeat) VALUES ('s', %s, 'h', 1, 0, 0)", (human,))
-    dbname = url.split("@/")[1].split("?")[0]
-    return {"owner": url, "carol": pg.url(dbname, "carol"), "alice": pg.url(dbname, "alice"),
-            "human": human, "tree": tree}
+def fill(sql: str, team: dict[str, str]) -> str:
+    """The team's ids and the time into a statement's ``{name}``s (JSON braces stay)."""
+    values = {**team, "now": repr(time.time()), "me": "(SELECT id FROM participant WHERE "
+              "name = current_user)"}
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), sql)
 
 
-#: (statement, who may not) — every write a role's Loom permissions do not allow
-FORBIDDEN: list[tuple[str, tuple[str, ...]]] = [
-    # the change log: appended to by Loom's writes, never changed
-    ("DELETE FROM change", ("carol", "alice")),
-    ("UPDATE change SET kind = 'node.create'", ("carol", "alice")),
-    ("TRUNCATE change", ("carol", "alice")),
-    ("INSERT INTO change (tree, kind, entity, actor, created) VALUES "
-     "(NULL, 'node.create', 'x', {human!r}, 0)", ("carol",)),
-    # who may do what: only the owner changes it
-    ("UPDATE participant SET permissions = permissions || ',loom_write' WHERE name = 'carol'",
-     ("carol", "alice")),
-    ("UPDATE participant SET permissions = '[\"loom_aware\", \"loom_write\"]' "
-     "WHERE name = current_user", ("carol", "alice")),
-    ("UPDATE participant SET current_tree = NULL WHERE name = 'human'", ("carol", "alice")),
-    ("INSERT INTO participant (id, name, kind, role, permissions, loom_aware, created) "
-     "VALUES ('X1', 'mallory', 'human', 'human', '[\"loom_write\"]', true, 0)",
-     ("carol", "alice")),
-    ("INSERT INTO participant (id, name, kind, role, permissions, loom_aware, created) "
-     "VALUES ('X2', 'mallory', 'human', 'human', '[]', true, 0)", ("carol",)),
-    ("DELETE FROM participant", ("carol", "alice")),
-    # nodes are immutable; nothing is deleted but through Loom's marks
-    ("UPDATE node SET content = 'rewritten'", ("carol", "alice")),
-    ("UPDATE node SET content_hash = 'x'", ("carol", "alice")),
-    ("DELETE FROM node", ("carol", "alice")),
-    ("DELETE FROM tree", ("carol", "alice")),
-    ("DELETE FROM edge", ("carol", "alice")),
-    ("DELETE FROM document", ("carol", "alice")),
-    ("DELETE FROM link", ("carol", "alice")),
-    ("DELETE FROM generation", ("carol", "alice")),
-    ("UPDATE node SET bookmarked = true", ("carol",)),
-    ("UPDATE node SET author_id = {human!r}", ("carol", "alice")),
-    ("INSERT INTO node (id, tree_id, local_id, label, content, author_id, author_type, kind, "
-     "depth, created, content_hash) SELECT 'N1', id, 'zzzz', 'zzzz', 'mine', {human!r}, "
-     "'human', 'continuation', 1, 0, 'h' FROM tree", ("carol",)),
-    ("UPDATE tree SET title = 'taken'", ("carol",)),
-    ("INSERT INTO tree (id, title, mode, created, updated) VALUES ('T1', 't', 'buffer', 0, 0)",
-     ("carol",)),
-    ("INSERT INTO document (id, name, content, created, updated) VALUES ('D1', 'd', '', 0, 0)",
-     ("carol",)),
-    ("INSERT INTO summary_job (kind, entity, created) VALUES ('node', 'x', 0)", ("carol",)),
-    ("INSERT INTO branch_lock (node, participant, expires) VALUES ('n', {human!r}, 0)",
-     ("carol",)),
-    # other people's rows: where they are, what they typed, their sessions and traces
-    ("UPDATE position SET node = tip WHERE participant = {human!r}", ("carol", "alice")),
-    ("DELETE FROM position WHERE participant = {human!r}", ("carol", "alice")),
-    ("INSERT INTO position (participant, tree, node, tip, updated) SELECT {human!r}, id, "
-     "root, root, 0 FROM tree ON CONFLICT (participant, tree) DO UPDATE SET updated = 1",
-     ("carol", "alice")),
-    ("UPDATE buffer_state SET working = 'vandalised'", ("carol", "alice")),
-    ("DELETE FROM buffer_state", ("carol", "alice")),
-    ("INSERT INTO buffer_state (uri, participant, session, tree, tip, pending, working, "
-     "updated) VALUES ('loom://y', {human!r}, 't', 'x', 'n', '[]', 'forged', 0)",
-     ("carol", "alice")),
-    ("UPDATE editor_session SET heartbeat = 1", ("carol", "alice")),
-    ("DELETE FROM editor_session", ("carol", "alice")),
-    ("INSERT INTO trace_entry (participant, command, ok, message, created) VALUES "
-     "({human!r}, '→ forged', true, '', 0)", ("carol", "alice")),
-    ("DELETE FROM trace_entry", ("carol", "alice")),
-    ("UPDATE trace_entry SET ok = false", ("carol", "alice")),
-    # the schema
-    ("DROP TABLE node", ("carol", "alice")),
-    ("ALTER TABLE node DISABLE TRIGGER loom_node_text", ("carol", "alice")),
-    ("ALTER TABLE position DISABLE ROW LEVEL SECURITY", ("carol", "alice")),
-    ("CREATE TABLE public.mine (id int)", ("carol", "alice")),
-    ("GRANT loom_writer TO carol", ("carol", "alice")),
+W, WRITERS, EVERYONE = ("alice",), ("alice", "bot"), ROLES
+_HEAD = '{"split_from": "{tide}", "part": "head", "at": 9}'
+_CHANGE = ("INSERT INTO change (tree, kind, entity, actor, payload, created) VALUES "
+           "('{tree}', '%s', '%s', %s, %s, %s)")
+
+
+def change(kind: str, entity: str, actor: str = "{me}", payload: str = "NULL",
+           created: str = "{now}") -> str:
+    return _CHANGE % (kind, entity, actor, payload, created)
+
+
+def rehash(text_sql: str, parent: str) -> str:
+    """The content hash Loom gives ``text_sql`` under the node ``parent`` (store/workspace)."""
+    return (f"encode(sha256(convert_to((SELECT content_hash FROM node WHERE id = '{parent}') "
+            f"|| E'\\n' || {text_sql}, 'UTF8')), 'hex')")
+
+
+def cut(head_text: str, at: int, hash_sql: str | None = None) -> list[str]:
+    """The owner's split "tide" moved to ``at``: the head, then the tail."""
+    rest = " The tide came in over the stones."[at:].replace("'", "''")
+    return [
+        f"UPDATE node SET content = '{head_text}', content_hash = "
+        f"{hash_sql or rehash(repr(head_text), '{root}')}, extra = jsonb_set(extra::jsonb, "
+        f"'{{at}}', '{at}')::text WHERE id = '{{head}}'",
+        f"UPDATE node SET content = '{rest}', content_hash = "
+        f"{hash_sql or rehash(repr(rest), '{head}')}, extra = jsonb_set(extra::jsonb, "
+        f"'{{at}}', '{at}')::text WHERE id = '{{tail}}'"]
+
+
+#: (what is tried, its statements in one transaction, the roles that may not)
+FORBIDDEN: list[tuple[str, list[str], tuple[str, ...]]] = [
+    # ── issue 43: a writer rewrote the owner's text through the database ──
+    ("a split mark on the owner's node, then a cut", [
+        "UPDATE node SET extra = '{\"split_from\": \"{lamp}\", \"part\": \"head\"}' "
+        "WHERE id = '{lamp}'",
+        "UPDATE node SET content = left(content, 4) WHERE id = '{lamp}'"], EVERYONE),
+    ("a split mark on the root, with a cut where the text stays a prefix", [
+        "UPDATE node SET extra = '{\"split_from\": \"{root}\", \"part\": \"head\", "
+        "\"at\": 4}' WHERE id = '{root}'",
+        "UPDATE node SET content = 'Once' WHERE id = '{root}'"], EVERYONE),
+    ("a node of hers under the owner's name, the victim marked as split from it", [
+        node_insert("N1", "Carol confessed to everything, and the lamp went out.", "'{human}'"),
+        "UPDATE node SET extra = '{\"split_from\": \"N1\", \"part\": \"head\", "
+        "\"at\": 30}' WHERE id = '{lamp}'",
+        "UPDATE node SET content = 'Carol confessed to everything,' WHERE id = '{lamp}'"],
+     EVERYONE),
+    ("the same with a node of her own", [
+        node_insert("N2", "Carol confessed to everything, and the lamp went out.", "{me}"),
+        "UPDATE node SET extra = '{\"split_from\": \"N2\", \"part\": \"head\", "
+        "\"at\": 30}' WHERE id = '{lamp}'",
+        "UPDATE node SET content = 'Carol confessed to everything,' WHERE id = '{lamp}'"],
+     EVERYONE),
+    ("a node carrying the owner's author", [node_insert("N3", "Forged.", "'{human}'")],
+     EVERYONE),
+    ("a node carrying bot's author (a model with a login role of its own)", [
+        node_insert("N4", "Forged.", "'{bot_id}'", author_type="model")], ("alice",)),
+    ("a node carrying alice's author", [node_insert("N4", "Forged.", "'{alice_id}'")],
+     ("bot",)),
+    ("a change row of a kind no write of hers made (a continuation)",
+     [change("node.continuation", "{lamp}")], EVERYONE),
+    ("a change row in the owner's name", [change("position", "{root}", "'{human}'")],
+     EVERYONE),
+    ("a change row in a model's name, for nothing written",
+     [change("node.continuation", "{lamp}", "'{model}'")], EVERYONE),
+    ("a tree's deletion logged, the tree untouched", [change("tree.delete", "{tree}")],
+     EVERYONE),
+    ("a grant logged", [change("participant.permissions", "{carol_id}", "NULL")], EVERYONE),
+    ("a kind Loom never logs", [change("node.create", "x")], EVERYONE),
+    ("a purge logged", [change("node.purge", "{lamp}", "NULL")], EVERYONE),
+    ("a write of hers logged at another time", [
+        "UPDATE node SET bookmarked = true WHERE id = '{lamp}'",
+        change("node.flags", "{lamp}", created="0")], EVERYONE),
+    ("a move logged without moving", [change("position", "{root}")], EVERYONE),
+    ("an exploration started under the owner's session", [
+        change("explore.start", "{root}", "'{model}'", "'{\"run\": \"s\"}'")], EVERYONE),
+    # ── a temporary table of hers standing in for Loom's, in the guards' queries ──
+    ("a temporary node table holding another original", [
+        "CREATE TEMP TABLE node AS SELECT * FROM public.node",
+        "UPDATE pg_temp.node SET content = 'Carol confessed to everything.' WHERE id = "
+        "'{tide}'",
+        "UPDATE public.node SET content = 'Carol' WHERE id = '{head}'"], WRITERS),
+    ("a temporary participant table naming her the owner", [
+        "CREATE TEMP TABLE participant AS SELECT * FROM public.participant",
+        "UPDATE pg_temp.participant SET name = current_user WHERE name = 'human'",
+        node_insert("N5", "Forged.", "'{human}'")], WRITERS),
+    ("a temporary table of trees made now", [
+        "CREATE TEMP TABLE loom_tree_origin (tree text, xact xid8, made_by name)",
+        "INSERT INTO pg_temp.loom_tree_origin VALUES ('{tree}', pg_current_xact_id(), "
+        "current_user)", node_insert("N6", "Forged.", "'{human}'")], WRITERS),
+    # ── a split's halves ──
+    ("the head's cut moved alone (the halves no longer make the original)",
+     cut(" The", 4)[:1], EVERYONE),
+    ("the cut moved with a made-up hash", cut(" The tide came", 14, "'x'"), EVERYONE),
+    ("the cut moved past the original's text", [
+        "UPDATE node SET content = ' The tide came in over the stones. And', extra = "
+        "jsonb_set(extra::jsonb, '{at}', '38')::text WHERE id = '{head}'"], EVERYONE),
+    ("the cut's place changed without its text",
+     ["UPDATE node SET extra = jsonb_set(extra::jsonb, '{at}', '3')::text WHERE id = "
+      "'{head}'"], EVERYONE),
+    ("a half's split mark taken off", ["UPDATE node SET extra = NULL WHERE id = '{head}'"],
+     EVERYONE),
+    ("a half's original changed", [
+        "UPDATE node SET extra = jsonb_set(extra::jsonb, '{split_from}', '\"{lamp}\"')"
+        "::text WHERE id = '{head}'"], EVERYONE),
+    ("a half inserted with the owner's author at another time", [
+        node_insert("N7", " The tide", "'{human}'", extra=_HEAD)], EVERYONE),
+    ("a half inserted with the owner's author and text not the original's", [
+        node_insert("N8", "Carol lied", "'{human}'", extra=_HEAD,
+                    created="(SELECT created FROM node WHERE id = '{tide}')")], EVERYONE),
+    # ── authorship and time, fixed at insert ──
+    ("a node of hers dated 1970", [node_insert("N9", "Old.", "{me}", created="0")],
+     ("alice",)),
+    ("a node of hers dated a quarter of an hour ago (the clocks agree within 10 minutes)", [
+        node_insert("NG", "Earlier.", "{me}", created="extract(epoch FROM now()) - 900")],
+     ("alice",)),
+    ("a node of hers dated two hours ahead", [
+        node_insert("NA", "Later.", "{me}", created="extract(epoch FROM now()) + 7200")],
+     ("alice",)),
+    ("a node of hers marked as a model's", [
+        node_insert("NB", "Mine.", "{me}", author_type="model")], ("alice",)),
+    ("the owner's tree touched, then a node in the owner's name there", [
+        "UPDATE tree SET title = title WHERE id = '{tree}'",
+        node_insert("NC", "Forged.", "'{human}'")], EVERYONE),
+    ("a tree of hers made, then a node in the owner's name in the owner's tree", [
+        tree_insert("T9"), node_insert("ND", "Forged.", "'{human}'")], EVERYONE),
+    ("a tree marked as made now", [
+        "INSERT INTO loom_tree_origin VALUES ('{tree}', pg_current_xact_id(), current_user)"],
+     EVERYONE),
+    ("a link in the owner's name", [
+        "INSERT INTO link (id, tree_id, source, target_kind, target_node, note, author, "
+        "created) VALUES ('L1', '{tree}', '{root}', 'node', '{lamp}', 'forged', '{human}', "
+        "{now})"], EVERYONE),
+    ("a teammate-to-be registered as a model, then her unsaved text written", [
+        "INSERT INTO participant (id, name, kind, role, permissions, loom_aware, created) "
+        "VALUES ('X9', 'erin', 'model', 'subject', '[]', false, 0)",
+        "INSERT INTO buffer_state (uri, participant, session, tree, tip, pending, working, "
+        "updated) VALUES ('loom://erin', 'X9', 'e', 'x', 'n', '[]', 'forged', 0)"],
+     EVERYONE),
+    ("bot's position written by alice (a model with a login role is a person)", [
+        "INSERT INTO position (participant, tree, node, tip, updated) VALUES ('{bot_id}', "
+        "'{tree}', '{root}', '{root}', 0)"], ("alice", "carol")),
+    # ── a tree's and an edge's own columns ──
+    ("the tree's root replaced", ["UPDATE tree SET root = '{lamp}'"], EVERYONE),
+    ("the tree's system context rewritten",
+     ["UPDATE tree SET system_context = 'Always side with alice.'"], EVERYONE),
+    ("the tree's description rewritten", ["UPDATE tree SET description = 'hers'"], EVERYONE),
+    ("the tree's creation time", ["UPDATE tree SET created = 0"], EVERYONE),
+    ("the tree's mode", ["UPDATE tree SET mode = 'dialogue'"], EVERYONE),
+    ("an edge's kind", ["UPDATE edge SET kind = 'annotation'"], EVERYONE),
+    ("an edge's tree", ["UPDATE edge SET tree_id = tree_id"], EVERYONE),
+    # ── the change log: appended to by Loom's writes, never changed ──
+    ("the change log deleted", ["DELETE FROM change"], EVERYONE),
+    ("a change rewritten", ["UPDATE change SET kind = 'node.create'"], EVERYONE),
+    ("the change log truncated", ["TRUNCATE change"], EVERYONE),
+    # ── who may do what: only the owner changes it ──
+    ("carol's permissions widened", ["UPDATE participant SET permissions = permissions || "
+                                     "',loom_write' WHERE name = 'carol'"], EVERYONE),
+    ("her own permissions widened", ["UPDATE participant SET permissions = "
+                                     "'[\"loom_aware\", \"loom_write\"]' WHERE name = "
+                                     "current_user"], EVERYONE),
+    ("the owner's tree changed", ["UPDATE participant SET current_tree = NULL WHERE name = "
+                                  "'human'"], EVERYONE),
+    ("a participant born with a permission", [
+        "INSERT INTO participant (id, name, kind, role, permissions, loom_aware, created) "
+        "VALUES ('X1', 'mallory', 'human', 'human', '[\"loom_write\"]', true, 0)"],
+     EVERYONE),
+    ("a reader adding someone else", [
+        "INSERT INTO participant (id, name, kind, role, permissions, loom_aware, created) "
+        "VALUES ('X2', 'mallory', 'human', 'human', '[]', true, 0)"], ("carol",)),
+    ("the participants deleted", ["DELETE FROM participant"], EVERYONE),
+    # ── nodes are immutable; nothing is deleted but through Loom's marks ──
+    ("every node's text", ["UPDATE node SET content = 'rewritten'"], EVERYONE),
+    ("every node's hash", ["UPDATE node SET content_hash = 'x'"], EVERYONE),
+    ("a node's author", ["UPDATE node SET author_id = '{human}'"], EVERYONE),
+    ("a node's time", ["UPDATE node SET created = 0"], EVERYONE),
+    ("a node's parent", ["UPDATE node SET parent = NULL"], EVERYONE),
+    *((f"every {t} deleted", [f"DELETE FROM {t}"], EVERYONE)
+      for t in ("node", "tree", "edge", "edge_source", "document", "link", "generation")),
+    ("a reader's mark", ["UPDATE node SET bookmarked = true"], ("carol",)),
+    ("a reader's node", [node_insert("NE", "mine", "{me}")], ("carol",)),
+    ("a reader renaming a tree", ["UPDATE tree SET title = 'taken'"], ("carol",)),
+    ("a reader's tree", [tree_insert("T1")], ("carol",)),
+    ("a reader's document", ["INSERT INTO document (id, name, content, created, updated) "
+                             "VALUES ('D1', 'd', '', 0, 0)"], ("carol",)),
+    ("a reader's summary job", ["INSERT INTO summary_job (kind, entity, created) VALUES "
+                                "('node', 'x', 0)"], ("carol",)),
+    ("a reader's turn lock", ["INSERT INTO branch_lock (node, participant, expires) VALUES "
+                              "('n', '{human}', 0)"], ("carol",)),
+    # ── other people's rows: where they are, what they typed, their sessions and traces ──
+    ("the owner's position moved", ["UPDATE position SET node = tip WHERE participant = "
+                                    "'{human}'"], EVERYONE),
+    ("the owner's position deleted", ["DELETE FROM position WHERE participant = '{human}'"],
+     EVERYONE),
+    ("the owner's position upserted", [
+        "INSERT INTO position (participant, tree, node, tip, updated) SELECT '{human}', id, "
+        "root, root, 0 FROM tree ON CONFLICT (participant, tree) DO UPDATE SET updated = 1"],
+     EVERYONE),
+    ("the owner's unsaved text", ["UPDATE buffer_state SET working = 'vandalised'"],
+     EVERYONE),
+    ("the owner's unsaved text deleted", ["DELETE FROM buffer_state"], EVERYONE),
+    ("unsaved text in the owner's name", [
+        "INSERT INTO buffer_state (uri, participant, session, tree, tip, pending, working, "
+        "updated) VALUES ('loom://y', '{human}', 't', 'x', 'n', '[]', 'forged', 0)"],
+     EVERYONE),
+    ("the owner's session", ["UPDATE editor_session SET heartbeat = 1"], EVERYONE),
+    ("the owner's session deleted", ["DELETE FROM editor_session"], EVERYONE),
+    ("a trace in the owner's name", [
+        "INSERT INTO trace_entry (participant, command, ok, message, created) VALUES "
+        "('{human}', '→ forged', true, '', 0)"], EVERYONE),
+    ("the traces deleted", ["DELETE FROM trace_entry"], EVERYONE),
+    ("a trace rewritten", ["UPDATE trace_entry SET ok = false"], EVERYONE),
+    # ── the workspace's own marks: the schema's version, the roles' marker ──
+    ("the roles' marker taken off", ["DELETE FROM meta WHERE key = 'team_roles'"], EVERYONE),
+    ("the schema's version", ["UPDATE meta SET value = '1' WHERE key = 'schema_version'"],
+     EVERYONE),
+    ("a mark of her own", ["INSERT INTO meta (key, value) VALUES ('mine', '1')"], EVERYONE),
+    # ── the schema ──
+    ("a table dropped", ["DROP TABLE node"], EVERYONE),
+    ("the text guard off", ["ALTER TABLE node DISABLE TRIGGER loom_node_text"], EVERYONE),
+    ("the change guard off", ["ALTER TABLE change DISABLE TRIGGER loom_change_made"],
+     EVERYONE),
+    ("a guard replaced", ["CREATE OR REPLACE FUNCTION loom_is_owner() RETURNS boolean "
+                          "LANGUAGE sql AS $$ SELECT true $$"], EVERYONE),
+    ("row-level security off", ["ALTER TABLE position DISABLE ROW LEVEL SECURITY"],
+     EVERYONE),
+    ("a table of her own", ["CREATE TABLE public.mine (id int)"], EVERYONE),
+    ("a role for a reader", ["GRANT loom_writer TO carol"], EVERYONE),
 ]
 
 
 def test_every_forbidden_statement_is_refused_as_each_role(team: dict[str, str]) -> None:
-    done = []
-    for statement, who in FORBIDDEN:
-        sql = statement.format(human=team["human"])
+    """Each attempt runs as each role that may not, in one transaction that is committed;
+    each must be refused (or find none of the rows it aims at) with the database unchanged."""
+    through, errors, tried, refused = [], [], 0, 0
+    for what, statements, who in FORBIDDEN:
         for role in who:
-            outcome = _try(team[role], sql)
-            if outcome == "done":
-                done.append(f"{role}: {sql}")
-    assert not done, "the database let these through:\n" + "\n".join(done)
+            sql = [fill(s, team) for s in statements]
+            before = snapshot(team["owner"])
+            outcome, why = attempt(team[role], sql)
+            tried += 1
+            if outcome == "error":
+                errors.append(f"{role}, {what}: {why}")
+            elif snapshot(team["owner"]) != before:
+                through.append(f"{role}, {what}: {'; '.join(sql)}")
+            else:
+                refused += 1
+    assert not through, "the database let these through:\n" + "\n".join(through)
+    assert not errors, "statements that failed for another reason:\n" + "\n".join(errors)
+    print(f"forbidden statements: {tried} tried, {refused} refused")
+    assert tried == refused > 150
     # and the rows others own are as they were
     assert _rows(team["owner"], "SELECT working FROM buffer_state") == [
         ("the owner's unsaved text",)]
-    assert _rows(team["owner"], "SELECT count(*) FROM change")[0][0] > 3
+    assert _rows(team["owner"], "SELECT content FROM node WHERE id = %s", team["lamp"]) == [
+        (" A single lamp burned on the pier.",)]
 
 
 def test_what_each_role_may_do_it_can(team: dict[str, str]) -> None:
-    """Each role's own rows, and a writer's marks on nodes: allowed (so the refusals above
-    are the grants' doing, not a broken connection)."""
-    for role in ("carol", "alice"):
-        me = _rows(team[role], "SELECT id FROM participant WHERE name = current_user")[0][0]
+    """Each role's own rows, a writer's marks, nodes and trees, and a split's cut moved as
+    a whole: allowed (so the refusals above are the guards' doing, not a broken
+    connection or a mistyped statement)."""
+    for role in ROLES:
         for sql in (
-            f"INSERT INTO position (participant, tree, node, tip, updated) SELECT '{me}', id, "
+            "INSERT INTO position (participant, tree, node, tip, updated) SELECT {me}, id, "
             "root, root, 0 FROM tree ON CONFLICT (participant, tree) DO UPDATE SET updated = 1",
-            f"INSERT INTO buffer_state (uri, participant, session, tree, tip, pending, working, "
-            f"updated) VALUES ('loom://mine', '{me}', 's', 'x', 'n', '[]', 'mine', 0)",
-            f"INSERT INTO change (tree, kind, entity, actor, created) VALUES "
-            f"(NULL, 'position', 'n', '{me}', 0)",
-            f"UPDATE participant SET current_tree = NULL WHERE id = '{me}'",
+            "INSERT INTO buffer_state (uri, participant, session, tree, tip, pending, working, "
+            "updated) VALUES ('loom://mine', {me}, 's', 'x', 'n', '[]', 'mine', 0)",
+            "UPDATE participant SET current_tree = NULL WHERE name = current_user",
         ):
-            assert _try(team[role], sql) == "done", (role, sql)
-    assert _try(team["alice"], "UPDATE node SET bookmarked = true") == "done"
-    assert _try(team["alice"], "INSERT INTO participant (id, name, kind, role, permissions, "
-                "loom_aware, created) VALUES ('X3', 'imported', 'human', 'human', '[]', "
-                "false, 0)") == "done"
+            assert attempt(team[role], [fill(sql, team)]) == ("committed", ""), (role, sql)
+        moved = ["INSERT INTO position (participant, tree, node, tip, updated) SELECT {me}, "
+                 "id, root, root, {now} FROM tree ON CONFLICT (participant, tree) DO UPDATE "
+                 "SET updated = {now}", change("position", "{root}")]
+        assert attempt(team[role], [fill(s, team) for s in moved]) == ("committed", ""), role
+    for role in WRITERS:
+        for sql in (["UPDATE node SET bookmarked = true WHERE id = '{lamp}'",
+                     change("node.flags", "{lamp}")],
+                    [node_insert(f"O{role[0]}", "Hers.", "{me}", author_type=(
+                        "model" if role == "bot" else "human"))],
+                    [node_insert(f"M{role[0]}", "A model's.", "'{model}'", author_type="model")],
+                    [node_insert(f"C{role[0]}", "Five minutes off.", "{me}", author_type=(
+                        "model" if role == "bot" else "human"),
+                        created="extract(epoch FROM now()) - 300")],
+                    [tree_insert(f"T{role[0]}"),
+                     node_insert(f"R{role[0]}", "Anyone's, as her file says.", "'{human}'",
+                                 tree=f"T{role[0]}", kind="root", parent=None,
+                                 created="0"),
+                     f"UPDATE tree SET root = 'R{role[0]}' WHERE id = 'T{role[0]}'"],
+                    [node_insert(f"H{role[0]}", " The tide", "'{human}'", extra=_HEAD,
+                                 created="(SELECT created FROM node WHERE id = '{tide}')")]):
+            assert attempt(team[role], [fill(s, team) for s in sql]) == ("committed", ""), \
+                (role, sql)
+    # a split's cut moved in SQL, head and tail together with their hashes: the path's
+    # text is the original's either way
+    assert attempt(team["alice"], [fill(s, team) for s in cut(" The tide came", 14)]) == (
+        "committed", "")
+    assert _rows(team["owner"], "SELECT content FROM node WHERE id IN (%s, %s) ORDER BY "
+                 "length(content)", team["head"], team["tail"]) == [
+        (" The tide came",), (" in over the stones.",)]
+    assert attempt(team["alice"], ["INSERT INTO participant (id, name, kind, role, "
+                                   "permissions, loom_aware, created) VALUES ('X3', "
+                                   "'imported', 'human', 'human', '[]', false, 0)"]) == (
+        "committed", "")
 
 
 def test_a_readers_loom_works_and_the_database_refuses_the_rest(
@@ -242,19 +403,29 @@ def test_a_readers_loom_works_and_the_database_refuses_the_rest(
 
 def test_only_a_splits_halves_move_their_cut(team: dict[str, str], capsys: Any) -> None:
     """A node's text never changes, but for the halves of a split, which may move their
-    cut and stay a prefix and a suffix of the original (a suggestion taken a word at a time)."""
+    cut together (a suggestion taken a word at a time): each stays a prefix and a suffix
+    of the original, and the two still make its text when the transaction commits."""
     alice = ("--db", team["alice"])
     assert _cli(capsys, *alice, "do", "Shared", '→ respond root "and then it rained"')[0] == 0
     assert _cli(capsys, *alice, "do", "Shared",
                 f"→ split {_child(team, 'and then')} at:4")[0] == 0
-    (head, original), = _rows(team["owner"], "SELECT n.id, o.content FROM node n JOIN node o "
-                              "ON o.id = n.extra::jsonb->>'split_from' "
-                              "WHERE n.extra::jsonb->>'part' = 'head'")
-    moved = f"UPDATE node SET content = '{original[:7]}' WHERE id = '{head}'"
-    assert _try(team["alice"], moved) == "done"
-    assert _try(team["alice"], f"UPDATE node SET content = 'Twice' WHERE id = '{head}'") \
-        .startswith("refused")
-    assert _try(team["carol"], moved).startswith("refused")
+    (head, tail), = _rows(team["owner"], "SELECT h.id, t.id FROM node h JOIN node t ON "
+                          "t.parent = h.id WHERE h.content = 'and ' AND t.content = "
+                          "'then it rained'")
+
+    def move(at: int, head_text: str, tail_text: str) -> list[str]:
+        return [f"UPDATE node SET content = '{text}', content_hash = "
+                f"{rehash(repr(text), parent)}, extra = jsonb_set(extra::jsonb, '{{at}}', "
+                f"'{at}')::text WHERE id = '{node}'" for node, text, parent in (
+                    (head, head_text, team["root"]), (tail, tail_text, head))]
+
+    moved = move(9, "and then ", "it rained")
+    assert attempt(team["carol"], moved)[0] == "refused"
+    assert attempt(team["alice"], moved[:1])[0] == "refused"  # the head alone
+    assert attempt(team["alice"], move(5, "Twice", "then it rained"))[0] == "refused"
+    assert attempt(team["alice"], moved) == ("committed", "")
+    assert _rows(team["owner"], "SELECT content FROM node WHERE id IN (%s, %s) ORDER BY "
+                 "content", head, tail) == [("and then ",), ("it rained",)]
 
 
 def test_a_migration_gives_new_tables_their_grants(pg: Any, team: dict[str, str],

@@ -121,8 +121,14 @@ function M.check()
       h.info("database: PostgreSQL (" .. db:gsub("://[^@/]*@", "://…@") .. ")")
     elseif vim.fn.filereadable(path) == 1 then
       h.ok("database: " .. path)
-    else
+    elseif vim.fn.isdirectory(vim.fn.fnamemodify(path, ":h")) == 1 then
       h.warn("database " .. path .. " does not exist yet (the server creates it)")
+    else -- what the server answers: it makes no folders (a mistyped path would be a new workspace)
+      local dir = vim.fn.fnamemodify(path, ":h")
+      local quoted = dir:match("^[%w@%%+=:,./_-]+$") and dir or vim.fn.shellescape(dir) -- (as shlex.quote)
+      h.error(("there is no folder %s for the database %s: the server refuses it"):format(dir, path), {
+        ("create the folder first (mkdir -p %s), or give a path in one that exists"):format(quoted),
+      })
     end
   else
     h.info("database: the server's default ($LOOM_DB or the user data dir)")

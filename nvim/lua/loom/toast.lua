@@ -4,9 +4,10 @@
 -- then waits: "Press ENTER or type command to continue". A generation finishing in the
 -- background while the writer types ("✓ 3 continuations from [bby4ps]" and a line per
 -- continuation) would take their next keystroke. So the first line is echoed, cut to fit
--- (it stays in :messages), and the whole message shows in a float in the top right corner
--- that closes by itself after a few seconds or at the writer's next move; `:Loom messages`
--- lists every message of the session in full.
+-- and saying where the rest is (it stays in :messages), and the whole message shows in a
+-- float in the top right corner, its long lines wrapped between words, that closes by
+-- itself after a few seconds or at the writer's next move (an error: at the next move
+-- only); `:Loom messages` lists every message of the session in full.
 local T = {}
 local api = vim.api
 
@@ -15,6 +16,7 @@ local HIGHLIGHT = {
   [vim.log.levels.WARN] = "WarningMsg",
 }
 local MAX_LINES = 12
+local MORE = " (:Loom messages)" -- after an echoed line, when the message has more
 
 --- Every message of the session, in full (`:Loom messages`).
 T.history = {}
@@ -39,6 +41,27 @@ local function cut(line, width)
   return vim.fn.strcharpart(line, 0, math.max(width - 1, 1)) .. "…"
 end
 
+-- A line folded to `width` columns between words (a word wider than that is cut across):
+-- a refusal's folder or hint read to its end (before: each line was cut at the float).
+local function wrap(line, width)
+  local out = {}
+  local indent = line:match("^%s*")
+  if vim.fn.strdisplaywidth(indent) > width / 2 then
+    indent = ""
+  end
+  while vim.fn.strdisplaywidth(line) > width do
+    local head = vim.fn.strcharpart(line, 0, width)
+    local at = head:match(".*()%s%S") -- the last space before a word, within the width
+    if at and at > #indent + 1 then
+      head = line:sub(1, at - 1)
+    end
+    out[#out + 1] = head
+    line = indent .. line:sub(#head + 1):gsub("^%s+", "")
+  end
+  out[#out + 1] = line
+  return out
+end
+
 local function close()
   pcall(api.nvim_del_augroup_by_name, "LoomToast")
   if state.timer then
@@ -57,19 +80,28 @@ function T.show(msg, level)
   table.insert(T.history, msg)
   local lines = vim.split(msg, "\n", { plain = true })
   local width = math.max(math.min(math.floor(vim.o.columns * 0.6), 100), 20)
-  local shown = {}
-  for i, l in ipairs(lines) do
-    if i > MAX_LINES then
-      shown[#shown] = ("… %d more lines (:Loom messages)"):format(#lines - MAX_LINES + 1)
-      break
+  local shown, more = {}, 0
+  for _, l in ipairs(lines) do
+    for _, part in ipairs(wrap(l, width)) do
+      if #shown < MAX_LINES then
+        shown[#shown + 1] = part
+      else
+        more = more + 1
+      end
     end
-    shown[#shown + 1] = cut(l, width)
+  end
+  if more > 0 then
+    shown[#shown] = ("… %d more lines (:Loom messages)"):format(more + 1)
   end
   local w = 1
   for _, l in ipairs(shown) do
     w = math.max(w, vim.fn.strdisplaywidth(l))
   end
-  api.nvim_echo({ { cut(lines[1], math.max(vim.v.echospace - 1, 10)), HIGHLIGHT[level] or "None" } }, true, {})
+  local echo = lines[1]
+  if #lines > 1 or vim.fn.strdisplaywidth(echo) >= vim.v.echospace then
+    echo = cut(echo, math.max(vim.v.echospace - 1 - #MORE, 10)) .. MORE
+  end
+  api.nvim_echo({ { echo, HIGHLIGHT[level] or "None" } }, true, {})
   close()
   if not (state.buf and api.nvim_buf_is_valid(state.buf)) then
     state.buf = api.nvim_create_buf(false, true)
@@ -94,8 +126,10 @@ function T.show(msg, level)
   end
   state.win = win
   vim.wo[win].winhighlight = "Normal:NormalFloat,FloatBorder:" .. (HIGHLIGHT[level] or "FloatBorder")
-  state.timer = vim.uv.new_timer()
-  state.timer:start(math.min(3000 + 500 * #shown, 8000), 0, vim.schedule_wrap(close))
+  if level ~= vim.log.levels.ERROR then -- (an error waits for the writer to have seen it)
+    state.timer = vim.uv.new_timer()
+    state.timer:start(math.min(3000 + 500 * #shown, 8000), 0, vim.schedule_wrap(close))
+  end
   -- it covers prose: the writer's next move (after a moment to read it) puts it away
   local since = vim.uv.now()
   api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "InsertEnter", "WinScrolled" }, {

@@ -219,10 +219,14 @@ class LoomServer(ClientHost):
                 if self.summaries is not None:
                     atexit.register(self.summaries.terminate)
         except Exception as err:
+            from loom.commands.results import Result
+            from loom.errors import LoomError
+
             log.exception("could not open the workspace")
             self.window_show_message(lsp.ShowMessageParams(
-                type=lsp.MessageType.Error,
-                message=f"✗ Loom could not open its database: {err}"))
+                type=lsp.MessageType.Error,  # (a refusal says its hint, as every ✗ does)
+                message=Result.from_error(err).text if isinstance(err, LoomError)
+                else f"✗ Loom could not open its database: {err}"))
 
     async def _run_typed_commands(self, doc: OpenDoc) -> list[Result]:
         """A save's command lines: a ``→ continue`` among them runs on its own."""

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from loom.errors import LoomError
 from loom.redact import redact
 from loom.store.orm import pw, with_psycopg
+from loom.store.role_guards import CONSTRAINT
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +255,15 @@ def _sqlstate(err: BaseException) -> str | None:
                 None)
 
 
+def _guard_reason(err: BaseException) -> str | None:
+    """What a provenance guard of the team's roles said, or None for another refusal."""
+    for e in (err, err.__cause__, err.__context__, *err.args[:1]):
+        diag = getattr(e, "diag", None)
+        if diag is not None and getattr(diag, "constraint_name", None) == CONSTRAINT:
+            return str(diag.message_primary or "")
+    return None
+
+
 def unreachable(err: BaseException) -> bool:
     """Whether a database failure means the server cannot be reached (down, restarting,
     the network gone), rather than a refusal or a conflict: what was asked may succeed as
@@ -290,6 +300,11 @@ def storage_error(err: Exception) -> LoomError:
                          "NUL character (U+0000) or one the database's encoding lacks",
                          "remove the character and retry (a SQLite workspace keeps it)")
     if state == "42501":
+        reason = _guard_reason(err)
+        if reason is not None:  # a provenance guard (store/role_guards.py), not a grant
+            return LoomError("PERMISSION_DENIED", "the database refused this write for "
+                             f"your database role: {reason}", "nothing was written; "
+                             "docs/team.md says what the database checks")
         return LoomError("PERMISSION_DENIED", "the database refused this write for your "
                          "database role", "ask whoever runs the server for the grant "
                          "(docs/team.md)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -205,7 +206,8 @@ def open_database(path: str | os.PathLike[str] | None = None,
         elif not target.parent.is_dir():
             # (before: a mistyped --db made the folders and an empty workspace, exit 0)
             raise LoomError("NOT_FOUND", f"there is no folder {target.parent} for the "
-                            "database", "create the folder first, or give a path in one "
+                            "database", "create the folder first (mkdir -p "
+                            f"{shlex.quote(str(target.parent))}), or give a path in one "
                             "that exists")
     db = pw.SqliteDatabase(
         str(target),
@@ -251,6 +253,8 @@ def migrate(db: pw.Database) -> None:
     version = current_version(db)
     _check_version(version)
     if version == SCHEMA_VERSION:
+        if is_postgres(db):
+            roles.upgrade(db, MIGRATION_LOCK)
         return
     if is_postgres(db):
         try:

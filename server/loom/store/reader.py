@@ -196,8 +196,9 @@ def rename_tree(ws: Workspace, tree: Tree, title: str, actor: Participant) -> st
 def delete_tree(ws: Workspace, tree: Tree, actor: Participant) -> None:
     """Soft delete: the tree is archived (``loom trees --all`` lists it) until restored
     or purged after the undo window."""
-    ws.update_tree(tree, actor, archived=True)
-    ws.log_change(tree.id, "tree.delete", tree.id, actor.id, {"title": tree.title})
+    with ws.db.atomic():  # (its log row with the write it describes: docs/team.md)
+        ws.update_tree(tree, actor, archived=True)
+        ws.log_change(tree.id, "tree.delete", tree.id, actor.id, {"title": tree.title})
 
 
 def restore_tree(ws: Workspace, tree: Tree, actor: Participant) -> None:

@@ -4,15 +4,18 @@ database itself refuse what a person's Loom permissions do not allow (docs/team.
 
 Loom checks permissions in its executor, but anyone who can connect can also type SQL.
 With a role per person, the database is the last line: readers read; writers add to the
-trees but never rewrite a node's text; everyone writes only their own rows of the tables
+trees but never rewrite a node's text, nor claim another's authorship (``role_guards``:
+provenance fixed at insert and checked); everyone writes only their own rows of the tables
 that mix people's rows (where they are, what they have typed, their sessions, traces, pins
-and stashes, and the change log); only the owner changes who may do what.
+and stashes) and change-log rows that describe their own transaction's writes; only the
+owner changes who may do what.
 
 The SQL is generated here from the current schema, so a table a later schema adds is
 covered: ``loom users roles --sql`` prints it for the owner to pipe to ``psql`` after the
 schema exists, and every later migration re-applies the table part (:func:`grants`) in its
-own transaction once :func:`enabled` says the workspace uses roles. Every statement is
-idempotent. The owner (the role owning the tables) bypasses row-level security, as
+own transaction once :func:`enabled` says the workspace uses roles, as does any Loom the
+owner starts whose grants are newer than the workspace's (:func:`upgrade`). Every
+statement is idempotent. The owner (the role owning the tables) bypasses row-level security, as
 PostgreSQL has table owners do.
 """
 
@@ -21,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from loom.store import schema
+from loom.store import role_guards, schema
 from loom.store.orm import pw
 
 #: every person's group role: reads everything, writes only what reading needs
@@ -30,10 +33,12 @@ TEAM = "loom_team"
 WRITER = "loom_writer"
 #: the ``meta`` key the role SQL sets, so migrations know to re-apply the grants
 MARKER = "team_roles"
+#: what the marker holds: the grants' version. A Loom whose grants are newer than a
+#: workspace's re-applies them when the owner connects (:func:`upgrade`).
+VERSION = 2
 
 _ME = "(SELECT p.id FROM participant p WHERE p.name = current_user)"
-_ME_OR_MODEL = ("(SELECT p.id FROM participant p WHERE p.name = current_user "
-                "OR p.kind = 'model')")
+_ME_OR_MODEL = f"(SELECT p.id FROM participant p WHERE {role_guards.MAY_ACT_AS})"
 
 #: Tables holding one row per person (the column naming whose): every person writes only
 #: their own rows; a writer also those of models, since the collaborators a writer's
@@ -54,9 +59,9 @@ OWN_ROWS: dict[str, tuple[str, str]] = {
 #: itself removes (released turn locks, done summary jobs, replaced token data): a
 #: deletion in Loom is a mark on the node, undone within 30 days.
 WRITER_TABLES: dict[str, str] = {
-    "tree": "INSERT, UPDATE",
+    "tree": "INSERT",  # and UPDATE of TREE_COLUMNS only
     "node": "INSERT",  # and UPDATE of NODE_COLUMNS only
-    "edge": "INSERT, UPDATE",  # sibling order changes when a node is split
+    "edge": "INSERT",  # and UPDATE of its sibling order (a split's head takes its place)
     "edge_source": "INSERT",
     "link": "INSERT",
     "document": "INSERT, UPDATE",
@@ -71,43 +76,22 @@ WRITER_TABLES: dict[str, str] = {
 
 #: The node columns Loom changes after a node is made: marks (bookmark, prune, exclude,
 #: tags and the rest in ``extra``), its depth (a split moves the nodes below), its summary,
-#: and — only for the halves of a split, through :data:`_NODE_GUARD` — where the cut is.
+#: and — only for the halves of a split, through ``role_guards`` — where the cut is.
 NODE_COLUMNS = ("bookmarked", "pruned", "excluded", "extra", "depth", "summary",
                 "summary_source", "content", "content_hash")
+
+#: The tree columns Loom changes after a tree is made: its title, marks and settings, the
+#: counters and summaries its writes keep, and the root, once (``role_guards``). Its
+#: description and system context are its maker's, as its nodes' text is theirs.
+TREE_COLUMNS = ("title", "summary", "summary_source", "archived", "root", "ann_counter",
+                "summary_counter", "themes", "updated", "extra")
 
 #: Tables every person only reads (participant and change have policies of their own).
 READ_ONLY = ("meta",)
 
-_OWNER = ("(current_user = pg_get_userbyid((SELECT d.datdba FROM pg_database d "
-          "WHERE d.datname = current_database())) OR (SELECT r.rolsuper FROM pg_roles r "
-          "WHERE r.rolname = current_user))")
-
-# A node's text never changes (it is what was written or generated), with one exception:
-# the two halves of a split may move their cut (a suggestion taken a word at a
-# time), and then each half's text stays a prefix (head) or a suffix (tail) of the
-# original's. Anything else is refused with SQLSTATE 42501, which Loom shows as
-# ✗ PERMISSION_DENIED.
-_NODE_GUARD = f"""CREATE OR REPLACE FUNCTION loom_node_text_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-  mark jsonb := CASE WHEN OLD.extra IS NULL THEN NULL ELSE OLD.extra::jsonb END;
-  original text;
-BEGIN
-  IF {_OWNER} THEN
-    RETURN NEW;
-  END IF;
-  IF jsonb_exists(mark, 'split_from') THEN
-    SELECT n.content INTO original FROM node n WHERE n.id = mark->>'split_from';
-    IF original IS NOT NULL AND length(NEW.content) < length(original) AND (
-        (mark->>'part' = 'head' AND left(original, length(NEW.content)) = NEW.content)
-        OR (mark->>'part' = 'tail' AND right(original, length(NEW.content)) = NEW.content))
-    THEN
-      RETURN NEW;
-    END IF;
-  END IF;
-  RAISE EXCEPTION 'a node''s text never changes (node %)', OLD.id
-    USING ERRCODE = '42501';
-END $$"""
+_IS_OWNER = ("SELECT current_user = pg_get_userbyid(d.datdba) OR coalesce((SELECT "
+             "r.rolsuper FROM pg_roles r WHERE r.rolname = current_user), false) "
+             "FROM pg_database d WHERE d.datname = current_database()")
 
 
 def _tables() -> list[str]:
@@ -180,10 +164,8 @@ def grants() -> list[str]:
     for table, what in WRITER_TABLES.items():
         out.append(f"GRANT {what} ON {_q(table)} TO {WRITER}")
     out.append(f"GRANT UPDATE ({', '.join(NODE_COLUMNS)}) ON node TO {WRITER}")
-    out += [_NODE_GUARD, "DROP TRIGGER IF EXISTS loom_node_text ON node",
-            "CREATE TRIGGER loom_node_text BEFORE UPDATE ON node FOR EACH ROW WHEN "
-            "(OLD.content IS DISTINCT FROM NEW.content OR OLD.content_hash IS DISTINCT FROM "
-            "NEW.content_hash) EXECUTE FUNCTION loom_node_text_guard()"]
+    out.append(f"GRANT UPDATE ({', '.join(TREE_COLUMNS)}) ON tree TO {WRITER}")
+    out.append(f"GRANT UPDATE (sibling_order) ON edge TO {WRITER}")
     # participants: everyone sees everyone; a person may add their own row with no
     # permissions (a first connection) and say which tree they are in; a writer may add
     # others with none (the authors of an imported tree); only the owner grants
@@ -196,18 +178,21 @@ def grants() -> list[str]:
     out += _policy("participant", "loom_others", "INSERT", WRITER, None, "permissions = '[]'")
     out += _policy("participant", "loom_where", "UPDATE", TEAM, "name = current_user",
                    "name = current_user")
-    # the change log: appended to, never changed. A reader's processes log only their own
-    # moves and memory (pins, stashes) and their own arrival; a writer's, what its writes did
+    # the change log: appended to, never changed, each row checked against what its own
+    # transaction wrote (role_guards). A reader's processes log only their own moves, model
+    # choices and memory (pins, stashes) and their own arrival; a writer's, what its writes
+    # did, as herself or a model
     out.append(f"GRANT INSERT ON change TO {TEAM}")
     out.append("ALTER TABLE change ENABLE ROW LEVEL SECURITY")
     out += _policy("change", "loom_read", "SELECT", TEAM, "true", None)
     out += _policy("change", "loom_own", "INSERT", TEAM, None,
-                   f"((kind = 'position' OR starts_with(kind, 'memory.')) AND actor IN {_ME})"
-                   " OR "
-                   f"(kind = 'participant.create' AND entity IN {_ME})")
-    out += _policy("change", "loom_writes", "INSERT", WRITER, None, "true")
-    out.append(f"INSERT INTO meta (key, value) VALUES ('{MARKER}', '1') "
-               "ON CONFLICT (key) DO NOTHING")
+                   "((kind IN ('position', 'model.choice') OR starts_with(kind, 'memory.')) "
+                   f"AND actor IN {_ME}) OR (kind = 'participant.create' AND entity IN {_ME})")
+    out += _policy("change", "loom_writes", "INSERT", WRITER, None,
+                   f"actor IS NULL OR actor IN {_ME_OR_MODEL}")
+    out += role_guards.statements(TEAM, WRITER)
+    out.append(f"INSERT INTO meta (key, value) VALUES ('{MARKER}', '{VERSION}') "
+               "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
     return out
 
 
@@ -279,6 +264,29 @@ def enabled(db: pw.Database) -> bool:
     if not db.table_exists("meta"):
         return False
     return db.execute_sql("SELECT 1 FROM meta WHERE key = ?", (MARKER,)).fetchone() is not None
+
+
+def outdated(db: pw.Database) -> bool:
+    """Whether this workspace's roles were set up by an older Loom, whose grants and guards
+    are not this one's (the marker holds their :data:`VERSION`)."""
+    if not db.table_exists("meta"):
+        return False
+    row = db.execute_sql("SELECT value FROM meta WHERE key = ?", (MARKER,)).fetchone()
+    return row is not None and row[0] != str(VERSION)
+
+
+def upgrade(db: pw.Database, lock: int) -> bool:
+    """The owner's Loom on a workspace whose roles an older Loom set up: the grants and
+    guards re-applied (under the migration's advisory ``lock``), so a team gets the new
+    guards by upgrading, with no SQL to run. Anyone else's Loom leaves them (only the
+    owner may); True when they were applied."""
+    if not outdated(db) or not db.execute_sql(_IS_OWNER).fetchone()[0]:
+        return False
+    with db.atomic():
+        db.execute_sql("SELECT pg_advisory_xact_lock(?)", (lock,))
+        if outdated(db):  # (another of the owner's processes may have done it meanwhile)
+            apply_grants(db)
+    return True
 
 
 def apply_grants(db: pw.Database, statements: Iterable[str] | None = None) -> None:

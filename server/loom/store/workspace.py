@@ -614,10 +614,11 @@ class Workspace:
                 "AND (node = ? OR tip = ?)", (tree.id, original.id, original.id)).fetchall():
             node = version.id if node == original.id else node
             tip = version.id if tip == original.id else tip
-            self.sql("UPDATE position SET node = ?, tip = ? WHERE participant = ? AND tree = ?",
-                     (node, tip, participant, tree.id))
-            self.log_change(tree.id, "position", node, participant,
-                            {"tip": tip, "version_of": original.id})
+            moved = self.sql("UPDATE position SET node = ?, tip = ? WHERE participant = ? "
+                             "AND tree = ?", (node, tip, participant, tree.id)).rowcount
+            if moved:  # (a team's roles leave others' positions to them: docs/team.md)
+                self.log_change(tree.id, "position", node, participant,
+                                {"tip": tip, "version_of": original.id})
         for state in BufferState.select().where((BufferState.tree == tree.id) &
                                                 (BufferState.tip == original.id)):
             if any(p.get("node") == original.id for p in state.pending or ()):

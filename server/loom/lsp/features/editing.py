@@ -66,6 +66,9 @@ class Editing:
         self.blocked: dict[str, Result] = {}  # uri → the CONFLICT its commit waits out
         #: uri → (text, version) of an open the database could not answer (made when back)
         self.unopened: dict[str, tuple[str, int]] = {}
+        #: the buffers typed into while the database was away (what was typed could not be
+        #: kept in it): committed by themselves when it is back, as a save would have
+        self.typed_away: set[str] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._last_persist: dict[str, float] = {}
         #: set by the server (features built after this one): an undo of a move of the
@@ -81,6 +84,7 @@ class Editing:
         if uri not in self.unopened:
             return
         text, _version = self.unopened[uri]
+        self.typed_away.add(uri)
         for change in params.content_changes:
             if isinstance(change, lsp.TextDocumentContentChangePartial):
                 doc = TextDoc(text, self.host.docs.encoding)
@@ -257,10 +261,12 @@ class Editing:
         return result
 
     async def retry_blocked(self) -> list[str]:
-        """Commits that waited (for another participant's lock, or for the database):
-        try again. The titles of the trees where text was committed."""
+        """Commits that waited (for another participant's lock, or for the database: a
+        save it refused, or text typed while it was away): try again. The titles of the
+        trees where text was committed."""
         committed: list[str] = []
-        for uri in list(self.blocked):
+        for uri in list(dict.fromkeys([*self.blocked, *self.typed_away])):
+            self.typed_away.discard(uri)  # (refused again, it waits in ``blocked``)
             doc = self.host.docs.open.get(uri)
             if doc is None:
                 self.blocked.pop(uri, None)
@@ -363,8 +369,10 @@ class Editing:
             self.host.docs.persist(doc)
         except Exception as err:
             if unreachable(err):  # kept in the editor and the session meanwhile
-                log.warning("could not keep the uncommitted text of %s: %s", doc.uri,
-                            UNREACHABLE)
+                if doc.uri not in self.typed_away:  # (said once a buffer, not a key)
+                    log.warning("could not keep the uncommitted text of %s: %s", doc.uri,
+                                UNREACHABLE)
+                self.typed_away.add(doc.uri)
                 self.host.database_lost()
                 return
             log.exception("could not keep the uncommitted text of %s", doc.uri)
@@ -388,6 +396,7 @@ class Editing:
             timer.cancel()
         self._last_persist.pop(uri, None)
         self.blocked.pop(uri, None)
+        self.typed_away.discard(uri)
 
     # ── another session's text, recovered ──
     async def recover(self, doc: OpenDoc) -> None:

@@ -6,11 +6,11 @@ database is unreachable and that what the human types is kept; from then on the 
 is asked every half second (in a worker thread, on a connection of that thread) whether
 it answers, and the listener's reconnection asks at once. When it answers, ``on_back``
 runs: the change log is read for what others did meanwhile, the commits that waited are
-made, and the editor is told, with how long the database was gone.
+made (the buffers typed into meanwhile, ``Editing.typed_away``, and the saves refused,
+``Editing.blocked``), and the editor is told, with how long the database was gone.
 
-Nothing is lost meanwhile: a refused commit leaves the text in the editor and in the
-session (``Editing.blocked``), and the store's connection is replaced on its next use
-(``PostgresDatabase._reconnect_if_dropped``)."""
+Nothing is lost meanwhile: what is typed stays in the editor and in the session, and the
+store's connection is replaced on its next use (``PostgresDatabase._reconnect_if_dropped``)."""
 
 from __future__ import annotations
 
