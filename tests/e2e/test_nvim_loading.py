@@ -351,9 +351,9 @@ def test_the_server_the_plugin_runs(tmp_path: Path) -> None:
     assert wheel_["cmd"] == [str(wheel_loom), "--db", str(tmp_path / "x.db"), "serve"]
     assert bare_["cmd"] == ["loom", "serve"]
     assert bare_["missing"] == (
-        "✗ the loom language server was not found: no `loom` on $PATH, none installed with "
-        "the plugin\n  hint: pipx install loom-lsp, or set server_path = \"/path/to/bin/loom\" "
-        "(in vim.g.loom or setup(); :help loom-server)")
+        "✗ the loom language server was not found: no `loom` on $PATH nor beside the plugin\n"
+        "  hint: pipx install loom-lsp, or set server_path = \"/path/to/bin/loom\" "
+        "(:help loom-server)")
     assert chosen_ == {"cmd": [str(chosen), "serve"], "missing": None}
     assert wrong_["missing"].startswith(
         f"✗ server_path is not an executable: {tmp_path / 'nowhere' / 'loom'}\n  hint: ")

@@ -95,14 +95,15 @@ function M.missing(cmd, opts)
   if type(cmd) == "function" or (exe and vim.fn.executable(exe) == 1) then
     return nil
   end
-  local how = 'set server_path = "/path/to/bin/loom" (in vim.g.loom or setup(); :help loom-server)'
+  -- short lines: the corner float of a long message (loom.toast) is 60% of the width
+  local how = 'set server_path = "/path/to/bin/loom" (:help loom-server)'
   if opts.cmd or (exe ~= "loom" and not opts.server_path) then
     return ("✗ the loom language server command is not an executable: %s\n  hint: fix cmd, or %s")
       :format(tostring(exe), how)
   elseif opts.server_path then
     return ("✗ server_path is not an executable: %s\n  hint: %s"):format(exe, how)
   end
-  return "✗ the loom language server was not found: no `loom` on $PATH, none installed with the plugin\n"
+  return "✗ the loom language server was not found: no `loom` on $PATH nor beside the plugin\n"
     .. "  hint: pipx install loom-lsp, or " .. how
 end
 
@@ -307,6 +308,39 @@ function M.title(buf)
     title = ("%s · [%s] d%s%s"):format(title, st.label, tostring(st.depth or "?"), st.generating and " …" or "")
   end
   return title
+end
+
+--- The tab line the plugin sets when the user has none ('tabline' empty): Neovim's own
+--- (a window count, `+` when a buffer is modified, the name shortened), with a loom
+--- buffer named by M.title() instead of `l//p/0/k/The%20House…`.
+function M.tabline()
+  local parts = {}
+  local current = vim.api.nvim_get_current_tabpage()
+  for i, tab in ipairs(vim.api.nvim_list_tabpages()) do
+    local wins = vim.api.nvim_tabpage_list_wins(tab)
+    local buf = vim.api.nvim_win_get_buf(vim.api.nvim_tabpage_get_win(tab))
+    local modified = false
+    for _, w in ipairs(wins) do
+      modified = modified or vim.bo[vim.api.nvim_win_get_buf(w)].modified
+    end
+    local name = vim.api.nvim_buf_get_name(buf)
+    local label
+    if name:match("^loom:") then
+      label = M.title(buf)
+    elseif name == "" then
+      label = "[No Name]"
+    else
+      label = vim.fn.pathshorten(vim.fn.fnamemodify(name, ":~:."))
+    end
+    local flags = (#wins > 1 and tostring(#wins) or "") .. (modified and "+" or "")
+    parts[#parts + 1] = ("%%#%s#%%%dT %s%s "):format(tab == current and "TabLineSel" or "TabLine", i,
+      flags ~= "" and (flags .. " ") or "", label:gsub("%%", "%%%%"))
+  end
+  local line = table.concat(parts) .. "%#TabLineFill#%T"
+  if #vim.api.nvim_list_tabpages() > 1 then
+    line = line .. "%=%#TabLine#%999XX"
+  end
+  return line
 end
 
 --- A failure as the user reads it: `✗ CODE: message` once (the server's answers already
