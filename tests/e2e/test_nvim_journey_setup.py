@@ -252,18 +252,24 @@ def _own_neovim(term: Shell, lines: list[str]) -> None:
     init = Path(term.env["XDG_CONFIG_HOME"]) / "nvim" / "init.lua"
     init.parent.mkdir(parents=True, exist_ok=True)
     init.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shown = _open_the_story(term, "own-neovim")
+    assert "did not start" not in shown and "✗" not in shown, shown
+    term.command("qa!")
+    term.prompt()
+
+
+def _open_the_story(term: Shell, step: str) -> str:
+    """`nvim` at the prompt, then `:Loom open` and the demo tree picked from the list."""
     term.keys("C-l")
     term.type("nvim\n")
     term.wait(lambda s: s.count("~") > 5, "Neovim")
     term.command("Loom open")
     term.see(TITLE, "Type number and <Enter>")
-    term.keep("own-neovim-picks-a-tree")
+    term.keep(f"{step}-picks-a-tree")
     term.type("1\n")
     shown = term.see("The house stood empty at the end of the lane.", timeout=30)
-    term.keep("own-neovim-opens-the-story", shown)
-    assert "did not start" not in shown and "✗" not in shown, shown
-    term.command("qa!")
-    term.prompt()
+    term.keep(f"{step}-opens-the-story", shown)
+    return shown
 
 
 def _lazy_nvim(term: Shell, tmp: Path, db: Path) -> None:
@@ -299,14 +305,7 @@ def _lazy_nvim(term: Shell, tmp: Path, db: Path) -> None:
 
     # the writer does what the hint says
     write_init(f'{{ db = "{db}", server_path = "{LOOM}" }}')
-    term.keys("C-l")
-    term.type("nvim\n")
-    term.wait(lambda s: s.count("~") > 5, "Neovim")
-    term.command("Loom open")
-    term.see(TITLE, "Type number and <Enter>")
-    term.type("1\n")
-    shown = term.see("The house stood empty at the end of the lane.", timeout=30)
-    term.keep("lazy-opens-the-story", shown)
+    _open_the_story(term, "lazy")
     term.command("help loom")
     shown = term.see("Branching trees of human and model writing", "loom-install")
     term.keep("lazy-help-loom", shown)
