@@ -221,7 +221,7 @@ async def bench_serving(db: Path, uri: str, spans: list[tuple[int, int]], deep: 
         got = await client.text_document_hover_async(lsp.HoverParams(
             text_document=doc, position=lsp.Position(*text_doc.position_at(
                 rng.randrange(start, end)))))
-        assert got is not None and "| ▸ |" in got.contents.value
+        assert got is not None and "\n▸ " in got.contents.value
     report("hover on a model token", await timed(hover, samples))
 
     async def tokens(_i: int) -> None:

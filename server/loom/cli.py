@@ -455,16 +455,33 @@ def command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _global_options(p: argparse.ArgumentParser, default: Any = None) -> None:
+    p.add_argument("--db", default=default, help="an SQLite file, or "
+                   "postgresql://user@host/dbname for a team (password: PGPASSWORD, ~/.pgpass "
+                   "or the keyring, never the URL); default: $LOOM_DB, else a file in the "
+                   "user data dir")
+    p.add_argument("--participant", default=default, help="act as this participant "
+                   "(default: $LOOM_PARTICIPANT, on PostgreSQL the database user, else human)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   default=False if default is None else default)
+
+
+def _global_options_after_commands(p: argparse.ArgumentParser) -> None:
+    """``loom demo --db FILE`` as well as ``loom --db FILE demo``: every subcommand (and
+    ``users``' actions) takes the global options too. Their default there is SUPPRESS, so
+    one given before the subcommand is not reset by the subcommand's parser."""
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for parser in {id(c): c for c in action.choices.values()}.values():
+                _global_options(parser, argparse.SUPPRESS)
+                _global_options_after_commands(parser)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or (``only``) the global options and that one command."""
     p = argparse.ArgumentParser(prog="loom", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--db", help="an SQLite file, or postgresql://user@host/dbname for a "
-                   "team (password: PGPASSWORD, ~/.pgpass or the keyring, never the URL); "
-                   "default: $LOOM_DB, else a file in the user data dir")
-    p.add_argument("--participant", help="act as this participant (default: "
-                   "$LOOM_PARTICIPANT, on PostgreSQL the database user, else human)")
-    p.add_argument("-v", "--verbose", action="store_true")
+    _global_options(p)
     p.add_argument("--version", action="version", version=_version())
     sub: Any = p.add_subparsers(dest="cmd", required=True)
     if only is not None:
@@ -596,6 +613,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     preference_parsers(sub, {"export-preferences": cmd_export_preferences,
                              "stats": cmd_stats, "settings": cmd_settings})
+    _global_options_after_commands(p)
     return p
 
 

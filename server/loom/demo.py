@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -123,7 +124,6 @@ def open_in_editor(app: App, tree: Tree, db: str | None) -> int:
     """Open the demo in Neovim with the plugin loaded; without a terminal (or without
     Neovim) draw it and say how to explore it instead."""
     from loom.commands.context import Actor
-    from loom.store.db import default_db_path
     from loom.uris import node_uri
 
     actor = Actor(app.ws.human(), tree)
@@ -142,11 +142,49 @@ def open_in_editor(app: App, tree: Tree, db: str | None) -> int:
                "pipx install --force loom-lsp)")
         print(f"Not opening the editor: {why}.")
         print(f'Explore it here: loom shell "{tree.title}"   (→ help, → list continuations)')
+        if plugin:
+            print()
+            print(own_neovim(plugin, _database(db)))
         return 0
-    database = str(Path(db).expanduser().resolve()) if db else str(default_db_path())
+    database = _database(db)
     init = Path(tempfile.mkdtemp(prefix="loom-demo-")) / "init.lua"
     init.write_text(INIT_LUA.format(plugin=json.dumps(str(plugin)),
                                     python=json.dumps(sys.executable),
                                     db=json.dumps(database),
                                     uri=json.dumps(node_uri(tree, tip))), encoding="utf-8")
-    return subprocess.call([nvim, "-u", str(init)])
+    code = subprocess.call([nvim, "-u", str(init)])
+    print(f"The demo ran Neovim with a configuration of its own ({init}).")
+    print(own_neovim(plugin, database))
+    return code
+
+
+def _database(db: str | None) -> str:
+    from loom.store.db import default_db_path
+
+    if db and "://" in db:
+        return db
+    return str(Path(db).expanduser().resolve()) if db else str(default_db_path())
+
+
+def own_neovim(plugin: Path, database: str) -> str:
+    """The lines that give one's own Neovim this plugin, this database and this ``loom``:
+    the server is named unless ``loom`` on $PATH is this installation's (scripts/run.sh
+    leaves .venv/bin off the PATH)."""
+    def lua(text: str) -> str:
+        return json.dumps(text, ensure_ascii=False)  # LuaJIT reads no \u escapes
+
+    options = [f"db = {lua(database)}"]
+    loom = Path(sys.executable).parent / ("loom.exe" if sys.platform == "win32" else "loom")
+    on_path = shutil.which("loom")
+    if loom.exists() and not (on_path and Path(on_path).resolve() == loom.resolve()):
+        options.append(f"server_path = {lua(str(loom))}")
+    return ("To use Loom in your own Neovim, add these lines to its init.lua\n"
+            f"({_init_path()}), then :Loom open:\n\n"
+            f"  vim.opt.rtp:append({lua(str(plugin))})\n"
+            f"  vim.g.loom = {{ {', '.join(options)} }}\n\n"
+            "A plugin manager can install the plugin instead: :help loom-install.")
+
+
+def _init_path() -> str:
+    config = os.environ.get("XDG_CONFIG_HOME") or "~/.config"
+    return str(Path(config) / "nvim" / "init.lua")

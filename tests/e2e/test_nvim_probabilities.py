@@ -101,7 +101,7 @@ def test_hover_and_branch_from_an_alternative(fake: FakeProvider, editor: Editor
     # the streamed text is provisional (no hover) until the generation's last edit lands
     shown = wait_for(lambda: (editor.request("textDocument/hover") or {}).get("contents"), 15,
                      "a hover on the landed continuation")["value"]
-    assert shown.startswith("**`␣sat`** · 20.2%") and "`␣lay`" in shown
+    assert shown.startswith("**`␣sat`** · 20.2%") and "\n  ␣lay " in shown
     fake.script(OPENAI_COMPLETIONS, openai_logprob_stream([AFTER_LAY]))
     editor.lua("""vim.lsp.buf.code_action({ apply = true, filter = function(a)
         return a.title:find('‘␣lay’', 1, true) ~= nil end })""")

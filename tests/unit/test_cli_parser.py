@@ -66,3 +66,59 @@ def test_loom_trees_loads_no_pydantic_nor_model_code(tmp_path) -> None:  # type:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          timeout=60).stdout
     assert "LOADED []" in out, out
+
+
+def _every_command(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()
+                   ) -> list[tuple[argparse.ArgumentParser, tuple[str, ...]]]:
+    """Each subcommand's parser (``users``' actions too) and the words that reach it."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.append((sub, (*prefix, name)))
+                found += _every_command(sub, (*prefix, name))
+    return found
+
+
+#: arguments each command needs to parse at all (its positionals)
+NEEDS = {"new": ["T"], "do": ["T", "→ view"], "shell": ["T"], "parse": ["→ view"],
+         "import": ["f.json"], "export": ["T"], "uri": ["T"], "tree": ["T"],
+         "search": ["walnut"], "agent": ["T"], "model": ["status"], "stats": ["T"],
+         "settings": ["T"], "users grant": ["bob", "write"], "users revoke": ["bob", "write"],
+         "users add": ["bob"], "users set": ["bob"]}
+
+
+def test_every_command_takes_the_global_options_after_it_too() -> None:
+    """`loom demo --db FILE` was `unrecognized arguments`: each subcommand, at every
+    level, reads --db, --participant and -v where they are typed."""
+    commands = _every_command(build_parser())
+    assert {" ".join(words) for _, words in commands} >= set(COMMANDS) | {"users grant"}
+    for _parser, words in commands:
+        name = " ".join(words)
+        argv = [*words, *NEEDS.get(name, []), "--db", "after.db", "--participant", "ann",
+                "-v"]
+        args = build_parser(command_of(argv)).parse_args(argv)
+        assert (args.db, args.participant, args.verbose) == ("after.db", "ann", True), name
+
+
+def test_a_global_option_before_the_command_is_not_reset_by_it() -> None:
+    args = build_parser().parse_args(["--db", "before.db", "-v", "demo", "--no-editor"])
+    assert (args.db, args.participant, args.verbose) == ("before.db", None, True)
+    args = build_parser().parse_args(["--db", "before.db", "demo", "--db", "after.db"])
+    assert args.db == "after.db"  # the later one wins, as a repeated option does
+    args = build_parser().parse_args(["--participant", "bo", "users", "grant", "x", "write"])
+    assert args.participant == "bo"
+
+
+def test_loom_demo_with_its_database_after_the_command(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The command as issue 47 typed it, end to end: the demo is made in that file."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "after.db"
+    run = subprocess.run([sys.executable, "-m", "loom.cli", "demo", "--db", str(db),
+                          "--no-editor"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith('✓ demo tree "The House at the End of the Lane" ready')
+    assert db.exists()

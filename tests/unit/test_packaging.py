@@ -94,7 +94,8 @@ def test_the_readme_shows_the_install_lines() -> None:
     install = readme[readme.index("## Install"):readme.index("## In the editor")]
     for line in ("pipx install loom-lsp", "uv tool install loom-lsp", "loom --version",
                  "pipx install --force 'loom-lsp[local]'", "loom model setup",
-                 'vim.opt.rtp:append(plugin.dir .. "/nvim")', "rtp = \"nvim\"",
-                 "Plug 'loom-lsp/loom', { 'rtp': 'nvim' }", ":checkhealth loom"):
+                 '{ "loom-lsp/loom", main = "loom", opts = { db = "~/notes/loom.db" } }',
+                 '{ "loom-lsp/loom" }', 'use("loom-lsp/loom")', "Plug 'loom-lsp/loom'",
+                 ":checkhealth loom"):
         assert line in install, line
     assert readme.index("## Install") < readme.index("## In the editor")

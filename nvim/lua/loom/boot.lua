@@ -1,9 +1,10 @@
 -- What loading the plugin does, once, before any setup(): the `loom` filetype, the `:Loom`
 -- command, the `<Plug>(loom-…)` mappings, the `loom://` read/write and LspAttach
 -- autocommands, `vim.lsp.enable("loom")` and the help tags. plugin/loom.lua calls it when
--- Neovim loads plugins; setup() calls it too, for a plugin manager (lazy.nvim) that puts
--- `nvim/` on the runtime path after Neovim has sourced plugin/ files. Each trigger sets
--- the plugin up with vim.g.loom's options on first use (require("loom").ensure()).
+-- Neovim (or a plugin manager, through the repository's top-level plugin/loom.lua) loads
+-- plugins; setup() calls it too, for a config that puts `nvim/` on the runtime path after
+-- plugin/ files were sourced. Each trigger sets the plugin up with vim.g.loom's options on
+-- first use (require("loom").ensure()).
 local M = {}
 
 local loaded = false

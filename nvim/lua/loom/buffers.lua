@@ -454,6 +454,34 @@ function B.arrow_on_space(buf)
   })
 end
 
+--- A loom buffer's look in window `win`: prose wraps between words, the status line (and
+--- a default tab line) name the tree, not its ULID and %20s, and the overview folds. A
+--- status or tab line of the user's own (lualine, …) is left alone (it has
+--- loom.statusline() and loom.title()).
+function B.dress(buf, win)
+  if not (api.nvim_buf_is_valid(buf) and api.nvim_win_is_valid(win)) or api.nvim_win_get_buf(win) ~= buf then
+    return
+  end
+  local kind = B.parse(api.nvim_buf_get_name(buf)).kind
+  if kind ~= "tree" then
+    -- prose: a paragraph is one long line; wrap it between words, not mid-word
+    vim.wo[win][0].wrap = true
+    vim.wo[win][0].linebreak = true
+    vim.wo[win][0].breakindent = false
+  else
+    -- the overview: every branch folds (the server's folding ranges)
+    vim.wo[win][0].foldmethod = "expr"
+    vim.wo[win][0].foldexpr = "v:lua.vim.lsp.foldexpr()"
+    vim.wo[win][0].foldlevel = 99
+  end
+  if vim.go.statusline == "" then
+    vim.wo[win][0].statusline = "%<%{v:lua.require'loom'.title()} %h%m%r%=%-14.(%l,%c%V%) %P"
+  end
+  if vim.go.tabline == "" then
+    vim.go.tabline = "%!v:lua.require'loom'.tabline()"
+  end
+end
+
 --- Buffer-local setup when the loom client attaches: completion, inlay hints, keymaps.
 local function on_attach(buf, client)
   local cfg = loom.config
@@ -472,29 +500,23 @@ local function on_attach(buf, client)
   if cfg.suggestions then
     require("loom.suggest").attach(buf)
   end
-  if B.parse(api.nvim_buf_get_name(buf)).kind ~= "tree" then
-    -- prose: a paragraph is one long line; wrap it between words, not mid-word
-    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-      vim.wo[win][0].wrap = true
-      vim.wo[win][0].linebreak = true
-      vim.wo[win][0].breakindent = false
-    end
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    B.dress(buf, win)
   end
-  if vim.o.statusline == "" then
-    -- the default status line shows the URI (a ULID, %20s): name the tree instead; a
-    -- status line of the user's own (lualine, …) is left alone (it has loom.statusline())
-    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-      vim.wo[win][0].statusline = "%<%{v:lua.require'loom'.title()} %h%m%r%=%-14.(%l,%c%V%) %P"
-    end
+  if not vim.b[buf].loom_dressed then -- once per buffer (a renamed buffer attaches again)
+    vim.b[buf].loom_dressed = true
+    -- CTRL-] reads the buffer it jumps to before a window shows it: dress each window the
+    -- buffer enters, or it showed the loom:// address and wrapped mid-word
+    api.nvim_create_autocmd("BufWinEnter", {
+      group = B.buffer_group,
+      buffer = buf,
+      desc = "Loom: the look of a loom buffer in this window",
+      callback = function()
+        B.dress(buf, api.nvim_get_current_win())
+      end,
+    })
   end
   if B.parse(api.nvim_buf_get_name(buf)).kind == "tree" then
-    -- the overview: every branch folds (the server's folding ranges); <CR> opens the
-    -- node on the line
-    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-      vim.wo[win].foldmethod = "expr"
-      vim.wo[win].foldexpr = "v:lua.vim.lsp.foldexpr()"
-      vim.wo[win].foldlevel = 99
-    end
     vim.keymap.set("n", "<CR>", function()
       local line = api.nvim_get_current_line()
       local id = line:match("%[([%w']+)%]")

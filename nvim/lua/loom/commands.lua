@@ -17,9 +17,9 @@ end
 function C.exec(command, args, opts)
   opts = opts or {}
   local buf = opts.buf or api.nvim_get_current_buf()
-  local client = loom.client(true)
+  local client, why = loom.client(true)
   if not client then
-    loom.notify("✗ the loom language server is not running (:checkhealth loom)", vim.log.levels.ERROR)
+    loom.notify(loom.failure(why), vim.log.levels.ERROR)
     return
   end
   local start_tick = api.nvim_buf_is_valid(buf) and api.nvim_buf_get_changedtick(buf) or -1

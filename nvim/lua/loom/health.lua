@@ -109,7 +109,7 @@ function M.check()
   if vim.fn.executable(exe) ~= 1 then
     h.error(("`%s` is not an executable: the Loom server is not installed (or not on $PATH)"):format(exe), {
       INSTALL,
-      "or point the plugin at it: require('loom').setup{ cmd = { '/path/to/loom', 'serve' } }",
+      'or point the plugin at it: server_path = "/path/to/bin/loom" (vim.g.loom or setup(); :help loom-server)',
     })
   else
     M.server(h, cmd, loom.version)

@@ -6,7 +6,8 @@ local M = {}
 M.version = require("loom.version")
 
 M.defaults = {
-  cmd = nil, -- the server command; default: `loom [--db DB] serve` (loom on PATH, else python -m loom.cli)
+  cmd = nil, -- the server command; default: `LOOM [--db DB] serve`, LOOM from M.find_server
+  server_path = nil, -- the `loom` executable (default: loom on $PATH, else the one installed with the plugin)
   db = nil, -- SQLite file (also sent as initializationOptions.database)
   participant = nil, -- who the editor acts as (server default: "human")
   keymaps = true, -- default keys in loom buffers: false for none, or { next_sibling = "]v", diff = false, … } (:h loom-mappings)
@@ -25,33 +26,85 @@ M.defaults = {
 M.config = vim.deepcopy(M.defaults)
 M.did_setup = false
 
-local function has_python_module()
-  local py = vim.fn.exepath("python3")
-  if py == "" then
-    py = vim.fn.exepath("python")
-  end
-  return py ~= "" and py or nil
+--- The plugin's own folder (nvim/, or the copy a wheel carries).
+local function plugin_root()
+  return vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")
 end
 
---- The server command from the configuration.
+--- The `loom` installed with the plugin, for when it is not on $PATH: a checkout's nvim/
+--- sits beside the .venv/ that scripts/run.sh and scripts/test.sh make, and the copy a
+--- wheel carries (<prefix>/lib/pythonX.Y/site-packages/loom/editors/nvim) beside that
+--- installation's <prefix>/bin/loom (pipx's venv, say).
+function M.beside_plugin(root)
+  root = vim.fs.normalize(root or plugin_root())
+  local candidates = {
+    vim.fs.joinpath(vim.fs.dirname(root), ".venv", "bin", "loom"),
+    vim.fs.joinpath(vim.fs.dirname(root), ".venv", "Scripts", "loom.exe"),
+  }
+  local prefix = root:match("^(.*)/lib/python[%d.]+/site%-packages/loom/editors/nvim$")
+  if prefix then
+    table.insert(candidates, vim.fs.joinpath(prefix, "bin", "loom"))
+  end
+  prefix = root:match("^(.*)/[Ll]ib/site%-packages/loom/editors/nvim$")
+  if prefix then
+    table.insert(candidates, vim.fs.joinpath(prefix, "Scripts", "loom.exe"))
+  end
+  for _, path in ipairs(candidates) do
+    if vim.fn.executable(path) == 1 then
+      return path
+    end
+  end
+  return nil
+end
+
+--- The `loom` executable: `server_path`, else `loom` on $PATH, else the one installed with
+--- the plugin (M.beside_plugin); nil when there is none.
+function M.find_server(opts)
+  opts = opts or M.config
+  if opts.server_path then
+    local path = vim.fn.expand(opts.server_path)
+    return vim.fn.executable(path) == 1 and path or nil
+  end
+  local exe = vim.fn.exepath("loom")
+  if exe ~= "" then
+    return exe
+  end
+  return M.beside_plugin()
+end
+
+--- The server command from the configuration: `cmd`, else `LOOM [--db DB] serve` with the
+--- `loom` M.find_server finds (the bare name `loom` when it finds none: see M.missing).
 function M.server_cmd(opts)
   opts = opts or M.config
   if opts.cmd then
     return type(opts.cmd) == "string" and { opts.cmd } or opts.cmd
   end
-  local cmd
-  local exe = vim.fn.exepath("loom")
-  if exe ~= "" then
-    cmd = { exe }
-  else
-    local py = has_python_module() or "python3"
-    cmd = { py, "-m", "loom.cli" }
-  end
+  local cmd = { M.find_server(opts) or (opts.server_path and vim.fn.expand(opts.server_path)) or "loom" }
   if opts.db then
     vim.list_extend(cmd, { "--db", vim.fn.fnamemodify(opts.db, ":p") })
   end
   table.insert(cmd, "serve")
   return cmd
+end
+
+--- Why the server cannot be started with `cmd` (the client's command), or nil when its
+--- program is there: what is missing, and how to point the plugin at `loom`.
+function M.missing(cmd, opts)
+  opts = opts or M.options()
+  local exe = type(cmd) == "table" and cmd[1] or nil
+  if type(cmd) == "function" or (exe and vim.fn.executable(exe) == 1) then
+    return nil
+  end
+  -- short lines: the corner float of a long message (loom.toast) is 60% of the width
+  local how = 'set server_path = "/path/to/bin/loom" (:help loom-server)'
+  if opts.cmd or (exe ~= "loom" and not opts.server_path) then
+    return ("✗ the loom language server command is not an executable: %s\n  hint: fix cmd, or %s")
+      :format(tostring(exe), how)
+  elseif opts.server_path then
+    return ("✗ server_path is not an executable: %s\n  hint: %s"):format(exe, how)
+  end
+  return "✗ the loom language server was not found: no `loom` on $PATH nor beside the plugin\n"
+    .. "  hint: pipx install loom-lsp, or " .. how
 end
 
 function M.init_options(opts)
@@ -120,8 +173,9 @@ end
 function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), vim.g.loom or {}, opts or {})
   M.did_setup = true
-  -- what plugin/loom.lua does, for a plugin manager that put nvim/ on the runtime path
-  -- after Neovim sourced plugin/ files (lazy.nvim's spec for this repository does)
+  -- what plugin/loom.lua does, for a config that puts nvim/ on the runtime path after
+  -- Neovim sourced plugin/ files (a lazy.nvim `config` that appends it, as specs did
+  -- before the repository's top-level plugin/loom.lua)
   require("loom.boot").load()
   vim.lsp.config("loom", M.lsp_config(M.config))
   -- Attaches to ordinary `*.loom` files; loom:// buffers (buftype=acwrite, which
@@ -140,7 +194,7 @@ function M.ensure()
 end
 
 --- The running loom client, or nil. With `start`, start it (once per Neovim) and wait
---- until it is initialized.
+--- until it is initialized; when it cannot, nil and why (M.missing, or "did not start").
 function M.client(start)
   local found
   for _, c in ipairs(vim.lsp.get_clients({ name = "loom" })) do
@@ -151,7 +205,12 @@ function M.client(start)
   end
   if not found and start then
     M.ensure()
-    local id = vim.lsp.start(vim.lsp.config.loom, { attach = false, silent = false })
+    local config = vim.lsp.config.loom
+    local missing = M.missing(config.cmd)
+    if missing then
+      return nil, missing
+    end
+    local id = vim.lsp.start(config, { attach = false, silent = false })
     found = id and vim.lsp.get_client_by_id(id) or nil
   end
   if found and not found.initialized and start then
@@ -159,8 +218,13 @@ function M.client(start)
       return found.initialized or found:is_stopped()
     end, 10)
     if not found.initialized then
-      return nil
+      found = nil
     end
+  end
+  if not found and start then
+    local cmd = vim.lsp.config.loom.cmd
+    return nil, ("the loom language server did not start: %s (:checkhealth loom)")
+      :format(type(cmd) == "table" and table.concat(cmd, " ") or "cmd")
   end
   return found
 end
@@ -176,9 +240,9 @@ end
 
 function M.request_sync(method, params, bufnr)
   bufnr = resolve_buf(bufnr)
-  local client = M.client(true)
+  local client, why = M.client(true)
   if not client then
-    return nil, "the loom language server did not start (:checkhealth loom)"
+    return nil, why
   end
   local res, err = client:request_sync(method, params, M.config.timeout, bufnr)
   if not res then
@@ -198,9 +262,9 @@ end
 --- An asynchronous request; `cb(result, errmsg)`.
 function M.request(method, params, cb, bufnr)
   bufnr = resolve_buf(bufnr)
-  local client = M.client(true)
+  local client, why = M.client(true)
   if not client then
-    cb(nil, "the loom language server did not start (:checkhealth loom)")
+    cb(nil, why)
     return
   end
   client:request(method, params, function(err, result)
@@ -246,6 +310,39 @@ function M.title(buf)
     title = ("%s · [%s] d%s%s"):format(title, st.label, tostring(st.depth or "?"), st.generating and " …" or "")
   end
   return title
+end
+
+--- The tab line the plugin sets when the user has none ('tabline' empty): Neovim's own
+--- (a window count, `+` when a buffer is modified, the name shortened), with a loom
+--- buffer named by M.title() instead of `l//p/0/k/The%20House…`.
+function M.tabline()
+  local parts = {}
+  local current = vim.api.nvim_get_current_tabpage()
+  for i, tab in ipairs(vim.api.nvim_list_tabpages()) do
+    local wins = vim.api.nvim_tabpage_list_wins(tab)
+    local buf = vim.api.nvim_win_get_buf(vim.api.nvim_tabpage_get_win(tab))
+    local modified = false
+    for _, w in ipairs(wins) do
+      modified = modified or vim.bo[vim.api.nvim_win_get_buf(w)].modified
+    end
+    local name = vim.api.nvim_buf_get_name(buf)
+    local label
+    if name:match("^loom:") then
+      label = M.title(buf)
+    elseif name == "" then
+      label = "[No Name]"
+    else
+      label = vim.fn.pathshorten(vim.fn.fnamemodify(name, ":~:."))
+    end
+    local flags = (#wins > 1 and tostring(#wins) or "") .. (modified and "+" or "")
+    parts[#parts + 1] = ("%%#%s#%%%dT %s%s "):format(tab == current and "TabLineSel" or "TabLine", i,
+      flags ~= "" and (flags .. " ") or "", label:gsub("%%", "%%%%"))
+  end
+  local line = table.concat(parts) .. "%#TabLineFill#%T"
+  if #vim.api.nvim_list_tabpages() > 1 then
+    line = line .. "%=%#TabLine#%999XX"
+  end
+  return line
 end
 
 --- A failure as the user reads it: `✗ CODE: message` once (the server's answers already

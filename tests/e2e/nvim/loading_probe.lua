@@ -1,8 +1,9 @@
 -- Run by tests/e2e/test_nvim_loading.py after an init that loads the plugin one way or
--- another (lazy.nvim's loader, :packadd, pack/*/start, a runtimepath entry): what a user
--- would find, written as JSON to $LOOM_PROBE_OUT. Environment: LOOM_PROBE_FILE (a .loom
--- file), LOOM_PROBE_URI (a loom: path), LOOM_PROBE_OUT.
-local out = { errors = {} }
+-- another (lazy.nvim, a package in pack/*/start or pack/*/opt, a runtimepath entry): what
+-- a user would find, written as JSON to $LOOM_PROBE_OUT. Environment: LOOM_PROBE_FILE (a
+-- .loom file), LOOM_PROBE_URI (a loom: path), LOOM_PROBE_TAGS (JSON: every tag of
+-- doc/loom.txt), LOOM_PROBE_OUT.
+local out = { errors = {}, help_elsewhere = {}, untagged = {} }
 local function attached()
   return vim.wait(20000, function()
     for _, c in ipairs(vim.lsp.get_clients({ bufnr = 0, name = "loom" })) do
@@ -24,6 +25,7 @@ end
 out.command_before_use = vim.fn.exists(":Loom") == 2
 out.plug_before_use = vim.fn.maparg("<Plug>(loom-next-sibling)", "n") ~= ""
 out.setup_before_use = package.loaded["loom"] ~= nil and require("loom").did_setup or false
+out.clients_before_use = #vim.lsp.get_clients()
 
 try("the .loom file", function()
   vim.cmd.edit(vim.fn.fnameescape(vim.env.LOOM_PROBE_FILE))
@@ -43,13 +45,47 @@ try("the loom: buffer", function()
   out.tagfunc = vim.bo.tagfunc
 end)
 out.version = package.loaded["loom"] and require("loom").version or nil
+
+--- `:help SUBJECT`: the help file it opened and the line the cursor is on.
+local function help(subject)
+  local ok = pcall(vim.cmd.help, subject)
+  if not ok then
+    return nil, nil
+  end
+  return vim.fn.expand("%:t"), vim.fn.getline("."), vim.fn.getline(vim.fn.line(".") + 1)
+end
+
 try(":help loom", function()
-  vim.cmd("help loom")
-  out.help_file = vim.fn.expand("%:t")
-  vim.cmd("help <Plug>(loom-next-sibling)")
-  out.help_plug_line = vim.fn.getline(".")
-  vim.cmd("help loom-install")
-  out.help_install_line = vim.fn.getline(".")
+  out.help_file = help("loom")
+  out.help_plug_line = select(2, help("<Plug>(loom-next-sibling)"))
+  out.help_install_line = select(2, help("loom-install"))
+  -- every tag of loom.txt leads there (lazy.nvim makes `loom-…` tags of README.md's
+  -- headings: one the same as ours would make :help go either way)
+  for _, tag in ipairs(vim.json.decode(vim.env.LOOM_PROBE_TAGS or "[]")) do
+    local file = help(tag)
+    if file ~= "loom.txt" then
+      table.insert(out.help_elsewhere, tag .. " → " .. tostring(file))
+    end
+  end
+  -- every :Loom subcommand and <Plug> mapping, from the plugin's own tables, has a tag
+  -- on the line above its entry
+  local names = require("loom.commands").names()
+  out.subcommands = names
+  for _, name in ipairs(names) do
+    local file, line, below = help("loom-" .. name)
+    if file ~= "loom.txt" or not line:find("*loom-" .. name .. "*", 1, true)
+        or not below:find(":Loom " .. name, 1, true) and not below:find(" " .. name, 1, true) then
+      table.insert(out.untagged, ":Loom " .. name)
+    end
+  end
+  local keymaps = require("loom.keymaps")
+  for _, m in ipairs(keymaps.list) do
+    local plug = keymaps.plug(m.name)
+    local file, line = help(plug)
+    if file ~= "loom.txt" or not line:find("*" .. plug .. "*", 1, true) then
+      table.insert(out.untagged, plug)
+    end
+  end
 end)
 local f = assert(io.open(assert(vim.env.LOOM_PROBE_OUT), "w"))
 f:write(vim.json.encode(out))

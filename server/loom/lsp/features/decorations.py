@@ -1,10 +1,10 @@
-"""Code lenses, semantic tokens (authorship at character level), inlay hints and the
-folds of a tree overview (as offsets, and as the LSP answers built from them)."""
+"""Code lenses, semantic tokens (authorship: model text, and the words a human changed in
+it), inlay hints and the folds of a tree overview (as offsets, and as the LSP answers built
+from them)."""
 
 from __future__ import annotations
 
 import asyncio
-import difflib
 import functools
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -20,6 +20,7 @@ from loom.lsp.legend import TOKEN_TYPES
 from loom.lsp.positions import TextDoc, units
 from loom.lsp.ranges import offset_of, range_of
 from loom.lsp.views import render as render_view
+from loom.model import worddiff
 from loom.render.text import plural
 from loom.store.schema import Node
 
@@ -164,10 +165,8 @@ def sibling_models(ws, node_ids: list[str]) -> dict[str, str]:  # type: ignore[n
 
 @functools.lru_cache(maxsize=4096)
 def _human_spans(original: str, edited: str) -> tuple[tuple[int, int], ...]:
-    """Character ranges of ``edited`` that a human inserted or changed."""
-    sm = difflib.SequenceMatcher(None, original, edited, autojunk=False)
-    return tuple((j1, j2) for tag, _i1, _i2, j1, j2 in sm.get_opcodes()
-                 if tag in ("replace", "insert") and j2 > j1)
+    """Character ranges of ``edited`` that a human inserted or changed (whole words)."""
+    return worddiff.changed(original, edited)
 
 
 def _version_originals(docs: Documents, ids: list[str]) -> dict[str, str]:

@@ -40,7 +40,7 @@ from loom.store import node_tokens as token_store
 BUCKET_BITS: tuple[int, ...] = tuple(1 << TOKEN_MODIFIERS.index(name)
                                      for name in T.BUCKET_NAMES)
 _MODEL = TYPES["loomModel"]
-_VISIBLE = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍", "|": "\\|"})
+_VISIBLE = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"})
 
 
 def visible(text: str) -> str:
@@ -258,23 +258,28 @@ def colour(docs: Documents, doc: OpenDoc, spans: Spans,
 
 
 def token_table(tok: T.Token) -> str:
-    """The hover of one token: its probability, and the alternatives as a table."""
+    """The hover of one token: its probability, and the alternatives in columns.
+
+    The columns are a fenced block, not a Markdown table: Neovim's hover float (0.11) shows
+    a table as its source (``|:-:|…``, with the bars out of line where it conceals the
+    backticks), while a fenced block reads the same there and in VS Code: monospace,
+    the fences hidden."""
     head = f"**{_code(tok.text)}** · {percent(tok.probability)}"
     if not tok.alternatives:
         return head + "\n\n*no alternatives were asked for*"
     rows = list(tok.alternatives)
     if tok.text not in dict(rows):
         rows.append((tok.text, tok.logprob))
-    # columns padded to one width: an editor that shows Markdown as text (Neovim's hover)
-    # still reads a table whose bars line up; one that renders it sees the same table
-    cells = [("▸" if text == tok.text else " ", _code(text), percent(T.probability(lp)))
-             for text, lp in rows]
+    cells = [("▸" if text == tok.text else " ", visible(text),
+              percent(T.probability(lp))) for text, lp in rows]
     wide = max(len("token"), *(len(c[1]) for c in cells))
     num = max(len("p"), *(len(c[2]) for c in cells))
-    lines = [head, "", f"|   | {'token'.ljust(wide)} | {'p'.rjust(num)} |",
-             f"|:-:|:{'-' * wide}-|-{'-' * num}:|"]
-    lines += [f"| {m} | {t.ljust(wide)} | {p.rjust(num)} |" for m, t, p in cells]
-    return "\n".join(lines)
+    body = [f"  {'token'.ljust(wide)}  {'p'.rjust(num)}"]
+    body += [f"{m} {t.ljust(wide)}  {p.rjust(num)}" for m, t, p in cells]
+    fence = "```"
+    while any(fence in line for line in body):  # a token of backticks
+        fence += "`"
+    return "\n".join([head, "", fence + "text", *body, fence])
 
 
 def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, lookup.Span] | None:
