@@ -10,6 +10,7 @@ import pytest
 
 from loom.cli import main
 from loom.commands.context import Actor
+from loom.errors import LoomError
 from loom.memory import counting as token_counts
 
 
@@ -276,3 +277,15 @@ def test_the_original_switched_back_stays_until_an_edit_brings_a_version(app) ->
     node, tip = ws.position(human, tree)
     prefer = (node.id, tip.id, *ws.path_choices(human, tree))
     assert "".join(n.content for n in ws.path(tip, prefer=prefer)) == "Once. A three. B."
+
+
+def test_a_tree_is_found_by_the_start_of_its_title(app) -> None:  # type: ignore[no-untyped-def]
+    """On PostgreSQL, finding a tree by the start of its title failed ("the query has 1
+    placeholders but 3 parameters"); `%` and `_` in it are letters, not patterns."""
+    ws = app.ws
+    shared = ws.create_tree("Shared (ours)", "buffer", root_content="Once.")
+    ws.create_tree("100% rain_fall", "buffer", root_content="Drops.")
+    assert ws.find_tree("shared").id == shared.id
+    assert ws.find_tree("100% rain_").title == "100% rain_fall"
+    with pytest.raises(LoomError):
+        ws.find_tree("100_")

@@ -373,10 +373,11 @@ class Workspace:
         candidates = by_title
         if not candidates and ref:
             # a unique start of a title ("the house" for "The House at the End of the Lane")
-            pattern = ref.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            by_prefix = list(Tree.select().where(
-                pw.SQL("lower(title) LIKE ? ESCAPE '\\'", (pattern + "%",))
-                & (Tree.archived == False)).limit(10))  # noqa: E712
+            # (in Python: a LIKE with its own placeholder broke on PostgreSQL, and a
+            # workspace's titles are few)
+            start = ref.lower()
+            by_prefix = [t for t in Tree.select().where(Tree.archived == False)  # noqa: E712
+                         .order_by(Tree.created) if t.title.lower().startswith(start)][:10]
             if len(by_prefix) == 1:
                 return by_prefix[0]
             candidates = by_prefix
