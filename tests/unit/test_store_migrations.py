@@ -154,7 +154,7 @@ def test_v10_to_v11_queues_written_nodes_for_the_next_search(tmp_path: Path) -> 
     con.commit()
     con.close()
     ws = Workspace(open_database(path))
-    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 14
+    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 15
 
     def found(text: str) -> list[str]:
         return sorted(h.node.content for h in reader.search(ws, text))
@@ -212,7 +212,7 @@ def test_v5_to_v6_places_stashes_and_pins_in_trees(tmp_path: Path) -> None:
     from loom.store import memory_repo
 
     db = open_database(path)
-    assert dbmod.current_version(db) == SCHEMA_VERSION == 14
+    assert dbmod.current_version(db) == SCHEMA_VERSION == 15
     ws = Workspace(db)
     human = ws.human()
     tree, other = ws.find_tree("kept"), ws.find_tree("other")

@@ -24,7 +24,7 @@ from loom.store.backend import (
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 15.0
 
@@ -45,6 +45,10 @@ MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: db.create_tables(schema.V12_MODELS),  # v12: each participant's model per tree
     lambda db: db.create_tables(schema.V13_MODELS),  # v13: what each participant chose
     lambda db: _v14(db),  # v14: which version of a node each participant's path shows
+    # v15: a team's roles write deletion times the server's clock gives (roles.py), so a
+    # writer cannot date a deletion back into the purge; like every migration, the owner's
+    # re-applies the roles' grants (below), which is what installs them
+    lambda db: None,
 ]
 
 

@@ -52,7 +52,8 @@ OWN_ROWS: dict[str, tuple[str, str]] = {
 
 #: What writers may do to the trees' shared tables. Nothing is ever deleted but what Loom
 #: itself removes (released turn locks, done summary jobs, replaced token data): a
-#: deletion in Loom is a mark on the node, undone within 30 days.
+#: deletion in Loom is a mark on the node, undone within 30 days; after that the owner's
+#: process purges it (store/purge.py), as only the owner deletes rows of the trees.
 WRITER_TABLES: dict[str, str] = {
     "tree": "INSERT, UPDATE",
     "node": "INSERT",  # and UPDATE of NODE_COLUMNS only
@@ -107,6 +108,37 @@ BEGIN
   END IF;
   RAISE EXCEPTION 'a node''s text never changes (node %)', OLD.id
     USING ERRCODE = '42501';
+END $$"""
+
+
+# A deletion's time is what the purge goes by (store/purge.py: 30 days after it, the subtree
+# or tree goes for good, and only the owner's process purges). A writer's role may mark and
+# unmark nodes and trees, so the time it writes is the server's own: nobody but the owner
+# can date a deletion back into the purge.
+_DELETED_AT_GUARD = f"""CREATE OR REPLACE FUNCTION loom_deleted_at_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  mark jsonb;
+  was jsonb;
+BEGIN
+  IF {_OWNER} THEN
+    RETURN NEW;
+  END IF;
+  IF TG_TABLE_NAME = 'tree' THEN
+    IF NEW.archived THEN
+      NEW.updated := extract(epoch FROM clock_timestamp());
+    END IF;
+    RETURN NEW;
+  END IF;
+  mark := CASE WHEN NEW.extra IS NULL THEN NULL ELSE NEW.extra::jsonb -> 'deleted' END;
+  IF TG_OP = 'UPDATE' AND OLD.extra IS NOT NULL THEN
+    was := OLD.extra::jsonb -> 'deleted';
+  END IF;
+  IF jsonb_typeof(mark) = 'object' AND mark IS DISTINCT FROM was THEN
+    NEW.extra := jsonb_set(NEW.extra::jsonb, '{{deleted,at}}',
+                           to_jsonb(extract(epoch FROM clock_timestamp())))::text;
+  END IF;
+  RETURN NEW;
 END $$"""
 
 
@@ -184,6 +216,11 @@ def grants() -> list[str]:
             "CREATE TRIGGER loom_node_text BEFORE UPDATE ON node FOR EACH ROW WHEN "
             "(OLD.content IS DISTINCT FROM NEW.content OR OLD.content_hash IS DISTINCT FROM "
             "NEW.content_hash) EXECUTE FUNCTION loom_node_text_guard()"]
+    out.append(_DELETED_AT_GUARD)
+    for table in ("node", "tree"):
+        out += [f"DROP TRIGGER IF EXISTS loom_deleted_at ON {table}",
+                f"CREATE TRIGGER loom_deleted_at BEFORE INSERT OR UPDATE ON {table} FOR EACH "
+                "ROW EXECUTE FUNCTION loom_deleted_at_guard()"]
     # participants: everyone sees everyone; a person may add their own row with no
     # permissions (a first connection) and say which tree they are in; a writer may add
     # others with none (the authors of an imported tree); only the owner grants

@@ -28,6 +28,7 @@ from typing import Any
 from loom.errors import CrossTree, LoomError, not_found
 from loom.model import permissions as perms
 from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_local_id
+from loom.model.marks import UNDO_WINDOW_S
 from loom.render.text import extractive_summary, plural
 from loom.store import fulltext
 from loom.store.backend import executemany, insert_rows
@@ -40,6 +41,7 @@ from loom.store.participants import HUMAN, SUBJECT, Participants
 from loom.store.positions import Positions
 from loom.store.preferences import Event as PreferenceEvent
 from loom.store.preferences import Preferences
+from loom.store.purge import Purge, Purged
 from loom.store.repository import Clock, Repository
 from loom.store.schema import (
     BufferState,
@@ -196,10 +198,17 @@ class Workspace:
         self._documents = Documents(db, clock, self.log_change,
                                     self._summary_queue.enqueue_summary)
         self._preferences = Preferences(db, clock)
+        self._purge = Purge(db, clock, self.log_change, self.lock_tree)
         self._repositories: tuple[Repository, ...] = (
             self._participants, self._sessions, self._positions, self._summary_queue,
-            self._documents, self._preferences)
+            self._documents, self._preferences, self._purge)
         self.clock = clock
+
+    @property
+    def location(self) -> str:
+        """Where the database is: an SQLite file's path or a PostgreSQL URL (what another
+        process opens it by)."""
+        return str(self.db.database)
 
     @property
     def clock(self) -> Clock:
@@ -374,9 +383,11 @@ class Workspace:
         if not candidates and ref:
             # a unique start of a title ("the house" for "The House at the End of the Lane")
             pattern = ref.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            by_prefix = list(Tree.select().where(
-                pw.SQL("lower(title) LIKE ? ESCAPE '\\'", (pattern + "%",))
-                & (Tree.archived == False)).limit(10))  # noqa: E712
+            # all ``?``: a statement mixing them with peewee's own placeholders broke on
+            # PostgreSQL (every title prefix lookup failed there)
+            by_prefix = list(Tree.raw(
+                "SELECT * FROM tree WHERE lower(title) LIKE ? ESCAPE '\\' AND NOT archived "
+                "ORDER BY created, id LIMIT 10", pattern + "%"))
             if len(by_prefix) == 1:
                 return by_prefix[0]
             candidates = by_prefix
@@ -503,9 +514,14 @@ class Workspace:
         # Prepared statements, not peewee's query builder: building SQL text cost ~0.8 ms
         # of the ~1 ms a node took (bench/bench_core.py prints the figure).
         self.lock_tree(tree.id)
+        parent = sources[0][0] if sources else None
+        if parent is not None and self.db.execute_sql(
+                "SELECT 1 FROM node WHERE id = ?", (parent.id,)).fetchone() is None:
+            # read under the tree's lock: a purge that committed first took it away
+            raise not_found(f"[{parent.label}] does not exist any more: it was deleted and "
+                            "purged", "nothing was written")
         node_id = new_ulid()
         local_id = self._pick_local_id(tree.id, node_id)
-        parent = sources[0][0] if sources else None
         ann_number = None
         if kind == "annotation":
             ann_number = self.db.execute_sql(
@@ -1356,6 +1372,17 @@ class Workspace:
     def save_document(self, doc: Document, content: str, actor: Participant | None = None,
                       expected_updated: float | None = None) -> None:
         self._documents.save_document(doc, content, actor, expected_updated)
+
+    # ── purging what was deleted (store/purge.py) ─────────────────────────────
+    def purge_expired(self, window_s: float = UNDO_WINDOW_S) -> Purged:
+        """Delete for good what was soft-deleted more than ``window_s`` ago (subtrees and
+        trees, with what is theirs alone), in one transaction."""
+        return self._purge.expired(window_s)
+
+    def purge_refusal(self) -> str | None:
+        """None when this process may purge; else why not (PostgreSQL: only the
+        database's owner purges)."""
+        return self._purge.refusal()
 
     # ── bulk (importers, benchmarks) ──────────────────────────────────────────
     def any_exists(self, model: type[pw.Model], column: pw.Field, values: Sequence[str]
