@@ -41,6 +41,7 @@ from loom.store.participants import HUMAN, SUBJECT, Participants
 from loom.store.positions import Positions
 from loom.store.preferences import Event as PreferenceEvent
 from loom.store.preferences import Preferences
+from loom.store.provenance import Provenance
 from loom.store.purge import Purge, Purged
 from loom.store.repository import Clock, Repository
 from loom.store.schema import (
@@ -199,9 +200,10 @@ class Workspace:
                                     self._summary_queue.enqueue_summary)
         self._preferences = Preferences(db, clock)
         self._purge = Purge(db, clock, self.log_change, self.lock_tree)
+        self._provenance = Provenance(db, clock)
         self._repositories: tuple[Repository, ...] = (
             self._participants, self._sessions, self._positions, self._summary_queue,
-            self._documents, self._preferences, self._purge)
+            self._documents, self._preferences, self._purge, self._provenance)
         self.clock = clock
 
     @property
@@ -1113,46 +1115,42 @@ class Workspace:
             self.log_change(node.tree_id, "node.summary", node.id, None, {"source": source})
         node.summary, node.summary_source = summary, source
 
+    # ── provenance: how a model made a node (store/provenance.py) ─────────────
     def generations(self, node_ids: Sequence[str]) -> list[Generation]:
         """The provenance records of these nodes (model, parameters, usage)."""
-        return list(Generation.select().where(Generation.node.in_(list(node_ids)))
-                    .order_by(Generation.created, Generation.id))
+        return self._provenance.generations(node_ids)
 
     def request_batch(self, node: Node) -> tuple[Generation | None, list[str]]:
         """A model node's provenance record and the ids of every node made by the same
         request (``continue n:3`` makes three), in completion order; ``(None, [])`` for a
         node no model generated."""
-        gen = Generation.get_or_none(Generation.node == node.id)
-        if gen is None:
-            return None, []
-        # One request's rows share its raw response (several models' too); without one,
-        # the model. ``IS ?`` is SQLite's alone (PostgreSQL refused it): NULL apart.
-        same = ["n.parent IS NULL" if node.parent is None else "n.parent = ?", "g.created = ?"]
-        args: list[Any] = [*([] if node.parent is None else [node.parent]), gen.created]
-        if gen.raw is None:
-            same += ["g.raw IS NULL", "g.model = ?"]
-            args.append(gen.model)
-        else:
-            same.append("g.raw = ?")
-            args.append(gen.raw)
-        rows = self.sql(
-            "SELECT g.node FROM generation g JOIN node n ON n.id = g.node "
-            f"WHERE {' AND '.join(same)} ORDER BY g.completion_index, g.id", args).fetchall()
-        return gen, [r[0] for r in rows] or [node.id]
+        return self._provenance.request_batch(node)
 
     def request_sizes(self, parent_id: str) -> dict[str, int]:
         """For every child of ``parent_id`` a model generated: node id → how many nodes
         its request made (what :meth:`request_batch` counts), in one query for them all."""
-        out: dict[str, int] = {}
-        rows = self.sql(
-            "SELECT g.node, g.created, g.model, g.raw FROM generation g "
-            "JOIN node n ON n.id = g.node WHERE n.parent = ?", (parent_id,)).fetchall()
-        sizes: dict[tuple[Any, ...], int] = {}
-        for _node, *key in rows:
-            sizes[tuple(key)] = sizes.get(tuple(key), 0) + 1
-        for node_id, *key in rows:
-            out[node_id] = sizes[tuple(key)]
-        return out
+        return self._provenance.request_sizes(parent_id)
+
+    def save_raw_response(self, body: str) -> str:
+        """Keep a request's raw response (in the caller's transaction); its id."""
+        return self._provenance.save_raw_response(body)
+
+    def record_generation(self, node_id: str, **fields: Any) -> None:
+        """How a model made ``node_id`` (``provider``, ``model``, ``params``, ``usage``,
+        ``latency_ms``, ``completion_index``, ``raw``, ``created``: :class:`Generation`'s
+        columns), in the caller's transaction."""
+        self._provenance.record(node_id, **fields)
+
+    def copy_generation(self, generation: Generation, node_id: str, created: float,
+                        **params: Any) -> None:
+        """``generation``'s record for another node (a split half, an alternative the
+        model weighed), with ``params`` added to its parameters."""
+        self._provenance.copy(generation, node_id, created, **params)
+
+    def all_or_nothing(self) -> contextlib.AbstractContextManager[Any]:
+        """A block whose writes commit together or not at all (one transaction; nested,
+        a savepoint): a handler's several writes that make one change."""
+        return self.db.atomic()
 
     # ── the summary queue (SPEC-NOTES decision 11; store/summary_queue.py) ─────
     TREE_SUMMARY_EVERY = TREE_SUMMARY_EVERY
