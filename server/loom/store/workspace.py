@@ -3,8 +3,13 @@ caller uses for the rest, whose sections are repositories of their own — parti
 (:mod:`loom.store.participants`), editor sessions and buffer states
 (:mod:`loom.store.sessions`), positions and branch locks (:mod:`loom.store.positions`), the
 summary queue (:mod:`loom.store.summary_queue`), documents and links
-(:mod:`loom.store.documents`). Workspace builds them over its database, hands each the
-clock and the change log, and delegates to them under the names callers have always used.
+(:mod:`loom.store.documents`), the preference log (:mod:`loom.store.preferences`),
+provenance (:mod:`loom.store.provenance`) and the purge of deleted content
+(:mod:`loom.store.purge`). Workspace builds them over its database, hands each the clock
+and the change log, and delegates to them under the names callers have always used; whole
+trees' rows, for the importers and exporters, are :attr:`Workspace.bulk`
+(:mod:`loom.store.bulk`). Nothing outside ``store/`` queries the database itself
+(``tests/unit/test_architecture.py``).
 
 Every mutation happens in one transaction together with its change-log row, so a process
 killed mid-write leaves either all of it or none of it, and other processes can catch up by
@@ -32,6 +37,7 @@ from loom.model.marks import UNDO_WINDOW_S
 from loom.render.text import extractive_summary, plural
 from loom.store import fulltext
 from loom.store.backend import executemany, insert_rows
+from loom.store.bulk import Bulk
 from loom.store.db import checkpoint_later
 from loom.store.dialect import dialect_of
 from loom.store.documents import Documents
@@ -201,9 +207,11 @@ class Workspace:
         self._preferences = Preferences(db, clock)
         self._purge = Purge(db, clock, self.log_change, self.lock_tree)
         self._provenance = Provenance(db, clock)
+        #: whole trees' rows, read and written at once (the importers' and exporters' door)
+        self.bulk = Bulk(db, clock)
         self._repositories: tuple[Repository, ...] = (
             self._participants, self._sessions, self._positions, self._summary_queue,
-            self._documents, self._preferences, self._purge, self._provenance)
+            self._documents, self._preferences, self._purge, self._provenance, self.bulk)
         self.clock = clock
 
     @property
