@@ -133,7 +133,7 @@ def _add(app: Any, args: argparse.Namespace) -> int:
     _giver(app, wanted)
     # created with nothing and given what was asked, in one transaction: all or nothing
     try:
-        with ws.db.atomic():
+        with ws.all_or_nothing():
             ws.ensure_participant(name, kind, role, (), loom_aware=kind == "human")
             if wanted:
                 result = app.executor.execute(
