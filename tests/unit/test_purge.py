@@ -344,3 +344,42 @@ def test_loom_purge_purges_now(tmp_path: Any, capsys: pytest.CaptureFixture[str]
     assert main(["--db", str(path), "purge"]) == 0
     assert capsys.readouterr().out == ("✓ nothing to purge: nothing was deleted more than 30 "
                                        "days ago\n")
+
+
+def test_a_purge_the_database_could_not_answer_is_tried_again_soon(
+        app: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """The database out of reach at start-up: one line (no traceback), and another try
+    within ten minutes rather than a day later."""
+    import asyncio
+    import logging
+
+    from loom.lsp.purging import FIRST_AFTER_S, RETRY_S, purge_daily
+    from loom.store.orm import pw
+    from loom.store.purge import EVERY_S
+
+    ws = app.ws
+    calls: list[int] = []
+    real = type(ws).purge_expired
+
+    def flaky(self: Any, *args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise pw.OperationalError("could not connect to server: Connection refused")
+        return real(self, *args)
+
+    monkeypatch.setattr(type(ws), "purge_expired", flaky)
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        if len(slept) == 3:
+            raise asyncio.CancelledError
+
+    caplog.set_level(logging.INFO, logger="loom.lsp.purging")
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(purge_daily(ws, sleep=sleep))
+    assert slept == [FIRST_AFTER_S, RETRY_S, EVERY_S] and len(calls) == 2
+    records = [r for r in caplog.records if r.name == "loom.lsp.purging"]
+    assert [r.getMessage() for r in records] == [
+        "purge: the database is out of reach; tried again later"]
+    assert not any(r.exc_info for r in records)

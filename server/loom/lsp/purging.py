@@ -9,6 +9,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from loom.store.backend import unreachable
 from loom.store.purge import EVERY_S, Purged
 from loom.store.workspace import Workspace
 
@@ -18,6 +19,8 @@ log.setLevel(logging.INFO)
 
 #: after the session's start: the editor's first requests come first
 FIRST_AFTER_S = 3.0
+#: after a purge that failed (the database out of reach): again this much later
+RETRY_S = 600.0
 
 
 def purge_once(ws: Workspace) -> Purged | str | None:
@@ -29,8 +32,11 @@ def purge_once(ws: Workspace) -> Purged | str | None:
             log.info("purge: %s", why)
             return why
         purged = ws.purge_expired()
-    except Exception:
-        log.exception("purge of deleted content")
+    except Exception as err:
+        if unreachable(err):  # (the outage is said elsewhere: features/outage.py)
+            log.info("purge: the database is out of reach; tried again later")
+        else:
+            log.exception("purge of deleted content")
         return None
     if purged:
         log.info("purge: %s", purged.line())
@@ -40,10 +46,12 @@ def purge_once(ws: Workspace) -> Purged | str | None:
 async def purge_daily(ws: Workspace, first_after_s: float = FIRST_AFTER_S,
                       every_s: float = EVERY_S,
                       sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> None:
-    """Purge after ``first_after_s``, then every ``every_s``, until cancelled; a process
-    that may not purge stops after saying why once."""
+    """Purge after ``first_after_s``, then every ``every_s`` (after a failure, within
+    :data:`RETRY_S`), until cancelled; a process that may not purge stops after saying why
+    once."""
     await sleep(first_after_s)
     while True:
-        if isinstance(await asyncio.to_thread(purge_once, ws), str):
+        done = await asyncio.to_thread(purge_once, ws)
+        if isinstance(done, str):
             return
-        await sleep(every_s)
+        await sleep(every_s if done is not None else min(every_s, RETRY_S))
