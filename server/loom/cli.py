@@ -339,6 +339,12 @@ def cmd_users(args: argparse.Namespace) -> int:
     return users(args, _app(args, models=False))
 
 
+def cmd_purge(args: argparse.Namespace) -> int:
+    from loom.cli_team import cmd_purge as purge
+
+    return purge(args, _app(args, models=False))
+
+
 def cmd_migrate(args: argparse.Namespace) -> int:
     from loom.cli_team import cmd_migrate as migrate
 
@@ -421,8 +427,8 @@ def _version() -> str:
 
 #: every subcommand, in the order ``loom -h`` lists them
 COMMANDS = ("new", "trees", "do", "shell", "parse", "import", "export", "demo", "uri", "tree",
-            "search", "summarize", "agent", "users", "migrate", "model", "doctor", "serve",
-            "mcp", "export-preferences", "stats", "settings")
+            "search", "summarize", "agent", "users", "purge", "migrate", "model", "doctor",
+            "serve", "mcp", "export-preferences", "stats", "settings")
 
 
 class _Unbuilt:
@@ -583,6 +589,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                        "by the participant at this terminal (--participant).")
     add_users_arguments(s)
     s.set_defaults(fn=cmd_users)
+
+    s = sub.add_parser("purge", help="delete for good what was deleted more than 30 days "
+                       "ago (language servers do it on start-up and daily)")
+    s.set_defaults(fn=cmd_purge)
 
     s = sub.add_parser("migrate", help="copy this workspace into an empty database "
                        "(SQLite ⇄ PostgreSQL), checked by counts and content hashes")

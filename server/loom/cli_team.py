@@ -1,5 +1,6 @@
-"""The command line's team commands: ``loom users`` (who exists and what each may do) and
-``loom migrate --to`` (move a workspace between SQLite and PostgreSQL).
+"""The command line's team commands: ``loom users`` (who exists and what each may do),
+``loom migrate --to`` (move a workspace between SQLite and PostgreSQL) and ``loom purge``
+(delete for good what was deleted more than 30 days ago).
 
 Permission changes run through the executor's ``grant`` verb as the person at the
 terminal, so nobody gives away a permission they do not hold, nor raises their own.
@@ -132,7 +133,7 @@ def _add(app: Any, args: argparse.Namespace) -> int:
     _giver(app, wanted)
     # created with nothing and given what was asked, in one transaction: all or nothing
     try:
-        with ws.db.atomic():
+        with ws.all_or_nothing():
             ws.ensure_participant(name, kind, role, (), loom_aware=kind == "human")
             if wanted:
                 result = app.executor.execute(
@@ -277,3 +278,19 @@ def add_migrate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--to", help="copy into this empty target: postgresql://user@host/dbname "
                    "or an SQLite file (without it: bring the schema up to date)")
 
+
+
+def cmd_purge(args: argparse.Namespace, app: Any) -> int:
+    """``loom purge``: now what every language server does on start-up and daily; on
+    PostgreSQL only as the database's owner."""
+    ws = app.ws
+    why = ws.purge_refusal()
+    if why is not None:
+        raise LoomError("PERMISSION_DENIED", why, "run it as the owner: loom --db "
+                        "postgresql://OWNER@HOST/DB purge (docs/team.md)")
+    purged = ws.purge_expired()
+    if not purged:
+        _print("✓ nothing to purge: nothing was deleted more than 30 days ago")
+        return 0
+    _print(f"✓ {purged.line()}")
+    return 0

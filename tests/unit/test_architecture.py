@@ -1,7 +1,7 @@
 """The layering of ``loom`` (STYLE.md: a functional core with thin shells), checked on the
 source with ``ast``: no import cycles, a core that imports no shell, model SDK or LSP
-library, and shells and memory that reach the store only through ``Workspace`` and the
-repositories under ``store/``."""
+library, and every layer but the store reaching it only through ``Workspace`` and the
+repositories under ``store/`` (docs/architecture.md's first paragraph)."""
 
 from __future__ import annotations
 
@@ -22,18 +22,19 @@ FORBIDDEN_IN_CORE = ("loom.llm", "loom.lsp", "loom.agent", "pygls", "lsprotocol"
 #: Modules whose import cycles are tolerated: none.
 CYCLE_ALLOWED: tuple[str, ...] = ()
 
-#: Modules that must not query the store themselves, as ``loom.<prefix>`` (a package or a
-#: module): the shells, memory, rendering and llm/ go through ``Workspace``.
-NO_QUERIES = ("agent", "memory", "render", "lsp", "cli", "demo", "shell", "app", "llm",
-              "mcp_server")
 #: Peewee calls on a schema model (``Node.select(…)``, ``Position.replace(…)``).
 MODEL_QUERIES = frozenset({
     "select", "get", "get_or_none", "get_by_id", "raw", "update", "insert", "insert_many",
     "delete", "delete_by_id", "replace", "replace_many", "create", "bulk_create",
 })
-#: Calls that are database access on whatever object they are made on.
-DB_CALLS = frozenset({"execute_sql", "atomic", "transaction", "cursor"})
+#: Calls that are database access on whatever object they are made on (``ws.sql`` is the
+#: store's raw SQL: a caller outside it asks a repository function instead).
+DB_CALLS = frozenset({"execute_sql", "atomic", "transaction", "cursor", "sql", "sql_many",
+                      "insert_rows"})
 SCHEMA = "loom.store.schema"
+#: The store's query builders: a call to one of them outside the store is a query too.
+BUILDERS = {"loom.store.dialect": "*", "loom.store.orm": "*",
+            "loom.store.backend": ("insert_rows", "executemany")}
 
 
 @dataclass(frozen=True)
@@ -144,21 +145,49 @@ def schema_names(mod: Module) -> set[str]:
     return names
 
 
+def builder_names(mod: Module) -> set[str]:
+    """Local names bound to the store's query builders (``upsert``, ``pw``…)."""
+    names = set()
+    for node in ast.walk(mod.tree):
+        if isinstance(node, ast.ImportFrom) and node.module in BUILDERS:
+            allowed = BUILDERS[node.module]
+            names.update(a.asname or a.name for a in node.names
+                         if allowed == "*" or a.name in allowed)
+    return names
+
+
 def _root_name(expr: ast.expr) -> str | None:
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return expr.id if isinstance(expr, ast.Name) else None
 
 
+def _workspace_db(expr: ast.expr) -> bool:
+    """``ws.db`` or ``….ws.db``: the workspace's peewee database itself."""
+    return isinstance(expr, ast.Attribute) and expr.attr == "db" and (
+        (isinstance(expr.value, ast.Name) and expr.value.id == "ws")
+        or (isinstance(expr.value, ast.Attribute) and expr.value.attr == "ws"))
+
+
 def store_queries(mod: Module) -> list[str]:
-    """``line: call`` for every peewee query ``mod`` runs itself."""
+    """``line: call`` for every peewee query ``mod`` runs itself, and every use of the
+    workspace's database (``ws.db.…``)."""
     models = schema_names(mod)
+    builders = builder_names(mod)
     found: list[tuple[int, int, str]] = []
     for node in ast.walk(mod.tree):
+        if isinstance(node, ast.Call) and _root_name(node.func) in builders:
+            found.append((node.lineno, node.col_offset, ast.unparse(node.func)))
+            continue
+        if isinstance(node, ast.Attribute) and _workspace_db(node.value):
+            found.append((node.lineno, node.col_offset, ast.unparse(node)))
+            continue
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         attr = node.func.attr
         owner = node.func.value
+        if _workspace_db(owner):
+            continue  # (counted as the attribute above)
         if attr in DB_CALLS or (attr in MODEL_QUERIES and _root_name(owner) in models):
             found.append((node.lineno, node.col_offset, ast.unparse(node.func)))
     return [f"{line}: {call}" for line, _col, call in sorted(found)]
@@ -189,8 +218,11 @@ def test_the_core_imports_no_shell_provider_or_lsp_library() -> None:
     assert not bad, "the core imports an outer layer:\n" + "\n".join(sorted(set(bad)))
 
 
-def test_shells_and_memory_reach_the_store_only_through_workspace() -> None:
+def test_every_layer_above_the_store_reaches_it_only_through_workspace() -> None:
     scope = tuple(f"loom.{p}" for p in NO_QUERIES)
+    assert {name for name in modules() if not _under(name, ("loom.store", "loom"))
+            or name == "loom"} - {n for n in modules() if _under(n, scope)} == {"loom"}, \
+        "a module the check does not cover: add its layer to MAY_IMPORT or SHELLS"
     bad = {name: q for name, mod in modules().items()
            if _under(name, scope) and (q := store_queries(mod))}
     assert not bad, "store queries outside store/:\n" + "\n".join(
@@ -226,6 +258,41 @@ def test_query_finder_sees_model_queries_and_raw_sql() -> None:
     found = [q.split(": ", 1)[1] for q in store_queries(_module(source))]
     assert found == ["Position.select", "N.get_or_none", "schema.Pin.delete",
                      "ws.db.execute_sql", "ws.db.atomic"]
+    more = (
+        "def g(ctx, args, app):\n"
+        "    ctx.ws.sql('SELECT 1')\n"
+        "    path = app.ws.db.database\n"
+        "    open_database(args.db)\n"  # a --db argument is no database
+        "    ctx.ws.add_node(1)\n"
+    )
+    found = [q.split(": ", 1)[1] for q in store_queries(_module(more))]
+    assert found == ["ctx.ws.sql", "app.ws.db.database"]
+    builders = (
+        "from loom.store.dialect import upsert\n"
+        "from loom.store.orm import pw\n"
+        "from loom.store.backend import insert_rows, storage_error\n"
+        "def h(ws, err):\n"
+        "    upsert(ws.x, ('a',), a=1).execute()\n"
+        "    pw.SQL('x')\n"
+        "    insert_rows(None, 'node', (), [])\n"
+        "    storage_error(err)\n"  # (an error's reading: no query)
+        "    try:\n"
+        "        pass\n"
+        "    except pw.DatabaseError:\n"
+        "        pass\n"
+    )
+    found = [q.split(": ", 1)[1] for q in store_queries(_module(builders))]
+    assert found == ["upsert", "pw.SQL", "insert_rows"]
+
+
+def test_the_query_check_covers_every_layer_above_the_store() -> None:
+    """Every module outside ``store/`` is in the check's scope, the shells with names of
+    their own included (``cli_team``, ``cli_model``, ``cli_preferences``)."""
+    scope = tuple(f"loom.{p}" for p in NO_QUERIES)
+    assert {"loom.cli_team", "loom.cli_model", "loom.cli_preferences", "loom.commands.executor",
+            "loom.interchange.openloom.snapshot", "loom.uris"} <= \
+        {name for name in modules() if _under(name, scope)}
+    assert not any(_under(name, scope) for name in modules() if _under(name, ("loom.store",)))
 
 
 def test_relative_imports_resolve_to_modules() -> None:
@@ -292,6 +359,10 @@ MAY_ALSO: dict[str, tuple[str, ...]] = {
     "loom.mcp_server": ("loom.app", "loom.lsp.tcp"),
 }
 SHELLS = ("cli", "cli_model", "cli_team", "cli_preferences", "app", "demo", "shell")
+#: Modules that must not query the store themselves, as ``loom.<prefix>``: every layer but
+#: the store (and the leaves) goes through ``Workspace`` and the repositories under
+#: ``store/`` (before: a list of prefixes that ``cli_team`` and ``cli_model`` did not match).
+NO_QUERIES = tuple(layer for layer in (*MAY_IMPORT, *SHELLS, *LEAVES) if layer != "store")
 
 
 def _layer(name: str) -> str:

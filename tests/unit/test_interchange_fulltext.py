@@ -6,7 +6,6 @@ indexed as before. On both backends."""
 from __future__ import annotations
 
 import copy
-import importlib
 import re
 from typing import Any
 
@@ -15,10 +14,9 @@ import pytest
 from loom.errors import LoomError
 from loom.interchange import import_data, import_file
 from loom.store import reader
+from loom.store.bulk import Bulk
 from loom.store.schema import Node
 from tests.unit.interchange_support import DEMO, MINIMAL
-
-load = importlib.import_module("loom.interchange.openloom.load")
 
 
 def _words(text: str) -> set[str]:
@@ -46,17 +44,16 @@ def test_imported_nodes_are_found_by_search(app: Any) -> None:
 def test_after_a_failed_import_nodes_are_still_indexed(app: Any,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     ok = import_data(app.ws, copy.deepcopy(MINIMAL)).trees[0].tree
-    real = load._insert
+    real = Bulk.edges
 
-    def failing(ws: Any, model: Any, rows: list[dict[str, Any]]) -> None:
-        real(ws, model, rows)
-        if model.__name__ == "Edge":
-            raise LoomError("CONFLICT", "the disk said no")
+    def failing(self: Bulk, rows: list[dict[str, Any]], dumps: Any = None) -> None:
+        real(self, rows, dumps)
+        raise LoomError("CONFLICT", "the disk said no")
 
-    monkeypatch.setattr(load, "_insert", failing)
+    monkeypatch.setattr(Bulk, "edges", failing)
     with pytest.raises(LoomError):
         import_file(app.ws, DEMO)
-    monkeypatch.setattr(load, "_insert", real)
+    monkeypatch.setattr(Bulk, "edges", real)
     assert Node.select().count() == len(MINIMAL["trees"][0]["nodes"])  # nothing kept
     added = app.ws.add_node(ok, app.ws.node(ok.root), " quixotically zanzibar",
                             app.ws.human())

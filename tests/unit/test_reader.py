@@ -10,6 +10,7 @@ import pytest
 
 from loom.commands.grammar import parse
 from loom.demo import create_demo
+from loom.errors import LoomError
 from loom.model import marks
 from loom.store import reader
 from loom.store.schema import Node, TraceEntry
@@ -92,8 +93,8 @@ def test_delete_is_soft_and_undelete_restores(demo, clock: Clock) -> None:  # ty
     # deleted again and left past the undo window: purged for good
     run(app, tree, f"→ delete {walnut.local_id}")
     clock.advance(marks.UNDO_WINDOW_S + 1)
-    nodes, trees = reader.purge_expired(ws)
-    assert (nodes, trees) == (count, 0)
+    purged = ws.purge_expired()
+    assert (purged.nodes, purged.subtrees, purged.trees) == (count, 1, 0)
     assert Node.get_or_none(Node.id == walnut.id) is None
 
 
@@ -165,3 +166,12 @@ def test_reader_commands_read_back_as_written(line: str) -> None:
     cmd = parse(line)
     assert to_text(cmd) == line  # type: ignore[arg-type]
     assert parse(to_text(cmd)) == cmd  # type: ignore[arg-type]
+
+
+def test_a_tree_is_found_by_the_start_of_its_title(demo) -> None:  # type: ignore[no-untyped-def]
+    """``find_tree``'s unique start of a title, on both backends (on PostgreSQL the lookup
+    failed: "the query has 1 placeholders but 3 parameters were passed")."""
+    app, tree = demo
+    assert app.ws.find_tree("the house at").id == tree.id
+    with pytest.raises(LoomError, match="does not exist"):
+        app.ws.find_tree("no such tree")

@@ -163,7 +163,7 @@ class Ctx:
 
     def name(self, participant_id: str) -> str:
         if participant_id not in self._names:
-            p = Participant.get_or_none(Participant.id == participant_id)
+            p = self.ws.participant_by_id(participant_id)
             self._names[participant_id] = p.name if p else "unknown"
         return self._names[participant_id]
 

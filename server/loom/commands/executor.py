@@ -24,7 +24,6 @@ from loom.memory import operational as mem
 from loom.model import permissions as perms
 from loom.store.backend import storage_error, unreachable
 from loom.store.orm import pw
-from loom.store.schema import Tree
 from loom.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -81,14 +80,17 @@ _TREE_WRITES = frozenset({perms.LOOM_WRITE, perms.LOOM_GENERATE})
 _STILL_ALLOWED = frozenset({"undelete", "delete"})  # what a deleted tree may still take
 
 
-def _refuse_deleted(actor: Actor) -> None:
+def _refuse_deleted(ws: Workspace, actor: Actor) -> None:
     """No write goes into a deleted tree (before: typed text was committed into one,
     "✓ committed 1 node", where nobody would look). Read fresh: another process may have
-    deleted it since this actor's copy was read."""
+    deleted it since this actor's copy was read, or purged it."""
     if actor.tree is None:
         return
-    fresh = Tree.get_or_none(Tree.id == actor.tree.id)
-    if fresh is not None and fresh.archived:
+    fresh = ws.tree_or_none(actor.tree.id)
+    if fresh is None:
+        raise LoomError("NOT_FOUND", f'tree "{actor.tree.title}" was deleted and purged',
+                        "nothing was written; a purged tree cannot be brought back")
+    if fresh.archived:
         raise LoomError("NOT_FOUND", f'tree "{fresh.title}" was deleted',
                         f'→ undelete tree:"{fresh.title}" brings it back (within 30 days); '
                         "nothing was written, and an editor keeps what you typed")
@@ -140,7 +142,7 @@ class Executor:
         try:
             ctx.require(permission_of(cmd.verb), ACTIONS.get(cmd.verb, "do it"))
             if permission_of(cmd.verb) in _TREE_WRITES and cmd.verb not in _STILL_ALLOWED:
-                _refuse_deleted(actor)
+                _refuse_deleted(self.ws, actor)
             was = preference_log.before(ctx, cmd)
             result = HANDLERS[cmd.verb](ctx, cmd)
             preference_log.after(ctx, cmd, result, was)  # what the writer chose

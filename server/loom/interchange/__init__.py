@@ -135,7 +135,7 @@ def _export(ws: Workspace, tree: Tree, fmt: ExportFormat, options: ExportOptions
         from loom.interchange.markdown import export_markdown
 
         if node is None:
-            who = Participant.get_or_none(Participant.name == (options.participant or "human"))
+            who = ws.find_participant(options.participant or "human")
             node = ws.position(who, tree)[1] if who else ws.descend(ws.node(tree.root))
         return export_markdown(ws, tree, node)
     from loom.interchange.openloom import export_document

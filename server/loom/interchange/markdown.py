@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from loom.errors import LoomError
-from loom.store.schema import Node, Participant, Tree
+from loom.store.schema import Node, Tree
 from loom.store.workspace import NodeRow, Workspace
 
 
@@ -30,7 +30,7 @@ def export_markdown(ws: Workspace, tree: Tree, tip: Node, *,
         raise LoomError("CROSS_TREE", f'node [{tip.label}] is not in tree "{tree.title}"',
                         "export a node of this tree, or name its own tree")
     path = [n for n in ws.path(tip) if n.kind != "annotation"]
-    names = {p.id: p.name for p in Participant.select(Participant.id, Participant.name)}
+    names = ws.participant_names()
     notes = {n.id: ws.children(n, "annotation") for n in path} if annotations else {}
     blocks = [f"# {' '.join(tree.title.split())}"]
     if tree.description.strip():

@@ -215,9 +215,12 @@ class LoomServer(ClientHost):
             if os.environ.get("LOOM_SUMMARIES", "on").lower() not in ("off", "0", "no"):
                 from loom.llm.summaries import start_background
 
-                self.summaries = start_background(str(self.app.ws.db.database))
+                self.summaries = start_background(self.app.ws.location)
                 if self.summaries is not None:
                     atexit.register(self.summaries.terminate)
+            from loom.lsp.purging import purge_daily
+
+            self.spawn(purge_daily(self.app.ws), "the purge of deleted content")
         except Exception as err:
             from loom.commands.results import Result
             from loom.errors import LoomError

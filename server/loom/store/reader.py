@@ -1,7 +1,8 @@
 """The reader's side of a tree, in the store: bookmarks, tags and ratings on nodes, pruning
 (hiding a subtree from views and model context), soft deletion of subtrees and trees (undone
-with undelete for ``marks.UNDO_WINDOW_S``, purged after), renaming trees, and full-text
-search over every tree (``store/fulltext.py``: FTS5 or PostgreSQL's text search).
+with undelete for ``marks.UNDO_WINDOW_S``, purged after by ``store/purge.py``), renaming
+trees, and full-text search over every tree (``store/fulltext.py``: FTS5 or PostgreSQL's
+text search).
 
 Each write is one IMMEDIATE transaction with its change-log row, as in ``Workspace``.
 Callers are the executor's handlers (permissions, branch locks and traces are theirs) and,
@@ -146,6 +147,7 @@ def delete_subtree(ws: Workspace, node: Node, actor: Participant) -> int:
     extra[marks.DELETED] = {"at": ws.clock(), "by": actor.id, "pruned": bool(node.pruned),
                             "nodes": count}
     with ws.db.atomic():
+        ws.lock_tree(node.tree_id)  # (a purge holds it while it deletes)
         Node.update(pruned=True, extra=extra).where(Node.id == node.id).execute()
         ws.log_change(node.tree_id, "node.delete", node.id, actor.id, {"nodes": count})
     node.pruned, node.extra = True, extra
@@ -153,14 +155,21 @@ def delete_subtree(ws: Workspace, node: Node, actor: Participant) -> int:
 
 
 def restore_subtree(ws: Workspace, node: Node, actor: Participant) -> int:
-    mark = marks.deleted_of(node.extra)
-    if mark is None:
-        raise LoomError("NOT_FOUND", f"[{node.label}] is not deleted",
-                        f"→ unprune {node.local_id} shows a pruned node again")
-    extra = dict(marks.extra_of(node.extra))
-    extra.pop(marks.DELETED, None)
-    was_pruned = bool(mark.get("pruned"))
     with ws.db.atomic():
+        # under the tree's lock, read fresh: a purge holds it while it deletes
+        ws.lock_tree(node.tree_id)
+        row = ws.sql("SELECT extra, pruned FROM node WHERE id = ?", (node.id,)).fetchone()
+        if row is None:
+            raise LoomError("NOT_FOUND", f"[{node.label}] was deleted more than "
+                            f"{marks.UNDO_WINDOW_S // 86_400} days ago and purged",
+                            "a purged node cannot be brought back")
+        mark = marks.deleted_of(row[0])
+        if mark is None:
+            raise LoomError("NOT_FOUND", f"[{node.label}] is not deleted",
+                            f"→ unprune {node.local_id} shows a pruned node again")
+        extra = dict(marks.extra_of(row[0]))
+        extra.pop(marks.DELETED, None)
+        was_pruned = bool(mark.get("pruned"))
         Node.update(pruned=was_pruned, extra=extra or None).where(Node.id == node.id).execute()
         ws.log_change(node.tree_id, "node.restore", node.id, actor.id, {})
     node.pruned, node.extra = was_pruned, extra or None
@@ -202,9 +211,16 @@ def delete_tree(ws: Workspace, tree: Tree, actor: Participant) -> None:
 
 
 def restore_tree(ws: Workspace, tree: Tree, actor: Participant) -> None:
-    if not tree.archived:
-        raise LoomError("NOT_FOUND", f'tree "{tree.title}" is not deleted')
-    ws.update_tree(tree, actor, archived=False)
+    with ws.db.atomic():
+        ws.lock_tree(tree.id)  # a purge holds it while it deletes: read fresh under it
+        row = ws.sql("SELECT archived FROM tree WHERE id = ?", (tree.id,)).fetchone()
+        if row is None:
+            raise LoomError("NOT_FOUND", f'tree "{tree.title}" was deleted more than '
+                            f"{marks.UNDO_WINDOW_S // 86_400} days ago and purged",
+                            "a purged tree cannot be brought back")
+        if not row[0]:
+            raise LoomError("NOT_FOUND", f'tree "{tree.title}" is not deleted')
+        ws.update_tree(tree, actor, archived=False)
 
 
 def find_any_tree(ws: Workspace, ref: str) -> Tree:
@@ -219,49 +235,6 @@ def find_any_tree(ws: Workspace, ref: str) -> Tree:
     if len(rows) == 1:
         return rows[0]
     raise not_found(f'tree "{ref}" does not exist', "list trees with: loom trees --all")
-
-
-def purge_expired(ws: Workspace, window_s: float = marks.UNDO_WINDOW_S) -> tuple[int, int]:
-    """Delete for good what was soft-deleted longer ago than the undo window: subtrees
-    (their nodes, edges and provenance) and archived trees. Returns (nodes, trees)."""
-    cutoff = ws.clock() - window_s
-    nodes_gone = 0
-    roots = [n.id for n in _deleted_nodes()
-             if (mark := marks.deleted_of(n.extra)) is not None
-             and mark.get("at") is not None and float(mark["at"]) < cutoff]
-    values = dialect_of(ws.db).json_values()
-    with ws.db.atomic():
-        for root_id in roots:
-            node = Node.get_or_none(Node.id == root_id)
-            if node is None:
-                continue
-            ids = subtree_ids(ws, node)
-            payload = json.dumps(ids)
-            for sql in (
-                f"DELETE FROM edge_source WHERE target IN ({values})",
-                f"DELETE FROM edge_source WHERE node IN ({values})",
-                f"DELETE FROM edge WHERE target IN ({values})",
-                f"DELETE FROM generation WHERE node IN ({values})",
-                f"DELETE FROM link WHERE source IN ({values}) OR target_node IN ({values})",
-                f"DELETE FROM node WHERE id IN ({values})",
-            ):
-                ws.db.execute_sql(sql, (payload,) * sql.count("?"))
-            nodes_gone += len(ids)
-            ws.log_change(node.tree_id, "node.purge", root_id, None, {"nodes": len(ids)})
-        trees = list(Tree.select().where((Tree.archived == True) &  # noqa: E712
-                                         (Tree.updated < cutoff)))
-        for tree in trees:
-            # nodes go with the tree (ON DELETE CASCADE); the rest by hand
-            ids = [r[0] for r in ws.db.execute_sql("SELECT id FROM node WHERE tree_id = ?",
-                                                   (tree.id,)).fetchall()]
-            payload = json.dumps(ids)
-            ws.db.execute_sql(f"DELETE FROM edge_source WHERE target IN ({values})",
-                              (payload,))
-            ws.db.execute_sql(f"DELETE FROM generation WHERE node IN ({values})", (payload,))
-            ws.db.execute_sql("DELETE FROM position WHERE tree = ?", (tree.id,))
-            Tree.delete().where(Tree.id == tree.id).execute()
-            ws.log_change(tree.id, "tree.purge", tree.id, None, {"title": tree.title})
-    return nodes_gone, len(trees)
 
 
 # ── search ────────────────────────────────────────────────────────────────────

@@ -307,10 +307,42 @@ BEGIN
 END $$"""
 
 
+# A deletion's time is what the purge goes by (store/purge.py: 30 days after it the subtree
+# or tree goes for good, and only the owner's process purges). A writer's role may mark and
+# unmark nodes and trees, so the time it writes is the server's own: nobody but the owner
+# can date a deletion back into the purge.
+_DELETED_AT = f"""CREATE OR REPLACE FUNCTION loom_deleted_at_guard() RETURNS trigger
+LANGUAGE plpgsql {_PATH} AS $$
+DECLARE
+  mark jsonb;
+  was jsonb;
+BEGIN
+  IF loom_is_owner() THEN
+    RETURN NEW;
+  END IF;
+  IF TG_TABLE_NAME = 'tree' THEN
+    IF NEW.archived THEN
+      NEW.updated := extract(epoch FROM clock_timestamp());
+    END IF;
+    RETURN NEW;
+  END IF;
+  mark := CASE WHEN NEW.extra IS NULL THEN NULL ELSE NEW.extra::jsonb -> 'deleted' END;
+  IF TG_OP = 'UPDATE' AND OLD.extra IS NOT NULL THEN
+    was := OLD.extra::jsonb -> 'deleted';
+  END IF;
+  IF jsonb_typeof(mark) = 'object' AND mark IS DISTINCT FROM was THEN
+    NEW.extra := jsonb_set(NEW.extra::jsonb, '{{deleted,at}}',
+                           to_jsonb(extract(epoch FROM clock_timestamp())))::text;
+  END IF;
+  RETURN NEW;
+END $$"""
+
+
 _FUNCTIONS = ("loom_is_owner()", "loom_acts_as(text)", "loom_written_now(xid)",
               "loom_near_now(double precision)", "loom_tree_made()",
               "loom_node_insert_guard()", "loom_node_text_guard()", "loom_split_joins()",
-              "loom_tree_guard()", "loom_link_guard()", "loom_change_guard()")
+              "loom_tree_guard()", "loom_link_guard()", "loom_change_guard()",
+              "loom_deleted_at_guard()")
 
 
 def _owned_by_the_owner() -> str:
@@ -343,7 +375,7 @@ def statements(team: str, writer: str) -> list[str]:
     return [
         _IS_OWNER, _ACTS_AS, _WRITTEN_NOW, _CLOCK, _ORIGIN_TABLE, _TREE_MADE,
         _NODE_INSERT, _NODE_UPDATE, _SPLIT_JOINS, _TREE_UPDATE, _LINK_INSERT,
-        _change_insert(), _owned_by_the_owner(),
+        _change_insert(), _DELETED_AT, _owned_by_the_owner(),
         f"REVOKE ALL ON loom_tree_origin FROM {team}, {writer}",
         f"GRANT SELECT ON loom_tree_origin TO {team}",
         *_trigger("loom_tree_made", "tree", "AFTER INSERT", "loom_tree_made"),
@@ -356,4 +388,6 @@ def statements(team: str, writer: str) -> list[str]:
                   text_moved, constraint=True),
         *_trigger("loom_link_made", "link", "BEFORE INSERT", "loom_link_guard"),
         *_trigger("loom_change_made", "change", "BEFORE INSERT", "loom_change_guard"),
+        *_trigger("loom_deleted_at", "node", "BEFORE INSERT OR UPDATE", "loom_deleted_at_guard"),
+        *_trigger("loom_deleted_at", "tree", "BEFORE INSERT OR UPDATE", "loom_deleted_at_guard"),
     ]

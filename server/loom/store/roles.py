@@ -35,7 +35,7 @@ WRITER = "loom_writer"
 MARKER = "team_roles"
 #: what the marker holds: the grants' version. A Loom whose grants are newer than a
 #: workspace's re-applies them when the owner connects (:func:`upgrade`).
-VERSION = 2
+VERSION = 3  # 3: deletion times are the server's (role_guards)
 
 _ME = "(SELECT p.id FROM participant p WHERE p.name = current_user)"
 _ME_OR_MODEL = f"(SELECT p.id FROM participant p WHERE {role_guards.MAY_ACT_AS})"
@@ -57,7 +57,8 @@ OWN_ROWS: dict[str, tuple[str, str]] = {
 
 #: What writers may do to the trees' shared tables. Nothing is ever deleted but what Loom
 #: itself removes (released turn locks, done summary jobs, replaced token data): a
-#: deletion in Loom is a mark on the node, undone within 30 days.
+#: deletion in Loom is a mark on the node, undone within 30 days; after that the owner's
+#: process purges it (store/purge.py), as only the owner deletes rows of the trees.
 WRITER_TABLES: dict[str, str] = {
     "tree": "INSERT",  # and UPDATE of TREE_COLUMNS only
     "node": "INSERT",  # and UPDATE of NODE_COLUMNS only

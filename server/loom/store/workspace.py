@@ -3,8 +3,13 @@ caller uses for the rest, whose sections are repositories of their own — parti
 (:mod:`loom.store.participants`), editor sessions and buffer states
 (:mod:`loom.store.sessions`), positions and branch locks (:mod:`loom.store.positions`), the
 summary queue (:mod:`loom.store.summary_queue`), documents and links
-(:mod:`loom.store.documents`). Workspace builds them over its database, hands each the
-clock and the change log, and delegates to them under the names callers have always used.
+(:mod:`loom.store.documents`), the preference log (:mod:`loom.store.preferences`),
+provenance (:mod:`loom.store.provenance`) and the purge of deleted content
+(:mod:`loom.store.purge`). Workspace builds them over its database, hands each the clock
+and the change log, and delegates to them under the names callers have always used; whole
+trees' rows, for the importers and exporters, are :attr:`Workspace.bulk`
+(:mod:`loom.store.bulk`). Nothing outside ``store/`` queries the database itself
+(``tests/unit/test_architecture.py``).
 
 Every mutation happens in one transaction together with its change-log row, so a process
 killed mid-write leaves either all of it or none of it, and other processes can catch up by
@@ -28,9 +33,11 @@ from typing import Any
 from loom.errors import CrossTree, LoomError, not_found
 from loom.model import permissions as perms
 from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_local_id
+from loom.model.marks import UNDO_WINDOW_S
 from loom.render.text import extractive_summary, plural
 from loom.store import fulltext
 from loom.store.backend import executemany, insert_rows
+from loom.store.bulk import Bulk
 from loom.store.db import checkpoint_later
 from loom.store.dialect import dialect_of
 from loom.store.documents import Documents
@@ -40,6 +47,8 @@ from loom.store.participants import HUMAN, SUBJECT, Participants
 from loom.store.positions import Positions
 from loom.store.preferences import Event as PreferenceEvent
 from loom.store.preferences import Preferences
+from loom.store.provenance import Provenance
+from loom.store.purge import Purge, Purged
 from loom.store.repository import Clock, Repository
 from loom.store.schema import (
     BufferState,
@@ -196,10 +205,20 @@ class Workspace:
         self._documents = Documents(db, clock, self.log_change,
                                     self._summary_queue.enqueue_summary)
         self._preferences = Preferences(db, clock)
+        self._purge = Purge(db, clock, self.log_change, self.lock_tree)
+        self._provenance = Provenance(db, clock)
+        #: whole trees' rows, read and written at once (the importers' and exporters' door)
+        self.bulk = Bulk(db, clock)
         self._repositories: tuple[Repository, ...] = (
             self._participants, self._sessions, self._positions, self._summary_queue,
-            self._documents, self._preferences)
+            self._documents, self._preferences, self._purge, self._provenance, self.bulk)
         self.clock = clock
+
+    @property
+    def location(self) -> str:
+        """Where the database is: an SQLite file's path or a PostgreSQL URL (what another
+        process opens it by)."""
+        return str(self.db.database)
 
     @property
     def clock(self) -> Clock:
@@ -504,9 +523,14 @@ class Workspace:
         # Prepared statements, not peewee's query builder: building SQL text cost ~0.8 ms
         # of the ~1 ms a node took (bench/bench_core.py prints the figure).
         self.lock_tree(tree.id)
+        parent = sources[0][0] if sources else None
+        if parent is not None and self.db.execute_sql(
+                "SELECT 1 FROM node WHERE id = ?", (parent.id,)).fetchone() is None:
+            # read under the tree's lock: a purge that committed first took it away
+            raise not_found(f"[{parent.label}] does not exist any more: it was deleted and "
+                            "purged", "nothing was written")
         node_id = new_ulid()
         local_id = self._pick_local_id(tree.id, node_id)
-        parent = sources[0][0] if sources else None
         ann_number = None
         if kind == "annotation":
             ann_number = self.db.execute_sql(
@@ -1099,46 +1123,42 @@ class Workspace:
             self.log_change(node.tree_id, "node.summary", node.id, None, {"source": source})
         node.summary, node.summary_source = summary, source
 
+    # ── provenance: how a model made a node (store/provenance.py) ─────────────
     def generations(self, node_ids: Sequence[str]) -> list[Generation]:
         """The provenance records of these nodes (model, parameters, usage)."""
-        return list(Generation.select().where(Generation.node.in_(list(node_ids)))
-                    .order_by(Generation.created, Generation.id))
+        return self._provenance.generations(node_ids)
 
     def request_batch(self, node: Node) -> tuple[Generation | None, list[str]]:
         """A model node's provenance record and the ids of every node made by the same
         request (``continue n:3`` makes three), in completion order; ``(None, [])`` for a
         node no model generated."""
-        gen = Generation.get_or_none(Generation.node == node.id)
-        if gen is None:
-            return None, []
-        # One request's rows share its raw response (several models' too); without one,
-        # the model. ``IS ?`` is SQLite's alone (PostgreSQL refused it): NULL apart.
-        same = ["n.parent IS NULL" if node.parent is None else "n.parent = ?", "g.created = ?"]
-        args: list[Any] = [*([] if node.parent is None else [node.parent]), gen.created]
-        if gen.raw is None:
-            same += ["g.raw IS NULL", "g.model = ?"]
-            args.append(gen.model)
-        else:
-            same.append("g.raw = ?")
-            args.append(gen.raw)
-        rows = self.sql(
-            "SELECT g.node FROM generation g JOIN node n ON n.id = g.node "
-            f"WHERE {' AND '.join(same)} ORDER BY g.completion_index, g.id", args).fetchall()
-        return gen, [r[0] for r in rows] or [node.id]
+        return self._provenance.request_batch(node)
 
     def request_sizes(self, parent_id: str) -> dict[str, int]:
         """For every child of ``parent_id`` a model generated: node id → how many nodes
         its request made (what :meth:`request_batch` counts), in one query for them all."""
-        out: dict[str, int] = {}
-        rows = self.sql(
-            "SELECT g.node, g.created, g.model, g.raw FROM generation g "
-            "JOIN node n ON n.id = g.node WHERE n.parent = ?", (parent_id,)).fetchall()
-        sizes: dict[tuple[Any, ...], int] = {}
-        for _node, *key in rows:
-            sizes[tuple(key)] = sizes.get(tuple(key), 0) + 1
-        for node_id, *key in rows:
-            out[node_id] = sizes[tuple(key)]
-        return out
+        return self._provenance.request_sizes(parent_id)
+
+    def save_raw_response(self, body: str) -> str:
+        """Keep a request's raw response (in the caller's transaction); its id."""
+        return self._provenance.save_raw_response(body)
+
+    def record_generation(self, node_id: str, **fields: Any) -> None:
+        """How a model made ``node_id`` (``provider``, ``model``, ``params``, ``usage``,
+        ``latency_ms``, ``completion_index``, ``raw``, ``created``: :class:`Generation`'s
+        columns), in the caller's transaction."""
+        self._provenance.record(node_id, **fields)
+
+    def copy_generation(self, generation: Generation, node_id: str, created: float,
+                        **params: Any) -> None:
+        """``generation``'s record for another node (a split half, an alternative the
+        model weighed), with ``params`` added to its parameters."""
+        self._provenance.copy(generation, node_id, created, **params)
+
+    def all_or_nothing(self) -> contextlib.AbstractContextManager[Any]:
+        """A block whose writes commit together or not at all (one transaction; nested,
+        a savepoint): a handler's several writes that make one change."""
+        return self.db.atomic()
 
     # ── the summary queue (SPEC-NOTES decision 11; store/summary_queue.py) ─────
     TREE_SUMMARY_EVERY = TREE_SUMMARY_EVERY
@@ -1365,6 +1385,17 @@ class Workspace:
     def save_document(self, doc: Document, content: str, actor: Participant | None = None,
                       expected_updated: float | None = None) -> None:
         self._documents.save_document(doc, content, actor, expected_updated)
+
+    # ── purging what was deleted (store/purge.py) ─────────────────────────────
+    def purge_expired(self, window_s: float = UNDO_WINDOW_S) -> Purged:
+        """Delete for good what was soft-deleted more than ``window_s`` ago (subtrees and
+        trees, with what is theirs alone), in one transaction."""
+        return self._purge.expired(window_s)
+
+    def purge_refusal(self) -> str | None:
+        """None when this process may purge; else why not (PostgreSQL: only the
+        database's owner purges)."""
+        return self._purge.refusal()
 
     # ── bulk (importers, benchmarks) ──────────────────────────────────────────
     def any_exists(self, model: type[pw.Model], column: pw.Field, values: Sequence[str]

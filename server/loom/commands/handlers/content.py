@@ -12,12 +12,11 @@ from loom.commands.context import ContinueRequest, Ctx, ModelChoices
 from loom.commands.results import Result
 from loom.errors import CrossTree, LoomError
 from loom.model import permissions as perms
-from loom.model.ids import new_ulid
 from loom.model.sampling import Sampling
 from loom.render import formats as f
 from loom.render.text import plural, preview, quote
 from loom.store import node_tokens as token_store
-from loom.store.schema import Generation, Node, RawResponse
+from loom.store.schema import Node
 
 MAX_N = 10
 
@@ -224,13 +223,12 @@ def _store_generation(ctx: Ctx, source: Node, outcome: object,
     Token logprobs go to the compact per-token store (``store/node_tokens.py``), not the JSON."""
     subject = ctx.ws.subject()
     created: list[Node] = []
-    with ctx.ws.db.atomic():
+    with ctx.ws.all_or_nothing():
         raw_id = None
         raw = getattr(outcome, "raw", None)
         if raw:
-            raw_id = new_ulid()
-            RawResponse.create(id=raw_id, body=json.dumps(_without_logprobs(raw),
-                                                          ensure_ascii=False, default=str))
+            raw_id = ctx.ws.save_raw_response(json.dumps(_without_logprobs(raw),
+                                                         ensure_ascii=False, default=str))
         usage = getattr(outcome, "usage", None)
         usage_d = usage.model_dump() if hasattr(usage, "model_dump") else (usage or {})
         params = dict(getattr(outcome, "params", {}) or {})
@@ -240,8 +238,8 @@ def _store_generation(ctx: Ctx, source: Node, outcome: object,
             made = c if getattr(c, "model", None) else outcome  # one of several models
             asked = {**(getattr(c, "params", None) or params), **(extra or {})}
             k = asked.get("logprobs") or 0
-            Generation.create(
-                id=new_ulid(), node=node.id, provider=str(getattr(made, "provider", "")),
+            ctx.ws.record_generation(
+                node.id, provider=str(getattr(made, "provider", "")),
                 model=str(getattr(made, "model", "")),
                 params=asked,
                 usage=(c_usage.model_dump() if hasattr(c_usage, "model_dump") else usage_d),

@@ -20,7 +20,7 @@ from loom.render.text import (
 )
 from loom.render.tree_drawing import MAX_CHILDREN, Item, draw
 from loom.store import reader
-from loom.store.schema import Document, Link, Node, Tree
+from loom.store.schema import Link, Node, Tree
 from loom.store.workspace import NodeRow, TreeCounts
 
 DEFAULT_TREE_DEPTH = 5
@@ -35,18 +35,18 @@ def summary_of(ctx: Ctx, node: Node) -> str:
 def link_line(ctx: Ctx, link: Link, node: Node) -> str:
     note = f' (note: "{link.note}")' if link.note else ""
     if link.target_kind == "doc":
-        doc = Document.get_or_none(Document.id == link.target_doc)
+        doc = ctx.ws.find_document(link.target_doc)
         return f"→ {f.doc_ref(doc.name if doc else '?', link.target_section)}{note}"
     if link.target_kind == "tree" and not link.target_node:
-        t = Tree.get_or_none(Tree.id == link.target_tree)
+        t = ctx.ws.tree_or_none(link.target_tree)
         return f'→ tree:"{t.title if t else "?"}"{note}'
     other_id = link.target_node if link.source == node.id else link.source
-    other = Node.get_or_none(Node.id == other_id)
+    other = ctx.ws.find_node(other_id)
     if other is None:
         return f"→ [?]{note}"
     where = ""
     if other.tree_id != ctx.tree.id:
-        t = Tree.get_or_none(Tree.id == other.tree_id)
+        t = ctx.ws.tree_or_none(other.tree_id)
         where = f' in tree:"{t.title if t else "?"}"'
     return f"→ {f.ref(other.label)}{where}{note}"
 

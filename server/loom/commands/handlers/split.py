@@ -8,7 +8,6 @@ from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.model import tokens as T
-from loom.model.ids import new_ulid
 from loom.render import formats as f
 from loom.render.text import preview, quote
 from loom.store import node_tokens as token_store
@@ -43,13 +42,13 @@ def split(ctx: Ctx, cmd: ast.Split) -> Result:
     head_tokens, tail_tokens = T.split(tokens, cmd.at)
     gens = ws.generations([node.id])
     alt: Node | None = None
-    with ws.db.atomic():
+    with ws.all_or_nothing():
         head, tail = ws.split_node(tree, node, cmd.at, ctx.me)
         token_store.save(ws, head.id, head_tokens, k)
         token_store.save(ws, tail.id, tail_tokens, k)
         for g in gens:
             for half in (head, tail):
-                _copy_generation(g, half.id, ctx.now)
+                ws.copy_generation(g, half.id, ctx.now)
         if cmd.alt is not None:
             alt = _alternative(ctx, node, head, tokens, cmd, k, gens)
             ctx.ws.set_position(ctx.me, tree, alt, alt)
@@ -83,7 +82,7 @@ def _grow(ctx: Ctx, tail: Node, cmd: ast.Split) -> Result:
     tokens = token_store.tokens(ws, original) or []
     k = token_store.k_of(ws, original.id) or T.DEFAULT_K
     head_tokens, tail_tokens = T.split(tokens, at)
-    with ws.db.atomic():
+    with ws.all_or_nothing():
         head, tail = ws.move_split(ctx.tree, head, tail, at, ctx.me)
         token_store.replace(ws, head.id, head_tokens, k)
         token_store.replace(ws, tail.id, tail_tokens, k)
@@ -100,7 +99,7 @@ def _beside(ctx: Ctx, node: Node, cmd: ast.Split) -> Result:
     ctx.guard(node, extends=False)
     ws = ctx.ws
     tokens = token_store.tokens(ws, node) or []
-    with ws.db.atomic():
+    with ws.all_or_nothing():
         alt = _alternative(ctx, node, ws.node(node.parent or ""), tokens, cmd,
                            token_store.k_of(ws, node.id) or T.DEFAULT_K,
                            ws.generations([node.id]))
@@ -126,17 +125,6 @@ def _alternative(ctx: Ctx, original: Node, head: Node, tokens: list[T.Token],
         token_store.save(ws, alt.id, [T.Token(0, cmd.alt, weighed[cmd.alt],
                                               here.alternatives)], k)
         for g in gens[-1:]:
-            _copy_generation(g, alt.id, ctx.now, alternative_of=original.id, at=cmd.at)
+            ws.copy_generation(g, alt.id, ctx.now, alternative_of=original.id, at=cmd.at)
         return alt
     return ws.add_node(ctx.tree, head, cmd.alt or "", ctx.me)
-
-
-def _copy_generation(g: Generation, node_id: str, now: float, **marks: object) -> None:
-    """The provenance of a split half (or of an alternative the model weighed): the
-    original generation's record, for another node."""
-    params = dict(g.params or {})
-    params.update(marks)
-    Generation.create(id=new_ulid(), node=node_id, provider=g.provider, model=g.model,
-                      params=params, usage=g.usage, latency_ms=g.latency_ms,
-                      completion_index=g.completion_index, logprobs=None, raw=g.raw,
-                      created=now)

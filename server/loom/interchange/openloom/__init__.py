@@ -48,12 +48,12 @@ def import_openloom(ws: Workspace, data: Any, *, author: Participant | None = No
 
 def _person(ws: Workspace, tree: Tree, options: ExportOptions) -> str | None:
     if options.participant:
-        p = Participant.get_or_none(Participant.name == options.participant)
+        p = ws.find_participant(options.participant)
         return p.id if p else None
     ic = (tree.extra or {}).get(IC) or {}
     if ic.get("person"):
         return str(ic["person"])
-    p = Participant.get_or_none(Participant.name == "human")
+    p = ws.find_participant("human")
     return p.id if p else None
 
 
@@ -62,8 +62,8 @@ def export_document(ws: Workspace, trees: list[Tree], options: ExportOptions | N
     """The trees as one Open Loom document, and the media files a bundle needs (empty
     when the document stands alone)."""
     options = options or ExportOptions()
-    snaps = [load(ws, Tree.get_by_id(t.id), _person(ws, Tree.get_by_id(t.id), options))
-             for t in trees]
+    fresh = [ws.tree(t.id) for t in trees]  # (as stored now: a caller's copy may be older)
+    snaps = [load(ws, t, _person(ws, t, options)) for t in fresh]
     return render_document(snaps, load_shared(ws, snaps), options, ws.clock())
 
 

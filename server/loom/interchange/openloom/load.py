@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any
 
 import loom.interchange.jsontext as jsontext
@@ -49,21 +48,10 @@ from loom.interchange.openloom.snapshot import IC, Shared
 from loom.interchange.report import ImportedTree, ImportReport
 from loom.interchange.times import parse_iso
 from loom.model.ids import new_ulid
-from loom.store.dialect import upsert
 from loom.store.orm import pw
 from loom.store.schema import (
     Document,
-    Edge,
-    EdgeSource,
-    Generation,
-    JSONField,
-    Link,
-    Media,
-    Node,
     Participant,
-    Position,
-    RawResponse,
-    Tree,
 )
 from loom.store.workspace import Workspace
 
@@ -194,7 +182,7 @@ class Importer:
         used: set[str] = set()
         titles: set[str] = set()
         try:
-            with self.ws.checkpoint_later(), self.ws.db.atomic():
+            with self.ws.checkpoint_later(), self.ws.all_or_nothing():
                 doc_rows, doc_ids = self.plan_documents()
                 plans: list[TreePlan | PlainTreePlan] = []
                 for tree in self.doc.trees:
@@ -227,7 +215,7 @@ class Importer:
                             "nothing was imported; retry") from None
         for plan in plans:
             report.trees.append(ImportedTree(
-                Tree.get_by_id(plan.snap.tree["id"]), plan.count, bookmarks=plan.bookmarks,
+                self.ws.tree(plan.snap.tree["id"]), plan.count, bookmarks=plan.bookmarks,
                 images=plan.media_count.get("image", 0), audio=plan.media_count.get("audio", 0),
                 unverified=plan.unverified))
         return report
@@ -236,10 +224,10 @@ class Importer:
                ) -> Shared:
         people = {p.id: {"id": p.id, "name": p.name, "kind": p.kind, "role": p.role,
                          "permissions": list(p.permissions or []), "loom_aware": p.loom_aware,
-                         "profile": p.profile} for p in Participant.select()}
+                         "profile": p.profile} for p in self.ws.participants()}
         docs = {d.id: {"id": d.id, "name": d.name, "content": d.content, "summary": d.summary,
                        "summary_source": d.summary_source, "created": d.created,
-                       "updated": d.updated} for d in Document.select()}
+                       "updated": d.updated} for d in self.ws.documents()}
         for row in doc_rows:
             docs[row["id"]] = dict(row)
         return Shared(people, docs)
@@ -252,14 +240,14 @@ class Importer:
         rows: list[dict[str, Any]] = []
         ids: dict[str, str] = {}
         docs = self.doc.loom.get("documents")
-        names = {d.name: d for d in Document.select()}
+        names = {d.name: d for d in self.ws.documents()}
         for d in docs if isinstance(docs, list) else []:
             if not isinstance(d, dict) or not _str(d.get("name")):
                 continue
             did, content = _str(d.get("id")), _str(d.get("content")) or ""
             if did and did in ids:
                 continue
-            existing = Document.get_or_none(Document.id == did) if did else None
+            existing = self.ws.find_document(did) if did else None
             same = names.get(d["name"])
             if existing is None and same is not None and same.content == content:
                 existing = same
@@ -409,96 +397,42 @@ class Importer:
     # ── writing ───────────────────────────────────────────────────────────────
     def write(self, doc_rows: list[dict[str, Any]], plans: list[TreePlan | PlainTreePlan]
               ) -> None:
-        for row in doc_rows:
-            Document.insert(**row).execute()
-        fresh = [r for sha, r in self.media_rows.items()
-                 if Media.get_or_none(Media.sha256 == sha) is None]
-        _insert(self.ws, Media, fresh)
+        bulk = self.ws.bulk
+        bulk.documents(doc_rows)
+        bulk.new_media(list(self.media_rows.values()), jsontext.dumps)
         with self.ws.nodes_indexed_after([plan.snap.tree["id"] for plan in plans]):
             self.write_trees(plans)
 
     def write_trees(self, plans: list[TreePlan | PlainTreePlan]) -> None:
+        bulk, dumps = self.ws.bulk, jsontext.dumps
         for plan in plans:
             snap = plan.snap
             t = dict(snap.tree)
-            Tree.insert(**t).execute()
+            bulk.tree(t)
             if isinstance(plan, PlainTreePlan):
                 plan.write(self.ws)
             else:
-                _insert(self.ws, Node, list(snap.nodes.values()))
-                _insert(self.ws, Edge, [dict(target=k, tree=t["id"], kind=e["kind"],
-                                             sibling_order=e["sibling_order"])
-                                        for k, e in snap.edges.items()])
-                _insert(self.ws, EdgeSource, [dict(target=k, node=s["node"], role=s["role"],
-                                                   position=s["position"])
-                                              for k, srcs in snap.sources.items()
-                                              for s in srcs])
-                _insert(self.ws, RawResponse, [dict(id=k, body=v)
-                                               for k, v in snap.raws.items()])
-                _insert(self.ws, Generation, [g for gl in snap.generations.values()
-                                              for g in gl])
-            _insert(self.ws, Link, snap.links)
+                bulk.nodes(list(snap.nodes.values()), dumps)
+                bulk.edges([dict(target=k, tree=t["id"], kind=e["kind"],
+                                 sibling_order=e["sibling_order"])
+                            for k, e in snap.edges.items()], dumps)
+                bulk.sources([dict(target=k, node=s["node"], role=s["role"],
+                                   position=s["position"])
+                              for k, srcs in snap.sources.items() for s in srcs], dumps)
+                bulk.raws([dict(id=k, body=v) for k, v in snap.raws.items()], dumps)
+                bulk.generations([g for gl in snap.generations.values() for g in gl], dumps)
+            bulk.links(snap.links, dumps)
             self.ws.log_change(t["id"], "tree.create", t["id"], self.person.id,
                                {"title": t["title"], "mode": t["mode"], "import": self.format})
             self.ws.log_change(t["id"], "node.bulk", t["id"], None, {"count": plan.count})
             if plan.current is not None:
-                upsert(Position, ("participant", "tree"), participant=self.person.id,
-                       tree=t["id"], node=plan.current, tip=plan.current,
-                       updated=self.now).execute()
+                bulk.place(self.person.id, t["id"], plan.current, self.now)
                 self.ws.log_change(t["id"], "position", plan.current, self.person.id,
                                    {"tip": plan.current})
 
 
 def _tic(tree_row: dict[str, Any]) -> dict[str, Any]:
     return ic_of(tree_row)
-
-
-def _passes(f: pw.Field) -> tuple[type, ...]:
-    """The value types a column's conversion returns unchanged (both backends take them as
-    they are): none for blobs, which always convert."""
-    if isinstance(f, pw.BlobField):
-        return ()
-    if isinstance(f, pw.ForeignKeyField):
-        return _passes(f.rel_field)
-    if isinstance(f, pw.CharField | pw.TextField):
-        return (str, type(None))
-    if isinstance(f, pw.BooleanField):
-        return (bool, type(None))
-    if isinstance(f, pw.IntegerField | pw.AutoField):
-        return (int, bool, type(None))
-    if isinstance(f, pw.FloatField):
-        return (float, type(None))
-    return ()
-
-
-def _json(value: Any) -> str | None:
-    return None if value is None else jsontext.dumps(value)
-
-
-def _insert(ws: Workspace, model: type[pw.Model], rows: list[dict[str, Any]]) -> None:
-    """Multi-row INSERTs (``Workspace.insert_rows``; peewee's insert_many spends most of an
-    import building SQL text). The rows become tuples column by column, in C (``itemgetter``,
-    ``zip``, ``map``): a 100,000-node import has millions of values, nearly all of them
-    already what the column takes; a column converts through its field only when one of
-    its values is not, and JSON columns are written by orjson (``jsontext.dumps``: what an
-    import stores is JSON read from a file)."""
-    if not rows:
-        return
-    names = list(rows[0])
-    fields = [model._meta.fields[name] for name in names]
-    columns = [f.column_name for f in fields]
-    get = itemgetter(*names)
-    for i in range(0, len(rows), 5000):
-        batch = list(map(get, rows[i:i + 5000]))
-        if len(names) == 1:
-            batch = [(v,) for v in batch]
-        cols: list[Any] = list(zip(*batch, strict=True))
-        for j, f in enumerate(fields):
-            if isinstance(f, JSONField):
-                cols[j] = map(_json, cols[j])
-            elif not set(map(type, cols[j])) <= set(_passes(f)):
-                cols[j] = map(f.db_value, cols[j])
-        ws.insert_rows(model._meta.table_name, columns, list(zip(*cols, strict=True)))
 
 
 def import_document(ws: Workspace, doc: DocumentIn, *, person: Participant,

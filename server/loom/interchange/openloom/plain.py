@@ -22,12 +22,9 @@ from loom.interchange.openloom.render import ExportOptions, Renderer
 from loom.interchange.openloom.snapshot import IC, Shared, Snap
 from loom.interchange.openloom.verbatim import summary_digest
 from loom.render.text import extractive_summary
+from loom.store.bulk import NODE_COLUMNS
 from loom.store.workspace import Workspace, content_hash
 
-NODE_COLUMNS = ("id", "tree_id", "local_id", "label", "content", "author_id", "author_type",
-                "kind", "parent", "depth", "summary", "summary_source", "created",
-                "edited_from", "version_of", "version_number", "ann_number", "bookmarked",
-                "pruned", "excluded", "content_hash", "extra")
 _ROW_NAMES = ("id", "tree", *NODE_COLUMNS[2:5], "author", *NODE_COLUMNS[6:])
 
 
@@ -145,6 +142,6 @@ class PlainTreePlan(TreeStart):
         return r
 
     def write(self, ws: Workspace) -> None:
-        ws.insert_rows("node", NODE_COLUMNS, self.nodes)
-        ws.insert_rows("edge", ("target", "tree_id", "kind", "sibling_order"), self.edges)
-        ws.insert_rows("edge_source", ("target", "node", "role", "position"), self.sources)
+        ws.bulk.node_tuples(self.nodes)
+        ws.bulk.edge_tuples(self.edges)
+        ws.bulk.source_tuples(self.sources)

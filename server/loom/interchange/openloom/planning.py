@@ -27,7 +27,7 @@ from loom.interchange.openloom.snapshot import IC, Snap, sort_sources
 from loom.interchange.times import parse_iso
 from loom.model.ids import LOCAL_ID_LENGTH, local_id_candidates, new_ulid, new_ulids
 from loom.render.text import extractive_summary
-from loom.store.schema import Generation, Node, Participant, RawResponse, Tree
+from loom.store.schema import Generation, Node, Participant, RawResponse
 from loom.store.workspace import Workspace, content_hash
 
 _LOCAL_ID = re.compile(r"^[0-9a-hjkmnp-tv-z]{3,16}$")
@@ -54,11 +54,10 @@ class Importer(Protocol):
               ) -> dict[str, Any] | None: ...
 
 
-def unique_title(title: str, reserved: Iterable[str] = ()) -> str:
+def unique_title(ws: Workspace, title: str, reserved: Iterable[str] = ()) -> str:
     """``title``, or ``title (2)``, ``title (3)``… when a tree (or ``reserved``) has it."""
     title = " ".join(title.split()) or "Imported tree"
-    taken = {t for (t,) in Tree.select(Tree.title).where(
-        (Tree.title == title) | Tree.title.startswith(f"{title} (")).tuples()}
+    taken = ws.bulk.titles_taken(title)
     taken.update(reserved)
     if title not in taken:
         return title
@@ -132,7 +131,7 @@ def file_tree_id(tree_raw: dict[str, Any]) -> str | None:
 def clashes(imp: Importer, file_id: str | None, keys: list[str], used: set[str]) -> bool:
     """Whether the file's tree id or a node id is taken (stored, or by an earlier tree of
     the file): then the tree gets fresh ids."""
-    return bool((file_id and Tree.get_or_none(Tree.id == file_id) is not None)
+    return bool((file_id and imp.ws.tree_or_none(file_id) is not None)
                 or imp.ws.any_exists(Node, Node.id, keys) or any(k in used for k in keys))
 
 
@@ -166,7 +165,8 @@ def tree_row(imp: Importer, raw: dict[str, Any], t_loom: dict[str, Any], tree_id
     mode = raw.get("mode")
     mode = mode.lower() if isinstance(mode, str) else "dialogue"
     created = parse_iso(raw.get("createdAt")) or imp.now
-    return dict(id=tree_id, title=unique_title(title if isinstance(title, str) else "", titles),
+    title = unique_title(imp.ws, title if isinstance(title, str) else "", titles)
+    return dict(id=tree_id, title=title,
                 description=_str(raw.get("description")) or "",
                 summary=_str(t_loom.get("summary")),
                 summary_source=_str(t_loom.get("summarySource")),
