@@ -456,12 +456,22 @@ def test_parallel_branches_both_succeed(world, fake) -> None:  # type: ignore[no
 def test_same_branch_conflict_then_retry_succeeds(world, fake) -> None:  # type: ignore[no-untyped-def]
     ws, b, human = world["ws"], world["b"], world["human"]
     ws.acquire_turn(b, human)
-    threading.Timer(0.4, ws.release_turn, args=(b, human)).start()
     say(fake, f'→ respond {b.local_id} "after the human"\n', "Done.")
     agent = make_agent(world, fake, locks=LockPolicy(attempts=40, backoff_s=0.05,
                                                      backoff_max_s=0.1))
     events: list[Any] = []
-    turn = asyncio.run(agent.run_turn("Extend b.", events.append))
+    release = threading.Timer(0.2, ws.release_turn, args=(b, human))
+
+    def seen(event: Any) -> None:
+        events.append(event)
+        if event.kind == "notice" and "human is generating on" in event.text \
+                and not release.is_alive() and not release.finished.is_set():
+            # the human's generation ends once the agent has been refused (a timer ended
+            # it before the agent's first try on a loaded machine)
+            release.start()
+
+    turn = asyncio.run(agent.run_turn("Extend b.", seen))
+    release.join()
     assert turn.commands[0].ok and turn.commands[0].attempts > 1
     assert any(e.kind == "notice" and "human is generating on" in e.text for e in events)
     assert Node.get(Node.content == "after the human").parent == b.id

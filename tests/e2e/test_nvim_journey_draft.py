@@ -148,6 +148,7 @@ def _failed_continue(term: Terminal, tree: Tree) -> None:
 def _explore_says_it_committed(term: Terminal, tree: Tree) -> None:
     """Item 7: typing not yet saved is committed before the exploration, and said."""
     term.keys("G", "A")
+    term.see("-- INSERT --", timeout=10)  # (a key pressed as a landing redraws is lost)
     term.type(" Marie listened.")
     term.keys("Escape")
     term.command("Loom explore depth:1 n:1 budget:400")
