@@ -22,6 +22,7 @@ from loom.lsp.answers import Registrar, guard
 from loom.lsp.host import SCHEME, ClientHost
 from loom.lsp.legend import LEGEND
 from loom.lsp.rpc import AnsweringProtocol, loom_converter
+from loom.lsp.warm import CORE
 from loom.lsp.warm import MODULES as WARM
 from loom.lsp.warm import converter as warm_converter
 from loom.uris import node_uri, tree_uri
@@ -200,12 +201,17 @@ class LoomServer(ClientHost):
         finally:
             self._building = False
 
+    def warm_up(self) -> None:
+        """The warming thread's last step: the LSP types Loom answers most met once by the
+        converter."""
+        warm_converter(self.protocol._converter)
+
     def start_session(self) -> None:
         """The session's start (``ClientHost.ready``): the database opened now, not on the
         first keystroke, the change feed followed, and the background work started."""
         try:
             self.docs  # noqa: B018
-            _settle_heap(collect=True)
+            _settle_heap()
             self.sync.start()
             self.exploring.attach()
             atexit.register(_close_session, self)
@@ -306,22 +312,26 @@ def initialize(ls: LoomServer, params: lsp.InitializeParams) -> None:
     ls.initial_settings = params.initialization_options  # parsed on first use
 
 
-def _settle_heap(collect: bool = False) -> None:
+def _settle_heap() -> None:
     """Keep what is loaded for good (modules, the workspace, open buffers) out of the
     cyclic collector's full passes: with them in, each pass took 40–50 ms and held up
     whichever request it fell in (a hover, a keystroke). Reference counting still frees
-    them when they go."""
-    if collect:
-        gc.collect()
+    them when they go. (A collection first found nothing to free, and took 40–60 ms.)"""
     gc.freeze()
 
 
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
-    # the rest of Loom, imported in a thread (the loop answers meanwhile), and the LSP
-    # types Loom answers most met once by the converter
-    ls.warm(WARM, then=lambda: warm_converter(ls.protocol._converter))
-    await asyncio.to_thread(ls.warmed)
+    # The rest of Loom, imported in a thread (the loop answers meanwhile): first what a
+    # path's open needs, and the workspace opened, for the editor restoring its tabs now;
+    # then the rest, the LSP types Loom answers most met once by the converter, and the
+    # subject model looked up (the key store).
+    ls.warm(CORE, WARM, then=ls.warm_up)
+    await asyncio.to_thread(ls.core_warmed)
+    with contextlib.suppress(Exception):  # start_session says what failed
+        ls.docs  # noqa: B018
+    ls.go_on()
+    await asyncio.to_thread(ls.warming_done)
     ls.ready()
 
 
@@ -415,8 +425,8 @@ def did_close(ls: LoomServer, params: lsp.DidCloseTextDocumentParams) -> None:
 @server.feature(lsp.WORKSPACE_TEXT_DOCUMENT_CONTENT)
 def text_document_content(ls: LoomServer, params: lsp.TextDocumentContentParams
                           ) -> lsp.TextDocumentContentResult:
-    ls.ready()
-    text, _view = ls.docs.text_for(params.uri)
+    with ls.reading():  # an editor's restored tab: answered before the session starts
+        text, _view = ls.docs.text_for(params.uri)
     return lsp.TextDocumentContentResult(text=text)
 
 
@@ -893,6 +903,9 @@ def serve(db: str | None = None, tcp: str | None = None,
     (``lsp/tcp.py``): generated and printed on stderr, or read from ``token_file``. The
     server acts as ``participant`` unless the editor's settings name one."""
     logging.basicConfig(level=logging.WARNING)
+    # pygls, lsprotocol and the registrations stay for good: out of the collector's passes
+    # while the rest of Loom is imported (35-40 ms of them) and after
+    gc.freeze()
     server.db_arg = db
     server.participant_arg = participant
     if not tcp:
