@@ -21,6 +21,7 @@ from loom.errors import LoomError
 from loom.lsp.answers import Registrar, guard
 from loom.lsp.host import SCHEME, ClientHost
 from loom.lsp.legend import LEGEND
+from loom.lsp.messages import note_first
 from loom.lsp.rpc import AnsweringProtocol, loom_converter
 from loom.lsp.warm import CORE
 from loom.lsp.warm import MODULES as WARM
@@ -531,6 +532,23 @@ def tab_opened(ls: LoomServer, params: Any) -> None:
         doc.unseen = False
 
 
+@on.request("loom/continueOptions")
+def loom_continue_options(ls: LoomServer, a: A.ContinueOptionsArgs) -> Result:
+    """What ``loom.continue`` with these options would ask, for an editor's prompt to say
+    while they are typed (VS Code's Continue With Options…): ``✓ → continue …`` (``✓ read
+    as → continue …`` after a typo), else the ✗ the typed line would get; nothing runs."""
+    from loom.commands.canonical import to_text
+    from loom.commands.results import Result
+    from loom.lsp.args import continue_options
+
+    cmd, note = continue_options(a.options)
+    invalid = ls.generation.invalid(cmd)
+    if invalid is not None:
+        return invalid
+    return Result.success(f"✓ {'read as ' if note else ''}{to_text(cmd)}",
+                          command=to_text(cmd), corrected=note is not None)
+
+
 @on.request("loom/picture")
 def loom_picture(ls: LoomServer, a: A.PictureParams) -> dict[str, Any]:
     return ls.library.picture(a.tree, a.uri)
@@ -735,7 +753,11 @@ def _node_arg(ls: LoomServer, a: A.NodeArgs) -> str:
 
 @on.command("loom.continue", cancellable=True)
 async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
-    return await ls.generation.continue_(a.uri, a.command())
+    asked, note = a.command()
+    result = await ls.generation.continue_(a.uri, asked)
+    if note and result.ok:  # a typo in the options, and how it was read
+        result.text = note_first(result.text, note)
+    return result
 
 
 @on.command("loom.branch")
@@ -808,7 +830,11 @@ async def cmd_split(ls: LoomServer, a: A.SplitArgs) -> Result:
 
 @on.command("loom.suggest")
 async def cmd_suggest(ls: LoomServer, a: A.ContinueArgs) -> Result:
-    return await ls.suggestions.suggest(a.uri, a.command())
+    asked, note = a.command()
+    result = await ls.suggestions.suggest(a.uri, asked)
+    if note and result.ok:
+        result.text = note_first(result.text, note)
+    return result
 
 
 @on.command("loom.acceptSuggestion")
