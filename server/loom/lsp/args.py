@@ -120,7 +120,7 @@ def continue_options(text: str) -> tuple[Any, str | None]:
     from loom.commands.executor import parse_line_noting, read_as_note
     from loom.commands.lexicon import is_command_line
 
-    options = " ".join(text.split())  # one line, as typed in a buffer
+    options = " ".join(text.splitlines()).strip()  # one line, as typed in a buffer
     if is_command_line(options):
         raise LoomError("INVALID_SYNTAX", "options, not a command",
                         "give the options alone: n:2 temperature:0.7")
