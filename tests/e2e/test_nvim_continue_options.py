@@ -28,6 +28,8 @@ def test_loom_continue_sends_the_options_typed_to_the_model(fake: FakeProvider, 
     editor.cmd("Loom continue temperature:0.3 n:2 seed:7")
     wait_for(lambda: any(m.startswith("✓ 2 continuations") for m in editor.messages()), 20,
              "✓ 2 continuations")
+    assert "Loom: generating (→ continue n:2 temperature:0.3 seed:7)… (:Loom cancel to stop)" \
+        in editor.messages(), editor.messages()  # what is asked, as the server read it
     asked = [r.json for r in fake.requests_to(OPENAI_COMPLETIONS)]
     assert asked and all(b["temperature"] == 0.3 for b in asked), asked
     assert sum(b.get("n", 1) for b in asked) == 2, asked
@@ -44,6 +46,7 @@ def test_a_mistyped_option_is_refused_as_the_typed_line_is(fake: FakeProvider, e
     wait_for(lambda: any("INVALID_SYNTAX" in m for m in editor.messages()), 20, "the ✗")
     refused = next(m for m in editor.messages() if "INVALID_SYNTAX" in m)
     assert refused.startswith('✗ INVALID_SYNTAX: unknown option "bogus:" for continue'), refused
+    assert not any("generating" in m for m in editor.messages()), editor.messages()
     assert fake.requests_to(OPENAI_COMPLETIONS) == []
     assert demo.scalar("SELECT count(*) FROM node") == nodes
     fake.script(OPENAI_COMPLETIONS, openai_completion_stream([" A dog barked."]))

@@ -102,6 +102,7 @@ async def test_a_prompt_can_say_what_the_options_read_as_while_they_are_typed(
     await open_demo(editor)
     said = await editor.request("loom/continueOptions", {"options": "n:2  temp:0.7"})
     assert said["ok"] and said["message"] == "✓ → continue n:2 temperature:0.7", said
+    assert said["data"] == {"reads_as": "→ continue n:2 temperature:0.7", "corrected": False}
     said = await editor.request("loom/continueOptions", {"options": "temprature:0.7"})
     assert said["message"] == "✓ read as → continue temperature:0.7", said
     assert said["data"]["corrected"] is True, said

@@ -196,10 +196,24 @@ S.continue = function(_args, line)
     tokens, rest = number_first(rest)
   end
   local params = { uri = uri, n = tonumber(n) or loom.config.default_n, tokens = tonumber(tokens), options = rest }
-  loom.notify(rest == "" and ("Loom: generating %d… (:Loom cancel to stop)"):format(params.n)
-    or "Loom: generating… (:Loom cancel to stop)")
-  -- the answer comes when it has finished: "✓ 3 continuations from [a7x2]"
-  C.exec("loom.continue", params, { commits = true, echo = true })
+  local function go(said)
+    loom.notify(said and ("Loom: generating (%s)… (:Loom cancel to stop)"):format(said)
+      or ("Loom: generating %d… (:Loom cancel to stop)"):format(params.n))
+    -- the answer comes when it has finished: "✓ 3 continuations from [a7x2]"
+    C.exec("loom.continue", params, { commits = true, echo = true })
+  end
+  if rest == "" then
+    go(nil)
+    return
+  end
+  -- what the options read as, first: a ✗ at once, and no "generating…" before it
+  loom.request("loom/continueOptions", { options = rest }, function(result, err)
+    if err then
+      loom.notify(loom.failure(err), vim.log.levels.ERROR)
+      return
+    end
+    go(type(result) == "table" and type(result.data) == "table" and result.data.reads_as or rest)
+  end)
 end
 
 --- :Loom model [NAME|default] — the model :Loom continue and → continue ask in this tree:

@@ -546,7 +546,7 @@ def loom_continue_options(ls: LoomServer, a: A.ContinueOptionsArgs) -> Result:
     if invalid is not None:
         return invalid
     return Result.success(f"✓ {'read as ' if note else ''}{to_text(cmd)}",
-                          command=to_text(cmd), corrected=note is not None)
+                          reads_as=to_text(cmd), corrected=note is not None)
 
 
 @on.request("loom/picture")
