@@ -131,7 +131,7 @@ def render_option_help(verb: str, key: str) -> str | None:
     o = t.option(key) if t is not None else None
     if o is None or not o.description:
         return None
-    value = _READS.get(o.reads) or _VALUES[o.value]
+    value = _READS.get(o.reads) or _VALUES.get(o.value, "a value")
     if o.limits is not None:
         value += f" from {_number(o.limits[0])} to {_number(o.limits[1])}"
     lines = [f"{o.name}: — {o.description}", "", f"An option of → {verb}. Its value: {value}."]
