@@ -8,16 +8,18 @@ run alternating with its baseline in the same loop, so both see the same machine
   ≤ 1.2×);
 - ``loom trees`` on the demo database, the whole process (goal ≤ 150 ms);
 - in a fresh server on the big tree of ``bench_scale.py`` (100,000 nodes, a 2,000-node
-  path, a ~250 KB buffer), once it has started (the editor's ``initialized`` sent, a second
-  for the person to open something): the first ``workspace/textDocumentContent`` of the
-  path (goal ≤ 50 ms), then the first hover and the first completion in it (goals ≤ 10
-  and ≤ 15 ms); beside them the same request's median once warm, and the first open of
-  another path of the same size in the same server (Python warm, SQLite's pages for that
-  path cold) to tell SQLite's cold cache from Python's cold paths.
+  path, a ~250 KB buffer), run as a person runs it (the subject model resolved, the key
+  store asked; only the summary worker off): the first ``workspace/textDocumentContent``
+  of the path sent the moment ``initialized`` is, as an editor restoring its tabs does
+  (goal ≤ 100 ms); then the first 30 hovers and 30 completions in it, alternating: the
+  first of each and the p99 of the 30 (goals ≤ 10 and ≤ 15 ms); beside them the same
+  request's median once warm, and the first open of another path of the same size in the
+  same server (Python warm, SQLite's pages for that path cold) to tell SQLite's cold cache
+  from Python's cold paths.
 
 Prints one table and asserts nothing.
 
-    .venv/bin/python bench/bench_startup.py [--runs 7] [--settle 1.0]
+    .venv/bin/python bench/bench_startup.py [--runs 7] [--settle 0]
 """
 
 from __future__ import annotations
@@ -112,12 +114,20 @@ def warm_client(client: Any) -> None:
         conv.structure(conv.unstructure(response(id=1, result=result)), response)
 
 
-async def first_requests(db: Path, facts: dict[str, Any], settle: float) -> dict[str, float]:
-    """One fresh server: its first open, hover and completion, and warm ones after."""
-    client = await start_server(db, "bench-startup")
-    warm_client(client)
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
+
+
+async def first_requests(db: Path, facts: dict[str, Any], settle: float,
+                         env: dict[str, str], firsts: int = 30) -> dict[str, float]:
+    """One fresh server: the first open sent the moment ``initialized`` is (as an editor
+    restoring its tabs does), then the first ``firsts`` hovers and completions in it,
+    alternating, each timed; then the same requests warm, and another path's first open."""
+    client = await start_server(db, "bench-startup", prepare=warm_client, env=env)
     out: dict[str, float] = {}
-    await asyncio.sleep(settle)  # the person opens something a moment after the start
+    if settle:
+        await asyncio.sleep(settle)
     uri = facts["uri"]
     other = facts["other_uri"]
 
@@ -129,6 +139,46 @@ async def first_requests(db: Path, facts: dict[str, Any], settle: float) -> dict
     t = time.perf_counter()
     text = await content(uri)
     out["open"] = (time.perf_counter() - t) * 1000
+
+    lines = text.split("\n")
+    typed = "\n→ view "
+    t = time.perf_counter()
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        text_document=lsp.TextDocumentItem(uri=uri, language_id="loom", version=1,
+                                           text=text + typed)))
+    doc = lsp.TextDocumentIdentifier(uri=uri)
+    await client.protocol.send_request_async("loom/status", {"uri": uri})  # opened
+    out["status"] = (time.perf_counter() - t) * 1000
+    middle = lsp.Position(len(lines) // 2, 3)
+    at_command = lsp.Position(len(lines), len("→ view "))
+    empty = 0
+
+    async def hover() -> float:
+        nonlocal empty
+        t = time.perf_counter()
+        got = await client.text_document_hover_async(lsp.HoverParams(text_document=doc,
+                                                                     position=middle))
+        took = (time.perf_counter() - t) * 1000
+        empty += got is None
+        return took
+
+    async def complete() -> float:
+        nonlocal empty
+        t = time.perf_counter()
+        got = await client.text_document_completion_async(lsp.CompletionParams(
+            text_document=doc, position=at_command))
+        took = (time.perf_counter() - t) * 1000
+        empty += not got or not got.items
+        return took
+
+    hovers, completions = [], []
+    for _ in range(firsts):
+        hovers.append(await hover())
+        completions.append(await complete())
+    out["hover"], out["completion"] = hovers[0], completions[0]
+    out["hover p99"], out["completion p99"] = pct(hovers, 99), pct(completions, 99)
+    out["hover warm"] = statistics.median([await hover() for _ in range(15)])
+    out["completion warm"] = statistics.median([await complete() for _ in range(15)])
     t = time.perf_counter()
     await content(other)
     out["open another"] = (time.perf_counter() - t) * 1000
@@ -138,34 +188,9 @@ async def first_requests(db: Path, facts: dict[str, Any], settle: float) -> dict
         await content(uri)
         warm.append((time.perf_counter() - t) * 1000)
     out["open warm"] = statistics.median(warm)
-
-    lines = text.split("\n")
-    typed = "\n→ view "
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-        text_document=lsp.TextDocumentItem(uri=uri, language_id="loom", version=1,
-                                           text=text + typed)))
-    doc = lsp.TextDocumentIdentifier(uri=uri)
-    await client.protocol.send_request_async("loom/status", {"uri": uri})  # opened
-    middle = lsp.Position(len(lines) // 2, 3)
-    at_command = lsp.Position(len(lines), len("→ view "))
-
-    async def hover() -> float:
-        t = time.perf_counter()
-        await client.text_document_hover_async(lsp.HoverParams(text_document=doc,
-                                                               position=middle))
-        return (time.perf_counter() - t) * 1000
-
-    async def complete() -> float:
-        t = time.perf_counter()
-        await client.text_document_completion_async(lsp.CompletionParams(
-            text_document=doc, position=at_command))
-        return (time.perf_counter() - t) * 1000
-
-    out["hover"] = await hover()
-    out["completion"] = await complete()
-    out["hover warm"] = statistics.median([await hover() for _ in range(15)])
-    out["completion warm"] = statistics.median([await complete() for _ in range(15)])
     await stop_server(client)
+    if empty:
+        raise SystemExit(f"{empty} hovers or completions answered nothing: not measured")
     return out
 
 
@@ -222,13 +247,17 @@ def other_path(db: Path, facts: dict[str, Any]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--settle", type=float, default=1.0,
-                    help="seconds between the start and the first open")
+    ap.add_argument("--settle", type=float, default=0.0,
+                    help="seconds between initialized and the first open (default 0: an "
+                         "editor restores its tabs at once)")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
           f"median of {args.runs} fresh processes per row")
     env = {**os.environ, "LOOM_SUMMARIES": "off", "LOOM_SUBJECT": "none",
            "LOOM_NO_KEYRING": "1"}
+    # the server on the big tree as a person runs it: the subject model looked up (the
+    # key store asked); only the summary worker off, which would summarize 100,000 nodes
+    served = {**os.environ, "LOOM_SUMMARIES": "off"}
     rows: dict[str, list[float]] = {k: [] for k in (
         "python", "trivial", "serve", "trees", "trees cpu")}
     with tempfile.TemporaryDirectory(prefix="loom-bench-startup-") as tmp:
@@ -253,7 +282,7 @@ def main() -> int:
         firsts: dict[str, list[float]] = {}
         for _ in range(args.runs):
             shutil.copyfile(cached, big)  # the same file each time, fresh from the cache
-            for k, v in asyncio.run(first_requests(big, facts, args.settle)).items():
+            for k, v in asyncio.run(first_requests(big, facts, args.settle, served)).items():
                 firsts.setdefault(k, []).append(v)
             for k, v in split_first_open(big, facts["uri"]).items():
                 firsts.setdefault(f"in process, {k}", []).append(v)
@@ -274,19 +303,25 @@ def main() -> int:
     line("loom trees (whole process, demo database)",
          f"{med['trees']:.0f} ms ({med['trees cpu']:.0f} CPU)", "≤ 150 ms",
          med["trees"] <= 150)
-    line("first open of the 2,000-deep path (textDocumentContent)",
-         f"{med['open']:.0f} ms (warm {med['open warm']:.0f})", "≤ 50 ms", med["open"] <= 50)
+    line("first open of the 2,000-deep path, sent with initialized",
+         f"{med['open']:.0f} ms (warm {med['open warm']:.0f})", "≤ 100 ms",
+         med["open"] <= 100)
     line("  then the first open of another path as deep",
          f"{med['open another']:.0f} ms", "", None)
     line("  in one process: the first open, everything cold",
          f"{med['in process, cold']:.0f} ms", "", None)
     line("  then on a new connection: SQLite's pages cold, Python warm",
          f"{med['in process, sqlite cold']:.0f} ms", "", None)
-    line("first hover after that open", f"{med['hover']:.1f} ms (warm {med['hover warm']:.1f})",
-         "≤ 10 ms", med["hover"] <= 10)
-    line("first completion after that open",
+    line("didOpen → loom/status answered", f"{med['status']:.0f} ms", "", None)
+    line("first hover", f"{med['hover']:.1f} ms (warm {med['hover warm']:.1f})", "≤ 10 ms",
+         med["hover"] <= 10)
+    line("  p99 of the first 30 hovers", f"{med['hover p99']:.1f} ms", "≤ 10 ms",
+         med["hover p99"] <= 10)
+    line("first completion",
          f"{med['completion']:.1f} ms (warm {med['completion warm']:.1f})", "≤ 15 ms",
          med["completion"] <= 15)
+    line("  p99 of the first 30 completions", f"{med['completion p99']:.1f} ms", "≤ 15 ms",
+         med["completion p99"] <= 15)
     return 0
 
 

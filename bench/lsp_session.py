@@ -7,15 +7,21 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 
-async def start_server(db: Path, name: str = "bench") -> LanguageClient:
-    """``loom serve`` on ``db``, initialized with UTF-16 positions (as VS Code asks)."""
+async def start_server(db: Path, name: str = "bench",
+                       prepare: Callable[[LanguageClient], None] | None = None,
+                       env: dict[str, Any] | None = None) -> LanguageClient:
+    """``loom serve`` on ``db``, initialized with UTF-16 positions (as VS Code asks);
+    ``prepare(client)`` runs before the server is spawned."""
     client = LanguageClient(name, "1")
-    await client.start_io(sys.executable, "-m", "loom.cli", "serve")
+    if prepare is not None:
+        prepare(client)
+    await client.start_io(sys.executable, "-m", "loom.cli", "serve", env=env)
     await client.initialize_async(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(
             general=lsp.GeneralClientCapabilities(position_encodings=["utf-16"])),

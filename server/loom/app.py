@@ -30,6 +30,17 @@ class App:
     participant: str = HUMAN  # who this process acts as (default_participant)
     classifier: Any = None
     _executor: Executor | None = field(default=None, repr=False)
+    #: the configured subject model is looked up when a command first needs it
+    _subject_wanted: bool = field(default=False, repr=False)
+
+    def resolve_subject(self) -> SubjectModel | None:
+        """The subject model, the configured one looked up on first need: looking it up
+        asks the key store (100-130 ms with no keyring daemon, more with one), which a
+        command that needs no model, or an editor's first open, need not wait for."""
+        if self._subject_wanted:
+            self.subject = default_subject()
+            self._subject_wanted = False
+        return self.subject
 
     @property
     def executor(self) -> Executor:
@@ -38,8 +49,9 @@ class App:
         if self._executor is None:
             from loom.commands.executor import Executor
 
+            find = self.resolve_subject if self._subject_wanted else None
             self._executor = Executor(self.ws, self.subject, self.classifier,
-                                      explorer=_LazyExplorer(self))
+                                      explorer=_LazyExplorer(self), find_subject=find)
         return self._executor
 
     _explorations: Any = field(default=None, repr=False)
@@ -158,6 +170,8 @@ def default_participant(db: object, explicit: str | None = None) -> str:
 
 def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = None,
              use_default_subject: bool = True, participant: str | None = None) -> App:
+    """The workspace of ``db_path`` as ``participant``; with ``use_default_subject``, the
+    configured subject model, looked up when the executor is first made."""
     from loom.redact import DB_LOGGERS, LOGGERS, install_log_redaction
 
     counting.use_tokenizer(_local_tokenizer)  # exact counts from the local vocabulary, if any
@@ -167,14 +181,13 @@ def open_app(db_path: str | Path | None = None, subject: SubjectModel | None = N
     ws = Workspace(db)
     ws.human()
     ws.subject()
-    if subject is None and use_default_subject:
-        subject = default_subject()
     classifier = None
     if os.environ.get("LOOM_CLASSIFIER", "").lower() in ("on", "1", "yes"):
         from loom.llm.classifier import model_classifier
 
         classifier = model_classifier()
-    return App(ws, subject, default_participant(db, participant), classifier)
+    return App(ws, subject, default_participant(db, participant), classifier,
+               _subject_wanted=subject is None and use_default_subject)
 
 
 def _database_password(*args: Any, **kwargs: Any) -> Any:

@@ -317,9 +317,9 @@ async def test_a_tree_deleted_while_open_takes_no_writes_and_the_editor_is_told(
 async def test_pending_text_survives_restart(editor: Editor) -> None:
     uri = await open_demo(editor)
     editor.append(uri, " Unsaved words.")
-    await asyncio.sleep(0.8)  # the server keeps pending text shortly after typing stops
-    rows = sql(editor.db, "SELECT working FROM buffer_state")
-    assert rows == [(" Unsaved words.",)]
+    # the server keeps pending text shortly after typing stops
+    await editor.wait_for(lambda: sql(editor.db, "SELECT working FROM buffer_state")
+                          == [(" Unsaved words.",)])
     script = ("import sys\nfrom loom.store.db import open_database\n"
               "from loom.store.workspace import Workspace\n"
               "from loom.lsp.documents import Documents\n"

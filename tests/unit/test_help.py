@@ -213,3 +213,41 @@ def test_tree_with_text_gives_a_model_the_tree_people_read(app) -> None:  # type
     assert parse("→ tree text").text is True  # type: ignore[union-attr]
     seed = app.executor.execute("→ tree", actor).text
     assert "The house stood empty" not in seed  # the seed's id-only drawing, unchanged
+
+
+def _terms() -> list[tuple[str, str, str]]:
+    from loom.commands.catalogue import TOOLS
+
+    return [(t.name, "option", o.name) for t in TOOLS for o in t.options if o.description] + \
+        [(t.name, "flag", f.name) for t in TOOLS for f in t.flags]
+
+
+@pytest.mark.parametrize(("verb", "kind", "name"), _terms())
+def test_every_option_and_flag_has_a_hover_page_from_its_declaration(verb: str, kind: str,
+                                                                     name: str) -> None:
+    """What a hover over an option or a flag shows (lsp/features/lookup.py): each one the
+    catalogue declares, whoever adds it, read from its declaration, and found where it is
+    typed (any spelling of an option, any word of a flag)."""
+    from loom.commands.catalogue import TOOLS_BY_NAME
+    from loom.commands.grammar import term_at
+    from loom.commands.help import render_flag_help, render_option_help
+
+    tool = TOOLS_BY_NAME[verb]
+    if kind == "option":
+        o = tool.option(name)
+        assert o is not None
+        page = render_option_help(verb, name)
+        assert page is not None and page.startswith(f"{name}: — {o.description}")
+        assert f"An option of → {verb}." in page
+        typed = [f"{w}:1" for w in o.spellings() if ":" not in w]  # (pin:doc: is pin's)
+    else:
+        f = next(x for x in tool.flags if x.name == name)
+        page = render_flag_help(verb, name)
+        assert page is not None and page.startswith(f"{name} — {f.description}")
+        typed = list(f.spellings())
+    for word in typed:
+        line = f"→ {verb} {word}"
+        term = term_at(line, len(line) - 1)
+        if term is not None:  # (a word the verb reads otherwise first is not its term)
+            assert (term.kind, term.name) == (kind, name), (line, term)
+    assert any(term_at(f"→ {verb} {w}", len(f"→ {verb} {w}") - 1) is not None for w in typed)

@@ -99,3 +99,15 @@ def test_the_readme_shows_the_install_lines() -> None:
                  ":checkhealth loom"):
         assert line in install, line
     assert readme.index("## Install") < readme.index("## In the editor")
+
+
+def test_both_scripts_compile_looms_bytecode_before_running_it() -> None:
+    """Where PYTHONDONTWRITEBYTECODE is set (as in this environment), an editable install
+    has no bytecode for Loom's own modules, and every command compiled them again:
+    scripts/run.sh compiles them once, as scripts/test.sh does, before it runs the demo."""
+    line = ".venv/bin/python -m compileall -q -j 0 server/loom >/dev/null"
+    for script in ("run.sh", "test.sh"):
+        text = (REPO / "scripts" / script).read_text(encoding="utf-8")
+        setup, _, rest = text.partition(line)
+        assert rest, f"{script} does not compile Loom's bytecode"
+        assert "pip install" in setup and ".venv/bin/" in rest, script

@@ -399,6 +399,19 @@ async function runCommand(title) {
     await input.fill(`>${title}`);
   }
   await page.waitForTimeout(400);
+  // the row of exactly this command: Enter takes the first, and a recently used longer
+  // title ("Loom: Continue With Options…" for "Loom: Continue") comes first
+  const rows = page.locator(".quick-input-widget .monaco-list-row");
+  for (let i = 0; i < await rows.count(); i++) {
+    const text = ((await rows.nth(i).textContent()) ?? "").trimStart();
+    if (text.startsWith(title) && !/^\s/.test(text.slice(title.length))) {
+      if (i > 0) {
+        await rows.nth(i).click();
+        return;
+      }
+      break;
+    }
+  }
   await page.keyboard.press("Enter");
 }
 
@@ -1068,6 +1081,30 @@ try {
     await page.waitForTimeout(300);
     await page.keyboard.press("Enter");
     await waitFor(async () => (await modelItem.count()) > 0, "fake in the status bar again", 10_000);
+  });
+
+  await check("Loom: Continue With Options… says what the options read as while they are typed, and asks the model with them", async () => {
+    // (the Continue prompt read only n: and tokens:; now the server reads what is typed)
+    const statusBar = page.locator(".statusbar");
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    modelScript.push([words(" The stairs creaked.")]);
+    const asked = modelRequests.length;
+    await runCommand("Loom: Continue With Options…");
+    const input = page.locator(".quick-input-widget input");
+    await waitFor(async () => ((await page.locator(".quick-input-widget").textContent()) ?? "").includes("Continue With Options"),
+      "the options prompt", 10_000);
+    const said = async () => (await page.locator(".quick-input-widget").textContent()) ?? "";
+    await input.fill("n:1 bogus:1");
+    await waitFor(async () => (await said()).includes('unknown option "bogus:" for continue'), "the ✗ under the input", 10_000);
+    await input.fill("n:1 temprature:0.3 seed:5");
+    await waitFor(async () => (await said()).includes("read as → continue n:1 temperature:0.3 seed:5"), "the typo's reading", 10_000);
+    await shot("8d-continue-with-options");
+    await page.keyboard.press("Enter");
+    await waitFor(() => modelRequests.length > asked, "the request", 20_000);
+    const r = modelRequests[asked];
+    if (r.temperature !== 0.3 || r.seed !== 5 || (r.n ?? 1) !== 1) throw new Error(`continue asked ${JSON.stringify({ t: r.temperature, seed: r.seed, n: r.n })}`);
+    await waitFor(async () => (await statusBar.textContent())?.includes("✓ 1 continuation"), "✓ 1 continuation", 40_000);
   });
 
   await check("→ continue and Ctrl+S: the tab is not shown unsaved while the generation streams in", async () => {

@@ -59,12 +59,44 @@ export function commandLineAt(lines: readonly string[], line: number): number | 
   return undefined;
 }
 
-export interface ContinueArgs { uri: string; n?: number; tokens?: number }
-export function continueArgs(uri: string, n?: number, tokens?: number): ContinueArgs {
+/** What to continue with: n and tokens (a keybinding's args), and `options`, the text the
+ *  writer typed after `→ continue` (`temperature:0.7 n:2 models:a,b`). */
+export interface ContinueGiven { n?: number; tokens?: number; options?: string }
+export interface ContinueArgs extends ContinueGiven { uri: string }
+
+/** `loom.continue`'s (and `loom.suggest`'s) arguments. The options go as typed: the server
+ *  reads them with the grammar of a typed `→ continue` line, with its ✗ errors, so the
+ *  extension knows no option's name and takes every option the server declares. */
+export function continueArgs(uri: string, given: ContinueGiven = {}): ContinueArgs {
   const args: ContinueArgs = { uri };
-  if (n !== undefined) args.n = n;
-  if (tokens !== undefined) args.tokens = tokens;
+  if (given.n !== undefined) args.n = given.n;
+  if (given.tokens !== undefined) args.tokens = given.tokens;
+  const options = given.options?.trim();
+  if (options) args.options = options;
   return args;
+}
+
+/** A command's argument as what to continue with: a string is the options as typed; an
+ *  object may give `n`, `tokens` and `options` (a keybinding's `args`). */
+export function continueGiven(arg: unknown): ContinueGiven {
+  if (typeof arg === "string") return { options: arg };
+  if (!arg || typeof arg !== "object") return {};
+  const a = arg as Record<string, unknown>;
+  const out: ContinueGiven = {};
+  if (typeof a.n === "number") out.n = a.n;
+  if (typeof a.tokens === "number") out.tokens = a.tokens;
+  if (typeof a.options === "string") out.options = a.options;
+  return out;
+}
+
+/** What the server said of the options typed so far (`loom/continueOptions`), as the
+ *  prompt shows it under the input: the ✗ as an error, a typo's reading as information,
+ *  nothing when they read as typed. */
+export function optionsCheck(r: { ok?: boolean; message?: string; data?: { corrected?: boolean } } | undefined):
+  { message: string; severity: "error" | "info" } | undefined {
+  if (!r || typeof r.message !== "string") return undefined;
+  if (r.ok === false) return { message: r.message.replace(/\n\s*/g, " · "), severity: "error" };
+  return r.data?.corrected ? { message: r.message, severity: "info" } : undefined;
 }
 
 export function cycleArgs(uri: string, node: string, delta: 1 | -1): { uri: string; node: string; delta: number } {
@@ -82,23 +114,6 @@ export function annotateArgs(uri: string, node: string, text: string): { uri: st
 export function runArgs(uri: string, line: number): { uri: string; line: number } {
   return { uri, line };
 }
-
-/** Parse `3`, `n:3 tokens:40`, `3 40` from the Continue input box. */
-export function parseContinueOptions(input: string): { n?: number; tokens?: number } | string {
-  const out: { n?: number; tokens?: number } = {};
-  const words = input.trim().split(/\s+/).filter((w) => w.length > 0);
-  let positional = 0;
-  for (const w of words) {
-    const m = /^(?:(n|tokens):)?(\d+)$/.exec(w);
-    if (!m) return `not understood: "${w}" (try "n:3 tokens:40")`;
-    const value = Number(m[2]);
-    const key = m[1] ?? (positional++ === 0 ? "n" : "tokens");
-    if (key === "n") out.n = value;
-    else out.tokens = value;
-  }
-  return out;
-}
-
 
 /** The export formats the extension offers: Loom's own, then the other looms' files. */
 export const EXPORT_FORMATS: { label: string; description: string; ext: string }[] = [

@@ -11,6 +11,7 @@ import {
   branchArgs,
   commandLineAt,
   continueArgs,
+  continueGiven,
   cycleArgs,
   dialogueAnchors,
   EXPORT_FORMATS,
@@ -18,6 +19,7 @@ import {
   exportNotes,
   nodeAt,
   nodeIdInLabel,
+  optionsCheck,
   runArgs,
   type Anchor,
 } from "./args";
@@ -135,6 +137,7 @@ export class Commands {
     reg("loom.ui.import", () => this.importFile());
     reg("loom.ui.export", (arg) => this.exportTree(arg));
     reg("loom.ui.continue", (arg) => this.continue_(arg));
+    reg("loom.ui.continueWith", (arg) => this.continueWith(arg));
     reg("loom.ui.branch", () => this.branch());
     reg("loom.ui.nextSibling", () => this.cycle(1));
     reg("loom.ui.previousSibling", () => this.cycle(-1));
@@ -345,8 +348,48 @@ export class Commands {
 
   async continue_(arg?: unknown): Promise<void> {
     const ed = pathEditor();
-    const opts = (arg && typeof arg === "object" ? arg : {}) as { n?: number; tokens?: number };
-    await this.execute(ServerCommands.continue, continueArgs(ed.document.uri.toString(), opts.n, opts.tokens));
+    await this.execute(ServerCommands.continue, continueArgs(ed.document.uri.toString(), continueGiven(arg)));
+  }
+
+  /** The options typed last in Continue With Options…, offered again. */
+  private lastContinueOptions = "";
+
+  /**
+   * Continue with any of `→ continue`'s options, typed as after `→ continue` in the buffer.
+   * The server reads them (`loom/continueOptions` says what they read as while they are
+   * typed, or the ✗ they would get); the extension knows no option's name.
+   */
+  async continueWith(arg?: unknown): Promise<void> {
+    const ed = pathEditor();
+    const uri = ed.document.uri.toString();
+    let options = typeof arg === "string" ? arg : undefined;
+    if (options === undefined) {
+      options = await vscode.window.showInputBox({
+        title: "Loom: Continue With Options",
+        prompt: "→ continue's options, as you would type them after → continue",
+        placeHolder: "n:2 temperature:0.7 top_p:0.9 seed:42 models:a,b",
+        value: this.lastContinueOptions,
+        ignoreFocusOut: true,
+        validateInput: (typed) => this.checkContinueOptions(typed),
+      });
+      if (options === undefined) return;
+      this.lastContinueOptions = options;
+    }
+    await this.execute(ServerCommands.continue, continueArgs(uri, { options }));
+  }
+
+  private async checkContinueOptions(typed: string): Promise<vscode.InputBoxValidationMessage | undefined> {
+    let said;
+    try {
+      said = optionsCheck(await this.client.request(Methods.continueOptions, { options: typed }));
+    } catch (err) { // (a ✗ answer is thrown with its text)
+      said = optionsCheck({ ok: false, message: message(err) });
+    }
+    if (!said) return undefined;
+    return {
+      message: said.message,
+      severity: said.severity === "error" ? vscode.InputBoxValidationSeverity.Error : vscode.InputBoxValidationSeverity.Info,
+    };
   }
 
   async branch(): Promise<void> {
@@ -709,10 +752,9 @@ export class Commands {
    */
   async suggest(arg?: unknown): Promise<void> {
     const ed = pathEditor();
-    const opts = (arg && typeof arg === "object" ? arg : {}) as { n?: number; tokens?: number };
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Window, title: "Loom: generating suggestions" },
-      () => this.execute(ServerCommands.suggest, continueArgs(ed.document.uri.toString(), opts.n, opts.tokens)),
+      () => this.execute(ServerCommands.suggest, continueArgs(ed.document.uri.toString(), continueGiven(arg))),
     );
     const doc = ed.document;
     const end = doc.lineAt(doc.lineCount - 1).range.end;

@@ -14,6 +14,7 @@ export const Methods = {
   documentChanged: "loom/documentChanged",
   clean: "loom/clean",
   exploring: "loom/exploring",
+  continueOptions: "loom/continueOptions",
 } as const;
 
 /** Server-side commands (workspace/executeCommand, one object argument). */

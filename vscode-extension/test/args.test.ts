@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  annotateArgs, branchArgs, commandLineAt, continueArgs, cycleArgs, dialogueAnchors, EXPORT_FORMATS,
-  exportBytes, exportNotes, isArrowLine,
-  nodeAt, nodeIdInLabel, parseContinueOptions, runArgs, type Anchor,
+  annotateArgs, branchArgs, commandLineAt, continueArgs, continueGiven, cycleArgs, dialogueAnchors,
+  EXPORT_FORMATS, exportBytes, exportNotes, isArrowLine,
+  nodeAt, nodeIdInLabel, optionsCheck, runArgs, type Anchor,
 } from "../src/args";
 
 const anchors: Anchor[] = [
@@ -52,19 +52,32 @@ test("arrow-command lines and the one to run", () => {
 
 test("the server commands' arguments", () => {
   assert.deepEqual(continueArgs("loom://path/T/a"), { uri: "loom://path/T/a" });
-  assert.deepEqual(continueArgs("u", 3, 40), { uri: "u", n: 3, tokens: 40 });
+  assert.deepEqual(continueArgs("u", { n: 3, tokens: 40 }), { uri: "u", n: 3, tokens: 40 });
   assert.deepEqual(cycleArgs("u", "a7x2", -1), { uri: "u", node: "a7x2", delta: -1 });
   assert.deepEqual(branchArgs("u", "a7x2"), { uri: "u", node: "a7x2" });
   assert.deepEqual(annotateArgs("u", "a7x2", "note"), { uri: "u", node: "a7x2", text: "note" });
   assert.deepEqual(runArgs("u", 4), { uri: "u", line: 4 });
 });
 
-test("continue options from the input box", () => {
-  assert.deepEqual(parseContinueOptions(""), {});
-  assert.deepEqual(parseContinueOptions("3"), { n: 3 });
-  assert.deepEqual(parseContinueOptions("3 40"), { n: 3, tokens: 40 });
-  assert.deepEqual(parseContinueOptions("tokens:40 n:2"), { n: 2, tokens: 40 });
-  assert.match(parseContinueOptions("lots") as string, /not understood/);
+test("continue's options go to the server as typed, whatever they name", () => {
+  // (the input box read only n: and tokens:, so temperature, top_p, seed or models could
+  // not be asked; the server now reads the text with the grammar of a typed → continue)
+  const typed = "temperature:0.7 n:2 models:a,b top_k:40 dry_multiplier:0.8 preset:\"creative\"";
+  assert.deepEqual(continueArgs("u", { options: `  ${typed} ` }), { uri: "u", options: typed });
+  assert.deepEqual(continueArgs("u", { options: "  " }), { uri: "u" });
+  assert.deepEqual(continueGiven(typed), { options: typed });
+  assert.deepEqual(continueGiven({ n: 2, tokens: 40, options: "seed:7", other: 1 }), { n: 2, tokens: 40, options: "seed:7" });
+  assert.deepEqual(continueGiven({ n: "2" }), {});
+  assert.deepEqual(continueGiven(undefined), {});
+});
+
+test("what the server says of the options typed so far, as the prompt shows it", () => {
+  assert.deepEqual(optionsCheck({ ok: false, message: '✗ INVALID_SYNTAX: unknown option "bogus:" for continue\n  hint: → help continue' }),
+    { message: '✗ INVALID_SYNTAX: unknown option "bogus:" for continue · hint: → help continue', severity: "error" });
+  assert.deepEqual(optionsCheck({ ok: true, message: "✓ read as → continue temperature:0.7", data: { corrected: true } }),
+    { message: "✓ read as → continue temperature:0.7", severity: "info" });
+  assert.equal(optionsCheck({ ok: true, message: "✓ → continue n:2", data: { corrected: false } }), undefined);
+  assert.equal(optionsCheck(undefined), undefined);
 });
 
 test("exports: every format the server writes, text or a weave's bytes, and what it cannot hold", () => {

@@ -172,15 +172,48 @@ S.picture = function(args)
   end
 end
 
-S.continue = function(args)
+--- :Loom continue [N] [TOKENS] [OPTIONS] — commit, then generate: N continuations of at
+--- most TOKENS tokens, and any of → continue's options as typed (temperature:0.3 n:2
+--- models:a,b), which the server reads as it reads a typed → continue line (the same ✗
+--- errors); the plugin knows no option's name.
+S.continue = function(_args, line)
   local uri = current_uri()
   if not uri then
     return
   end
-  local n = tonumber(args[1]) or loom.config.default_n
-  loom.notify(("Loom: generating %d… (:Loom cancel to stop)"):format(n))
-  -- the answer comes when it has finished: "✓ 3 continuations from [a7x2]"
-  C.exec("loom.continue", { uri = uri, n = n, tokens = tonumber(args[2]) }, { commits = true, echo = true })
+  local rest = (line or ""):match("^%s*%S+%s*(.-)%s*$") or ""
+  local function number_first(s) -- a bare number first: N, then TOKENS (as before)
+    local num, after = s:match("^(%d+)%s+(.*)$")
+    if num then
+      return num, after
+    end
+    num = s:match("^(%d+)$")
+    return num, num and "" or s
+  end
+  local n, tokens
+  n, rest = number_first(rest)
+  if n then
+    tokens, rest = number_first(rest)
+  end
+  local params = { uri = uri, n = tonumber(n) or loom.config.default_n, tokens = tonumber(tokens), options = rest }
+  local function go(said)
+    loom.notify(said and ("Loom: generating (%s)… (:Loom cancel to stop)"):format(said)
+      or ("Loom: generating %d… (:Loom cancel to stop)"):format(params.n))
+    -- the answer comes when it has finished: "✓ 3 continuations from [a7x2]"
+    C.exec("loom.continue", params, { commits = true, echo = true })
+  end
+  if rest == "" then
+    go(nil)
+    return
+  end
+  -- what the options read as, first: a ✗ at once, and no "generating…" before it
+  loom.request("loom/continueOptions", { options = rest }, function(result, err)
+    if err then
+      loom.notify(loom.failure(err), vim.log.levels.ERROR)
+      return
+    end
+    go(type(result) == "table" and type(result.data) == "table" and result.data.reads_as or rest)
+  end)
 end
 
 --- :Loom model [NAME|default] — the model :Loom continue and → continue ask in this tree:

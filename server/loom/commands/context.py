@@ -143,12 +143,18 @@ class Actor:
 class Ctx:
     ws: Workspace
     actor: Actor
-    subject: SubjectModel | None = None
+    #: the subject model, asked for only by the commands that use one (``subject``)
+    subject_of: Callable[[], SubjectModel | None] | None = None
     on_delta: Callable[[int, str], None] | None = None
     now: float = 0.0
     cancel: threading.Event | None = None
     explorer: Explorer | None = None  # what runs → explore (None: this front end has none)
     _names: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def subject(self) -> SubjectModel | None:
+        """The model behind ``continue`` (the executor looks it up on first need)."""
+        return self.subject_of() if self.subject_of is not None else None
 
     @property
     def tree(self) -> Tree:

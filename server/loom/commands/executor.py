@@ -101,11 +101,32 @@ class Executor:
 
     def __init__(self, ws: Workspace, subject: SubjectModel | None = None,
                  classifier: Classifier | None = None,
-                 explorer: Explorer | None = None) -> None:
+                 explorer: Explorer | None = None, *,
+                 find_subject: Callable[[], SubjectModel | None] | None = None) -> None:
         self.ws = ws
-        self.subject = subject
+        self._subject = subject
+        #: looks the subject model up the first time a command asks for it (``app.py``:
+        #: the key store is asked, 100+ ms), so commands that need no model never wait
+        self._find_subject = find_subject
+        self._finding = threading.Lock()
         self.classifier = classifier  # asked only when the grammar is unsure
         self.explorer = explorer  # runs → explore in the background (app.py wires it in)
+
+    @property
+    def subject(self) -> SubjectModel | None:
+        """The model behind ``continue`` (looked up on first need, once)."""
+        if self._find_subject is not None:
+            with self._finding:
+                if self._find_subject is not None:
+                    self._subject, self._find_subject = self._find_subject(), None
+        return self._subject
+
+    @subject.setter
+    def subject(self, value: SubjectModel | None) -> None:
+        self._subject, self._find_subject = value, None
+
+    def _current_subject(self) -> SubjectModel | None:
+        return self.subject
 
     def execute(self, command: str | ast.Command, actor: Actor,
                 on_delta: Callable[[int, str], None] | None = None,
@@ -137,8 +158,8 @@ class Executor:
     def _run(self, cmd: ast.Command, actor: Actor,
              on_delta: Callable[[int, str], None] | None,
              cancel: threading.Event | None = None) -> Result:
-        ctx = Ctx(self.ws, actor, self.subject, on_delta, now=self.ws.clock(), cancel=cancel,
-                  explorer=self.explorer)
+        ctx = Ctx(self.ws, actor, self._current_subject, on_delta, now=self.ws.clock(),
+                  cancel=cancel, explorer=self.explorer)
         try:
             ctx.require(permission_of(cmd.verb), ACTIONS.get(cmd.verb, "do it"))
             if permission_of(cmd.verb) in _TREE_WRITES and cmd.verb not in _STILL_ALLOWED:

@@ -108,3 +108,48 @@ def render_help_tool(tool: str, buffer: bool = False) -> str | None:
     if buffer and t.name == "view":
         return f"{_page(t)}\n\n{BUFFER_VIEW_MODES}"
     return _page(t)
+
+
+#: What an option's value is, said to a person (``Option.reads``, then ``Option.value``).
+_READS = {"int": "a whole number", "float": "a number", "bias": '"token id:bias,…"',
+          "stop": 'text (quoted; "\\n" is a new line)'}
+_VALUES = {"node": "a node (its localId)", "range": "a range of nodes: A-B",
+           "doc": 'a document: "name"', "tree": 'a tree: "title"', "stash": "a stash label",
+           "section": "a section id", "text": "text (quoted when it has spaces)",
+           "model": "a model profile, or the start of its name", "value": "a value"}
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def render_option_help(verb: str, key: str) -> str | None:
+    """What ``verb``'s option ``key`` (canonical) is, from its declaration in the catalogue:
+    what it does, what its value is and its bounds, example values, other spellings. None
+    for an option it does not offer (one read only to explain a mistake)."""
+    t = TOOLS_BY_NAME.get(verb)
+    o = t.option(key) if t is not None else None
+    if o is None or not o.description:
+        return None
+    value = _READS.get(o.reads) or _VALUES.get(o.value, "a value")
+    if o.limits is not None:
+        value += f" from {_number(o.limits[0])} to {_number(o.limits[1])}"
+    lines = [f"{o.name}: — {o.description}", "", f"An option of → {verb}. Its value: {value}."]
+    if o.hints:
+        lines.append("For example: " + ", ".join(f"{o.name}:{h}" for h in o.hints))
+    if o.aliases:
+        lines.append("Also spelled: " + ", ".join(f"{a}:" for a in o.aliases))
+    return "\n".join(lines)
+
+
+def render_flag_help(verb: str, name: str) -> str | None:
+    """What ``verb``'s flag ``name`` (canonical) does, and the words that set it."""
+    t = TOOLS_BY_NAME.get(verb)
+    f = next((x for x in t.flags if x.name == name), None) if t is not None else None
+    if f is None:
+        return None
+    lines = [f"{f.name} — {f.description}", "", f"A flag of → {verb}: the word alone."]
+    others = [w for w in f.spellings() if w != f.name]
+    if others:
+        lines.append("Also: " + ", ".join(others))
+    return "\n".join(lines)

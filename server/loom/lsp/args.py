@@ -80,18 +80,61 @@ class PictureParams(Args):
 
 
 class ContinueArgs(UriArgs, Sampling):
-    """``loom.continue``: the document, the model(s) to ask (as ``model:`` and ``models:``)
-    and the sampling options of ``→ continue``."""
+    """``loom.continue`` and ``loom.suggest``: the document, the model(s) to ask (as
+    ``model:`` and ``models:``) and the sampling options of ``→ continue``; or, in
+    ``options``, any of ``→ continue``'s options as the writer typed them
+    (``temperature:0.7 n:2 models:a,b``), read by the grammar of a typed ``→ continue``
+    line, with the same ✗ errors. Where both say something, ``options`` wins."""
 
     model: str | None = None
     models: list[str] | None = None
+    options: str = ""
 
-    def command(self) -> Any:
-        """The ``→ continue`` these arguments ask for, to be passed on whole."""
+    def command(self) -> tuple[Any, str | None]:
+        """The ``→ continue`` these arguments ask for, to be passed on whole, and how a
+        typo in ``options`` was read (``(read as → continue temperature:0.7)``), if one was."""
         from loom.commands import ast
 
         named = tuple(self.models or ()) or ((self.model,) if self.model else ())
-        return ast.Continue(**self.chosen(), models=named)
+        fields = self.chosen()
+        note = None
+        if self.options.strip():
+            typed, note = continue_options(self.options)
+            fields.update(typed.chosen())
+            named = typed.models or named
+        return ast.Continue(**fields, models=named), note
+
+
+class ContinueOptionsArgs(Args):
+    """``loom/continueOptions``: ``→ continue``'s options as typed so far."""
+
+    options: str = ""
+
+
+def continue_options(text: str) -> tuple[Any, str | None]:
+    """``→ continue``'s options as typed, read as the line ``→ continue OPTIONS`` is: the
+    command (its options alone) and how a typo was read, if one was. Anything that line
+    would not take is ``✗ INVALID_SYNTAX``, as it is typed in a buffer."""
+    from loom.commands import ast
+    from loom.commands.canonical import to_text
+    from loom.commands.executor import parse_line_noting, read_as_note
+    from loom.commands.lexicon import is_command_line
+
+    options = " ".join(text.splitlines()).strip()  # one line, as typed in a buffer
+    if is_command_line(options):
+        raise LoomError("INVALID_SYNTAX", "options, not a command",
+                        "give the options alone: n:2 temperature:0.7")
+    cmd, corrected = parse_line_noting(f"→ continue {options}")
+    if isinstance(cmd, ast.ParseError):
+        raise LoomError("INVALID_SYNTAX", cmd.message, cmd.hint)
+    if not isinstance(cmd, ast.Continue):  # (the options read as another command)
+        raise LoomError("INVALID_SYNTAX", f'"{options}" are not options of → continue',
+                        "→ help continue lists them")
+    if cmd.from_ is not None:
+        raise LoomError("INVALID_SYNTAX", "Continue continues the end of the path",
+                        "to continue from another node, switch there first, or type "
+                        f"→ continue from {cmd.from_} on a line of its own")
+    return cmd, (read_as_note(to_text(cmd)) if corrected else None)
 
 
 class ModelArgs(UriArgs):

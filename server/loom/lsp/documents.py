@@ -152,6 +152,10 @@ class Documents:
         self.restored_notes: dict[str, list[Rebased]] = {}
         #: paths and views read again and again, kept until the change log says otherwise
         self.cache = SessionCache(ws, participant)
+        #: the change log's position as the session began: it is followed from here
+        #: (``features/sync.py``), so nothing committed after the first read is missed,
+        #: however late the rest of the session starts
+        self.changes_from = ws.last_change()
 
     # ── opening ──
     def _state_for(self, uri: str) -> BufferState | None:

@@ -172,6 +172,14 @@ class ClientHost(AnsweringServer):
         self.initial_settings: Any = None
         self._settings: Settings | None = None
         self._warming: threading.Thread | None = None
+        #: the warming thread's state, under ``_turn``: the modules a first open needs are
+        #: in (``_core``); it may go on with the rest (``_go``); reads it gives way to
+        #: (``_holds``); parked between two modules (``_parked``); go on whatever holds
+        #: (``_urgent``: someone waits for all of it)
+        self._turn = threading.Condition()
+        self._core = threading.Event()
+        self._go = self._urgent = self._parked = False
+        self._holds = 0
         self._ready = False
         self._app: App | None = None
         self._docs: Documents | None = None
@@ -180,16 +188,30 @@ class ClientHost(AnsweringServer):
         self._cancellable: dict[Any, asyncio.Task[Any]] = {}
 
     # ── warming up ──
-    def warm(self, modules: tuple[str, ...], then: Callable[[], None] | None = None) -> None:
-        """Import ``modules``, then run ``then``, in a thread (the loop keeps answering
-        meanwhile)."""
+    def warm(self, core: tuple[str, ...], rest: tuple[str, ...],
+             then: Callable[[], None] | None = None) -> None:
+        """Import ``core`` (what a first open needs), then — once ``go_on`` or ``warmed``
+        says so — ``rest`` and ``then``, in a thread, the loop answering meanwhile. The
+        thread gives way between two modules while a first open is read (``reading``):
+        sharing the interpreter, each would take twice as long. One thread imports at a
+        time: two importing at once can deadlock on the import locks."""
+        def one(name: str) -> None:
+            try:
+                importlib.import_module(name)
+            except Exception:  # its first use says what is wrong, on its own path
+                log.exception("could not import %s", name)
+
         def load() -> None:
-            for name in modules:
-                try:
-                    importlib.import_module(name)
-                except Exception:  # its first use says what is wrong, on its own path
-                    log.exception("could not import %s", name)
+            try:
+                for name in core:
+                    one(name)
+            finally:
+                self._core.set()
+            for name in rest:
+                self._give_way()
+                one(name)
             if then is not None:
+                self._give_way()
                 try:
                     then()
                 except Exception:  # only a head start: the first requests do it anyway
@@ -198,14 +220,66 @@ class ClientHost(AnsweringServer):
         self._warming = threading.Thread(target=load, name="loom-warm", daemon=True)
         self._warming.start()
 
+    def _give_way(self) -> None:
+        """In the warming thread: wait while it may not go on."""
+        with self._turn:
+            while not self._go or (self._holds and not self._urgent):
+                self._parked = True
+                self._turn.notify_all()
+                self._turn.wait()
+            self._parked = False
+
+    def go_on(self) -> None:
+        """The warming thread may import the rest now."""
+        with self._turn:
+            self._go = True
+            self._turn.notify_all()
+
+    def core_warmed(self) -> None:
+        """Wait until what a first open needs is imported."""
+        if self._warming is not None and self._warming is not threading.current_thread():
+            self._core.wait()
+
     def warmed(self) -> None:
         """Wait for the warming thread, if it runs: what imports more of Loom calls this
         first (two threads importing the same modules at once can deadlock on the import
         locks). Only the first requests of a session ever wait."""
         thread = self._warming
         if thread is not None and thread is not threading.current_thread():
+            with self._turn:
+                self._go = self._urgent = True
+                self._turn.notify_all()
             thread.join()
             self._warming = None
+
+    def warming_done(self) -> None:
+        """Wait for the warming thread to end at its own pace (reads still come first)."""
+        thread = self._warming
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Around a read that may come before the session has started (an editor restoring
+        its tabs asks for a path's text the moment it has said ``initialized``): what the
+        read needs is imported and the workspace opened, and the warming thread, parked
+        between two modules, waits until the read is answered."""
+        thread = self._warming
+        if self._ready or thread is None or thread is threading.current_thread():
+            yield
+            return
+        self.core_warmed()
+        with self._turn:
+            self._holds += 1
+            while not self._parked and not self._urgent and thread.is_alive():
+                self._turn.wait(0.05)
+        try:
+            self.docs  # noqa: B018
+            yield
+        finally:
+            with self._turn:
+                self._holds -= 1
+                self._turn.notify_all()
 
     def ready(self) -> None:
         """The session started (``start_session``), once: ``initialized`` calls this
@@ -250,18 +324,26 @@ class ClientHost(AnsweringServer):
     @property
     def app(self) -> App:
         if self._app is None:
-            self.warmed()
+            self.core_warmed()
             from loom.app import open_app
 
-            self._app = open_app(self.settings.database or self.db_arg,
-                                 participant=self.settings.participant or
+            self._app = open_app(self._opening("database") or self.db_arg,
+                                 participant=self._opening("participant") or
                                  self.participant_arg)
         return self._app
+
+    def _opening(self, name: str) -> str | None:
+        """``database`` or ``participant``: from the settings once they are parsed; before
+        (a first open comes before pydantic is loaded), as the client sent it."""
+        if self._settings is not None:
+            return getattr(self._settings, name)  # type: ignore[no-any-return]
+        value = self.initial_option(name)
+        return value if isinstance(value, str) else None
 
     @property
     def docs(self) -> Documents:
         if self._docs is None:
-            self.warmed()
+            self.core_warmed()
             from loom.lsp.documents import Documents
 
             encoding = str(self.workspace.position_encoding or "utf-16")

@@ -21,7 +21,9 @@ from loom.errors import LoomError
 from loom.lsp.answers import Registrar, guard
 from loom.lsp.host import SCHEME, ClientHost
 from loom.lsp.legend import LEGEND
+from loom.lsp.messages import note_first
 from loom.lsp.rpc import AnsweringProtocol, loom_converter
+from loom.lsp.warm import CORE
 from loom.lsp.warm import MODULES as WARM
 from loom.lsp.warm import converter as warm_converter
 from loom.uris import node_uri, tree_uri
@@ -200,12 +202,17 @@ class LoomServer(ClientHost):
         finally:
             self._building = False
 
+    def warm_up(self) -> None:
+        """The warming thread's last step: the LSP types Loom answers most met once by the
+        converter."""
+        warm_converter(self.protocol._converter)
+
     def start_session(self) -> None:
         """The session's start (``ClientHost.ready``): the database opened now, not on the
         first keystroke, the change feed followed, and the background work started."""
         try:
             self.docs  # noqa: B018
-            _settle_heap(collect=True)
+            _settle_heap()
             self.sync.start()
             self.exploring.attach()
             atexit.register(_close_session, self)
@@ -313,22 +320,26 @@ def initialize(ls: LoomServer, params: lsp.InitializeParams) -> None:
     ls.initial_settings = params.initialization_options  # parsed on first use
 
 
-def _settle_heap(collect: bool = False) -> None:
+def _settle_heap() -> None:
     """Keep what is loaded for good (modules, the workspace, open buffers) out of the
     cyclic collector's full passes: with them in, each pass took 40–50 ms and held up
     whichever request it fell in (a hover, a keystroke). Reference counting still frees
-    them when they go."""
-    if collect:
-        gc.collect()
+    them when they go. (A collection first found nothing to free, and took 40–60 ms.)"""
     gc.freeze()
 
 
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: LoomServer, params: lsp.InitializedParams) -> None:
-    # the rest of Loom, imported in a thread (the loop answers meanwhile), and the LSP
-    # types Loom answers most met once by the converter
-    ls.warm(WARM, then=lambda: warm_converter(ls.protocol._converter))
-    await asyncio.to_thread(ls.warmed)
+    # The rest of Loom, imported in a thread (the loop answers meanwhile): first what a
+    # path's open needs, and the workspace opened, for the editor restoring its tabs now;
+    # then the rest, the LSP types Loom answers most met once by the converter, and the
+    # subject model looked up (the key store).
+    ls.warm(CORE, WARM, then=ls.warm_up)
+    await asyncio.to_thread(ls.core_warmed)
+    with contextlib.suppress(Exception):  # start_session says what failed
+        ls.docs  # noqa: B018
+    ls.go_on()
+    await asyncio.to_thread(ls.warming_done)
     ls.ready()
 
 
@@ -422,8 +433,8 @@ def did_close(ls: LoomServer, params: lsp.DidCloseTextDocumentParams) -> None:
 @server.feature(lsp.WORKSPACE_TEXT_DOCUMENT_CONTENT)
 def text_document_content(ls: LoomServer, params: lsp.TextDocumentContentParams
                           ) -> lsp.TextDocumentContentResult:
-    ls.ready()
-    text, _view = ls.docs.text_for(params.uri)
+    with ls.reading():  # an editor's restored tab: answered before the session starts
+        text, _view = ls.docs.text_for(params.uri)
     return lsp.TextDocumentContentResult(text=text)
 
 
@@ -526,6 +537,23 @@ def tab_opened(ls: LoomServer, params: Any) -> None:
     doc = ls.docs.open.get(uri) if uri is not None else None
     if doc is not None:
         doc.unseen = False
+
+
+@on.request("loom/continueOptions")
+def loom_continue_options(ls: LoomServer, a: A.ContinueOptionsArgs) -> Result:
+    """What ``loom.continue`` with these options would ask, for an editor's prompt to say
+    while they are typed (VS Code's Continue With Options…): ``✓ → continue …`` (``✓ read
+    as → continue …`` after a typo), else the ✗ the typed line would get; nothing runs."""
+    from loom.commands.canonical import to_text
+    from loom.commands.results import Result
+    from loom.lsp.args import continue_options
+
+    cmd, note = continue_options(a.options)
+    invalid = ls.generation.invalid(cmd)
+    if invalid is not None:
+        return invalid
+    return Result.success(f"✓ {'read as ' if note else ''}{to_text(cmd)}",
+                          reads_as=to_text(cmd), corrected=note is not None)
 
 
 @on.request("loom/picture")
@@ -732,7 +760,11 @@ def _node_arg(ls: LoomServer, a: A.NodeArgs) -> str:
 
 @on.command("loom.continue", cancellable=True)
 async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
-    return await ls.generation.continue_(a.uri, a.command())
+    asked, note = a.command()
+    result = await ls.generation.continue_(a.uri, asked)
+    if note and result.ok:  # a typo in the options, and how it was read
+        result.text = note_first(result.text, note)
+    return result
 
 
 @on.command("loom.branch")
@@ -805,7 +837,11 @@ async def cmd_split(ls: LoomServer, a: A.SplitArgs) -> Result:
 
 @on.command("loom.suggest")
 async def cmd_suggest(ls: LoomServer, a: A.ContinueArgs) -> Result:
-    return await ls.suggestions.suggest(a.uri, a.command())
+    asked, note = a.command()
+    result = await ls.suggestions.suggest(a.uri, asked)
+    if note and result.ok:
+        result.text = note_first(result.text, note)
+    return result
 
 
 @on.command("loom.acceptSuggestion")
@@ -900,6 +936,9 @@ def serve(db: str | None = None, tcp: str | None = None,
     (``lsp/tcp.py``): generated and printed on stderr, or read from ``token_file``. The
     server acts as ``participant`` unless the editor's settings name one."""
     logging.basicConfig(level=logging.WARNING)
+    # pygls, lsprotocol and the registrations stay for good: out of the collector's passes
+    # while the rest of Loom is imported (35-40 ms of them) and after
+    gc.freeze()
     server.db_arg = db
     server.participant_arg = participant
     if not tcp:

@@ -1,7 +1,8 @@
 """What the server loads after ``initialize`` is answered, in a thread, so that the first
 open, hover and completion cost what later ones do (bench/bench_startup.py).
 
-Two kinds of first-time work: importing the rest of Loom (``MODULES``), and cattrs writing
+Two kinds of first-time work: importing the rest of Loom (``CORE``, what a path's first
+open needs, then ``MODULES``), and cattrs writing
 a function for each LSP message type the first time it meets one (9 ms for the first
 completion list: more than the completion itself). ``converter`` meets them here."""
 
@@ -11,9 +12,11 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+#: what a path's first open needs (``textDocumentContent``: the workspace and the views)
+CORE = ("loom.app", "loom.lsp.documents")
+#: the rest: what answering, the settings and the features need
 MODULES = (
-    "loom.app", "loom.lsp.args", "loom.lsp.settings", "loom.lsp.documents",
-    "loom.commands.results", "loom.store.backend",
+    "loom.lsp.args", "loom.lsp.settings", "loom.commands.results", "loom.store.backend",
     *(f"loom.lsp.features.{name}" for name in (
         "collaborator", "command_lines", "completion", "decorations", "diagnostics",
         "editing", "files", "generation", "identity", "library", "lookup", "navigation",

@@ -25,8 +25,8 @@ _NORMALISE = str.maketrans({"i": "1", "l": "1", "o": "0"})
 
 @functools.cache
 def _ulid() -> Any:
-    """python-ulid's ``ULID``, imported on the first write: its import reads package
-    metadata (14 ms), and a command that only reads makes no ids."""
+    """python-ulid's ``ULID``, imported on first use: its import reads package metadata
+    (12-14 ms)."""
     from ulid import ULID
 
     return ULID
@@ -37,9 +37,9 @@ def new_ulid() -> str:
 
     python-ulid is monotonic within a millisecond (it increments the random part), which
     would give every node of a bulk insert or an n:3 generation the same first localId
-    characters; localIds need independent random parts."""
-    millis = time.time_ns() // 1_000_000
-    return str(_ulid().from_bytes(millis.to_bytes(6, "big") + os.urandom(10)))
+    characters; localIds need independent random parts. Made as ``new_ulids`` makes them,
+    without python-ulid: an editor's session opens with one, before its first answer."""
+    return new_ulids(1)[0]
 
 
 _B32_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",

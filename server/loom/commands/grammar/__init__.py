@@ -33,7 +33,7 @@ reader's verbs'); ``fuzzy`` (3). ``vocabulary`` is the catalogue as the parser r
 """
 
 from loom.commands.grammar.entry import COMMAND_TYPES, Classifier, parse, parse_noting
-from loom.commands.grammar.slots import Slot, SlotKind, slot_at
+from loom.commands.grammar.slots import Slot, SlotKind, Term, slot_at, term_at
 from loom.commands.grammar.vocabulary import TOOL_GROUPS
 
 __all__ = [
@@ -42,7 +42,9 @@ __all__ = [
     "Classifier",
     "Slot",
     "SlotKind",
+    "Term",
     "parse",
     "parse_noting",
     "slot_at",
+    "term_at",
 ]

@@ -215,3 +215,64 @@ def slot_at(line: str, col: int) -> Slot | None:
     if options(verb):
         kinds.append("option")
     return replace(here, kinds=tuple(kinds)) if kinds else None
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """An option or a flag of a command line as typed, by its canonical name: what a hover
+    explains. ``start``/``end`` are the line offsets of the whole token (``temperature:0.7``,
+    ``full``)."""
+
+    kind: Literal["option", "flag"]
+    verb: str
+    name: str
+    start: int
+    end: int
+
+
+def term_at(line: str, col: int) -> Term | None:
+    """The option (its name or its value) or the flag at offset ``col`` of ``line``, read
+    as ``parse`` reads it: the verb found the same way (synonyms and politeness), the
+    option's spelling mapped to its canonical key (``temp:`` is temperature), a flag by
+    any of its words. None elsewhere, and for what the verb does not take."""
+    parts = split_line(line)
+    base = parts.body_start
+    if col < base:
+        return None
+    text, rel = line[base:], col - base
+    cur = next((s for s in _spans(text) if s.start <= rel < s.end), None)
+    if cur is None:
+        return None
+    prefix = text[: cur.start].rstrip()
+    toks = tokenize(prefix) if prefix else []
+    if isinstance(toks, Fail) or skip_polite(toks) == len(toks):
+        return None
+    found = find_verb(toks)
+    if isinstance(found, Fail):
+        return None
+    verb = found[0]
+    start, end = base + cur.start, base + cur.end
+    words = tokenize(text[cur.start: cur.end])
+    if not isinstance(words, Fail) and len(words) == 1:
+        key_typed, value, quoted = words[0][:3]
+        word = (f"{key_typed}:{value}" if key_typed else value).lower()
+        flag = next((f for f in flags(verb) if word in (f.name, *f.spellings())), None)
+        if flag is not None and not quoted:  # (``as:prose`` is a flag, not as's value)
+            return Term("flag", verb, flag.name, start, end)
+        key = option_key(verb, word) if key_typed is None and not quoted else None
+        if key is not None and _pending_takes(toks, found[1], verb, key):  # ``from`` X
+            return Term("option", verb, key, start, end)
+    if cur.key is not None:
+        key = option_key(verb, cur.key)
+        if key is not None:
+            return Term("option", verb, key, start, end)
+    return None
+
+
+def _pending_takes(toks: list[Tok], first: int, verb: str, key: str) -> bool:
+    """Whether a bare ``key`` word here makes the next token its value (``continue from
+    a7x2``), as the argument scan reads it."""
+    spec = SPECS[verb]
+    word: Tok = (None, key, False, 0, 0)
+    got = scan([*toks, word, (None, _PROBE, False, 0, 0)], first, spec, "")
+    return not isinstance(got, Fail) and got.opts.get(key) == _PROBE

@@ -8,11 +8,12 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from loom.commands.help import render_help_tool
+from loom.commands.grammar import term_at
+from loom.commands.help import render_flag_help, render_help_tool, render_option_help
 from loom.errors import LoomError
 from loom.lsp.documents import Documents, OpenDoc
 from loom.lsp.features import cards
-from loom.lsp.features.refs import Ref, ref_at, refs_in_line, verb_at
+from loom.lsp.features.refs import Ref, is_command_line, ref_at, refs_in_line, verb_at
 from loom.lsp.positions import TextDoc
 from loom.lsp.ranges import offset_of, range_of
 from loom.model import marks
@@ -69,6 +70,12 @@ def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, Span] | None
         page = render_help_tool(verb)
         if page:
             return f"```\n{page}\n```", Span(line_start, line_start + len(line))
+    term = term_at(line, offset - line_start) if is_command_line(line) else None
+    if term is not None:  # an option or a flag: its help, from the catalogue
+        page = (render_option_help if term.kind == "option" else render_flag_help)(
+            term.verb, term.name)
+        if page:
+            return f"```\n{page}\n```", Span(line_start + term.start, line_start + term.end)
     if tree is not None:
         found = _line_ref(doc, offset)
         if found:

@@ -48,7 +48,7 @@ class ChangeSync:
 
     def start(self) -> None:
         ws = self.host.app.ws
-        self.cursor = ChangeCursor(ws)
+        self.cursor = ChangeCursor(ws, start=self.host.docs.changes_from)
         self._woken = asyncio.Event()
         loop = asyncio.get_event_loop()
         self.listener = ws.listen(lambda: loop.call_soon_threadsafe(self._wake),
