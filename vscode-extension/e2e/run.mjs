@@ -1233,8 +1233,8 @@ try {
       if (await pick.first().isVisible({ timeout: 2_000 }).catch(() => false)) await pick.first().click();
       await waitFor(async () => (await editorText()).includes(squash("Tree:")), "the overview", 20_000);
       // found as a writer finds a line in a long overview (Ctrl+F): only the lines on screen are in the page
-      await waitFor(async () => /^1 of 1$/.test(await findInEditor("8/10 › The lamp in the hall")), "the judged branch with its score in the overview", 20_000);
-      await waitFor(async () => (await editorText()).includes(squash("8/10 › The lamp in the hall")), "the judged branch on screen", 5_000);
+      await waitFor(async () => /^1 of 1$/.test(await findInEditor("8/10 (vivid, and it opens a door) › The lamp in the hall")), "the judged branch with its score in the overview", 20_000);
+      await waitFor(async () => (await editorText()).includes(squash("8/10 (vivid, and it opens a door) › The lamp in the hall")), "the judged branch on screen", 5_000);
       const pruned = await findInEditor("Nothing moved.");
       if (pruned !== "No results") throw new Error(`the pruned branch is in the overview (${pruned})`);
       await shot("8d-exploring-overview");
@@ -1272,8 +1272,8 @@ try {
     if (ends[0]?.[1] !== "collaborator" || end.made !== 2 || end.scored !== 2 || end.pruned !== 1) throw new Error(`the change log's explore.end: ${JSON.stringify(ends)}`);
     const prunedBy = sql("SELECT p.name FROM change c JOIN participant p ON p.id = c.actor WHERE c.kind = 'node.flags' AND c.entity = ?", after[1][0]).map((r) => r[0]);
     if (!prunedBy.includes("collaborator")) throw new Error(`the prune was not the collaborator's: ${JSON.stringify(prunedBy)}`);
-    // the Cancel ran → explore stop through the executor as the writer
-    const stoppedBy = sql("SELECT p.name FROM trace_entry t JOIN participant p ON p.id = t.participant WHERE t.command = '→ explore stop'").map((r) => r[0]);
+    // the Cancel ran → explore end through the executor as the writer
+    const stoppedBy = sql("SELECT p.name FROM trace_entry t JOIN participant p ON p.id = t.participant WHERE t.command = '→ explore end'").map((r) => r[0]);
     if (JSON.stringify(stoppedBy) !== JSON.stringify(["human"])) throw new Error(`the stop's trace: ${JSON.stringify(stoppedBy)}`);
     if (sql("SELECT count(*) FROM branch_lock l JOIN participant p ON p.id = l.participant WHERE p.name = 'collaborator'")[0][0] !== 0) {
       throw new Error("the collaborator left a branch lock held");
