@@ -29,6 +29,7 @@ from tests.e2e.fake_provider import (
     Reply,
     error_reply,
     json_reply,
+    openai_echo,
 )
 
 KEY_ENV = "LOOM_SCORE_WIRE_KEY"
@@ -59,28 +60,7 @@ def lp(word: str) -> float:
     return math.log(0.002) if "fjord" in word else math.log(0.5)
 
 
-def echo_reply(req: RecordedRequest) -> Reply:
-    """Legacy completions with ``echo``: the prompt's words as tokens, the first one's
-    probability null, then one generated token."""
-    body = req.json
-    if not body.get("echo"):
-        return error_reply(400, "only echo here")
-    prompt = body["prompt"]
-    tokens, offsets = [], []
-    for m in WORDS.finditer(prompt):
-        tokens.append(m.group())
-        offsets.append(m.start())
-    values = [None] + [lp(t) for t in tokens[1:]]
-    tops = [None] + [{t: lp(t), " the": math.log(0.3)} for t in tokens[1:]]
-    tokens.append(" more")
-    offsets.append(len(prompt))
-    values.append(-1.0)
-    tops.append({" more": -1.0})
-    return json_reply({"id": "cmpl-1", "object": "text_completion", "created": 1,
-                       "model": "fake-base", "choices": [{
-                           "index": 0, "text": prompt + " more", "finish_reason": "length",
-                           "logprobs": {"tokens": tokens, "token_logprobs": values,
-                                        "top_logprobs": tops, "text_offset": offsets}}]})
+echo_reply = openai_echo()
 
 
 def vllm_reply(with_ids: bool) -> Any:

@@ -161,3 +161,17 @@ def whole_sentences(text: str) -> str:
 def quote(text: str) -> str:
     """A one-line quoted form, as the seeds quote summaries: ``"…"``."""
     return f'"{one_line(text)}"'
+
+
+def odds(p: float) -> str:
+    """A probability as a person reads it: ``23%``, ``0.41%``, ``1 in 52,000`` (two
+    significant figures)."""
+    if p >= 0.1:
+        return f"{p:.0%}"
+    if p >= 0.001:
+        return f"{p:.2%}"
+    if p <= 0:
+        return "0"
+    ratio = 1 / p
+    digits = max(0, len(str(int(ratio))) - 2)
+    return f"1 in {round(ratio, -digits):,.0f}"

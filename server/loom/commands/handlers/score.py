@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from loom.commands import ast
 from loom.commands.context import Ctx, Scorer, ScoreRequest
-from loom.commands.handlers.content import named_models
+from loom.commands.handlers.content import _picked, named_models
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.model import tokens as T
 from loom.render import formats as f
-from loom.render.text import plural, quote
+from loom.render.text import odds, plural, quote
 from loom.store import node_tokens as token_store
 from loom.store.schema import Node
 from loom.store.workspace import NodeRow
@@ -38,7 +38,8 @@ def score(ctx: Ctx, cmd: ast.Score) -> Result:
         raise LoomError("MODEL_ERROR", "no model here can score text",
                         "set up the local model (loom model setup)")
     path, targets = _targets(ctx, cmd)
-    model = named_models(ctx, (cmd.model,))[0] if cmd.model else None
+    # the model named, else the one picked for this tree (as continue asks it)
+    model = (named_models(ctx, (cmd.model,)) if cmd.model else _picked(ctx) or (None,))[0]
     ws = ctx.ws
     keeps = _generated(ctx, targets)
     scorers = token_store.scorers(ws, [n.id for n in targets])
@@ -118,7 +119,7 @@ def _labels(nodes: list[NodeRow] | list[Node]) -> str:
 
 def _mean(tokens: list[T.Token]) -> str:
     mean = T.mean_probability(tokens)
-    return "" if mean is None else f", {_pct(mean)} a token on average"
+    return "" if mean is None else f", {odds(mean)} a token on average"
 
 
 def _least(made: list[tuple[NodeRow, list[T.Token]]]) -> list[str]:
@@ -130,19 +131,6 @@ def _least(made: list[tuple[NodeRow, list[T.Token]]]) -> list[str]:
     for s, node in found[:SHOWN]:
         text = node.content[s.start:s.end]
         parts.append(f"{quote(text.strip() or text)} in {f.ref(node.label)} "
-                     f"{_pct(s.probability)}")
+                     f"{odds(s.probability)}")
     more = len(found) - SHOWN
     return ["least likely: " + ", ".join(parts) + (f" (and {more} more)" if more > 0 else "")]
-
-
-def _pct(p: float) -> str:
-    """A probability as a person reads it: ``23%``, ``0.41%``, ``1 in 52,000``."""
-    if p >= 0.1:
-        return f"{p:.0%}"
-    if p >= 0.001:
-        return f"{p:.2%}"
-    if p <= 0:
-        return "0"
-    odds = 1 / p
-    digits = max(0, len(str(int(odds))) - 2)  # two significant figures
-    return f"1 in {round(odds, -digits):,.0f}"

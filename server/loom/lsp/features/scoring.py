@@ -1,0 +1,260 @@
+"""Scoring the writer's words in the editor (``→ score``, ``commands/handlers/score.py``).
+
+``loom.toggleScores`` turns it on for the editor session: the buffer is committed, the
+path's text no model has scored yet is scored through the executor (``→ score branch:X``,
+as the human: ``loom_generate``), and the probability colours come on, so the writer's
+words show in the same heatmap as model text, with the same hover and alternatives. The
+least likely spans (runs of tokens under 1%, ``model.tokens.surprises``) are Information
+diagnostics, the least likely first, at most ``MOST`` a document; each has a quick fix,
+"Branch here with the model's choice ‘X’", which is ``loom.split`` with that alternative
+(the counterfactual split). While it is on, text committed later (and paths opened) is
+scored in the background. Off: the diagnostics go and the colours are as they were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from loom.commands import ast
+from loom.commands.results import Result
+from loom.lsp.documents import OpenDoc
+from loom.lsp.features.diagnostics import Diagnostics
+from loom.lsp.features.editing import Editing
+from loom.lsp.features.probabilities import Probabilities, percent, segment_tokens, visible
+from loom.lsp.host import Host
+from loom.lsp.ranges import offset_of, range_of
+from loom.model import tokens as T
+from loom.render.text import odds
+from loom.store import node_tokens as token_store
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A least likely span of scored text: where it is underlined (from its first word),
+    where its first token starts (the split's place), the span, and who scored it."""
+
+    start: int
+    end: int
+    token_at: int
+    surprise: T.Surprise
+    scorer: str
+
+
+#: The least likely spans a document marks, at most.
+MOST = 20
+CODE = "loom.score"
+TITLE = "Scoring the writer's words"
+
+
+class Scoring:
+    def __init__(self, host: Host, editing: Editing, diagnostics: Diagnostics,
+                 probabilities: Probabilities, progress: object = None) -> None:
+        self.host = host
+        self.editing = editing
+        self.diagnostics = diagnostics
+        self.probabilities = probabilities
+        self.progress = progress
+        self.on = False
+        self._colours_before: bool | None = None
+        self._running: dict[str, threading.Event] = {}
+        self._again: set[str] = set()
+        diagnostics.providers.append(self.diagnostics_for)
+
+    # ── the toggle ──
+    async def toggle(self, uri: str | None, on: bool | None = None) -> Result:
+        """Score the writer's words and mark the least likely (flip when ``on`` is None)."""
+        want = (not self.on) if on is None else on
+        if not want:
+            return self._off()
+        self.on = True
+        if self._colours_before is None:
+            self._colours_before = self.host.settings.probabilities
+        self.probabilities.toggle(True)
+        doc = self.host.docs.open.get(uri or "")
+        if doc is None or doc.kind != "path" or doc.tree is None:
+            self._republish()
+            return Result.success("✓ scoring the writer's words: open a path to score it",
+                                  on=True, scored=[])
+        result = await self.score(doc)
+        if not result.ok:
+            return result
+        marked = len(self.diagnostics_for(doc))
+        return Result.success(
+            result.text + f"\n  {marked} least likely span{'s' if marked != 1 else ''} "
+            "marked; hover a word for the model's alternatives", **result.data, on=True,
+            marked=marked)
+
+    def _off(self) -> Result:
+        self.on = False
+        for cancel in self._running.values():
+            cancel.set()
+        self.probabilities.toggle(bool(self._colours_before))
+        self._colours_before = None
+        self._republish()
+        return Result.success("✓ scores hidden (they stay stored: → score shows them again)",
+                              on=False)
+
+    # ── scoring ──
+    async def score(self, doc: OpenDoc) -> Result:
+        """Score what no model has scored yet on ``doc``'s path (committed first), then
+        mark its least likely spans; one run a document at a time (a request meanwhile
+        runs once more after it)."""
+        if doc.uri in self._running:
+            self._again.add(doc.uri)
+            return Result.success("✓ scoring is under way", scored=[])
+        committed = await self.editing.commit_and_show(doc)
+        if not committed.ok:
+            return committed
+        tip = doc.view.tip
+        if tip is None:
+            return Result.success("✓ nothing to score", scored=[])
+        host = self.host
+        cancel = self._running[doc.uri] = threading.Event()
+        token = await self._progress_begin()
+        watching = asyncio.ensure_future(self._watch(token, cancel))
+        try:
+            result = await host.execute(ast.Score(branch=tip.label, unscored=True),
+                                        host.actor(doc), cancel=cancel)
+        finally:
+            watching.cancel()
+            self._progress_end(token)
+            del self._running[doc.uri]
+        if cancel.is_set() and not result.ok:
+            result = Result.success("✓ scoring stopped: nothing was written", scored=[])
+        if not result.ok:
+            host.show(result)
+        self._republish()
+        host.refresh_decorations()
+        if doc.uri in self._again:
+            self._again.discard(doc.uri)
+            if self.on:
+                host.spawn(self.score(doc), "score what was written meanwhile")
+        return result
+
+    def written(self, doc: OpenDoc) -> None:
+        """Text was committed to (or a path opened in) ``doc``: scored while it is on."""
+        if self.on and doc.kind == "path" and doc.tree is not None:
+            self.host.spawn(self._quietly(doc), "score the writer's new words")
+
+    async def _quietly(self, doc: OpenDoc) -> None:
+        await asyncio.sleep(0)
+        if self.on and self.host.docs.open.get(doc.uri) is doc:
+            await self.score(doc)
+
+    def changed(self, uri: str) -> None:
+        """The document's text moved: its marks follow (they are computed afresh)."""
+        doc = self.host.docs.open.get(uri)
+        if self.on and doc is not None and doc.kind == "path":
+            self.diagnostics.publish(doc)
+
+    def forget(self, node_ids: set[str]) -> None:
+        """Another process scored these nodes: read their scores afresh."""
+        token_store.forget(node_ids)
+        from loom.lsp.features import probabilities
+
+        probabilities.forget(node_ids)
+        self._republish()
+        self.host.refresh_decorations()
+
+    def _republish(self) -> None:
+        for doc in list(self.host.docs.open.values()):
+            if doc.kind == "path":
+                self.diagnostics.publish(doc)
+
+    # ── the marks ──
+    def marks(self, doc: OpenDoc) -> list[Mark]:
+        """The document's least likely spans of scored text, the least likely first."""
+        if not self.on or doc.kind != "path" or doc.tree is None:
+            return []
+        segments = doc.session.segments
+        ws = self.host.docs.ws
+        scorers = token_store.scorers(ws, [s.node for s in segments if s.node])
+        found: list[Mark] = []
+        for i, seg in enumerate(segments):
+            scorer = scorers.get(seg.node or "")
+            if scorer is None:
+                continue
+            tokens = segment_tokens(self.host.docs, doc, i) or []
+            for s in T.surprises(tokens):
+                at = seg.start + s.start
+                text = doc.text[at:seg.start + s.end]
+                lead = len(text) - len(text.lstrip())
+                if lead < len(text):  # (the underline starts at the word, not its space)
+                    found.append(Mark(at + lead, seg.start + s.end, at, s, scorer))
+        found.sort(key=lambda m: (m.surprise.logprob, m.start))
+        return found[:MOST]
+
+    def diagnostics_for(self, doc: OpenDoc) -> list[lsp.Diagnostic]:
+        return [self._diagnostic(doc, m) for m in self.marks(doc)]
+
+    def _diagnostic(self, doc: OpenDoc, m: Mark) -> lsp.Diagnostic:
+        words = doc.text[m.start:m.end]
+        message = (f"‘{words}’ is unlikely here: {odds(m.surprise.probability)} "
+                   f"({m.scorer})")
+        choice = T.model_choice(m.surprise.first)
+        if choice is not None:
+            message += (f"; the model's choice: ‘{visible(choice[0])}’ "
+                        f"({percent(T.probability(choice[1]))})")
+        return lsp.Diagnostic(range=range_of(doc.session.doc, m.start, m.end),
+                              message=message, severity=lsp.DiagnosticSeverity.Information,
+                              code=CODE, source="loom")
+
+    def code_actions(self, doc: OpenDoc, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        """The quick fix of a least likely span under the cursor: branch there with the
+        model's choice (``loom.split`` at the span's first token, with that token)."""
+        only = params.context.only
+        if only and not any(str(getattr(k, "value", k)).startswith("quickfix") for k in only):
+            return []
+        at = offset_of(doc, params.range.start)
+        out = []
+        for m in self.marks(doc):
+            choice = T.model_choice(m.surprise.first)
+            if not m.start <= at <= m.end or choice is None:
+                continue
+            line, character = doc.session.doc.position_at(m.token_at)
+            title = (f"Branch here with the model's choice ‘{visible(choice[0])}’ "
+                     f"({percent(T.probability(choice[1]))})")
+            out.append(lsp.CodeAction(
+                title=title, kind=lsp.CodeActionKind.QuickFix, is_preferred=True,
+                diagnostics=[self._diagnostic(doc, m)],
+                command=lsp.Command(title=title, command="loom.split", arguments=[{
+                    "uri": doc.uri, "line": line, "character": character, "alt": choice[0],
+                    "continue": False}])))
+        return out
+
+    # ── progress ──
+    async def _progress_begin(self) -> str | None:
+        window = self.host.caps.window
+        if self.progress is None or not (window and window.work_done_progress):
+            return None
+        token = f"loom-score-{id(self)}-{asyncio.get_running_loop().time()}"
+        try:
+            await asyncio.wait_for(asyncio.shield(self.progress.create_async(  # type: ignore[attr-defined]
+                token)), self.host.settings.client_timeout_s)
+            self.progress.begin(token, lsp.WorkDoneProgressBegin(  # type: ignore[attr-defined]
+                title=TITLE, cancellable=True))
+        except Exception:
+            return None
+        return token
+
+    async def _watch(self, token: str | None, cancel: threading.Event) -> None:
+        """The editor's cancel of the progress stops the scoring."""
+        if token is None:
+            return
+        while not cancel.is_set():
+            await asyncio.sleep(0.1)
+            fut: Any = getattr(self.progress, "tokens", {}).get(token)
+            if fut is not None and fut.cancelled():
+                cancel.set()
+
+    def _progress_end(self, token: str | None) -> None:
+        if token is not None:
+            with contextlib.suppress(Exception):
+                self.progress.end(token, lsp.WorkDoneProgressEnd())  # type: ignore[attr-defined]
+
