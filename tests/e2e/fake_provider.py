@@ -436,7 +436,7 @@ def openai_echo(unlikely: tuple[str, ...] = ("fjord",), choice: str = " the"
                 ) -> Callable[[RecordedRequest], Reply]:
     """Legacy completions with ``echo`` and ``logprobs`` (OpenAI's completion models,
     vLLM): the prompt's words as tokens with ``text_offset``, the first one's probability
-    null, then one generated token. A word holding one of ``unlikely`` has p = 0.002, the
+    null, then one generated token. A word holding one of ``unlikely`` has p = 0.0002, the
     rest 0.5; ``choice`` (p = 0.3) is the model's own first choice at each of them. A
     request without ``echo`` is refused, as llama-server refuses ``echo``."""
 
@@ -448,7 +448,7 @@ def openai_echo(unlikely: tuple[str, ...] = ("fjord",), choice: str = " the"
         words = [(m.group(), m.start()) for m in re.finditer(r"\s*\S+|\s+", prompt)]
 
         def lp(word: str) -> float:
-            return math.log(0.002) if any(u in word for u in unlikely) else math.log(0.5)
+            return math.log(0.0002) if any(u in word for u in unlikely) else math.log(0.5)
 
         tokens = [w for w, _ in words] + [" more"]
         offsets = [o for _, o in words] + [len(prompt)]

@@ -56,8 +56,8 @@ def profile(fake: FakeProvider, name: str = "wire", provider: str = "openai-comp
 
 
 def lp(word: str) -> float:
-    """The fake model's log-probability of a word: "fjord" is surprising."""
-    return math.log(0.002) if "fjord" in word else math.log(0.5)
+    """The fake model's log-probability of a word: "fjord" is surprising (as openai_echo has it)."""
+    return math.log(0.0002) if "fjord" in word else math.log(0.5)
 
 
 echo_reply = openai_echo()
@@ -106,7 +106,7 @@ def test_echo_scores_each_node_in_one_request_through_the_sdk() -> None:
     (tokens,) = scored.tokens  # the wanted piece's, in its own offsets
     assert [(t.start, t.text) for t in tokens] == [(0, " Gulls"), (6, " over"),
                                                    (11, " the"), (15, " fjord.")]
-    assert tokens[-1].logprob == pytest.approx(math.log(0.002))
+    assert tokens[-1].logprob == pytest.approx(math.log(0.0002))
     assert tokens[-1].alternatives[0] == (" the", pytest.approx(math.log(0.3)))
 
 
@@ -134,7 +134,7 @@ def test_vllms_prompt_logprobs_after_echo_is_refused(with_ids: bool) -> None:
     assert [b.get("prompt_logprobs") for b in second] == [5]
     (tokens,) = scored.tokens
     assert [t.text for t in tokens] == [" was", " quiet", " by", " the", " fjord."]
-    assert tokens[-1].logprob == pytest.approx(math.log(0.002))
+    assert tokens[-1].logprob == pytest.approx(math.log(0.0002))
     assert dict(tokens[0].alternatives)[" the"] == pytest.approx(math.log(0.3))
 
 

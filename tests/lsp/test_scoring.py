@@ -77,12 +77,12 @@ async def test_toggle_scores_the_writers_words_marks_the_least_likely_and_branch
     (mark,) = [d for d in editor.client.diagnostics[uri] if d.code == "loom.score"]
     assert mark.severity == lsp.DiagnosticSeverity.Information and mark.source == "loom"
     assert mark.range.start == editor.pos(uri, fjord)
-    assert mark.message == ("‘fjord,’ is unlikely here: 0.20% (fake (fake-base)); the "
+    assert mark.message == ("‘fjord,’ is unlikely here: 1 in 5,000 (fake (fake-base)); the "
                             "model's choice: ‘␣the’ (30.0%)")
     # hover: the token's table, and who scored it
     got = await editor.client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), position=editor.pos(uri, fjord)))
-    assert got is not None and "**`␣fjord,`** · 0.20%" in got.contents.value
+    assert got is not None and "**`␣fjord,`** · 0.02%" in got.contents.value
     assert "scored by fake (fake-base)" in got.contents.value
     # the quick fix: branch there with the model's choice
     actions = await editor.client.text_document_code_action_async(lsp.CodeActionParams(

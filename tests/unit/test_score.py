@@ -31,7 +31,7 @@ def scored_tokens(text: str) -> list[T.Token]:
     out, pos = [], 0
     for m in WORD.finditer(text):
         word = m.group()
-        lp = math.log(0.001) if "fjord" in word else math.log(0.6)
+        lp = math.log(0.0005) if "fjord" in word else math.log(0.6)
         out.append(T.Token(pos, word, lp, ((" the", math.log(0.3)), (word, lp))))
         pos += len(word)
     return out
@@ -89,8 +89,8 @@ def test_a_writers_paragraph_is_scored_stored_and_read_back_like_model_text(
     res = run(app, tree, f"→ score {node.label}")
     assert res.ok, res.text
     assert res.text.splitlines() == [
-        f"✓ scored [{node.label}] with {SCORER}: 5 tokens, 17% a token on average",
-        f'  least likely: "fjord." in [{node.label}] 0.10%']
+        f"✓ scored [{node.label}] with {SCORER}: 5 tokens, 15% a token on average",
+        f'  least likely: "fjord." in [{node.label}] 1 in 2,000']
     (request,) = scorer.requests
     # the prompt a continuation of its parent would have: the system context first
     assert request.prefix == "A story.\n\nThe harbour was quiet."
@@ -244,11 +244,25 @@ def test_surprises_are_runs_of_unlikely_tokens_least_likely_first() -> None:
     toks = [T.Token(0, "a", lp(0.5)), T.Token(1, "b", lp(0.001)), T.Token(2, "c", lp(0.005)),
             T.Token(3, "d", lp(0.9)), T.Token(4, "e", lp(0.0001)), T.Token(5, "f", None),
             T.Token(6, "g", lp(0.002))]
-    found = T.surprises(toks)
+    found = T.surprises(toks, below=0.01)
     assert [(s.start, s.end) for s in found] == [(1, 3), (4, 5), (6, 7)]
     assert found[0].first.text == "b" and math.isclose(found[0].probability, 0.000005)
-    assert T.surprises(toks, limit=1) == found[:1]
+    assert T.surprises(toks, below=0.01, limit=1) == found[:1]
+    assert [(x.start, x.end) for x in T.surprises(toks)] == [(4, 5)]  # under 1 in 1,000
     assert T.model_choice(T.Token(0, "x", lp(0.001), (("y", lp(0.4)), ("x", lp(0.001))))
                           ) == ("y", lp(0.4))
     assert T.model_choice(T.Token(0, "x", lp(0.9), (("x", lp(0.9)),))) is None
     assert math.isclose(T.mean_probability(toks[:2]), math.sqrt(0.5 * 0.001))
+
+
+def test_a_mark_is_under_whole_words() -> None:
+    from loom.render.text import odds, whole_words
+
+    text = "Gulls wheeled over the fjord."
+    at = text.index("ulls")
+    assert text[slice(*whole_words(text, at, at + 4))] == "Gulls"
+    at = text.index(" f")
+    assert text[slice(*whole_words(text, at, at + 2))] == "fjord"
+    assert whole_words(text, 5, 6) == (6, 6)  # only a space: nothing to mark
+    assert [odds(p) for p in (0.5, 0.0123, 0.00049, 1 / 39e9)] == [
+        "50%", "1.23%", "1 in 2,000", "1 in 39,000,000,000"]

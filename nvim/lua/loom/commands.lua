@@ -265,6 +265,32 @@ S.probabilities = function(args)
   end })
 end
 
+--- :Loom score [on|off] — score the writer's words (toggle): the path's text no model has
+--- scored yet is scored, the probability colours come on for it as for model text, and
+--- its least likely spans are marked (diagnostics; their code action branches there with
+--- the model's choice). Text committed while it is on is scored too.
+S.score = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local on = nil
+  if args[1] == "on" then
+    on = true
+  elseif args[1] == "off" then
+    on = false
+  end
+  if on == true or (on == nil and not vim.g.loom_scores) then
+    loom.notify("Loom: scoring the writer's words… (:Loom cancel stops it)")
+  end
+  C.exec("loom.toggleScores", { uri = uri, on = on }, { echo = true, commits = true, on_done = function(res, ok)
+    if ok then
+      vim.g.loom_scores = res.data and res.data.on
+      vim.g.loom_probabilities = res.data and res.data.on or vim.g.loom_probabilities
+    end
+  end })
+end
+
 --- :Loom alternatives — what the model almost wrote at the cursor: branch from an
 --- alternative token (and continue), or split the node there (the server's code actions).
 S.alternatives = function()
@@ -906,6 +932,9 @@ C.actions = {
   end,
   probabilities = function()
     S.probabilities({})
+  end,
+  score = function()
+    S.score({})
   end,
   suggest = function()
     S.suggest({})

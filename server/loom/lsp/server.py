@@ -855,7 +855,7 @@ async def cmd_open(ls: LoomServer, a: A.OpenArgs) -> Result:
 
 @on.command("loom.cancel")
 def cmd_cancel(ls: LoomServer, a: A.Args) -> dict[str, Any]:
-    if ls.generation.cancel():
+    if ls.generation.cancel() or ls.scoring.cancel():
         return {"ok": True, "message": "✓ cancelling"}
     stopping = ls.exploring.stop_all()  # Neovim's way to cancel an exploration
     return {"ok": stopping, "message": "✓ stopping the exploration" if stopping

@@ -175,3 +175,19 @@ def odds(p: float) -> str:
     ratio = 1 / p
     digits = max(0, len(str(int(ratio))) - 2)
     return f"1 in {round(ratio, -digits):,.0f}"
+
+
+def whole_words(text: str, start: int, end: int, lo: int = 0, hi: int | None = None
+                ) -> tuple[int, int]:
+    """``[start, end)`` widened to the whole words it touches (inside ``[lo, hi)``), the
+    spaces at its ends left out: a token " f" of "fjord" is the word "fjord"."""
+    hi = len(text) if hi is None else hi
+    while start < end and text[start].isspace():
+        start += 1
+    while start > lo and text[start - 1].isalnum():
+        start -= 1
+    while end < hi and end > start and text[end].isalnum():
+        end += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end

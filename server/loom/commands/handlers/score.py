@@ -19,7 +19,7 @@ from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.model import tokens as T
 from loom.render import formats as f
-from loom.render.text import odds, plural, quote
+from loom.render.text import odds, plural, quote, whole_words
 from loom.store import node_tokens as token_store
 from loom.store.schema import Node
 from loom.store.workspace import NodeRow
@@ -129,8 +129,8 @@ def _least(made: list[tuple[NodeRow, list[T.Token]]]) -> list[str]:
         return []
     parts = []
     for s, node in found[:SHOWN]:
-        text = node.content[s.start:s.end]
-        parts.append(f"{quote(text.strip() or text)} in {f.ref(node.label)} "
-                     f"{odds(s.probability)}")
+        start, end = whole_words(node.content, s.start, s.end)
+        text = node.content[start:end] or node.content[s.start:s.end]
+        parts.append(f"{quote(text)} in {f.ref(node.label)} {odds(s.probability)}")
     more = len(found) - SHOWN
     return ["least likely: " + ", ".join(parts) + (f" (and {more} more)" if more > 0 else "")]

@@ -4,8 +4,9 @@
 path's text no model has scored yet is scored through the executor (``→ score branch:X``,
 as the human: ``loom_generate``), and the probability colours come on, so the writer's
 words show in the same heatmap as model text, with the same hover and alternatives. The
-least likely spans (runs of tokens under 1%, ``model.tokens.surprises``) are Information
-diagnostics, the least likely first, at most ``MOST`` a document; each has a quick fix,
+least likely spans (runs of tokens under 1 in 1,000, ``model.tokens.surprises``, widened
+to whole words) are Information diagnostics: the least likely first, one for every
+``EVERY`` tokens of a node (at least one), at most ``MOST`` a document; each has a quick fix,
 "Branch here with the model's choice ‘X’", which is ``loom.split`` with that alternative
 (the counterfactual split). While it is on, text committed later (and paths opened) is
 scored in the background. Off: the diagnostics go and the colours are as they were.
@@ -30,24 +31,28 @@ from loom.lsp.features.probabilities import Probabilities, percent, segment_toke
 from loom.lsp.host import Host
 from loom.lsp.ranges import offset_of, range_of
 from loom.model import tokens as T
-from loom.render.text import odds
+from loom.render.text import odds, whole_words
 from loom.store import node_tokens as token_store
 
 
 @dataclass(frozen=True)
 class Mark:
-    """A least likely span of scored text: where it is underlined (from its first word),
-    where its first token starts (the split's place), the span, and who scored it."""
+    """A least likely span of scored text: where it is underlined (its whole words), the
+    token its first word begins with and where (the split's place: "instead of ‘Gulls’,
+    the model's ‘She’"), the span, and who scored it."""
 
     start: int
     end: int
     token_at: int
+    token: T.Token
     surprise: T.Surprise
     scorer: str
 
 
-#: The least likely spans a document marks, at most.
+#: The least likely spans a document marks, at most, and a node's: one for every
+#: ``EVERY`` of its tokens (a mark on every other word marks nothing).
 MOST = 20
+EVERY = 30
 CODE = "loom.score"
 TITLE = "Scoring the writer's words"
 
@@ -99,6 +104,12 @@ class Scoring:
         self._republish()
         return Result.success("✓ scores hidden (they stay stored: → score shows them again)",
                               on=False)
+
+    def cancel(self) -> bool:
+        """``loom.cancel``: stop the scoring under way (nothing of it is written)."""
+        for event in self._running.values():
+            event.set()
+        return bool(self._running)
 
     # ── scoring ──
     async def score(self, doc: OpenDoc) -> Result:
@@ -181,12 +192,13 @@ class Scoring:
             if scorer is None:
                 continue
             tokens = segment_tokens(self.host.docs, doc, i) or []
-            for s in T.surprises(tokens):
-                at = seg.start + s.start
-                text = doc.text[at:seg.start + s.end]
-                lead = len(text) - len(text.lstrip())
-                if lead < len(text):  # (the underline starts at the word, not its space)
-                    found.append(Mark(at + lead, seg.start + s.end, at, s, scorer))
+            budget = max(1, -(-len(tokens) // EVERY))
+            for s in T.surprises(tokens, limit=budget):
+                start, end = whole_words(doc.text, seg.start + s.start, seg.start + s.end,
+                                    seg.start, seg.end)
+                first = T.token_at(tokens, start - seg.start) or s.first
+                if start < end:
+                    found.append(Mark(start, end, seg.start + first.start, first, s, scorer))
         found.sort(key=lambda m: (m.surprise.logprob, m.start))
         return found[:MOST]
 
@@ -197,7 +209,7 @@ class Scoring:
         words = doc.text[m.start:m.end]
         message = (f"‘{words}’ is unlikely here: {odds(m.surprise.probability)} "
                    f"({m.scorer})")
-        choice = T.model_choice(m.surprise.first)
+        choice = T.model_choice(m.token)
         if choice is not None:
             message += (f"; the model's choice: ‘{visible(choice[0])}’ "
                         f"({percent(T.probability(choice[1]))})")
@@ -214,7 +226,7 @@ class Scoring:
         at = offset_of(doc, params.range.start)
         out = []
         for m in self.marks(doc):
-            choice = T.model_choice(m.surprise.first)
+            choice = T.model_choice(m.token)
             if not m.start <= at <= m.end or choice is None:
                 continue
             line, character = doc.session.doc.position_at(m.token_at)
