@@ -246,14 +246,19 @@ S.suggest = function(args)
   })
 end
 
+--- A toggle's word: true for "on", false for "off", nil (flip) for anything else.
+local function on_off(word)
+  if word == "on" then
+    return true
+  elseif word == "off" then
+    return false
+  end
+  return nil
+end
+
 --- :Loom probabilities [on|off] — colour model text by token probability (toggle).
 S.probabilities = function(args)
-  local on = nil
-  if args[1] == "on" then
-    on = true
-  elseif args[1] == "off" then
-    on = false
-  end
+  local on = on_off(args[1])
   -- an empty Lua table is sent as a JSON array: the toggle's argument must be an object
   local arg = on == nil and vim.empty_dict() or { on = on }
   C.exec("loom.toggleProbabilities", arg, { echo = true, on_done = function(res, ok)
@@ -274,12 +279,7 @@ S.score = function(args)
   if not uri then
     return
   end
-  local on = nil
-  if args[1] == "on" then
-    on = true
-  elseif args[1] == "off" then
-    on = false
-  end
+  local on = on_off(args[1])
   if on == true or (on == nil and not vim.g.loom_scores) then
     loom.notify("Loom: scoring the writer's words… (:Loom cancel stops it)")
   end
