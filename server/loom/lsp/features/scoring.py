@@ -49,6 +49,8 @@ class Mark:
     scorer: str
 
 
+#: How long typing pauses before the marks move with the text.
+PAUSE_S = 0.3
 #: The least likely spans a document marks, at most, and a node's: one for every
 #: ``EVERY`` of its tokens (a mark on every other word marks nothing).
 MOST = 20
@@ -69,6 +71,11 @@ class Scoring:
         self._colours_before: bool | None = None
         self._running: dict[str, threading.Event] = {}
         self._again: set[str] = set()
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        # each node's scorer and marks (in its own offsets), while the store's epoch holds
+        self._epoch = -1
+        self._scorers: dict[str, str | None] = {}
+        self._of_node: dict[str, list[tuple[int, int, T.Token, T.Surprise]]] = {}
         diagnostics.providers.append(self.diagnostics_for)
 
     # ── the toggle ──
@@ -159,7 +166,16 @@ class Scoring:
             await self.score(doc)
 
     def changed(self, uri: str) -> None:
-        """The document's text moved: its marks follow (they are computed afresh)."""
+        """The document's text moved: its marks follow, once the typing pauses."""
+        if not self.on:
+            return
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        self._timers[uri] = asyncio.get_running_loop().call_later(PAUSE_S, self._moved, uri)
+
+    def _moved(self, uri: str) -> None:
+        self._timers.pop(uri, None)
         doc = self.host.docs.open.get(uri)
         if self.on and doc is not None and doc.kind == "path":
             self.diagnostics.publish(doc)
@@ -180,25 +196,37 @@ class Scoring:
 
     # ── the marks ──
     def marks(self, doc: OpenDoc) -> list[Mark]:
-        """The document's least likely spans of scored text, the least likely first."""
+        """The document's least likely spans of scored text, the least likely first. Each
+        node's are found once (its text and scores change only with the store's epoch) and
+        placed where its segment is now; text typed over is read afresh."""
         if not self.on or doc.kind != "path" or doc.tree is None:
             return []
+        if self._epoch != token_store.epoch():
+            self._epoch = token_store.epoch()
+            self._scorers.clear()
+            self._of_node.clear()
         segments = doc.session.segments
-        ws = self.host.docs.ws
-        scorers = token_store.scorers(ws, [s.node for s in segments if s.node])
+        missing = [s.node for s in segments if s.node and s.node not in self._scorers]
+        if missing:
+            found_scorers = token_store.scorers(self.host.docs.ws, missing)
+            for nid in missing:
+                self._scorers[nid] = found_scorers.get(nid)
         found: list[Mark] = []
         for i, seg in enumerate(segments):
-            scorer = scorers.get(seg.node or "")
-            if scorer is None:
+            scorer = self._scorers.get(seg.node or "")
+            if scorer is None or seg.node is None:
                 continue
-            tokens = segment_tokens(self.host.docs, doc, i) or []
-            budget = max(1, -(-len(tokens) // EVERY))
-            for s in T.surprises(tokens, limit=budget):
-                start, end = whole_words(doc.text, seg.start + s.start, seg.start + s.end,
-                                    seg.start, seg.end)
-                first = T.token_at(tokens, start - seg.start) or s.first
-                if start < end:
-                    found.append(Mark(start, end, seg.start + first.start, first, s, scorer))
+            if seg.dirty:
+                text = doc.session.segment_text(i)
+                local = _node_marks(text, segment_tokens(self.host.docs, doc, i) or [])
+            else:
+                local = self._of_node.get(seg.node)
+                if local is None:
+                    text = doc.text[seg.start:seg.end]
+                    local = self._of_node[seg.node] = _node_marks(
+                        text, segment_tokens(self.host.docs, doc, i) or [])
+            found += [Mark(seg.start + a, seg.start + b, seg.start + tok.start, tok, s, scorer)
+                      for a, b, tok, s in local]
         found.sort(key=lambda m: (m.surprise.logprob, m.start))
         return found[:MOST]
 
@@ -270,3 +298,13 @@ class Scoring:
             with contextlib.suppress(Exception):
                 self.progress.end(token, lsp.WorkDoneProgressEnd())  # type: ignore[attr-defined]
 
+
+def _node_marks(text: str, tokens: list[T.Token]) -> list[tuple[int, int, T.Token, T.Surprise]]:
+    """A node's least likely spans in its own offsets: ``(start, end, token, surprise)``,
+    widened to whole words, with the token their first word begins with."""
+    out = []
+    for s in T.surprises(tokens, limit=max(1, -(-len(tokens) // EVERY))):
+        start, end = whole_words(text, s.start, s.end)
+        if start < end:
+            out.append((start, end, T.token_at(tokens, start) or s.first, s))
+    return out
