@@ -110,3 +110,25 @@ async def test_a_cancel_stops_the_scoring_and_writes_nothing(f) -> None:  # type
 def test_the_fake_scores_fjord_as_surprising() -> None:
     (tok,) = [t for t in scored_tokens(" a fjord") if "fjord" in t.text]
     assert math.exp(tok.logprob or 0) < 0.001  # (what the marks above rely on)
+
+
+async def test_the_toggle_scores_what_it_commits_once(f) -> None:  # type: ignore[no-untyped-def]
+    """The toggle commits the typed text and scores it in one run (before: its own commit
+    started a second scoring in the background)."""
+    f, scoring = f
+    ran: list[object] = []
+    execute = f.host.execute
+
+    async def counted(command, actor, **kw):  # type: ignore[no-untyped-def]
+        ran.append(command)
+        return await execute(command, actor, **kw)
+
+    f.host.execute = counted  # type: ignore[method-assign]
+    uri = open_path(f, "The harbour was quiet.")
+    f.host.append(uri, " Gulls over the fjord.")
+    res = await scoring.toggle(uri, True)
+    assert res.ok, res.text
+    await f.host.settle()
+    assert [type(c).__name__ for c in ran] == ["Score"]
+    assert len(f.host.app.executor.subject.requests) == 1  # type: ignore[attr-defined]
+    assert res.data["scored"] and res.data["marked"] == 1

@@ -8,8 +8,8 @@ least likely spans (runs of tokens under 1 in 1,000, ``model.tokens.surprises``,
 to whole words) are Information diagnostics: the least likely first, one for every
 ``EVERY`` tokens of a node (at least one), at most ``MOST`` a document; each has a quick fix,
 "Branch here with the model's choice ‘X’", which is ``loom.split`` with that alternative
-(the counterfactual split). While it is on, text committed later (and paths opened) is
-scored in the background. Off: the diagnostics go and the colours are as they were.
+(the counterfactual split). While it is on, text committed later is scored in the
+background. Off: the diagnostics go and the colours are as they were.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ class Scoring:
         self._colours_before: bool | None = None
         self._running: dict[str, threading.Event] = {}
         self._again: set[str] = set()
+        self._committing: set[str] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         # each node's scorer and marks (in its own offsets), while the store's epoch holds
         self._epoch = -1
@@ -126,7 +127,11 @@ class Scoring:
         if doc.uri in self._running:
             self._again.add(doc.uri)
             return Result.success("✓ scoring is under way", scored=[])
-        committed = await self.editing.commit_and_show(doc)
+        self._committing.add(doc.uri)  # (this commit's text is scored by this run)
+        try:
+            committed = await self.editing.commit_and_show(doc)
+        finally:
+            self._committing.discard(doc.uri)
         if not committed.ok:
             return committed
         tip = doc.view.tip
@@ -157,7 +162,8 @@ class Scoring:
 
     def written(self, doc: OpenDoc) -> None:
         """Text was committed to (or a path opened in) ``doc``: scored while it is on."""
-        if self.on and doc.kind == "path" and doc.tree is not None:
+        if (self.on and doc.kind == "path" and doc.tree is not None
+                and doc.uri not in self._committing):
             self.host.spawn(self._quietly(doc), "score the writer's new words")
 
     async def _quietly(self, doc: OpenDoc) -> None:
