@@ -127,3 +127,24 @@ async def test_what_another_process_scores_reaches_the_open_editor(
     while await modifiers_at(editor, uri, house) != {"probHigh"}:
         assert asyncio.get_running_loop().time() < deadline, "the colours never came"
         await asyncio.sleep(0.1)
+
+
+async def test_loom_cancel_stops_a_scoring_with_nothing_written(
+        editor: Editor, fake: FakeProvider) -> None:
+    echo = openai_echo()
+
+    def slow(req: Any) -> Any:
+        reply = echo(req)
+        reply.delay_s = 5.0
+        return reply
+
+    fake.set_default(OPENAI_COMPLETIONS, slow)
+    uri = await open_demo(editor)
+    toggling = asyncio.ensure_future(command(editor, "loom.toggleScores", {"uri": uri}))
+    await editor.wait_for(lambda: len(fake.requests_to(OPENAI_COMPLETIONS)) == 1)
+    cancelled = await command(editor, "loom.cancel", {})
+    assert cancelled["ok"] and cancelled["message"] == "✓ cancelling", cancelled
+    res = await toggling
+    assert res["ok"] and res["message"] == "✓ scoring stopped: nothing was written", res
+    assert res["data"]["on"] is False  # a cancelled toggle leaves scoring off
+    assert scored(editor) == []

@@ -97,6 +97,9 @@ class Scoring:
         result = await self.score(doc)
         if not result.ok:
             return result
+        if result.data.get("stopped"):  # cancelled before it was done: off again
+            self._off()
+            return Result.success(result.text, **{**result.data, "on": False})
         marked = len(self.diagnostics_for(doc))
         return Result.success(
             result.text + f"\n  {marked} least likely span{'s' if marked != 1 else ''} "
@@ -149,7 +152,8 @@ class Scoring:
             self._progress_end(token)
             del self._running[doc.uri]
         if cancel.is_set() and not result.ok:
-            result = Result.success("✓ scoring stopped: nothing was written", scored=[])
+            result = Result.success("✓ scoring stopped: nothing was written", scored=[],
+                                    stopped=True)
         if not result.ok:
             host.show(result)
         self._republish()
