@@ -14,8 +14,13 @@
    run one after the other (``model:a`` then ``model:b``), through the executor: medians
    of interleaved runs and their ratio (goal: <= 0.6x).
 
+4. ``→ score`` of 1,000 tokens of a writer's text with the local model (teacher forcing,
+   ``llm/scoring/forced.py``) against ``→ continue`` making 1,000 tokens, through the
+   executor: medians of interleaved runs and their ratio (goal: <= 0.5x).
+
 Run: ``.venv/bin/python bench/bench_models.py [--runs 50] [--local-runs 9] [--skip-local]
-[--skip-overhead] [--skip-mixed]`` (the local parts need ``loom model setup``)
+[--skip-overhead] [--skip-mixed] [--score-runs 3] [--skip-score]`` (the local parts need
+``loom model setup``)
 """
 
 from __future__ import annotations
@@ -333,6 +338,79 @@ def models_at_once(runs: int, tokens: int) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _writers_text(chars: int) -> str:
+    """Human prose: the writers' own text in the socketteer/loom demo tree beside the
+    project (``../shared/fixtures``), else the demo's notes, to ``chars`` characters."""
+    fixture = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / \
+        "socketteer-loom-demo.json"
+    pieces: list[str] = []
+    if fixture.exists():
+        stack = [json.loads(fixture.read_text(encoding="utf-8"))["root"]]
+        while stack and sum(map(len, pieces)) < chars:
+            node = stack.pop()
+            if (node.get("meta") or {}).get("source") == "prompt" and node.get("text"):
+                pieces.append(node["text"])
+            stack.extend(reversed(node.get("children") or []))
+    if sum(map(len, pieces)) < chars:
+        from loom.demo import NOTES
+
+        pieces += [NOTES] * (chars // len(NOTES) + 1)
+    return "".join(pieces)[:chars]
+
+
+def scoring(runs: int, tokens: int) -> None:
+    from loom.app import open_app
+    from loom.llm.config import BUILTIN_PROFILES
+    from loom.llm.service.setup import bundled_gguf
+    from loom.llm.subject import ProviderSubject
+    from loom.llm.tokenizer import load_tokenizer
+
+    if bundled_gguf() is None:
+        print("score — skipped: the local model is not set up (loom model setup)")
+        return
+    tok = load_tokenizer()
+    text = _writers_text(tokens * 8)
+    while tok is not None and len(tok.encode(text).ids) > tokens:
+        text = text[:int(len(text) * 0.97)]
+    work = Path(tempfile.mkdtemp(prefix="loom-bench-score-"))
+    try:
+        app = open_app(work / "loom.db", use_default_subject=False)
+        app.executor.subject = ProviderSubject(BUILTIN_PROFILES["local"])
+        tree = app.ws.create_tree("Bench", "buffer", root_content=text)
+        # the continuation starts from a sentence, so that both read contexts of the same
+        # lengths (0 to 1,000 tokens): continuing the 1,000 tokens reads twice as much
+        short = app.ws.create_tree("Bench short", "buffer", root_content=text[:60])
+        actor, short_actor = app.actor(tree), app.actor(short)
+
+        def run(line: str) -> tuple[float, int]:
+            started = time.perf_counter()
+            result = app.executor.execute(line, short_actor if "continue" in line else actor)
+            if not result.ok:
+                raise SystemExit(f"{line}: {result.text}")
+            took = time.perf_counter() - started
+            if "tokens" in result.data:  # → score: how many it scored
+                return took, int(result.data["tokens"])
+            made = app.ws.node(result.data["created"][0])
+            gen = app.ws.generations([made.id])[0]
+            return took, int((gen.usage or {}).get("completion_tokens") or 0)
+
+        # the end-of-text tokens banned: a continuation of exactly `tokens` tokens
+        ask = f"→ continue from root n:1 tokens:{tokens} temperature:1 logit_bias:\"0:-100,2:-100\""
+        run("→ score root")  # both model processes started, warm
+        run("→ continue from root n:1 tokens:8")
+        scored, made = [], []
+        for _ in range(runs):
+            scored.append(run("→ score root"))
+            made.append(run(ask))
+        s_t = statistics.median(t for t, _ in scored)
+        g_t = statistics.median(t for t, _ in made)
+        print(f"score ({scored[0][1]} tokens of a writer's text, teacher forcing, {runs} runs, "
+              f"{os.cpu_count()} CPUs): {s_t * 1000:.0f} ms; continue making "
+              f"{made[0][1]} tokens: {g_t * 1000:.0f} ms — ratio {s_t / g_t:.2f} (goal <= 0.5)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
@@ -342,6 +420,9 @@ def main() -> None:
     parser.add_argument("--skip-local", action="store_true")
     parser.add_argument("--skip-overhead", action="store_true")
     parser.add_argument("--skip-mixed", action="store_true")
+    parser.add_argument("--score-runs", type=int, default=3)
+    parser.add_argument("--score-tokens", type=int, default=1000)
+    parser.add_argument("--skip-score", action="store_true")
     args = parser.parse_args()
     if not args.skip_overhead:
         asyncio.run(overhead(args.runs))
@@ -349,6 +430,8 @@ def main() -> None:
         asyncio.run(local_model(args.local_runs, args.tokens, args.n))
     if not args.skip_mixed:
         models_at_once(args.local_runs, args.tokens)
+    if not args.skip_score:
+        scoring(args.score_runs, args.score_tokens)
 
 
 if __name__ == "__main__":

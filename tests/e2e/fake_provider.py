@@ -26,6 +26,7 @@ model profile for its chat endpoint (the collaborator's model, a judge).
 from __future__ import annotations
 
 import json
+import math
 import re
 import socket
 import threading
@@ -427,6 +428,38 @@ def auto_openai(text: str = DEFAULT_TEXT) -> Callable[[RecordedRequest], Reply]:
         if body.get("stream"):
             return openai_completion_stream(texts, model=model, logprobs=body.get("logprobs"))
         return openai_completion_json(texts, model=model)
+
+    return respond
+
+
+def openai_echo(unlikely: tuple[str, ...] = ("fjord",), choice: str = " the"
+                ) -> Callable[[RecordedRequest], Reply]:
+    """Legacy completions with ``echo`` and ``logprobs`` (OpenAI's completion models,
+    vLLM): the prompt's words as tokens with ``text_offset``, the first one's probability
+    null, then one generated token. A word holding one of ``unlikely`` has p = 0.0002, the
+    rest 0.5; ``choice`` (p = 0.3) is the model's own first choice at each of them. A
+    request without ``echo`` is refused, as llama-server refuses ``echo``."""
+
+    def respond(req: RecordedRequest) -> Reply:
+        body = req.json or {}
+        if not body.get("echo"):
+            return error_reply(400, "only echo here")
+        prompt = body["prompt"]
+        words = [(m.group(), m.start()) for m in re.finditer(r"\s*\S+|\s+", prompt)]
+
+        def lp(word: str) -> float:
+            return math.log(0.0002) if any(u in word for u in unlikely) else math.log(0.5)
+
+        tokens = [w for w, _ in words] + [" more"]
+        offsets = [o for _, o in words] + [len(prompt)]
+        values = [None, *(lp(w) for w, _ in words[1:]), -1.0]
+        tops = [None, *({w: lp(w), choice: math.log(0.3)} for w, _ in words[1:]),
+                {" more": -1.0}]
+        return json_reply({"id": "cmpl-echo", "object": "text_completion", "created": 1,
+                           "model": body.get("model", "fake"), "choices": [{
+                               "index": 0, "text": prompt + " more", "finish_reason": "length",
+                               "logprobs": {"tokens": tokens, "token_logprobs": values,
+                                            "top_logprobs": tops, "text_offset": offsets}}]})
 
     return respond
 

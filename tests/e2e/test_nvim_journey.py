@@ -88,6 +88,11 @@ class Terminal:
         return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-p", "-t", "w"],
                               capture_output=True, text=True, check=False).stdout
 
+    def colour_lines(self) -> list[str]:
+        """The screen's lines with their colours (the terminal's escape sequences)."""
+        return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-e", "-p", "-t", "w"],
+                              capture_output=True, text=True, check=False).stdout.splitlines()
+
     def keys(self, *keys: str) -> None:
         """tmux key names (Escape, Enter, C-r, M-Right), each pressed once."""
         for key in keys:

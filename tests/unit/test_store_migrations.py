@@ -154,7 +154,7 @@ def test_v10_to_v11_queues_written_nodes_for_the_next_search(tmp_path: Path) -> 
     con.commit()
     con.close()
     ws = Workspace(open_database(path))
-    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 15
+    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 16
 
     def found(text: str) -> list[str]:
         return sorted(h.node.content for h in reader.search(ws, text))
@@ -212,7 +212,7 @@ def test_v5_to_v6_places_stashes_and_pins_in_trees(tmp_path: Path) -> None:
     from loom.store import memory_repo
 
     db = open_database(path)
-    assert dbmod.current_version(db) == SCHEMA_VERSION == 15
+    assert dbmod.current_version(db) == SCHEMA_VERSION == 16
     ws = Workspace(db)
     human = ws.human()
     tree, other = ws.find_tree("kept"), ws.find_tree("other")
@@ -245,3 +245,29 @@ def test_postgres_columns_are_sqlite_text_and_times_keep_their_digits(pg_url: st
     assert ws.sql("SELECT collation_name FROM information_schema.columns WHERE "
                   "table_name = 'node' AND column_name = 'local_id'").fetchone()[0] == "C"
     ws.db.close()
+
+
+def test_v15_to_v16_keeps_generated_token_data_and_names_no_scorer(
+        own_db_target: str | Path) -> None:
+    """v16: token data says which model scored it (``→ score``); a generation's stored
+    before keeps its tokens, with no scorer."""
+    from loom.model import tokens as T
+    from loom.store import node_tokens as token_store
+
+    path = own_db_target
+    ws = Workspace(open_database(path))
+    tree = ws.create_tree("kept", "buffer", root_content="Root.")
+    node = ws.add_node(tree, ws.node(tree.root), " made", ws.subject())
+    token_store.save(ws, node.id, [T.Token(0, " made", -0.5)], 5)
+    ws.db.close()
+    con = _Raw(path)
+    con.execute('ALTER TABLE "node_tokens" DROP COLUMN "scorer"')
+    con.execute("UPDATE meta SET value = '15' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    token_store.forget([node.id])
+    ws = Workspace(open_database(path))
+    assert dbmod.current_version(ws.db) == SCHEMA_VERSION
+    assert "scorer" in {c.name for c in ws.db.get_columns("node_tokens")}
+    assert [t.text for t in token_store.tokens(ws, ws.node(node.id))] == [" made"]
+    assert token_store.scorers(ws, [node.id]) == {node.id: None}

@@ -14,7 +14,8 @@
 // completions wire format with logprobs: "Loom: Suggest Continuations" shows continuations as
 // ghost text that alt+] cycles, ctrl+right accepts a word of and Tab the rest of; hovering a
 // model token shows its alternatives; the alternative's code action splits the node and
-// continues from it; "Loom: Toggle Token Probabilities" colours the tokens; `→ explore` saved
+// continues from it; "Loom: Toggle Token Probabilities" colours the tokens; "Loom: Score the
+// Writer's Words" colours a typed paragraph and marks its least likely word; `→ explore` saved
 // lets the collaborator grow the tree (a scripted chat model on the same server judges each
 // branch, the weak one is pruned, the overview shows the scores) and the Cancel of its
 // progress notification ends it with nothing half-written; suggestions dismissed with Escape,
@@ -101,6 +102,8 @@ const textOf = (tokens) => tokens.map((x) => x.t).join("");
 /** What the model answers next: one token list per choice (cycled to the n asked for). */
 const modelScript = [];
 const modelRequests = [];
+/** The scoring requests (→ score: echo with logprobs). */
+const scoreRequests = [];
 /** The judge's replies (the collaborator's chat model, → explore), in order, and what it was asked. */
 const judgeScript = [];
 const judgeRequests = [];
@@ -119,6 +122,21 @@ const fakeModel = createHttpServer((req, res) => {
       res.write(chunk({ role: "assistant", content: reply }, null));
       res.write(chunk({}, "stop"));
       res.end("data: [DONE]\n\n");
+      return;
+    }
+    if (payload.echo) { // → score: the prompt's own log-probabilities, as OpenAI's legacy completions echo them
+      scoreRequests.push(payload);
+      const tokens = [], offsets = [], values = [], tops = [];
+      for (const m of payload.prompt.matchAll(/\s*\S+|\s+/g)) {
+        const lp = m[0].includes("quixotic") ? Math.log(0.0002) : Math.log(0.5);
+        tokens.push(m[0]); offsets.push(m.index);
+        values.push(tokens.length === 1 ? null : lp);
+        tops.push(tokens.length === 1 ? null : { [m[0]]: lp, " the": Math.log(0.3) });
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "cmpl-echo", object: "text_completion", created: 1700000000, model: "fake-base",
+        choices: [{ index: 0, text: payload.prompt, finish_reason: "length",
+          logprobs: { tokens, token_logprobs: values, top_logprobs: tops, text_offset: offsets } }] }));
       return;
     }
     modelRequests.push(payload);
@@ -492,13 +510,15 @@ async function wordBox(context, word) {
   }, [context, word]);
 }
 
-/** The colour a model token is drawn in (the span holding exactly `token`). */
-async function colourOf(token) {
-  return page.evaluate((t) => {
+/** The colour a model token is drawn in (the span holding exactly `token`; `trim`: the span
+ *  holding it with the spaces around it). */
+async function colourOf(token, trim = false) {
+  return page.evaluate(([t, tr]) => {
     const root = document.querySelector(".editor-group-container.active .monaco-editor .view-lines");
-    const span = [...root.querySelectorAll("span span")].find((s) => s.textContent.replace(/\u00a0/g, " ") === t);
+    const text = (s) => { const x = s.textContent.replace(/\u00a0/g, " "); return tr ? x.trim() : x; };
+    const span = [...root.querySelectorAll("span span")].find((s) => text(s) === t);
     return span ? getComputedStyle(span).color : null;
-  }, token);
+  }, [token, trim]);
 }
 
 const humanTip = () => sql("SELECT n.content FROM position p JOIN participant h ON h.id = p.participant "
@@ -1002,6 +1022,44 @@ try {
     await shot("13-probabilities");
     await runCommand("Loom: Toggle Token Probabilities");
     await waitFor(async () => (await colourOf(" lay")) === plain, "the model colour back", 20_000);
+  });
+
+  await check("Loom: Score the Writer's Words colours a typed paragraph and marks its least likely word; off, the mark goes", async () => {
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type(" The quixotic heron slept.", { delay: 20 });
+    await waitFor(async () => (await docText()).endsWith(squash("The quixotic heron slept.")), "the typed paragraph", 10_000);
+    const squiggles = () => page.locator(".editor-group-container.active .monaco-editor .squiggly-info").count();
+    if ((await squiggles()) !== 0) throw new Error("a mark before scoring");
+    await runCommand("Loom: Score the Writer's Words");
+    await waitFor(() => sql("SELECT count(*) FROM node n JOIN node_tokens t ON t.node = n.id WHERE n.author_type = 'human' "
+      + "AND n.content LIKE '%quixotic heron%' AND t.scorer IS NOT NULL")[0][0] === 1, "the paragraph committed and scored", 30_000);
+    if (!scoreRequests.at(-1)?.prompt?.endsWith(" The quixotic heron slept.")) throw new Error("the scored text was not the path's");
+    // the writer's words in the heatmap: p = 0.02% the least likely colour, p = 50% the high one
+    await waitFor(async () => (await colourOf("quixotic", true)) === "rgb(220, 50, 47)", "'quixotic' in the surprising colour", 20_000);
+    // (adjacent tokens of one colour are one span)
+    const heron = await colourOf("heron slept.", true);
+    if (heron !== "rgb(42, 161, 152)") throw new Error(`'heron slept.' is ${heron}`);
+    // and marked: an Information squiggle, the model's choice in its message
+    await waitFor(async () => (await squiggles()) > 0, "the Information mark under 'quixotic'", 20_000);
+    const box = await wordBox("quixotic", "quixotic");
+    if (!box) throw new Error("no 'quixotic' in the editor");
+    const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: "is unlikely here" });
+    await waitFor(async () => {
+      await page.mouse.move(box.x, box.y);
+      await page.mouse.move(box.x + 1, box.y);
+      await page.waitForTimeout(700);
+      return (await hover.count()) > 0 && (await hover.first().isVisible());
+    }, "the mark's message on hover", 25_000, 300);
+    const said = (await hover.first().textContent()) ?? "";
+    for (const want of ["‘quixotic’ is unlikely here", "1 in 5,000", "the model's choice: ‘␣the’"]) {
+      if (!said.includes(want)) throw new Error(`the hover lacks ${want}: ${said.slice(0, 300)}`);
+    }
+    await shot("14-scores");
+    await page.mouse.move(5, 5);
+    await page.keyboard.press("Escape");
+    await runCommand("Loom: Score the Writer's Words");
+    await waitFor(async () => (await squiggles()) === 0, "the mark gone when scoring is off", 20_000);
   });
 
   await check("Loom: Continue streams, ends with ✓ 3 continuations and leaves the tab clean", async () => {

@@ -150,6 +150,7 @@ export class Commands {
     reg("loom.ui.stopExploring", () => this.stopExploring());
     reg("loom.ui.toggleProbabilities", () => this.toggleProbabilities());
     reg("loom.ui.alternatives", () => this.alternatives());
+    reg("loom.ui.toggleScores", () => this.toggleScores());
     reg("loom.ui.acceptSuggestionWord", () => this.acceptPart("editor.action.inlineSuggest.acceptNextWord"));
     reg("loom.ui.acceptSuggestionLine", () => this.acceptPart("editor.action.inlineSuggest.acceptNextLine"));
     reg("loom.ui.nextSuggestion", () => this.cycleSuggestion(1));
@@ -808,6 +809,36 @@ export class Commands {
     const on = !c.get<boolean>("probabilities", false);
     await c.update("probabilities", on, vscode.ConfigurationTarget.Global);
     vscode.window.setStatusBarMessage(`Loom: token probabilities ${on ? "shown (hover a token for its alternatives)" : "hidden"}`, 4000);
+  }
+
+  /** Whether the probability colours were turned on for the scores (and go off with them). */
+  private coloursForScores = false;
+
+  /**
+   * Score the writer's words on or off (`loom.toggleScores`): the server scores the path's
+   * text no model has scored yet, and marks its least likely spans (Information diagnostics
+   * whose quick fix branches there with the model's choice). The probability colours come on
+   * with it (the `loom.probabilities` setting, which the server follows), and go off with it
+   * when they were off before.
+   */
+  async toggleScores(): Promise<void> {
+    const ed = pathEditor();
+    const r = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: "Loom: scoring the writer's words" },
+      () => this.client.execute(ServerCommands.toggleScores, { uri: ed.document.uri.toString() }),
+    );
+    const f = failure(r);
+    if (f) throw new Error(f);
+    const res = (r ?? {}) as { message?: string; data?: { on?: boolean } };
+    const c = vscode.workspace.getConfiguration("loom");
+    if (res.data?.on && !c.get<boolean>("probabilities", false)) {
+      this.coloursForScores = true;
+      await c.update("probabilities", true, vscode.ConfigurationTarget.Global);
+    } else if (res.data?.on === false && this.coloursForScores) {
+      this.coloursForScores = false;
+      await c.update("probabilities", false, vscode.ConfigurationTarget.Global);
+    }
+    if (res.message) vscode.window.setStatusBarMessage(`Loom: ${res.message.split("\n")[0]}`, 8000);
   }
 
   /** What the model almost wrote at the cursor: the server's code actions (branch from an alternative, split). */

@@ -32,6 +32,7 @@ export const ServerCommands = {
   acceptSuggestion: "loom.acceptSuggestion",
   dismissSuggestion: "loom.dismissSuggestion",
   toggleProbabilities: "loom.toggleProbabilities",
+  toggleScores: "loom.toggleScores",
   siblings: "loom.siblings",
   switchTo: "loom.switchTo",
   act: "loom.act",

@@ -279,14 +279,19 @@ S.suggest = function(args)
   })
 end
 
+--- A toggle's word: true for "on", false for "off", nil (flip) for anything else.
+local function on_off(word)
+  if word == "on" then
+    return true
+  elseif word == "off" then
+    return false
+  end
+  return nil
+end
+
 --- :Loom probabilities [on|off] — colour model text by token probability (toggle).
 S.probabilities = function(args)
-  local on = nil
-  if args[1] == "on" then
-    on = true
-  elseif args[1] == "off" then
-    on = false
-  end
+  local on = on_off(args[1])
   -- an empty Lua table is sent as a JSON array: the toggle's argument must be an object
   local arg = on == nil and vim.empty_dict() or { on = on }
   C.exec("loom.toggleProbabilities", arg, { echo = true, on_done = function(res, ok)
@@ -294,6 +299,27 @@ S.probabilities = function(args)
       -- the server's workspace/semanticTokens/refresh brings the colours; forcing a refresh
       -- here too raced its delta request (semantic_tokens.lua: "assertion failed!")
       vim.g.loom_probabilities = res.data and res.data.on
+    end
+  end })
+end
+
+--- :Loom score [on|off] — score the writer's words (toggle): the path's text no model has
+--- scored yet is scored, the probability colours come on for it as for model text, and
+--- its least likely spans are marked (diagnostics; their code action branches there with
+--- the model's choice). Text committed while it is on is scored too.
+S.score = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local on = on_off(args[1])
+  if on == true or (on == nil and not vim.g.loom_scores) then
+    loom.notify("Loom: scoring the writer's words… (:Loom cancel stops it)")
+  end
+  C.exec("loom.toggleScores", { uri = uri, on = on }, { echo = true, commits = true, on_done = function(res, ok)
+    if ok then
+      vim.g.loom_scores = res.data and res.data.on
+      vim.g.loom_probabilities = res.data and res.data.on or vim.g.loom_probabilities
     end
   end })
 end
@@ -939,6 +965,9 @@ C.actions = {
   end,
   probabilities = function()
     S.probabilities({})
+  end,
+  score = function()
+    S.score({})
   end,
   suggest = function()
     S.suggest({})

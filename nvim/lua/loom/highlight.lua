@@ -24,14 +24,16 @@ H.tokens = {
   loomDocRef = "LoomDocRef",
 }
 
--- Token probabilities (:Loom probabilities), confident to surprising: Solarized's accents,
--- made to be read on dark and light backgrounds alike.
+-- Token probabilities (:Loom probabilities, :Loom score), confident to surprising:
+-- Solarized's accents, made to be read on dark and light backgrounds alike, with their
+-- 256-colour neighbours for terminals without 'termguicolors' (tmux without RGB: before,
+-- only the bold underline of the least likely showed there).
 H.probabilities = {
-  { "probVeryHigh", "LoomProbVeryHigh", { fg = "#268bd2" } },
-  { "probHigh", "LoomProbHigh", { fg = "#2aa198" } },
-  { "probMid", "LoomProbMid", { fg = "#b58900" } },
-  { "probLow", "LoomProbLow", { fg = "#cb4b16" } },
-  { "probVeryLow", "LoomProbVeryLow", { fg = "#dc322f", bold = true, underline = true } },
+  { "probVeryHigh", "LoomProbVeryHigh", { fg = "#268bd2", ctermfg = 33 } },
+  { "probHigh", "LoomProbHigh", { fg = "#2aa198", ctermfg = 37 } },
+  { "probMid", "LoomProbMid", { fg = "#b58900", ctermfg = 136 } },
+  { "probLow", "LoomProbLow", { fg = "#cb4b16", ctermfg = 166 } },
+  { "probVeryLow", "LoomProbVeryLow", { fg = "#dc322f", ctermfg = 160, bold = true, underline = true } },
 }
 
 function H.apply()

@@ -29,6 +29,7 @@ K.list = {
   { name = "cancel", key = "<leader>lx", desc = "cancel generation or exploration" },
   { name = "ask", key = "<leader>lq", desc = "ask the collaborator" },
   { name = "probabilities", key = "<leader>lp", desc = "token probabilities on/off" },
+  { name = "score", key = "<leader>le", desc = "score the writer's words on/off" },
   { name = "suggest", key = "<leader>ls", desc = "suggest continuations (ghost text)" },
   { name = "alternatives", key = "<leader>lo", desc = "alternatives at the cursor (branch from one)" },
   { name = "goto_node", key = false, desc = "go to the node under the cursor (CTRL-] does it too)" },

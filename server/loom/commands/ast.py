@@ -228,6 +228,20 @@ class Regenerate(_Command):
     node: str
 
 
+class Score(_Command):
+    """The log-probability a model gives each token of existing text (a writer's words,
+    imported or edited text): ``node`` alone (None: the node at your position), or every
+    node of the path through ``branch``; ``model`` names the profile that scores."""
+
+    verb: Literal["score"] = "score"
+    node: str | None = None
+    branch: str | None = None
+    model: str | None = None
+    #: Leave out the nodes already scored (not in the arrow grammar: the editors' toggle
+    #: scores only what is new).
+    unscored: bool = False
+
+
 class Unprune(_Command):
     verb: Literal["unprune"] = "unprune"
     node: str
@@ -381,7 +395,8 @@ Command = Annotated[
     | Write
     | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
     | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate | Prune | Unprune | Delete
-    | Undelete | Rename | Search | Regenerate | ChooseModel | TreeSettings | Explore,
+    | Undelete | Rename | Search | Regenerate | ChooseModel | TreeSettings | Explore
+    | Score,
     Field(discriminator="verb"),
 ]
 

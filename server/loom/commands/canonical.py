@@ -39,6 +39,7 @@ from loom.commands.ast import (
     Rename,
     Respond,
     Save,
+    Score,
     Search,
     Split,
     Stash,
@@ -255,6 +256,10 @@ def _reader_parts(cmd: Command) -> list[str] | None:
                     quote(cmd.title)]
         case Explore():
             return _explore_parts(cmd)
+        case Score():
+            return ["score", *_node_part(cmd.node),
+                    *([f"branch:{ref_text(cmd.branch)}"] if cmd.branch is not None else []),
+                    *([f"model:{bare_or_quoted(cmd.model)}"] if cmd.model else [])]
         case Search():
             return ["search", quote(cmd.query),
                     *(["in", f"tree:{quote(cmd.tree)}"] if cmd.tree else [])]

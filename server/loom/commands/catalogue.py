@@ -642,6 +642,25 @@ READER_TOOLS: tuple[Tool, ...] = (
         takes_node=True, quoted="node",
     ),
     Tool(
+        name="score", category="Reader", permission="loom_generate",
+        description="How likely a model finds existing text, token by token",
+        syntax=("→ score [localId]", "→ score branch:[localId]",
+                "→ score branch:[localId] model:[profile]"),
+        note="Scores the writer's words (human, imported or edited text) as model text "
+        "has its probabilities: the editors colour them, hover shows a token's "
+        "alternatives. Model text keeps its generation's. Asks a model: loom_generate.",
+        handler="score.score", action="score the text",
+        synonyms=("perplexity", "surprisal"),
+        options=(
+            Option("branch", "every node of the path through a node", ("path",),
+                   value="node"),
+            Option("model", "which model scores (a profile name or its start)",
+                   ("profile", "with-model"), value="model"),
+            _node("the node to score", "id"),
+        ),
+        takes_node=True, quoted="node",
+    ),
+    Tool(
         name="explore", category="Reader", permission="loom_generate",
         description="Let the collaborator explore: generate, judge, prune, go deeper",
         syntax=(

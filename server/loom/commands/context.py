@@ -71,6 +71,32 @@ class SubjectModel(Protocol):
         ...
 
 
+@dataclass
+class ScoreRequest:
+    """Text to score, built by the core: ``prefix`` (the system context and the path
+    before the first piece, as a continuation's prompt has them), then each piece (a
+    node's text) with whether to score it or only read it."""
+
+    tree: Tree
+    prefix: str
+    pieces: list[tuple[str, bool]]
+    #: the profile that scores, by name; None: the subject model's default
+    model: str | None = None
+    cancel: threading.Event | None = None
+    on_progress: Callable[[int, int], None] | None = None
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """A subject model that can score given text (``→ score``)."""
+
+    def score(self, request: ScoreRequest) -> Any:
+        """Returns an object with ``tokens`` (a list of ``loom.model.tokens.Token`` for
+        each wanted piece, offsets in its text), ``scorer`` (the model's name) and ``k``;
+        raises ``LoomError("MODEL_ERROR", …)`` where the model cannot."""
+        ...
+
+
 @dataclass(frozen=True)
 class ExploreRequest:
     """An exploration as ``→ explore`` asks for it, with the defaults filled in."""

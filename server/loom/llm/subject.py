@@ -37,7 +37,8 @@ from loom.llm.registry import make_provider
 from loom.model.sampling import Sampling
 
 if TYPE_CHECKING:
-    from loom.commands.context import ContinueRequest
+    from loom.commands.context import ContinueRequest, ScoreRequest
+    from loom.llm.scoring import Scored
 
 
 class ProviderSubject:
@@ -76,6 +77,28 @@ class ProviderSubject:
             for profile, provider in zip(profiles, providers, strict=True):
                 _check_offered(profile, provider, request.sampling, chat=chat)
             return asyncio.run(self._generate(profiles, providers, request, on_delta))
+        except ModelError as err:
+            raise LoomError("MODEL_ERROR", err.message, err.hint) from err
+
+    def score(self, request: ScoreRequest) -> Scored:
+        """``→ score``: the request's text scored by its profile (``model:``), else the
+        default one (``llm/scoring``)."""
+        from loom.llm.scoring import Piece, score_text
+
+        profile = self._profile(request.model) if request.model else self.profile
+        pieces = [Piece(text, wanted) for text, wanted in request.pieces]
+
+        async def run() -> Scored:
+            cancel = asyncio.Event()
+            watcher = asyncio.create_task(_bridge(request.cancel, cancel))
+            try:
+                return await score_text(profile, request.prefix, pieces, cancel=cancel,
+                                        on_progress=request.on_progress)
+            finally:
+                watcher.cancel()
+
+        try:
+            return asyncio.run(run())
         except ModelError as err:
             raise LoomError("MODEL_ERROR", err.message, err.hint) from err
 

@@ -171,6 +171,13 @@ class ToggleArgs(Args):
     on: bool | None = None
 
 
+class ScoreToggleArgs(UriArgs):
+    """``loom.toggleScores``: the document to score (its path), and on or off (unset:
+    flip)."""
+
+    on: bool | None = None
+
+
 class RunArgs(UriArgs):
     line: int = Field(default=0, ge=0)
 

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from loom.lsp.features.navigation import Navigation
     from loom.lsp.features.outage import Outage
     from loom.lsp.features.probabilities import Probabilities
+    from loom.lsp.features.scoring import Scoring
     from loom.lsp.features.semantic_delta import SemanticResults
     from loom.lsp.features.suggestions import Suggestions
     from loom.lsp.features.sync import ChangeSync
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 FEATURES = frozenset({
     "diagnostics", "editing", "generation", "command_lines", "collaborator", "navigation",
     "library", "files", "identity", "probabilities", "suggestions", "semantic_results",
-    "sync", "outage", "exploring"})
+    "sync", "outage", "exploring", "scoring"})
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +137,7 @@ class LoomServer(ClientHost):
     files: Files
     identity: Identity
     probabilities: Probabilities
+    scoring: Scoring
     suggestions: Suggestions
     semantic_results: SemanticResults
     sync: ChangeSync
@@ -172,6 +174,7 @@ class LoomServer(ClientHost):
         from loom.lsp.features.navigation import Navigation
         from loom.lsp.features.outage import Outage
         from loom.lsp.features.probabilities import Probabilities
+        from loom.lsp.features.scoring import Scoring
         from loom.lsp.features.semantic_delta import SemanticResults
         from loom.lsp.features.suggestions import Suggestions
         from loom.lsp.features.sync import ChangeSync
@@ -192,6 +195,9 @@ class LoomServer(ClientHost):
             self.files = Files(self)
             self.identity = Identity(self)
             self.probabilities = Probabilities(self, self.editing, self.generation)
+            self.scoring = Scoring(self, self.editing, self.diagnostics, self.probabilities,
+                                   self.work_done_progress)
+            self.editing.after_commit = self.scoring.written
             self.suggestions = Suggestions(self, self.editing, self.generation)
             self.semantic_results = SemanticResults()
             self.sync = ChangeSync(self, self.editing, self.collaborator)
@@ -405,6 +411,8 @@ def did_change(ls: LoomServer, params: lsp.DidChangeTextDocumentParams) -> None:
         ls.docs.apply_changes(file, params.content_changes)
         return
     ls.editing.changed(params)
+    if ls.scoring.on:
+        ls.scoring.changed(params.text_document.uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
@@ -665,8 +673,10 @@ async def _token_data(ls: LoomServer, doc: OpenDoc) -> list[int]:
     """The document's tokens: kept per text revision (editors ask again and again), and
     computed in slices that let hovers and keystrokes in between (a long buffer)."""
     from loom.lsp.features import decorations, probabilities
+    from loom.store import node_tokens
 
-    key = (doc.session.version, id(doc.session.segments), ls.settings.probabilities)
+    key = (doc.session.version, id(doc.session.segments), ls.settings.probabilities,
+           node_tokens.epoch())
     data = ls.semantic_results.cached(doc.uri, key)
     if data is None:
         if ls.settings.probabilities:
@@ -700,16 +710,18 @@ async def semantic_tokens_delta(ls: LoomServer, params: lsp.SemanticTokensDeltaP
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-    code_action_kinds=[lsp.CodeActionKind.RefactorRewrite]))
+    code_action_kinds=[lsp.CodeActionKind.RefactorRewrite, lsp.CodeActionKind.QuickFix]))
 @guard([])
 def code_action(ls: LoomServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     """Branch from an alternative token (and continue), or split the node, at a model
-    token."""
+    token; on a least likely span of scored text, branch with the model's choice."""
     from loom.lsp.features import probabilities
 
     doc = ls.doc(params.text_document.uri)
-    return probabilities.code_actions(ls.docs, doc, params,
-                                      ls.settings.alternative_continues) if doc else []
+    if doc is None:
+        return []
+    return [*ls.scoring.code_actions(doc, params), *probabilities.code_actions(
+        ls.docs, doc, params, ls.settings.alternative_continues)]
 
 
 @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
@@ -859,6 +871,11 @@ def cmd_toggle_probabilities(ls: LoomServer, a: A.ToggleArgs) -> Result:
     return ls.probabilities.toggle(a.on)
 
 
+@on.command("loom.toggleScores")
+async def cmd_toggle_scores(ls: LoomServer, a: A.ScoreToggleArgs) -> Result:
+    return await ls.scoring.toggle(a.uri or None, a.on)
+
+
 @on.command("loom.run")
 async def cmd_run(ls: LoomServer, a: A.RunArgs) -> Result:
     return await ls.command_lines.run_line(a.uri, a.line)
@@ -881,7 +898,7 @@ async def cmd_open(ls: LoomServer, a: A.OpenArgs) -> Result:
 
 @on.command("loom.cancel")
 def cmd_cancel(ls: LoomServer, a: A.Args) -> dict[str, Any]:
-    if ls.generation.cancel():
+    if ls.generation.cancel() or ls.scoring.cancel():
         return {"ok": True, "message": "✓ cancelling"}
     stopping = ls.exploring.stop_all()  # Neovim's way to cancel an exploration
     return {"ok": stopping, "message": "✓ stopping the exploration" if stopping

@@ -20,7 +20,7 @@ MODULES = (
     *(f"loom.lsp.features.{name}" for name in (
         "collaborator", "command_lines", "completion", "decorations", "diagnostics",
         "editing", "files", "generation", "identity", "library", "lookup", "navigation",
-        "outage", "probabilities", "semantic_delta", "suggestions", "sync")),
+        "outage", "probabilities", "scoring", "semantic_delta", "suggestions", "sync")),
 )
 
 _DOC = lsp.TextDocumentIdentifier(uri="loom://path/T/n")

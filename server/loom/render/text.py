@@ -161,3 +161,33 @@ def whole_sentences(text: str) -> str:
 def quote(text: str) -> str:
     """A one-line quoted form, as the seeds quote summaries: ``"…"``."""
     return f'"{one_line(text)}"'
+
+
+def odds(p: float) -> str:
+    """A probability as a person reads it: ``23%``, ``0.41%``, ``1 in 52,000`` (two
+    significant figures)."""
+    if p >= 0.1:
+        return f"{p:.0%}"
+    if p >= 0.001:
+        return f"{p:.2%}"
+    if p <= 0:
+        return "0"
+    ratio = 1 / p
+    digits = max(0, len(str(int(ratio))) - 2)
+    return f"1 in {round(ratio, -digits):,.0f}"
+
+
+def whole_words(text: str, start: int, end: int, lo: int = 0, hi: int | None = None
+                ) -> tuple[int, int]:
+    """``[start, end)`` widened to the whole words it touches (inside ``[lo, hi)``), the
+    spaces at its ends left out: a token " f" of "fjord" is the word "fjord"."""
+    hi = len(text) if hi is None else hi
+    while start < end and text[start].isspace():
+        start += 1
+    while start > lo and text[start - 1].isalnum():
+        start -= 1
+    while end < hi and end > start and text[end].isalnum():
+        end += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end

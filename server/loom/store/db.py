@@ -25,7 +25,7 @@ from loom.store.backend import (
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 15.0
 
@@ -47,6 +47,7 @@ MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: db.create_tables(schema.V13_MODELS),  # v13: what each participant chose
     lambda db: _v14(db),  # v14: which version of a node each participant's path shows
     lambda db: _v15(db),  # v15: which process holds each branch lock
+    lambda db: _v16(db),  # v16: token data of a writer's text, scored by a model
 ]
 
 
@@ -73,6 +74,11 @@ def _v15(db: pw.Database) -> None:
         db.execute_sql('ALTER TABLE "branch_lock" ADD COLUMN "host" VARCHAR(255)')
     if "pid" not in have:
         db.execute_sql('ALTER TABLE "branch_lock" ADD COLUMN "pid" INTEGER')
+
+
+def _v16(db: pw.Database) -> None:
+    if "scorer" not in {c.name for c in db.get_columns("node_tokens")}:
+        db.execute_sql('ALTER TABLE "node_tokens" ADD COLUMN "scorer" VARCHAR(255)')
 
 
 def _v5(db: pw.Database) -> None:

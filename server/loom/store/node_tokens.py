@@ -1,13 +1,17 @@
-"""Model nodes' per-token data as the store keeps it (schema v6 ``node_tokens``), and the
-reads the editor needs: a node's tokens (hover, alternatives), its probability runs
-(colouring), and why a model node has none.
+"""Nodes' per-token data as the store keeps it (schema v6 ``node_tokens``), and the reads
+the editor needs: a node's tokens (hover, alternatives), its probability runs (colouring),
+and why a model node has none.
 
-A node's content never changes (but for the halves of a split a suggestion's accepts
-move, ``Workspace.move_split``), so what is read is cached per process by node id. A node
-without a row of its own still has token data when:
+A model node's data comes from its generation; any node's, a writer's text included, may
+come from ``→ score`` (v16: the row names its ``scorer``). A node's content never changes
+(but for the halves of a split a suggestion's accepts move, ``Workspace.move_split``), so
+what is read is cached per process by node id; a score written later is news to the other
+processes' caches: the scorer logs a ``node.tokens`` change, and each process's change
+feed forgets the node (:func:`forget`). A node without a row of its own still has token data when:
 
-- it is a human's version of model text: the original's tokens, minus those whose
-  characters the human changed (``model.tokens.through_edit``);
+- it is a human's version of model text: the original's generated tokens, minus those
+  whose characters the human changed (``model.tokens.through_edit``); a version of scored
+  text has none until it is scored itself (its words are new text, in a new context);
 - its generation was stored before v6, or imported, with JSON ``logprobs``: read from there.
 """
 
@@ -30,6 +34,23 @@ _tokens: collections.OrderedDict[str, tuple[int, list[T.Token] | None]] = \
     collections.OrderedDict()
 _runs: collections.OrderedDict[str, list[tuple[int, int, int]] | None] = \
     collections.OrderedDict()
+#: Counts the token data this process saw change (a save, a score read from the change
+#: feed): what is cached by text revision alone (semantic tokens) is cached by this too.
+_epoch = 0
+
+
+def epoch() -> int:
+    """How many times this process's token data changed under the same text."""
+    return _epoch
+
+
+def forget(node_ids: Iterable[str]) -> None:
+    """Drop what is cached of these nodes' token data (another process scored them)."""
+    global _epoch
+    for nid in node_ids:
+        _tokens.pop(nid, None)
+        _runs.pop(nid, None)
+    _epoch += 1
 
 
 def _remember(cache: collections.OrderedDict[str, Any], key: str, value: Any) -> Any:
@@ -40,25 +61,55 @@ def _remember(cache: collections.OrderedDict[str, Any], key: str, value: Any) ->
     return value
 
 
-def save(ws: Workspace, node_id: str, tokens: Sequence[T.Token], k: int) -> None:
-    """Store a node's token data (in the caller's transaction, with the node)."""
+def save(ws: Workspace, node_id: str, tokens: Sequence[T.Token], k: int,
+         scorer: str | None = None) -> None:
+    """Store a node's token data (in the caller's transaction, with the node); ``scorer``
+    names the model that scored the text (None: the node's generation made them)."""
     if not tokens:
         return
     upsert(NodeTokens, ("node",), node=node_id, k=k, count=len(tokens),
-           covered=tokens[-1].end, data=T.encode(tokens, k)).execute()
-    _tokens.pop(node_id, None)
-    _runs.pop(node_id, None)
+           covered=tokens[-1].end, data=T.encode(tokens, k), scorer=scorer).execute()
+    forget((node_id,))
 
 
-def replace(ws: Workspace, node_id: str, tokens: Sequence[T.Token], k: int) -> None:
+def replace(ws: Workspace, node_id: str, tokens: Sequence[T.Token], k: int,
+            scorer: str | None = None) -> None:
     """``save``, for a node whose text has moved (``Workspace.move_split``): no tokens
     left removes what was stored."""
     if tokens:
-        save(ws, node_id, tokens, k)
+        save(ws, node_id, tokens, k, scorer)
         return
     NodeTokens.delete().where(NodeTokens.node == node_id).execute()
-    _tokens.pop(node_id, None)
-    _runs.pop(node_id, None)
+    forget((node_id,))
+
+
+def save_scores(ws: Workspace, node: Any, tokens: Sequence[T.Token], k: int, scorer: str,
+                actor: str | None) -> None:
+    """A node's scores (replacing earlier ones), with a ``node.tokens`` change that tells
+    the other processes to read them afresh (in the caller's transaction)."""
+    if not tokens:
+        return
+    save(ws, node.id, tokens, k, scorer)
+    ws.log_change(node.tree_id, "node.tokens", node.id, actor, {"scorer": scorer})
+
+
+def scorers(ws: Workspace, node_ids: Sequence[str]) -> dict[str, str | None]:
+    """``id → scorer`` for those of ``node_ids`` with a row of their own (None: their
+    generation's tokens)."""
+    found: dict[str, str | None] = {}
+    ids = list(dict.fromkeys(node_ids))
+    for i in range(0, len(ids), 900):
+        chunk = ids[i:i + 900]
+        marks = ",".join("?" * len(chunk))
+        for nid, scorer in ws.db.execute_sql(
+                f"SELECT node, scorer FROM node_tokens WHERE node IN ({marks})", chunk):
+            found[nid] = scorer
+    return found
+
+
+def scorer_of(ws: Workspace, node_id: str) -> str | None:
+    """The model that scored this node's text, or None (no scores of its own)."""
+    return scorers(ws, [node_id]).get(node_id)
 
 
 def save_entries(ws: Workspace, node: Node, entries: Iterable[Mapping[str, Any]] | None,
@@ -135,8 +186,6 @@ def _may_derive(ws: Workspace, ids: list[str]) -> set[str]:
 
 
 def _read(ws: Workspace, node: Any) -> list[T.Token] | None:
-    if node.author_type != "model" and not node.edited_from:
-        return None
     data = _rows(ws, [node.id]).get(node.id)
     if data is not None:
         try:
@@ -144,9 +193,11 @@ def _read(ws: Workspace, node: Any) -> list[T.Token] | None:
         except ValueError:
             log.warning("damaged token data of node %s", node.id)
             return None
-    if node.edited_from:  # a version: what survives of its original's tokens
+    if node.author_type != "model" and not node.edited_from:
+        return None  # a writer's text, not scored
+    if node.edited_from:  # a version: what survives of its original's generated tokens
         original = ws.find_node(node.edited_from)
-        if original is None:
+        if original is None or scorer_of(ws, original.id) is not None:
             return None
         base = tokens(ws, original)
         return T.through_edit(base, original.content, node.content) if base else None

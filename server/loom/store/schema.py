@@ -308,15 +308,18 @@ class Media(Base):
 
 
 class NodeTokens(Base):
-    """A model node's per-token data (v8): each token's text and probability and the top-k
+    """A node's per-token data (v8): each token's text and probability and the top-k
     alternatives, in ``loom.model.tokens``' compact form, tied to the node's content (a
-    node's content never changes; a version's data is derived from its original's)."""
+    node's content never changes; a version's data is derived from its original's). A
+    model node's come from its generation; any node's may come from ``→ score`` (v16:
+    ``scorer`` names the model that scored the text, NULL for a generation's)."""
 
     node = pw.CharField(primary_key=True)
     k = pw.IntegerField()  # alternatives asked for per token
     count = pw.IntegerField()  # tokens kept
     covered = pw.IntegerField()  # characters of the content the tokens spell
     data = pw.BlobField()
+    scorer = pw.CharField(null=True)  # v16: who scored it ("local (SmolLM2…)"), else NULL
 
 
 class ModelChoice(Base):

@@ -50,6 +50,7 @@ from loom.commands.grammar.scan import (
     target_node,
     unquoted_hint,
 )
+from loom.commands.grammar.score import SCORE_BUILDERS
 from loom.commands.grammar.vocabulary import (
     CONTENT_VERBS,
     FREE_WORDS,
@@ -414,6 +415,7 @@ def _build_memory(a: Args, spec: Spec) -> Command | Fail:
 _BUILDERS: dict[str, Callable[[Args, Spec], Command | Fail]] = {
     **READER_BUILDERS,
     **EXPLORE_BUILDERS,
+    **SCORE_BUILDERS,
     "view": _build_view, "list": _build_list, "tree": _build_tree, "switch": _build_switch,
     "continue": _build_continue, "split": _build_split, "respond": _build_respond,
     "annotate": _build_annotate,

@@ -39,13 +39,14 @@ def split(ctx: Ctx, cmd: ast.Split) -> Result:
     ctx.guard(node, extends=False)
     tokens = token_store.tokens(ws, node) or []
     k = token_store.k_of(ws, node.id) or T.DEFAULT_K
+    scorer = token_store.scorer_of(ws, node.id)
     head_tokens, tail_tokens = T.split(tokens, cmd.at)
     gens = ws.generations([node.id])
     alt: Node | None = None
     with ws.all_or_nothing():
         head, tail = ws.split_node(tree, node, cmd.at, ctx.me)
-        token_store.save(ws, head.id, head_tokens, k)
-        token_store.save(ws, tail.id, tail_tokens, k)
+        token_store.save(ws, head.id, head_tokens, k, scorer)
+        token_store.save(ws, tail.id, tail_tokens, k, scorer)
         for g in gens:
             for half in (head, tail):
                 ws.copy_generation(g, half.id, ctx.now)
@@ -81,11 +82,12 @@ def _grow(ctx: Ctx, tail: Node, cmd: ast.Split) -> Result:
     at = len(head.content) + cmd.at
     tokens = token_store.tokens(ws, original) or []
     k = token_store.k_of(ws, original.id) or T.DEFAULT_K
+    scorer = token_store.scorer_of(ws, original.id)
     head_tokens, tail_tokens = T.split(tokens, at)
     with ws.all_or_nothing():
         head, tail = ws.move_split(ctx.tree, head, tail, at, ctx.me)
-        token_store.replace(ws, head.id, head_tokens, k)
-        token_store.replace(ws, tail.id, tail_tokens, k)
+        token_store.replace(ws, head.id, head_tokens, k, scorer)
+        token_store.replace(ws, tail.id, tail_tokens, k, scorer)
     return Result.success(
         f.ok(f"{f.ref(head.label)} grew to {quote(preview(head.content))} → "
              f"{f.ref(tail.label)} {quote(preview(tail.content))}"),
@@ -115,16 +117,20 @@ def _alternative(ctx: Ctx, original: Node, head: Node, tokens: list[T.Token],
                  cmd: ast.Split, k: int, gens: list[Generation]) -> Node:
     """The alternative as a sibling of the tail. One the model weighed at that place (a
     stored alternative of the token starting there) is the model's text, with that
-    token's probabilities; anything else is the actor's own text."""
+    token's probabilities: the model that wrote the node, or for scored text (a writer's
+    words, ``→ score``) the subject model, whose choice it is; anything else is the
+    actor's own text."""
     ws = ctx.ws
     here = T.token_at(tokens, cmd.at)
     weighed = dict(here.alternatives) if here is not None and here.start == cmd.at else {}
     if here is not None and cmd.alt in weighed:
-        author = ws.participant_by_id(original.author_id) or ws.subject()
+        scorer = token_store.scorer_of(ws, original.id)
+        author = ws.subject() if scorer is not None else (
+            ws.participant_by_id(original.author_id) or ws.subject())
         alt = ws.add_node(ctx.tree, head, cmd.alt, author)
         token_store.save(ws, alt.id, [T.Token(0, cmd.alt, weighed[cmd.alt],
-                                              here.alternatives)], k)
-        for g in gens[-1:]:
+                                              here.alternatives)], k, scorer)
+        for g in gens[-1:] if scorer is None else ():
             ws.copy_generation(g, alt.id, ctx.now, alternative_of=original.id, at=cmd.at)
         return alt
     return ws.add_node(ctx.tree, head, cmd.alt or "", ctx.me)

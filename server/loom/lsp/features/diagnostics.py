@@ -1,8 +1,11 @@
 """Diagnostics: a failed command line keeps its ``✗ CODE: message`` (and hint) under the
-line until the line is fixed, run again or removed."""
+line until the line is fixed, run again or removed. Other features add theirs through
+``providers`` (the least likely words of scored text, ``features/scoring.py``): one
+``publishDiagnostics`` carries them all, so none clears another's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsprotocol import types as lsp
@@ -25,6 +28,8 @@ class Diagnostics:
         self.host = host
         self._publish = publish  # the server's publishDiagnostics sender
         self.by_uri: dict[str, list[Diag]] = {}
+        #: more diagnostics of a document, computed when it is published
+        self.providers: list[Callable[[OpenDoc], list[lsp.Diagnostic]]] = []
 
     def failed_lines(self, uri: str) -> set[str]:
         """Lines whose failure running them again would only repeat (a busy branch or a
@@ -59,6 +64,8 @@ class Diagnostics:
                                       severity=lsp.DiagnosticSeverity.Error, code=d.code,
                                       source="loom", related_information=related))
         self.by_uri[doc.uri] = kept
+        for provider in self.providers:
+            out += provider(doc)
         self._publish(lsp.PublishDiagnosticsParams(uri=doc.uri, diagnostics=out))  # type: ignore[operator]
 
     def add(self, doc: OpenDoc, line_text: str, result: Result) -> None:

@@ -75,6 +75,8 @@ class Editing:
         #: view, and the typed command lines a save runs
         self.moves: Moves | None = None
         self.run_commands: Callable[[OpenDoc], Awaitable[list[Result]]] | None = None
+        #: told of each commit that wrote text (the scoring of the writer's words)
+        self.after_commit: Callable[[OpenDoc], None] | None = None
 
     # ── the editor's changes ──
     def _into_unopened(self, params: lsp.DidChangeTextDocumentParams) -> None:
@@ -258,6 +260,8 @@ class Editing:
                 await self.host.send_edit(doc, text, segments)
             self.host.status(doc)
             self.announce(doc)
+            if result.data.get("created") and self.after_commit is not None:
+                self.after_commit(doc)
         return result
 
     async def retry_blocked(self) -> list[str]:

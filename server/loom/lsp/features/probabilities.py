@@ -2,9 +2,11 @@
 
 - **Colour**: with the probability view on (``loom.toggleProbabilities``, off by default),
   model text carries one of five semantic-token modifiers, confident to surprising
-  (``model.tokens.BUCKET_NAMES``), on top of the authorship colours.
-- **Hover** on a model token: the token, its probability and the alternatives as a table,
-  above the node's card; a model node without token data says why.
+  (``model.tokens.BUCKET_NAMES``), on top of the authorship colours; so does a writer's
+  text once a model has scored it (``→ score``, ``features/scoring.py``).
+- **Hover** on a model token, or a scored one: the token, its probability and the
+  alternatives as a table, above the node's card; a model node without token data says
+  why.
 - **Code actions** on a model token: "Continue from here with ‘X’" for each alternative,
   and "Split here". ``loom.split`` runs them: the buffer is committed, the node is split
   at the token through the executor (``→ split a7x2 at:57 alt:"X"``), the buffer switches
@@ -40,6 +42,8 @@ from loom.store import node_tokens as token_store
 BUCKET_BITS: tuple[int, ...] = tuple(1 << TOKEN_MODIFIERS.index(name)
                                      for name in T.BUCKET_NAMES)
 _MODEL = TYPES["loomModel"]
+_HUMAN = TYPES["loomHuman"]
+_TEXT = (_MODEL, _HUMAN)  # the spans probabilities colour (a writer's once scored)
 _VISIBLE = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"})
 
 
@@ -90,13 +94,20 @@ class _Block:
     last_char: int  # its column (on the node's first line: from the node's start)
 
 
-_BLOCKS: collections.OrderedDict[tuple[str, str], _Block | None] = collections.OrderedDict()
+_BLOCKS: collections.OrderedDict[tuple[str, str, int], _Block | None] = \
+    collections.OrderedDict()
 _BLOCK_CACHE = 8192
 
 
+def forget(node_ids: set[str]) -> None:
+    """Drop the coloured blocks of these nodes (their token data changed: a score)."""
+    for key in [k for k in _BLOCKS if k[0] in node_ids]:
+        del _BLOCKS[key]
+
+
 def _block(node_id: str, content: str, runs: list[tuple[int, int, int]],
-           encoding: str) -> _Block | None:
-    key = (node_id, encoding)
+           encoding: str, typ: int = _MODEL) -> _Block | None:
+    key = (node_id, encoding, typ)
     if key in _BLOCKS:
         _BLOCKS.move_to_end(key)
         return _BLOCKS[key]
@@ -104,12 +115,12 @@ def _block(node_id: str, content: str, runs: list[tuple[int, int, int]],
     pos, mod = 0, NODE_START
     for r0, r1, b in runs:
         if r0 > pos:
-            spans.append((pos, r0, _MODEL, mod))
+            spans.append((pos, r0, typ, mod))
             mod = 0
-        spans.append((r0, r1, _MODEL, mod | BUCKET_BITS[b]))
+        spans.append((r0, r1, typ, mod | BUCKET_BITS[b]))
         mod, pos = 0, r1
     if pos < len(content):
-        spans.append((pos, len(content), _MODEL, mod))
+        spans.append((pos, len(content), typ, mod))
     data = decorations._encode(TextDoc(content, encoding), spans)
     block = None
     if data:
@@ -139,13 +150,14 @@ def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
     si = 0
     for span in spans:
         s, e, typ, _mod = span
-        if typ == _MODEL:
+        if typ in _TEXT:
             while si < len(segments) and segments[si].end <= s:
                 si += 1
             seg = segments[si] if si < len(segments) else None
             if (seg is not None and seg.node in runs and not seg.dirty and s == seg.start
                     and e == seg.end and not _commands_within(commands, command_starts, s, e)):
-                block = _block(seg.node, doc.text[s:e], runs[seg.node], text_doc.encoding)
+                block = _block(seg.node, doc.text[s:e], runs[seg.node], text_doc.encoding,
+                               typ)
                 if block is not None:
                     blocks.append((s, block))
                     continue
@@ -214,7 +226,7 @@ def colour(docs: Documents, doc: OpenDoc, spans: Spans,
     si = 0
     cache: dict[int, list[tuple[int, int, int]]] = {}
     for s, e, typ, mod in spans:
-        if typ != _MODEL:
+        if typ not in _TEXT:
             out.append((s, e, typ, mod))
             continue
         while si < len(segments) and segments[si].end <= s:
@@ -306,6 +318,9 @@ def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, lookup.Span]
         return None
     card = lookup.hover(docs, doc, offset)
     section = token_table(tok)
+    scorer = token_store.scorer_of(docs.ws, node.id)
+    if scorer is not None:
+        section += f"\n\n*scored by {scorer} (→ score)*"
     span = lookup.Span(seg.start + tok.start, seg.start + tok.end)
     text = section if card is None else f"{section}\n\n---\n\n{card[0]}"
     return text, span

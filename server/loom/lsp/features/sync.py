@@ -114,6 +114,9 @@ class ChangeSync:
             for title in await self.editing.retry_blocked():
                 self.host.show(Result.success(
                     f"✓ committed your text in {title} (the branch is free again)"))
+        scored = {c.entity for c in changes if c.kind == "node.tokens"}
+        if scored:  # another process scored text (→ score): its colours and marks
+            self.host.scoring.forget(scored)  # type: ignore[attr-defined]
         me = self.host.docs.participant.id
         trees = {c.tree for c in changes if c.tree and _changes_paths(c.kind, c.actor, me)}
         content = [c for c in changes if not c.kind.startswith("lock.")]
@@ -226,7 +229,7 @@ class ChangeSync:
 #: worker writes them by the thousand), locks, memory, the collaborator's turns and an
 #: exploration's start, end and stop (its nodes are changes of their own).
 _NOT_TEXT = ("node.summary", "tree.summary", "document.", "lock.", "memory.", "agent.turn",
-             "participant.", "link.", "explore.")
+             "participant.", "link.", "explore.", "node.tokens")
 
 
 def _changes_paths(kind: str, actor: str | None, me: str) -> bool:
