@@ -47,6 +47,7 @@ CHANGE_KINDS: dict[str, str] = {
     "agent.turn": "agent_turn",
     **{f"participant.{k}": "participant" for k in ("create", "update", "permissions")},
     "lock.release": "released",
+    "node.tokens": "actor",  # a scoring (→ score): token data only, checked by its grants
     "explore.start": "session",
     "explore.end": "actor",
     "explore.stop": "actor",

@@ -35,7 +35,7 @@ WRITER = "loom_writer"
 MARKER = "team_roles"
 #: what the marker holds: the grants' version. A Loom whose grants are newer than a
 #: workspace's re-applies them when the owner connects (:func:`upgrade`).
-VERSION = 3  # 3: deletion times are the server's (role_guards)
+VERSION = 4  # 3: deletion times are the server's; 4: scorings are logged (role_guards)
 
 _ME = "(SELECT p.id FROM participant p WHERE p.name = current_user)"
 _ME_OR_MODEL = f"(SELECT p.id FROM participant p WHERE {role_guards.MAY_ACT_AS})"

@@ -64,7 +64,7 @@ def score(ctx: Ctx, cmd: ast.Score) -> Result:
         raise LoomError("MODEL_ERROR", "the scoring was cancelled", "nothing was written")
     count = 0
     made: list[tuple[NodeRow, list[T.Token]]] = []
-    with ws.db.atomic():
+    with ws.all_or_nothing():
         for node, tokens in zip(todo, scored.tokens, strict=True):
             token_store.save_scores(ws, node, tokens, scored.k, scored.scorer, ctx.me.id)
             count += len(tokens)
