@@ -52,6 +52,13 @@ def _count(tree: Tree, where: str = "1", *args: object) -> int:
     return int(tree.rows(f"SELECT count(*) FROM node WHERE {where}", *args)[0][0])
 
 
+def _versions(tree: Tree) -> list[tuple[object, ...]]:
+    """Every version in the tree: (label, of, author, text), to compare and to show."""
+    return [tuple(r) for r in tree.rows(
+        "SELECT n.label, o.label, n.author_type, substr(n.content, 1, 40) FROM node n "
+        "JOIN node o ON o.id = n.version_of ORDER BY n.created")]
+
+
 def _label(tree: Tree, text: str) -> str:
     return str(tree.rows("SELECT label FROM node WHERE content LIKE ? AND version_of IS NULL",
                          f"%{text}%")[0][0])
@@ -161,7 +168,7 @@ def _explore_says_it_committed(term: Terminal, tree: Tree) -> None:
 def _deleting_the_draft(term: Terminal, tree: Tree) -> None:
     """Item 1: ggdG then :w asks; Cancel and u leave the tree as it was; most of the path
     rewritten becomes a branch; emptied versions switch back."""
-    nodes = _count(tree)
+    nodes, versions = _count(tree), _versions(tree)
     term.keys("g", "g", "d", "G")
     term.wait(lambda s: STORY not in s, "the buffer emptied")
     term.command("w")
@@ -197,7 +204,7 @@ def _deleting_the_draft(term: Terminal, tree: Tree) -> None:
                      "JOIN edge e ON e.target = s.target WHERE s.node = (SELECT id FROM node "
                      "WHERE label = ?) AND e.kind = 'continuation'", root)
     assert [k[0] for k in kids][-1] == " Nobody came." and len(kids) == 2, kids
-    assert _count(tree, "version_of IS NOT NULL") == 0
+    assert _versions(tree) == versions, (versions, _versions(tree))  # a branch, not versions
 
     # emptied anyway, on purpose: then each original switched back
     term.keys("g", "g", "d", "G")
@@ -206,7 +213,7 @@ def _deleting_the_draft(term: Terminal, tree: Tree) -> None:
     term.keys("r")
     term.see("✓ committed 2 nodes")
     term.keep("emptied-on-purpose")
-    assert _count(tree, "version_of IS NOT NULL AND content = ''") == 2
+    assert _count(tree, "version_of IS NOT NULL AND content = ''") == 2, _versions(tree)
     term.keys("i")
     term.type(f"→ switch to {root}")
     term.keys("Escape")

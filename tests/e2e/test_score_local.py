@@ -27,16 +27,18 @@ def local(app, monkeypatch):  # type: ignore[no-untyped-def]
     return app
 
 
-@pytest.mark.parametrize("seed", [None, 11])
+@pytest.mark.parametrize("seed", [11, 23])
 def test_the_models_own_text_scores_as_it_reported_writing_it(local, seed) -> None:  # type: ignore[no-untyped-def]
-    """Generated (seeded: its one-slot process; or not: the shared one), then the same
-    words written by a human beside it and scored: every token's log-probability and its
-    alternatives are the generation's."""
+    """Generated unbatched (seeded: the one-slot process, as README promises), then the
+    same words written by a human beside it and scored: every token's log-probability and
+    its alternatives are the generation's. (Unseeded text comes from the shared process,
+    where a request decoded in a batch beside another test's gets that batch's numbers:
+    CI saw 0.05-0.09 apart, so no exact promise is made of it.)"""
     ws = local.ws
     tree = ws.create_tree("Keeper", "buffer",
                           root_content="The lighthouse keeper climbed the stairs at dusk, and")
     actor = local.actor(tree)
-    asked = "→ continue tokens:40" + (f" seed:{seed}" if seed is not None else "")
+    asked = f"→ continue tokens:40 seed:{seed}"
     made = local.executor.execute(asked, actor)
     assert made.ok, made.text
     model = ws.node(made.data["created"][0])
