@@ -24,6 +24,27 @@ from loom.model.sampling import Sampling
     ("→ continue seed:42", Continue(seed=42)),
     ('→ continue bias:"50256:-100, 13:2.5"',
      Continue(logit_bias={"50256": -100.0, "13": 2.5})),
+    ("→ continue top-k:40 typical:0.9 repetition_penalty:1.1",
+     Continue(top_k=40, typical_p=0.9, repeat_penalty=1.1)),
+    ("→ continue frequency_penalty:0.5 presence-penalty:-0.25",
+     Continue(frequency_penalty=0.5, presence_penalty=-0.25)),
+    ("→ continue dry:0.8 dry_base:1.75 dry-allowed-length:3",
+     Continue(dry=0.8, dry_base=1.75, dry_allowed_length=3)),
+    ("→ continue xtc:0.5 xtc_threshold:0.1", Continue(xtc_probability=0.5, xtc_threshold=0.1)),
+    ("→ continue mirostat:2 mirostat_tau:5 mirostat-eta:0.1",
+     Continue(mirostat=2, mirostat_tau=5.0, mirostat_eta=0.1)),
+    ('→ continue banned:"very, suddenly ,very"', Continue(banned=["very", "suddenly"])),
+    ('→ continue gbnf:"root ::= \\"yes\\" | \\"no\\""',
+     Continue(grammar='root ::= "yes" | "no"')),
+    ('→ continue extra:"top_n_sigma:1.5, samplers:[\\"top_k\\",\\"temperature\\"]"',
+     Continue(extra={"top_n_sigma": 1.5, "samplers": ["top_k", "temperature"]})),
+    ('→ continue extra:"{\\"ignore_eos\\": true, \\"lora\\": [{\\"id\\": 0}]}"',
+     Continue(extra={"ignore_eos": True, "lora": [{"id": 0}]})),
+    ('→ continue extra:"label:a,b:plain text"', Continue(extra={"label": "a",
+                                                              "b": "plain text"})),
+    ("→ continue preset:wild", Continue(preset="wild")),
+    ("→ continue sampler:wild n:2 temperature:0.2",
+     Continue(preset="wild", n=2, temperature=0.2)),
     ("→ regenerate a7x2", Regenerate(node="a7x2")),
     ("→ replay a7x2", Regenerate(node="a7x2")),
     ("→ rerun a7x2", Regenerate(node="a7x2")),
@@ -40,6 +61,11 @@ def test_the_options_parse(line: str, expected: object) -> None:
     ("→ continue seed:lots", "seed"),
     ("→ continue top_p:high", "top_p"),
     ("→ regenerate", "regenerate needs a node"),
+    ('→ continue banned:" , "', "banned: needs the strings to ban"),
+    ('→ continue extra:"plain"', "extra: 'plain' is not key:value"),
+    ('→ continue extra:"{1, 2}"', "extra: is not a JSON object"),
+    ('→ continue extra:"a:1,a:2"', "extra: a given twice"),
+    ('→ continue preset:""', "preset: needs a preset's name"),
 ])
 def test_bad_values_are_parse_errors(line: str, message: str) -> None:
     got = parse(line)
@@ -50,10 +76,14 @@ def test_every_sampling_option_is_a_field_of_sampling_and_offered() -> None:
     tool = TOOLS_BY_NAME["continue"]
     sampling = {o.name for o in tool.options if o.sampling}
     assert sampling == {"n", "tokens", "temperature", "top_p", "min_p", "stop", "seed",
-                        "logit_bias"}
-    assert sampling <= set(Sampling.model_fields)
+                        "logit_bias", "top_k", "typical_p", "repeat_penalty",
+                        "frequency_penalty", "presence_penalty", "dry", "dry_base",
+                        "dry_allowed_length", "xtc_probability", "xtc_threshold", "mirostat",
+                        "mirostat_tau", "mirostat_eta", "banned", "grammar", "extra"}
+    assert sampling == set(Sampling.model_fields) - {"logprobs"}
     offered = {o.name for o in lexicon.options("continue")}
-    assert sampling | {"from", "model", "models"} == offered
+    assert sampling | {"from", "model", "models", "preset"} == offered
+    assert lexicon.value_kind("continue", "preset") == "preset"
     assert lexicon.value_kind("continue", "model") == "model"
 
 
@@ -62,3 +92,38 @@ def test_a_command_carries_its_sampling_whole() -> None:
     assert isinstance(cmd, Continue)
     assert cmd.sampling() == Sampling(n=3, tokens=40, temperature=0.7, seed=1)
     assert cmd.sampling().count == 3 and Sampling().count == 1
+
+
+@pytest.mark.parametrize("key", ["model", "n", "stream", "stream_options", "logprobs",
+                                 "top_logprobs", "n_probs", "echo", "prompt", "messages",
+                                 "api_key", "base_url", "Authorization", "cache_prompt",
+                                 "n_cmpl", "response_fields", "extra_body", "tools"])
+def test_extra_cannot_set_what_loom_sets(key: str) -> None:
+    """``extra:`` passes the backend's other keys, never one Loom relies on: the number of
+    continuations, streaming, token data, the model, the prompt, where and as whom."""
+    got = parse(f'→ continue extra:"{key}:1"')
+    assert isinstance(got, ParseError) and got.message == f"extra: {key} is Loom's own to set"
+    assert got.hint.startswith("leave it out: extra: passes the backend's other keys")
+    with pytest.raises(ValueError, match="Loom's own to set"):  # editors' arguments too
+        Sampling(extra={key: 1})
+
+
+@pytest.mark.parametrize(("key", "option"), [
+    ("temperature", "temperature"), ("temp", "temperature"), ("max_tokens", "tokens"),
+    ("n_predict", "tokens"), ("seed", "seed"), ("top_k", "top_k"),
+    ("dry_multiplier", "dry"), ("stop_sequences", "stop"), ("grammar", "grammar"),
+    ("logit_bias", "logit_bias")])
+def test_extra_names_the_option_that_sets_a_key(key: str, option: str) -> None:
+    """A key an option sets goes through that option, so its bounds hold."""
+    got = parse(f'→ continue extra:"{key}:1"')
+    assert isinstance(got, ParseError), got
+    assert got.message == f"extra: {key} is set by {option}:"
+    assert got.hint == f"use {option}: instead"
+
+
+def test_extra_is_bounded() -> None:
+    many = ",".join(f"k{i}:1" for i in range(33))
+    got = parse(f'→ continue extra:"{many}"')
+    assert isinstance(got, ParseError) and "has 33 keys (at most 32)" in got.message
+    big = parse('→ continue extra:"k:\\"' + "x" * 5000 + '\\""')
+    assert isinstance(big, ParseError) and "bytes of JSON (at most 4,096)" in big.message

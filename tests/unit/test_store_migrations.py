@@ -154,7 +154,7 @@ def test_v10_to_v11_queues_written_nodes_for_the_next_search(tmp_path: Path) -> 
     con.commit()
     con.close()
     ws = Workspace(open_database(path))
-    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 14
+    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 16
 
     def found(text: str) -> list[str]:
         return sorted(h.node.content for h in reader.search(ws, text))
@@ -212,7 +212,7 @@ def test_v5_to_v6_places_stashes_and_pins_in_trees(tmp_path: Path) -> None:
     from loom.store import memory_repo
 
     db = open_database(path)
-    assert dbmod.current_version(db) == SCHEMA_VERSION == 14
+    assert dbmod.current_version(db) == SCHEMA_VERSION == 16
     ws = Workspace(db)
     human = ws.human()
     tree, other = ws.find_tree("kept"), ws.find_tree("other")
@@ -245,3 +245,29 @@ def test_postgres_columns_are_sqlite_text_and_times_keep_their_digits(pg_url: st
     assert ws.sql("SELECT collation_name FROM information_schema.columns WHERE "
                   "table_name = 'node' AND column_name = 'local_id'").fetchone()[0] == "C"
     ws.db.close()
+
+
+def test_v14_to_v16_keeps_model_choices_and_adds_their_preset(tmp_path: Path) -> None:
+    """v16: a participant's model choice per tree gains the sampler preset picked there;
+    the choices made before stay, with none."""
+    path = tmp_path / "v14.db"
+    ws = Workspace(open_database(path))
+    human = ws.human()
+    tree = ws.create_tree("kept", "buffer", root_content="Root.")
+    ws.choose_model(human, tree, "local")
+    ws.db.close()
+    con = sqlite3.connect(path)
+    con.execute("ALTER TABLE model_choice DROP COLUMN preset")
+    con.execute("UPDATE meta SET value = '14' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    ws = Workspace(open_database(path))
+    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 16
+    human, tree = ws.human(), ws.find_tree("kept")
+    assert ws.model_choice(human, tree) == "local" and ws.preset_choice(human, tree) is None
+    ws.choose_model(human, tree, None, "wild", keep_preset=False)
+    assert ws.model_choice(human, tree) is None and ws.preset_choice(human, tree) == "wild"
+    ws.choose_model(human, tree, "local")  # a model picked keeps the preset
+    assert ws.preset_choice(human, tree) == "wild"
+    ws.choose_model(human, tree, None, None, keep_preset=False)
+    assert ws.model_choice(human, tree) is None and ws.preset_choice(human, tree) is None

@@ -72,6 +72,8 @@ class Continue(_Command, Sampling):
     from_: str | None = Field(default=None, alias="from")
     #: The models to ask by name as typed (``model:X``, ``models:a,b``); empty: the default.
     models: tuple[str, ...] = ()
+    #: A sampler preset by name as typed (``preset:wild``); the options given beside it win.
+    preset: str | None = None
 
     def total(self, default_n: int = 1) -> int:
         """How many continuations it makes: n (else ``default_n``) of each model asked."""
@@ -278,6 +280,8 @@ class Explore(_Command):
     #: what each of its ``continue``s asks beyond ``n``, as ``continue`` reads them: the
     #: models by name as typed (``model:X``, ``models:a,b``) and the sampling options
     models: tuple[str, ...] = ()
+    #: a sampler preset by name (``preset:wild``), under the sampling options given
+    preset: str | None = None
     sampling: Sampling = Field(default_factory=Sampling)
 
 
@@ -355,6 +359,8 @@ class ChooseModel(_Command):
 
     verb: Literal["model"] = "model"
     profile: str | None = None
+    #: A sampler preset to continue with there too (``""``: none again; None: as it is).
+    preset: str | None = None
 
 
 class TreeSettings(_Command):

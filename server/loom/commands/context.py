@@ -60,6 +60,25 @@ class ModelChoices(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class PresetChoice:
+    """A named sampler preset ``continue`` can be asked with (``preset:NAME``)."""
+
+    name: str
+    #: Its options as a person reads them (``temperature 1.3 · top_k 100``).
+    description: str
+    sampling: Sampling
+
+
+@runtime_checkable
+class SamplerPresets(Protocol):
+    """A subject model whose configuration names sampler presets."""
+
+    def presets(self) -> list[PresetChoice]:
+        """The presets there are, in the order the configuration gives them."""
+        ...
+
+
 class SubjectModel(Protocol):
     """The subject model behind ``continue`` (never the collaborator itself)."""
 

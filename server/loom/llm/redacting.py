@@ -113,6 +113,8 @@ def _redacted(sampling: Sampling) -> Sampling:
             texts[key] = redact(value)
         elif isinstance(value, list):
             texts[key] = [redact(s) if isinstance(s, str) else s for s in value]
+        elif key == "extra":
+            texts[key] = redact_obj(value)
     return sampling.model_copy(update=texts) if texts else sampling
 
 

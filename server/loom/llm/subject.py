@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from loom.commands.context import ModelChoice
+from loom.commands.context import ModelChoice, PresetChoice
 from loom.errors import LoomError
 from loom.llm.base import (
     ChatMessage,
@@ -58,6 +58,15 @@ class ProviderSubject:
                             ready=p.provider == "local" or p.api_key() is not None,
                             default=name == self.profile.name)
                 for name, p in profiles.items()]
+
+    def presets(self) -> list[PresetChoice]:
+        """The sampler presets of the configuration (``[presets.NAME]``)."""
+        try:
+            config = load_config()
+        except ModelError as err:
+            raise LoomError("MODEL_ERROR", err.message, err.hint) from err
+        return [PresetChoice(name, p.summary(), p.sampling())
+                for name, p in config.presets.items()]
 
     def _profile(self, name: str) -> ModelProfile:
         if name == self.profile.name:
@@ -210,6 +219,14 @@ def known_models() -> list[ModelChoice]:
     except ModelError:  # a broken config names no default: the local model is one
         default = BUILTIN_PROFILES["local"]
     return ProviderSubject(default).choices()
+
+
+def known_presets() -> list[PresetChoice]:
+    """The sampler presets ``preset:`` may name (none where the config cannot be read)."""
+    try:
+        return ProviderSubject(BUILTIN_PROFILES["local"]).presets()
+    except LoomError:
+        return []
 
 
 def configured_subject(name: str | None = None) -> ProviderSubject:

@@ -85,19 +85,22 @@ class ContinueArgs(UriArgs, Sampling):
 
     model: str | None = None
     models: list[str] | None = None
+    preset: str | None = None
 
     def command(self) -> Any:
         """The ``→ continue`` these arguments ask for, to be passed on whole."""
         from loom.commands import ast
 
         named = tuple(self.models or ()) or ((self.model,) if self.model else ())
-        return ast.Continue(**self.chosen(), models=named)
+        return ast.Continue(**self.chosen(), models=named, preset=self.preset or None)
 
 
 class ModelArgs(UriArgs):
-    """``loom.chooseModel``: a model profile for the document's tree (none: the default)."""
+    """``loom.chooseModel``: a model profile for the document's tree (none: the default),
+    or, given ``preset``, the sampler preset continue samples with there (``""``: none)."""
 
     profile: str | None = None
+    preset: str | None = None
 
 
 class AnnotateArgs(NodeArgs):

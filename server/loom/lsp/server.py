@@ -769,7 +769,7 @@ def cmd_models(ls: LoomServer, a: A.UriArgs) -> Result:
 async def cmd_choose_model(ls: LoomServer, a: A.ModelArgs) -> Result:
     from loom.lsp.features import models
 
-    return await models.choose(ls, a.uri, a.profile)
+    return await models.choose(ls, a.uri, a.profile, a.preset)
 
 
 @on.command("loom.search")

@@ -24,7 +24,7 @@ from loom.store.backend import (
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 16
 log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 15.0
 
@@ -45,6 +45,8 @@ MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: db.create_tables(schema.V12_MODELS),  # v12: each participant's model per tree
     lambda db: db.create_tables(schema.V13_MODELS),  # v13: what each participant chose
     lambda db: _v14(db),  # v14: which version of a node each participant's path shows
+    lambda db: None,  # v15: main's (which process holds each branch lock), merged there
+    lambda db: _v16(db),  # v16: the sampler preset each participant picked per tree
 ]
 
 
@@ -63,6 +65,11 @@ def _v3(db: pw.Database) -> None:
 def _v14(db: pw.Database) -> None:
     if "chosen" not in {c.name for c in db.get_columns("position")}:
         db.execute_sql('ALTER TABLE "position" ADD COLUMN "chosen" TEXT')
+
+
+def _v16(db: pw.Database) -> None:
+    if "preset" not in {c.name for c in db.get_columns("model_choice")}:
+        db.execute_sql('ALTER TABLE "model_choice" ADD COLUMN "preset" VARCHAR(255)')
 
 
 def _v5(db: pw.Database) -> None:

@@ -1201,8 +1201,14 @@ class Workspace:
         """The model profile the participant picked for the tree, if any."""
         return self._positions.model_choice(participant, tree)
 
-    def choose_model(self, participant: Participant, tree: Tree, profile: str | None) -> None:
-        self._positions.choose_model(participant, tree, profile)
+    def choose_model(self, participant: Participant, tree: Tree, profile: str | None,
+                     preset: str | None = None, *, keep_preset: bool = True) -> None:
+        self._positions.choose_model(participant, tree, profile, preset,
+                                     keep_preset=keep_preset)
+
+    def preset_choice(self, participant: Participant, tree: Tree) -> str | None:
+        """The sampler preset the participant picked for the tree, if any."""
+        return self._positions.preset_choice(participant, tree)
 
     # ── the preference log (store/preferences.py) ─────────────────────────────
     def record_preference(self, participant: Participant, tree: Tree, kind: str,

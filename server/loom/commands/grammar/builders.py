@@ -38,7 +38,7 @@ from loom.commands.grammar.fuzzy import fuzzy
 from loom.commands.grammar.lexer import INT, RANGE, Tok, norm_ref
 from loom.commands.grammar.reader import READER_BUILDERS
 from loom.commands.grammar.results import Args, Fail, show, usage, use
-from loom.commands.grammar.sampling import models_named, sampling_given
+from loom.commands.grammar.sampling import models_named, preset_named, sampling_given
 from loom.commands.grammar.scan import (
     as_choice,
     as_int,
@@ -152,6 +152,11 @@ def _build_continue(a: Args, spec: Spec) -> Command | Fail:
         return values
     if models is not None:
         values["models"] = models
+    if "preset" in a.opts:
+        preset = preset_named(a, "continue")
+        if isinstance(preset, Fail):
+            return preset
+        values["preset"] = preset
     return Continue.model_validate({"from": start, **values})
 
 

@@ -1,6 +1,7 @@
 """Step 2 of parsing, what ``continue`` and ``explore`` read alike: the models named
-(``model:X``, ``models:a,b``) and the sampling options (``tokens:``, ``temperature:``…), as
-their declarations in the catalogue say (``sampling=True``)."""
+(``model:X``, ``models:a,b``), the sampler preset (``preset:wild``) and the sampling
+options (``tokens:``, ``temperature:``…), as their declarations in the catalogue say
+(``sampling=True``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ def models_named(a: Args, verb: str) -> tuple[str, ...] | Fail | None:
     if not models:
         return Fail("model: needs a model's name", hint=f"→ help {verb} lists them")
     return models
+
+
+def preset_named(a: Args, verb: str) -> str | Fail:
+    """The sampler preset ``preset:`` names (it is looked up when the command runs)."""
+    name = a.opts["preset"].strip()
+    if not name:
+        return Fail("preset: needs a preset's name", hint=f"→ help {verb} lists them")
+    return name
 
 
 def sampling_given(a: Args, spec: Spec) -> dict[str, object] | Fail:

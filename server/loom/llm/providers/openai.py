@@ -23,6 +23,7 @@ from loom.llm.media import openai_message
 from loom.llm.providers._common import (
     SDKProvider,
     call_params,
+    extra_of,
     log_request,
     malformed,
     missing_key,
@@ -34,15 +35,23 @@ from loom.llm.providers.strategies import complete_by_chat
 from loom.llm.retry import Attempt, call_with_retry
 from loom.model.sampling import Sampling
 
-#: The request parameters each endpoint takes, ours → its (``call_params``'s names).
+#: The request parameters each endpoint takes, ours → its (``call_params``'s names);
+#: ``extra`` is any other key, sent in the body as it is.
 _CHAT = MappingProxyType({
     "max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p",
     "stop": "stop", "seed": "seed", "logit_bias": "logit_bias",
+    "frequency_penalty": "frequency_penalty", "presence_penalty": "presence_penalty",
+    "extra": "extra",
 })
 _COMPLETIONS = MappingProxyType({**_CHAT, "logprobs": "logprobs"})
-# Sampler options OpenAI's own API lacks and compatible servers (llama.cpp, vLLM) take;
-# the SDK sends them in the request body as they are.
-_EXTRA = MappingProxyType({"min_p": "min_p"})
+# Sampler options OpenAI's own API lacks and compatible servers take, under llama.cpp's
+# names (its server is the local model's, and the one most looms run); the SDK sends them
+# in the request body as they are. ``banned`` goes as llama.cpp's logit_bias by text.
+_EXTRA = MappingProxyType({name: name for name in (
+    "min_p", "top_k", "typical_p", "repeat_penalty", "dry_multiplier", "dry_base",
+    "dry_allowed_length", "xtc_probability", "xtc_threshold", "mirostat", "mirostat_tau",
+    "mirostat_eta", "grammar")})
+_LLAMA = MappingProxyType({**_EXTRA, "banned": "logit_bias"})
 # OpenAI's newer models only take max_completion_tokens; compatible servers mostly know
 # max_tokens.
 _CHAT_OPENAI = MappingProxyType({**_CHAT, "max_tokens": "max_completion_tokens"})
@@ -118,13 +127,17 @@ class OpenAIProvider(SDKProvider):
     def takes(self, chat: bool) -> Mapping[str, str]:
         if self.profile.provider == "openai":
             return _CHAT_OPENAI if chat else _COMPLETIONS
-        return {**(_CHAT if chat else _COMPLETIONS), **_EXTRA}
+        return {**(_CHAT if chat else _COMPLETIONS), **_LLAMA}
 
     def _payload(self, params: dict[str, Any], *, chat: bool) -> dict[str, Any]:
-        """The call's parameters in the request's words; those OpenAI's API lacks go in
-        the body as they are (``extra_body``)."""
-        payload = payload_of(params, self.takes(chat))
-        extra = {k: payload.pop(k) for k in _EXTRA.values() if k in payload}
+        """The call's parameters in the request's words; those OpenAI's API lacks, and
+        ``extra:``'s keys, go in the body as they are (``extra_body``)."""
+        names = {k: v for k, v in self.takes(chat).items() if k != "banned"}
+        payload = payload_of(params, names)
+        if params.get("banned") and "banned" in self.takes(chat):
+            payload["logit_bias"] = banned_bias(payload.get("logit_bias"), params["banned"])
+        body = {k: payload.pop(k) for k in _EXTRA.values() if k in payload}
+        extra = {**extra_of(params, {**payload, **body}), **body}
         return {**payload, "extra_body": extra} if extra else payload
 
     async def _complete_once(
@@ -270,6 +283,17 @@ class OpenAIProvider(SDKProvider):
                 sink.text(0, text)
             if finish is not None:
                 sink.finish(0, finish)
+
+
+def banned_bias(bias: Mapping[str, float] | None,
+                banned: list[str]) -> list[list[Any]]:
+    """llama.cpp's logit_bias as pairs: the token biases (``logit_bias:``), then each
+    banned string, as written and after a space, whose tokens are never sampled."""
+    pairs: list[list[Any]] = [[int(k), v] for k, v in (bias or {}).items()]
+    for text in banned:
+        for variant in dict.fromkeys((text, text if text.startswith(" ") else f" {text}")):
+            pairs.append([variant, False])
+    return pairs
 
 
 def _usage(data: Any) -> Usage | None:

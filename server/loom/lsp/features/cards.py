@@ -48,6 +48,18 @@ def summary_label(source: str | None) -> str:
 _NOT_SHOWN = frozenset({"n", "logprobs", "profile", "models", "replay_of", "replay_matched"})
 
 
+def _param(value: object) -> object:
+    """A sampling parameter as a hover shows it: lists and tables as JSON, long text (a
+    grammar) cut."""
+    if isinstance(value, list):
+        return " ".join(map(json.dumps, value))
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and len(value) > 60:
+        return json.dumps(value[:59] + "…", ensure_ascii=False)
+    return value
+
+
 def generation_lines(docs: Documents, node: Node, hidden: bool = False) -> list[str]:
     """How a model made the node: model, parameters, tokens, latency, when; and the other
     continuations its request made. ``hidden``: the model is not named (a blind tree)."""
@@ -61,8 +73,7 @@ def generation_lines(docs: Documents, node: Node, hidden: bool = False) -> list[
              f"`{gen.model}`" + (f" via {gen.provider}" if gen.provider else "")]
     for key, value in sorted(params.items(), key=lambda kv: kv[0] != "temperature"):
         if key not in _NOT_SHOWN and value is not None and value != []:
-            shown = " ".join(map(json.dumps, value)) if isinstance(value, list) else value
-            parts.append(f"{key.replace('_', ' ')} {shown}")
+            parts.append(f"{key.replace('_', ' ')} {_param(value)}")
     tokens = usage.get("completion_tokens") or usage.get("output_tokens")
     prompt = usage.get("prompt_tokens") or usage.get("input_tokens")
     if tokens is not None or prompt is not None:
