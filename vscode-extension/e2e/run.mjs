@@ -157,6 +157,8 @@ await new Promise((r) => fakeModel.listen(0, "127.0.0.1", r));
     // the collaborator's chat model: the judge of → explore
     `[profiles.judge]\nprovider = "openai-compatible"\nmodel = "judge-chat"\n` +
     `base_url = "http://127.0.0.1:${fakeModel.address().port}/v1"\nmax_attempts = 1\n\n` +
+    // a sampler preset, for the model picker's presets
+    `[presets.wild]\ntemperature = 1.3\ntop_k = 100\n\n` +
     `[defaults]\nsubject = "fake"\ncollaborator = "judge"\n`);
   Object.assign(ENV, { LOOM_CONFIG: config, LOOM_API_KEY: "sk-test-not-a-secret", LOOM_NO_KEYRING: "1" });
   log(`subject model: the fake at port ${fakeModel.address().port}`);
@@ -973,7 +975,7 @@ try {
     await shot("8-continued");
   });
 
-  await check("→ continue models:fake,second: a sibling from each model, hover names each one's model, and the status bar's model picker chooses the tree's model", async () => {
+  await check("→ continue models:fake,second: a sibling from each model, hover names each one's model, and the status bar's model picker chooses the tree's model and its sampler preset", async () => {
     const statusBar = page.locator(".statusbar");
     const modelItem = page.locator(".statusbar-item", { hasText: /^\s*fake\s*$/ });
     await waitFor(async () => (await modelItem.count()) > 0, "the tree's model (fake) in the status bar", 15_000);
@@ -1033,6 +1035,29 @@ try {
     await page.waitForTimeout(300);
     await page.keyboard.press("Enter");
     await waitFor(async () => (await modelItem.count()) > 0, "fake in the status bar again", 10_000);
+    // a sampler preset, picked in the same picker: continue samples with it in this tree
+    await modelItem.first().click();
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "preset: wild" }).waitFor({ timeout: 10_000 });
+    await shot("8d-preset-picker");
+    await input.fill("preset: wild");
+    await page.waitForTimeout(300);
+    await page.keyboard.press("Enter");
+    const withPreset = page.locator(".statusbar-item", { hasText: /^\s*fake · wild\s*$/ });
+    await waitFor(async () => (await withPreset.count()) > 0, "fake · wild in the status bar", 10_000);
+    modelScript.push([words(" Then hail.")]);
+    const hot = modelRequests.length;
+    await runCommand("Loom: Continue");
+    await waitFor(() => modelRequests.length > hot, "the preset's request", 20_000);
+    const sent = modelRequests[hot];
+    if (sent.top_k !== 100 || sent.temperature !== 1.3) throw new Error(`continue sent top_k ${sent.top_k}, temperature ${sent.temperature}`);
+    await waitFor(async () => (await statusBar.textContent())?.includes("✓"), "the preset's continuation landed", 40_000);
+    await withPreset.first().click();
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill("no preset");
+    await page.waitForTimeout(300);
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await modelItem.count()) > 0, "fake (no preset) in the status bar again", 10_000);
   });
 
   await check("→ continue and Ctrl+S: the tab is not shown unsaved while the generation streams in", async () => {

@@ -59,6 +59,9 @@ export interface ModelsResult {
   models: { name: string; description: string; ready: boolean; default: boolean }[];
   current: string | null;
   picked: string | null;
+  /** The sampler presets of config.toml, and the one picked for the tree. */
+  presets?: { name: string; description: string }[];
+  preset?: string | null;
 }
 
 /** One hit of `loom.search`. */
