@@ -184,7 +184,8 @@ def test_a_humans_overview_lists_the_reader_tools_too(app) -> None:  # type: ign
         "Documents: read, write",
         "Memory: pin, stash, recall, drop, memory",
         "Meta: help, think",
-        "Reader: bookmark, unbookmark, tag, untag, rate, prune, unprune, regenerate, explore, "
+        "Reader: bookmark, unbookmark, tag, untag, rate, prune, unprune, regenerate, fill, "
+            "explore, "
         "delete, undelete, rename, search",
     ]
     assert out.endswith("→ help [tool] for details on any tool")

@@ -80,6 +80,24 @@ class Continue(_Command, Sampling):
         return (default_n if self.n is None else self.n) * max(1, len(self.models))
 
 
+class Fill(_Command, Sampling):
+    """``fill NODE at:START-END``: ``n`` model-written alternatives for a span of a node's
+    text, the text before and after it kept, as versions of the node (issue 46, item 1).
+    ``span`` is the text to replace instead of offsets (``fill a7x2 "the red door"``)."""
+
+    verb: Literal["fill"] = "fill"
+    node: str | None = None
+    start: int | None = None
+    end: int | None = None
+    span: str | None = None
+    models: tuple[str, ...] = ()
+    preset: str | None = None
+
+    def total(self, default_n: int = 1) -> int:
+        """How many versions it makes: n (else ``default_n``) of each model asked."""
+        return (default_n if self.n is None else self.n) * max(1, len(self.models))
+
+
 class Split(_Command):
     """Cut a node in two at a character offset of its text: the head takes the
     node's place, the tail continues it and carries its continuations. ``alt`` adds a
@@ -386,7 +404,7 @@ Command = Annotated[
     | Write
     | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
     | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate | Prune | Unprune | Delete
-    | Undelete | Rename | Search | Regenerate | ChooseModel | TreeSettings | Explore,
+    | Undelete | Rename | Search | Regenerate | ChooseModel | TreeSettings | Explore | Fill,
     Field(discriminator="verb"),
 ]
 

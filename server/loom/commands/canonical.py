@@ -22,6 +22,7 @@ from loom.commands.ast import (
     Edit,
     Explore,
     Export,
+    Fill,
     Grant,
     Help,
     Import,
@@ -256,6 +257,13 @@ def _reader_parts(cmd: Command) -> list[str] | None:
                     quote(cmd.title)]
         case Explore():
             return _explore_parts(cmd)
+        case Fill():
+            parts = ["fill", ref_text(cmd.node)] if cmd.node is not None else ["fill"]
+            if cmd.start is not None and cmd.end is not None:
+                parts.append(f"at:{cmd.start}-{cmd.end}")
+            elif cmd.span is not None:
+                parts.append(quote(cmd.span))
+            return parts + _models_and_sampling("fill", cmd.models, cmd, cmd.preset)
         case Search():
             return ["search", quote(cmd.query),
                     *(["in", f"tree:{quote(cmd.tree)}"] if cmd.tree else [])]

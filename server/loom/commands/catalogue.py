@@ -693,6 +693,31 @@ READER_TOOLS: tuple[Tool, ...] = (
         takes_node=True, quoted="node",
     ),
     Tool(
+        name="fill", category="Reader", permission="loom_generate",
+        description="Rewrite the middle of a node: n model-written versions of a span",
+        syntax=(
+            "→ fill [localId] at:[start]-[end]",
+            "→ fill [localId] at:[start]-[end] n:[count]",
+            '→ fill [localId] "[text to replace]"',
+        ),
+        note="The text before and after the span stays; each alternative is a version of "
+        "the node (its continuations stay shared), so switching among them swaps only the "
+        "span. Offsets are characters of the node's text (→ view [localId] full).",
+        handler="fill.fill", action="generate",
+        synonyms=("infill", "fill in", "rewrite span", "fill middle"),
+        options=(
+            Option("at", "the span: start-end character offsets in the node's text",
+                   ("span", "range")),
+            *_MODEL_OPTIONS,
+            Option("n", "how many versions (1-10)", ("count", "num", "number"),
+                   hints=("1", "2", "3", "5"), reads="int", sampling=True),
+            _PRESET,
+            *_SAMPLING_OPTIONS,
+        ),
+        takes_node=True, quoted="text",
+        variants=("→ fill [localId] [start]-[end]",),
+    ),
+    Tool(
         name="explore", category="Reader", permission="loom_generate",
         description="Let the collaborator explore: generate, judge, prune, go deeper",
         syntax=(

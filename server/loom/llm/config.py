@@ -87,6 +87,11 @@ class ModelProfile(BaseModel):
     # "prefill" (a chat model's reply begun with the text itself, where the API allows it)
     # or "instruct" (a chat model told to continue the text); unset: the provider's way.
     strategy: Literal["completion", "prefill", "instruct"] | None = None
+    # How → fill writes the middle of a text (llm/fill.py): "infill" (a fill-in-the-middle
+    # endpoint: llama.cpp's /infill), "suffix" (the completions endpoint's suffix),
+    # "instruct" (a chat model told what comes before and after) or "prefix" (a base
+    # model continuing the text before the span); unset: by provider and strategy.
+    fill: Literal["infill", "suffix", "instruct", "prefix"] | None = None
     backoff_base_s: float = Field(2.0, ge=0)  # jittered exponential backoff…
     backoff_max_s: float = Field(60.0, ge=0)  # …capped here
     # Whether the model is sent the images a collaborator's tools return (MCP): unset,
@@ -119,11 +124,28 @@ class ModelProfile(BaseModel):
             return self.strategy
         return "prefill" if self.provider == "anthropic" else "completion"
 
+    @property
+    def fill_with(self) -> str:
+        """How ``→ fill`` asks this model: the profile's ``fill``, else ``instruct`` for
+        chat models, Anthropic and the bundled SmolLM2-Instruct, ``suffix`` for OpenAI's
+        completion models, ``infill`` for other local models and compatible servers (each
+        falling back where refused: llm/fill.py)."""
+        if self.fill is not None:
+            return self.fill
+        if self.provider == "anthropic" or self.continue_with != "completion":
+            return "instruct"
+        if self.provider == "local" and self.model == LOCAL_MODEL:
+            return "instruct"  # the bundled SmolLM2-Instruct has no FIM tokens
+        return "suffix" if self.provider == "openai" else "infill"
+
     @model_validator(mode="after")
     def _strategy_offered(self) -> ModelProfile:
         if self.strategy == "completion" and self.provider == "anthropic":
             raise ValueError("strategy: Anthropic's API has no completion endpoint "
                              "(use prefill or instruct)")
+        if self.fill not in (None, "instruct") and self.provider == "anthropic":
+            raise ValueError("fill: Anthropic's API has no completion endpoint (use "
+                             "instruct)")
         if self.strategy == "prefill" and self.provider == "openai":
             raise ValueError("strategy: OpenAI's chat API takes no prefill (use instruct, "
                              "or completion for its base models)")

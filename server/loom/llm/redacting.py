@@ -66,6 +66,23 @@ class RedactingProvider:
             raise
         return _finish(result, streams if on_delta is not None else None, on_delta)
 
+    async def fill(self, prefix: str, suffix: str, sampling: Sampling | None = None, *,
+                   strategy: str, on_delta: CompleteDelta | None = None,
+                   cancel: asyncio.Event | None = None) -> GenerationResult:
+        """``→ fill``'s texts between ``prefix`` and ``suffix``, both redacted as a prompt
+        is, the texts as a completion's."""
+        sampling = sampling or Sampling()
+        streams = [StreamRedactor() for _ in range(max(sampling.count, 1))]
+        try:
+            result = await self.inner.fill(  # type: ignore[attr-defined]
+                redact(prefix), redact(suffix), _redacted(sampling), strategy=strategy,
+                on_delta=None if on_delta is None else _released(streams, on_delta),
+                cancel=cancel)
+        except ModelError as err:
+            _release_on_failure(err, streams, on_delta)
+            raise
+        return _finish(result, streams if on_delta is not None else None, on_delta)
+
     async def chat(
         self,
         messages: list[ChatMessage],

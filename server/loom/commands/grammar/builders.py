@@ -34,6 +34,7 @@ from loom.commands.ast import (
 from loom.commands.canonical import doc_ref_text, quote
 from loom.commands.catalogue import EDGE_TYPES, HELP_ALL, VIEW_SHAPES
 from loom.commands.grammar.explore import EXPLORE_BUILDERS
+from loom.commands.grammar.fill import FILL_BUILDERS
 from loom.commands.grammar.fuzzy import fuzzy
 from loom.commands.grammar.lexer import INT, RANGE, Tok, norm_ref
 from loom.commands.grammar.reader import READER_BUILDERS
@@ -419,6 +420,7 @@ def _build_memory(a: Args, spec: Spec) -> Command | Fail:
 _BUILDERS: dict[str, Callable[[Args, Spec], Command | Fail]] = {
     **READER_BUILDERS,
     **EXPLORE_BUILDERS,
+    **FILL_BUILDERS,
     "view": _build_view, "list": _build_list, "tree": _build_tree, "switch": _build_switch,
     "continue": _build_continue, "split": _build_split, "respond": _build_respond,
     "annotate": _build_annotate,

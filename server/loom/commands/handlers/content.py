@@ -89,7 +89,7 @@ def named_models(ctx: Ctx, typed: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def _picked(ctx: Ctx) -> tuple[str, ...]:
+def picked_models(ctx: Ctx) -> tuple[str, ...]:
     """The model the actor picked for this tree, while it is still one there is."""
     if not isinstance(ctx.subject, ModelChoices):
         return ()
@@ -207,7 +207,7 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
     request = build_request(ctx, source, sampling)
-    request.models = named_models(ctx, models) if models else _picked(ctx)
+    request.models = named_models(ctx, models) if models else picked_models(ctx)
     if sampling.count * max(1, len(request.models)) > MAX_N:
         raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N} "
                         f"({len(request.models)} models × n:{sampling.count})",
@@ -300,7 +300,7 @@ def _store_generation(ctx: Ctx, source: Node, outcome: object,
         raw = getattr(outcome, "raw", None)
         if raw:
             raw_id = new_ulid()
-            RawResponse.create(id=raw_id, body=json.dumps(_without_logprobs(raw),
+            RawResponse.create(id=raw_id, body=json.dumps(without_logprobs(raw),
                                                           ensure_ascii=False, default=str))
         usage = getattr(outcome, "usage", None)
         usage_d = usage.model_dump() if hasattr(usage, "model_dump") else (usage or {})
@@ -324,7 +324,7 @@ def _store_generation(ctx: Ctx, source: Node, outcome: object,
     return created
 
 
-def _without_logprobs(raw: list) -> list:
+def without_logprobs(raw: list) -> list:
     """The raw chunks without their logprobs, which the token store keeps compactly (in
     the chunks they are most of the bytes: every token with its k alternatives as JSON)."""
     out = []

@@ -9,6 +9,7 @@ completions. Both stream. For ``openai-compatible`` profiles the key is optional
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -17,7 +18,14 @@ import openai
 
 from loom.llm.aio import gather_all
 from loom.llm.assemble import Collector, Sink
-from loom.llm.base import ChatDelta, ChatMessage, CompleteDelta, GenerationResult, Usage
+from loom.llm.base import (
+    ChatDelta,
+    ChatMessage,
+    CompleteDelta,
+    GenerationResult,
+    ModelError,
+    Usage,
+)
 from loom.llm.logprobs import normalise
 from loom.llm.media import openai_message
 from loom.llm.providers._common import (
@@ -56,6 +64,9 @@ _LLAMA = MappingProxyType({**_EXTRA, "banned": "logit_bias"})
 # max_tokens.
 _CHAT_OPENAI = MappingProxyType({**_CHAT, "max_tokens": "max_completion_tokens"})
 
+#: llama.cpp's native names where its OpenAI routes' differ (``/infill``).
+_NATIVE = MappingProxyType({"max_tokens": "n_predict", "logprobs": "n_probs"})
+
 _NO_KEY = "no-key"  # sent to compatible servers that need none (the SDK insists on one)
 _READ_ERRORS = (AttributeError, KeyError, TypeError, IndexError, ValueError)
 
@@ -89,18 +100,37 @@ class OpenAIProvider(SDKProvider):
         if self.profile.continue_with != "completion":  # a chat model as a base model
             return await complete_by_chat(self.chat, self.profile.continue_with, prompt,
                                           sampling or Sampling(), on_delta, cancel)
+        return await self._completions(prompt, sampling, on_delta, cancel)
+
+    async def fill(self, prefix: str, suffix: str, sampling: Sampling | None = None, *,
+                   strategy: str, on_delta: CompleteDelta | None = None,
+                   cancel: asyncio.Event | None = None) -> GenerationResult:
+        """``sampling.n`` texts between ``prefix`` and ``suffix`` (``→ fill``): by the
+        server's fill-in-the-middle endpoint (``infill``), the completions endpoint's
+        ``suffix``, or a continuation of ``prefix`` alone (``prefix``)."""
+        if strategy == "infill":
+            return await self._infill(prefix, suffix, sampling, on_delta, cancel)
+        return await self._completions(prefix, sampling, on_delta, cancel,
+                                       suffix=suffix if strategy == "suffix" else None)
+
+    async def _completions(self, prompt: str, sampling: Sampling | None,
+                           on_delta: CompleteDelta | None, cancel: asyncio.Event | None,
+                           suffix: str | None = None, infill: bool = False
+                           ) -> GenerationResult:
         params = call_params(self.profile, sampling)
         n = params["n"]
         collector = Collector(n, on_delta, cancel)
-        # a seed makes each continuation a request of its own, so each can be made again
-        size = self.batch_size(n) if params.get("seed") is None else 1
+        # a seed makes each continuation a request of its own, so each can be made again;
+        # the infill endpoint makes one a request
+        size = self.batch_size(n) if params.get("seed") is None and not infill else 1
         groups = [range(i, min(i + size, n)) for i in range(0, n, size)]
+        once = self._infill_once if infill else self._complete_once
 
         async def body() -> None:
             client = self.client()
             calls = [
                 call_with_retry(
-                    lambda a, g=group: self._complete_once(client, prompt, params, collector, a, g),
+                    lambda a, g=group: once(client, prompt, params, collector, a, g, suffix),
                     self.policy,
                 )
                 for group in groups
@@ -140,6 +170,77 @@ class OpenAIProvider(SDKProvider):
         extra = {**extra_of(params, {**payload, **body}), **body}
         return {**payload, "extra_body": extra} if extra else payload
 
+    async def _infill(self, prefix: str, suffix: str, sampling: Sampling | None,
+                      on_delta: CompleteDelta | None,
+                      cancel: asyncio.Event | None) -> GenerationResult:
+        return await self._completions(prefix, sampling, on_delta, cancel, suffix=suffix,
+                                       infill=True)
+
+    async def _infill_once(self, client: openai.AsyncOpenAI, prefix: str,
+                           params: dict[str, Any], collector: Collector, attempt: Attempt,
+                           indices: Iterable[int], suffix: str | None) -> None:
+        """One text from llama.cpp's ``/infill`` (beside the OpenAI routes, at the
+        server's root), streamed in its native shape."""
+        sink = collector.begin(attempt, indices)
+        (index,) = sink.indices
+        flat = self._payload(params, chat=False)
+        flat = {**flat.pop("extra_body", {}), **flat}
+        body: dict[str, Any] = {
+            **{_NATIVE.get(k, k): v for k, v in flat.items()},
+            "input_prefix": prefix, "input_suffix": suffix or "", "prompt": "",
+            "stream": True, "cache_prompt": params.get("seed") is None,
+        }
+        if params.get("seed") is not None:
+            body["seed"] = params["seed"] + index
+        url = (self.profile.base_url if self.profile.provider != "local"
+               else str(client.base_url)) or ""
+        url = re.sub(r"/v1/?$", "", url.rstrip("/")) + "/infill"
+        log_request(self.profile, "infill", body)
+        with sdk_errors(self.profile):
+            try:
+                stream = await client.post(url, body=body, cast_to=object, stream=True,
+                                           stream_cls=openai.AsyncStream[object])
+            except openai.APIStatusError as exc:
+                if exc.status_code not in (404, 405, 501):
+                    raise
+                raise ModelError(  # no endpoint, or a model without FIM tokens: said once
+                    "bad_request", f"{self.profile.provider} has no infill for "
+                    f"{self.profile.model} ({exc.status_code}): {_message(exc)}",
+                    "set fill = \"instruct\" (or \"suffix\") in the profile",
+                    status=exc.status_code) from exc
+            async with stream:
+                async for chunk in stream:
+                    self._on_native_chunk(chunk, sink, index)
+        if sink.received == 0:
+            raise malformed(self.profile, "sent no infill data")
+
+    def _on_native_chunk(self, chunk: Any, sink: Sink, index: int) -> None:
+        sink.raw(chunk)
+        try:
+            if not isinstance(chunk, dict):
+                raise TypeError("an infill chunk is not an object")
+            text = chunk.get("content") or ""
+            if type(text) is not str:
+                raise TypeError("content is not a string")
+            probs = [{"token": p["token"], "logprob": p.get("logprob"),
+                      "top_logprobs": [{"token": t["token"], "logprob": t.get("logprob")}
+                                       for t in p.get("top_logprobs") or []]}
+                     for p in chunk.get("completion_probabilities") or []]
+            stop = bool(chunk.get("stop"))
+            timing = chunk.get("timings") or {}
+            usage = Usage(prompt_tokens=timing.get("prompt_n"),
+                          completion_tokens=chunk.get("tokens_predicted")) if stop else None
+        except _READ_ERRORS as exc:
+            raise malformed(self.profile, f"sent a chunk Loom cannot read ({exc!r})") from exc
+        if probs:
+            sink.logprobs(index, probs)
+        if text:
+            sink.text(index, text)
+        if stop:
+            if usage is not None:
+                sink.usage(usage, index)
+            sink.finish(index, str(chunk.get("stop_type") or "stop"))
+
     async def _complete_once(
         self,
         client: openai.AsyncOpenAI,
@@ -148,12 +249,14 @@ class OpenAIProvider(SDKProvider):
         collector: Collector,
         attempt: Attempt,
         indices: Iterable[int],
+        suffix: str | None = None,
     ) -> None:
         sink = collector.begin(attempt, indices)
         offset = sink.indices[0]
         payload: dict[str, Any] = {
             "model": self.profile.model,
             "prompt": prompt,
+            **({"suffix": suffix} if suffix is not None else {}),
             "n": len(sink.indices),
             **self._payload(params, chat=False),
             "stream": True,
@@ -294,6 +397,16 @@ def banned_bias(bias: Mapping[str, float] | None,
         for variant in dict.fromkeys((text, text if text.startswith(" ") else f" {text}")):
             pairs.append([variant, False])
     return pairs
+
+
+def _message(exc: Any) -> str:
+    """What a server said in an error reply (its ``error.message``, else the SDK's)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"].strip()
+    return str(getattr(exc, "message", exc))
 
 
 def _usage(data: Any) -> Usage | None:
