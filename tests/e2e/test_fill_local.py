@@ -13,7 +13,8 @@ from tests.local_model import requires_local_model
 
 pytestmark = requires_local_model
 
-BEFORE, SPAN, AFTER = "The old keeper ", "climbed the narrow stairs", " every night to light the lamp."
+BEFORE, SPAN = "The old keeper ", "climbed the narrow stairs"
+AFTER = " every night to light the lamp."
 
 
 @pytest.fixture

@@ -95,6 +95,26 @@ class ContinueArgs(UriArgs, Sampling):
         return ast.Continue(**self.chosen(), models=named, preset=self.preset or None)
 
 
+class FillArgs(UriArgs, Sampling):
+    """``loom.fill``: the selection (``line``/``character`` to ``endLine``/``endCharacter``,
+    within one node), the model(s), the preset and ``→ fill``'s sampling options."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+    endLine: int = Field(ge=0)
+    endCharacter: int = Field(ge=0)
+    model: str | None = None
+    models: list[str] | None = None
+    preset: str | None = None
+
+    def command(self) -> Any:
+        """The ``→ fill`` these arguments ask for (its node and span from the selection)."""
+        from loom.commands import ast
+
+        named = tuple(self.models or ()) or ((self.model,) if self.model else ())
+        return ast.Fill(**self.chosen(), models=named, preset=self.preset or None)
+
+
 class ModelArgs(UriArgs):
     """``loom.chooseModel``: a model profile for the document's tree (none: the default),
     or, given ``preset``, the sampler preset continue samples with there (``""``: none)."""

@@ -164,6 +164,7 @@ class LoomServer(ClientHost):
         from loom.lsp.features.editing import Editing
         from loom.lsp.features.exploring import Exploring
         from loom.lsp.features.files import Files
+        from loom.lsp.features.filling import Filling
         from loom.lsp.features.generation import Generating
         from loom.lsp.features.identity import Identity
         from loom.lsp.features.library import Library
@@ -183,6 +184,7 @@ class LoomServer(ClientHost):
             self.command_lines = CommandLines(self, self.diagnostics, self.editing,
                                               self.generation)
             self.collaborator = Collaborator(self, self.editing)
+            self.filling = Filling(self, self.editing, self.generation)
             self.navigation = Navigation(self, self.editing)
             self.generation.moves = self.editing.moves = self.navigation.moves
             self.editing.run_commands = self._run_typed_commands
@@ -726,6 +728,12 @@ def _node_arg(ls: LoomServer, a: A.NodeArgs) -> str:
 @on.command("loom.continue", cancellable=True)
 async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
     return await ls.generation.continue_(a.uri, a.command())
+
+
+@on.command("loom.fill", cancellable=True)
+async def cmd_fill(ls: LoomServer, a: A.FillArgs) -> Result:
+    return await ls.filling.fill(a.uri, (a.line, a.character), (a.endLine, a.endCharacter),
+                                 a.command())
 
 
 @on.command("loom.branch")

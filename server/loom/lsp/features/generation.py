@@ -46,7 +46,7 @@ class Running:
     finished: bool = False
 
 
-async def _outlast_cancellation(work: asyncio.Future[Result],
+async def outlast_cancellation(work: asyncio.Future[Result],
                                 cancel: threading.Event) -> tuple[Result, bool]:
     """The worker's result, and whether the awaiting task was cancelled meanwhile. A
     cancelled task does not walk away from its worker thread (which would go on and
@@ -150,7 +150,7 @@ class Generating:
             work = asyncio.ensure_future(host.execute(
                 cmd, host.actor(doc), on_delta=on_delta, cancel=run.cancel,
                 on_done=lambda: setattr(doc, "streaming", False)))
-            result, interrupted = await _outlast_cancellation(work, run.cancel)
+            result, interrupted = await outlast_cancellation(work, run.cancel)
         except asyncio.CancelledError:  # the request was cancelled before it began
             interrupted = True
         finally:
