@@ -183,6 +183,33 @@ S.continue = function(args)
   C.exec("loom.continue", { uri = uri, n = n, tokens = tonumber(args[2]) }, { commits = true, echo = true })
 end
 
+--- :Loom fill [N] — N model-written alternatives for the text last selected in visual
+--- mode (within one node), the text around it kept: the first streams in place of the
+--- span, then the path shows it as a version of the node (the others are in :Loom siblings).
+S.fill = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local buf = api.nvim_get_current_buf()
+  local client = loom.client(true)
+  if not client then
+    return
+  end
+  local s, e = api.nvim_buf_get_mark(buf, "<"), api.nvim_buf_get_mark(buf, ">")
+  if s[1] == 0 or e[1] == 0 then
+    loom.notify("✗ select the words to fill first (visual mode), then :Loom fill", vim.log.levels.ERROR)
+    return
+  end
+  local range = vim.lsp.util.make_given_range_params(s, e, buf, client.offset_encoding).range
+  local n = tonumber(args[1]) or loom.config.default_n
+  loom.notify(("Loom: filling %d… (:Loom cancel to stop)"):format(n))
+  C.exec("loom.fill", {
+    uri = uri, n = n, line = range.start.line, character = range.start.character,
+    endLine = range["end"].line, endCharacter = range["end"].character,
+  }, { commits = true, echo = true })
+end
+
 --- :Loom model [NAME|default|preset:NAME|preset:none] — the model :Loom continue and
 --- → continue ask in this tree, or the sampler preset (config.toml's [presets.NAME]) they
 --- sample with there: without a name, a picker of the models and the presets (the ones in
@@ -902,6 +929,14 @@ end
 C.actions = {
   continue = function()
     S.continue({})
+  end,
+  fill = function()
+    -- from visual mode: leave it first, so '< and '> are this selection
+    local mode = vim.fn.mode()
+    if mode == "v" or mode == "V" or mode == "\22" then
+      vim.cmd("normal! \27")
+    end
+    S.fill({})
   end,
   next_sibling = S.next,
   prev_sibling = S.prev,
