@@ -43,6 +43,23 @@ async def test_a_selection_is_filled_and_its_versions_swap_only_the_span(
     assert done["message"].startswith("✓ filling 26-50 of ["), done["message"]
     await editor.wait_for(lambda: said[1] in editor.texts[uri])
     assert editor.texts[uri] == before.replace(SPAN, said[1])  # the rest as it was
+    # the model wrote the span alone: it is model text, the node's other words stay human
+    tokens = (await editor.client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))).data
+    spans, line, col = [], 0, 0
+    for i in range(0, len(tokens), 5):
+        line += tokens[i]
+        col = tokens[i + 1] if tokens[i] else col + tokens[i + 1]
+        spans.append((line, col, tokens[i + 2], tokens[i + 3]))
+
+    def kind_at(offset: int) -> int:
+        p = editor.pos(uri, offset)
+        return next(t for ln, c, n, t in spans if ln == p.line and c <= p.character < c + n)
+
+    text = editor.texts[uri]
+    assert kind_at(text.index(said[1]) + 3) == 0  # loomModel
+    assert kind_at(text.index("She stopped at the gate") + 3) == 1  # loomHuman
+    assert kind_at(text.index(" before her mind did") + 3) == 1
     sent = fake.requests_to(LLAMA_INFILL)[0].json
     assert sent["input_prefix"].endswith("She stopped at the gate. ")
     assert sent["input_suffix"].startswith(" before her mind did.")
@@ -57,6 +74,15 @@ async def test_a_selection_is_filled_and_its_versions_swap_only_the_span(
     assert editor.texts[uri] == before.replace(SPAN, said[2])
     rows = sql(editor.db, "SELECT params FROM generation WHERE node = ?", second)
     assert '"replaced": "Her hand found the latch"' in rows[0][0]
+    # its hover says which span it replaced, and how
+    at = editor.texts[uri].index(said[2])
+    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=editor.pos(uri, at + 2)))
+    assert hover is not None
+    card = hover.contents.value  # type: ignore[union-attr]
+    assert 'Filled: characters 26-50 of [' in card, card
+    assert 'in place of "Her hand found the latch"' in card and "strategy infill" in card
+    assert "Version 2 of 2 from one request" in card, card
 
 
 async def test_a_selection_across_two_nodes_is_refused(editor: Editor,

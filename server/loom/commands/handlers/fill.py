@@ -161,7 +161,8 @@ def _store(ctx: Ctx, node: Node, start: int, end: int, outcome: object,
             text = node.content[:start] + c.text + node.content[end:]
             version = ctx.ws.add_version(ctx.tree, node, text, subject)
             by = c if getattr(c, "model", None) else outcome
-            asked = {**(getattr(c, "params", None) or params), "fill": span}
+            asked = {**(getattr(c, "params", None) or params),
+                     "fill": {**span, "length": len(c.text)}}
             k = asked.get("logprobs") or 0
             c_usage = getattr(c, "usage", None)
             Generation.create(
