@@ -111,6 +111,11 @@ const fakeModel = createHttpServer((req, res) => {
   req.on("data", (d) => { body += d; });
   req.on("end", async () => {
     const payload = JSON.parse(body || "{}");
+    if (req.url === "/infill") { // a server without llama.cpp's infill: → fill asks with suffix
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: "File Not Found", type: "not_found_error", code: 404 } }));
+      return;
+    }
     if (Array.isArray(payload.messages)) { // the collaborator's chat model: → explore's judge
       judgeRequests.push(payload);
       const reply = judgeScript.shift() ?? "5/10 — it will do";
@@ -750,6 +755,42 @@ try {
     await shot("compare-siblings");
     await page.keyboard.press("Control+w");
     await page.locator(".editor-group-container.active .monaco-diff-editor").waitFor({ state: "detached", timeout: 10_000 }).catch(() => {});
+  });
+
+  await check("Loom: Fill Selection… writes alternatives for a selected word; the sibling picker lists them as versions and picking one swaps only that word", async () => {
+    await clickOnText("walnut trees had dropped");
+    await page.keyboard.press("Control+d"); // the word under the cursor: "walnut"
+    const before = await proseText();
+    if (!before.includes(squash("the walnut trees had dropped"))) throw new Error("the walnut sibling is not on the path");
+    modelScript.push([[tok("oak", -0.4)], [tok("elm", -0.9)]]);
+    const asked = modelRequests.length;
+    await runCommand("Loom: Fill Selection");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill("2");
+    await page.keyboard.press("Enter");
+    await waitForProse(squash("the oak trees had dropped"), "the first alternative in the word's place", 30_000);
+    if ((await proseText()) !== before.replace("walnut", "oak")) throw new Error("the fill changed more than the word");
+    const sent = modelRequests[asked];
+    if (sent.n !== 2 || !sent.prompt.endsWith("the ") || !sent.suffix.startsWith(" trees had dropped")) {
+      throw new Error(`the fill asked ${JSON.stringify({ n: sent.n, prompt: sent.prompt.slice(-20), suffix: sent.suffix.slice(0, 20) })}`);
+    }
+    await shot("fill-selection");
+    // the versions in the sibling picker: the other one swaps only the word
+    await clickOnText("oak trees had dropped");
+    await runCommand("Loom: Siblings Side by Side");
+    const rows = page.locator(".quick-input-widget .monaco-list-row");
+    await waitFor(async () => (await rows.filter({ hasText: "elm trees" }).count()) > 0, "the other version in the picker", 15_000);
+    await rows.filter({ hasText: "elm trees" }).first().click();
+    await waitForProse(squash("the elm trees had dropped"), "the other version in the word's place", 20_000);
+    if ((await proseText()) !== before.replace("walnut", "elm")) throw new Error("the switch changed more than the word");
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "a clean tab", 10_000);
+    // and back to the original, for the checks after this one
+    await clickOnText("elm trees had dropped");
+    await runCommand("Loom: Siblings Side by Side");
+    await waitFor(async () => (await rows.filter({ hasText: "walnut trees" }).count()) > 0, "the original in the picker", 15_000);
+    await rows.filter({ hasText: "walnut trees" }).first().click();
+    await waitForProse(squash("the walnut trees had dropped"), "the original back", 20_000);
   });
 
   await check("the ◀ k/n ▶ code lens cycles siblings (the text changes)", async () => {

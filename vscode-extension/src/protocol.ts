@@ -19,6 +19,7 @@ export const Methods = {
 /** Server-side commands (workspace/executeCommand, one object argument). */
 export const ServerCommands = {
   continue: "loom.continue",
+  fill: "loom.fill",
   branch: "loom.branch",
   cycleSibling: "loom.cycleSibling",
   annotate: "loom.annotate",
