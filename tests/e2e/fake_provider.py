@@ -647,3 +647,21 @@ def llama_infill_stream(text: str, *, logprob: float = -0.5, **kw: Any) -> Reply
     chunks.append({"index": 0, "content": "", "stop": True, "stop_type": "eos",
                    "tokens_predicted": len(pieces(text)), "timings": {"prompt_n": 12}})
     return sse_reply(chunks, done=False, **kw)
+
+
+def openai_chat_choices_stream(texts: list[str], *, model: str = "fake-chat") -> Reply:
+    """A chat completions stream of ``len(texts)`` choices (a request's ``n``), their
+    pieces interleaved by index as a server decoding them together sends them."""
+    def chunk(choices: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                "created": 1700000000, "model": model, "choices": choices}
+
+    split = [pieces(t) for t in texts]
+    chunks = [chunk([{"index": i, "delta": {"role": "assistant", "content": ""},
+                      "finish_reason": None}]) for i in range(len(texts))]
+    for step in range(max(len(p) for p in split)):
+        chunks += [chunk([{"index": i, "delta": {"content": p[step]}, "finish_reason": None}])
+                   for i, p in enumerate(split) if step < len(p)]
+    chunks += [chunk([{"index": i, "delta": {}, "finish_reason": "stop"}])
+               for i in range(len(texts))]
+    return sse_reply(chunks)

@@ -23,7 +23,7 @@ from tests.e2e.fake_provider import (
     error_reply,
     json_reply,
     llama_infill_stream,
-    openai_chat_stream,
+    openai_chat_choices_stream,
     openai_completion_stream,
 )
 
@@ -88,7 +88,8 @@ def test_infill_asks_llama_cpp_s_endpoint_and_makes_versions(app, fake, story):
         f"  showing [{first.label}]: → switch to one of the others, or the sibling picker"]
     params = gen(first).params
     assert params["strategy"] == "infill" and params["top_k"] == 20
-    assert params["fill"] == {"node": middle.id, "start": 11, "end": 36, "replaced": SPAN}
+    assert params["fill"] == {"node": middle.id, "start": 11, "end": 36, "replaced": SPAN,
+                              "length": len("walked up the winding steps")}
     assert gen(first).model == "wire-model" and gen(first).completion_index == 0
     # the path shows the first version, and what follows the node stays shared
     path = app.ws.path(below, prefer=(below.id, *app.ws.path_choices(app.me(), tree)))
@@ -171,11 +172,14 @@ def test_a_chat_model_is_told_what_comes_before_and_after(app, fake, story, prov
     app.executor.subject = ProviderSubject(profile(fake, provider, **overrides))
     reply = "Sure! Here are the missing words:\nwalked up the steps"
     fake.set_default(path, anthropic_stream(reply) if provider == "anthropic"
-                     else openai_chat_stream(reply))
+                     else openai_chat_choices_stream([reply, reply]))
     result = app.executor.execute(f"→ fill {middle.label} at:11-36 n:2", app.actor(tree))
     assert result.ok, result.text
     sent = [r.json for r in fake.requests_to(path)]
-    assert len(sent) == 2  # n replies at once
+    if provider == "anthropic":
+        assert len(sent) == 2  # n replies at once, a request each
+    else:
+        assert len(sent) == 1 and sent[0]["n"] == 2  # one request's n: the prompt read once
     text = json.dumps(sent[0])
     assert "Fill in the blank (___)" in text and "About 4 words." in text
     assert "At the end of the pier. The keeper ___ every night. The lamp burned" in text
@@ -210,3 +214,16 @@ def test_fill_is_refused_clearly_and_writes_nothing(app, fake, story):
     talk = app.executor.execute("→ fill root at:0-5", app.actor(dialogue))
     assert talk.text.startswith("✗ INVALID_SYNTAX: fill works in buffer trees")
     assert fake.requests == [] and versions(middle) == []
+
+
+def test_a_seeded_chat_fill_asks_each_reply_on_its_own(app, fake, story):
+    """With a seed, reply i is sampled with seed + i, a request each (so each can be made
+    again), as continue's are."""
+    tree, middle, _ = story
+    app.executor.subject = ProviderSubject(profile(fake, strategy="instruct"))
+    fake.set_default(OPENAI_CHAT, lambda r: openai_chat_choices_stream(
+        [f"went up {r.json['seed']}"]))
+    assert app.executor.execute(f"→ fill {middle.label} at:11-36 n:2 seed:7",
+                                app.actor(tree)).ok
+    sent = [r.json for r in fake.requests_to(OPENAI_CHAT)]
+    assert sorted(b["seed"] for b in sent) == [7, 8] and all("n" not in b for b in sent)

@@ -96,7 +96,7 @@ def test_the_request_is_the_text_before_and_after_the_span(story) -> None:  # ty
     assert version.author_type == "model" and version.edited_from == node.id
     gen = Generation.get(Generation.node == version.id)
     assert gen.params["fill"] == {"node": node.id, "start": 10, "end": 29,
-                                  "replaced": " climbed the stairs"}
+                                  "replaced": " climbed the stairs", "length": 8}
     assert result.data["middles"] == [" went up"]
 
 

@@ -140,8 +140,17 @@ async def _instructed(provider: Provider, before: str, after: str, replaced: str
                 piece = joined(before, shown.lstrip()) if before else shown.lstrip()
             on_delta(i, piece)
 
-    result = await replies(provider.chat, fill_messages(before, after, replaced), sampling,
-                           held if on_delta is not None else None, cancel)
+    messages = fill_messages(before, after, replaced)
+    at_once = getattr(provider, "chats_at_once", None)
+    if sampling.count > 1 and at_once is not None and at_once(sampling):
+        # the n replies of one request: the prompt read once (OpenAI's chat, the local
+        # model's slots decoding them together), as continue's completions are
+        result = await provider.chats(  # type: ignore[attr-defined]
+            messages, sampling, on_delta=held if on_delta is not None else None,
+            cancel=cancel)
+    else:
+        result = await replies(provider.chat, messages, sampling,
+                               held if on_delta is not None else None, cancel)
     completions = [c.model_copy(update={"text": gap_text(before, after, c.text, replaced),
                                         "logprobs": None}) for c in result.completions]
     return result.model_copy(update={"completions": completions})

@@ -331,6 +331,30 @@ class OpenAIProvider(SDKProvider):
         await run(body(), cancel)
         return collector.build(model=self.profile.model, provider=self.name, params=params)
 
+    def chats_at_once(self, sampling: Sampling | None) -> bool:
+        """Whether ``chats`` asks for ``sampling.n`` replies in one request (the API's
+        ``n``: the prompt read once); not with a seed (each reply its own, as
+        ``complete``'s) or where the profile says the server takes no ``n``."""
+        return self.profile.supports_n and (sampling is None or sampling.seed is None)
+
+    async def chats(self, messages: list[ChatMessage], sampling: Sampling | None = None, *,
+                    on_delta: CompleteDelta | None = None,
+                    cancel: asyncio.Event | None = None) -> GenerationResult:
+        """``sampling.n`` replies to ``messages`` from one request, streamed by index
+        (``→ fill`` asks a chat model so; see :meth:`chats_at_once`)."""
+        params = call_params(self.profile, sampling)
+        params.pop("logprobs")
+        n = params["n"]
+        collector = Collector(n, on_delta, cancel)
+
+        async def body() -> None:
+            client = self.client()
+            await call_with_retry(lambda a: self._chat_once(
+                client, messages, params, collector, a, range(n)), self.policy)
+
+        await run(body(), cancel)
+        return collector.build(model=self.profile.model, provider=self.name, params=params)
+
     async def _chat_once(
         self,
         client: openai.AsyncOpenAI,
@@ -338,11 +362,13 @@ class OpenAIProvider(SDKProvider):
         params: dict[str, Any],
         collector: Collector,
         attempt: Attempt,
+        indices: Iterable[int] = (0,),
     ) -> None:
-        sink = collector.begin(attempt, [0])
+        sink = collector.begin(attempt, indices)
         payload: dict[str, Any] = {
             "model": self.profile.model,
             "messages": [openai_message(m) for m in messages],
+            **({"n": len(sink.indices)} if len(sink.indices) > 1 else {}),
             **self._payload(params, chat=True),
             "stream": True,
         }
@@ -369,23 +395,23 @@ class OpenAIProvider(SDKProvider):
                 raise TypeError("chunk has no choices list")
             pieces = []
             for choice in choices:
-                if choice.index != 0:
+                if choice.index not in sink.indices:
                     continue
                 delta = choice.delta
                 text = (delta.content if delta is not None else None) or ""
                 if type(text) is not str:
                     raise TypeError("delta content is not a string")
-                pieces.append((text, choice.finish_reason))
+                pieces.append((choice.index, text, choice.finish_reason))
             usage = _usage(chunk.usage)
         except _READ_ERRORS as exc:
             raise malformed(self.profile, f"sent a chunk Loom cannot read ({exc!r})") from exc
         if usage is not None:
             sink.usage(usage)
-        for text, finish in pieces:
+        for index, text, finish in pieces:
             if text:
-                sink.text(0, text)
+                sink.text(index, text)
             if finish is not None:
-                sink.finish(0, finish)
+                sink.finish(index, finish)
 
 
 def banned_bias(bias: Mapping[str, float] | None,
