@@ -214,3 +214,19 @@ def test_a_model_without_fim_falls_back(provider: str, then: list[str]) -> None:
     with pytest.raises(ModelError, match="prompt is too long"):
         asyncio.run(fill_text(Provider(other), profile, "a", "b", "x", Sampling(), None,  # type: ignore[arg-type]
                               None))
+
+
+def test_a_model_participant_fills_and_regenerate_sends_a_version_back_to_fill(story) -> None:  # type: ignore[no-untyped-def]
+    """The collaborator fills as it continues (an arrow command, ``loom_generate``); a
+    fill's version is no continuation of its parent: → regenerate says what makes more."""
+    app, tree, node, _below = story
+    app.executor.subject = Filling([" went up"])
+    bot = app.ws.ensure_participant("bot", "model", "collaborator",
+                                    ("loom_aware", "loom_write", "loom_generate"))
+    done = app.executor.execute(f"→ fill {node.label} at:10-29", Actor(bot, tree))
+    assert done.ok, done.text
+    (version,) = Node.select().where(Node.version_of == node.id)
+    again = app.executor.execute(f"→ regenerate {version.label}", app.actor(tree))
+    assert again.text == (f"✗ INVALID_SYNTAX: [{version.label}] was made by → fill, not by "
+                          f"a continue\n  hint: → fill {node.label} at:10-29 makes new "
+                          "versions of the span")

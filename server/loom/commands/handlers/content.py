@@ -279,6 +279,13 @@ def regenerate(ctx: Ctx, cmd: ast.Regenerate) -> Result:
                         "→ continue from its parent makes new ones")
     gen = made[0]
     params = dict(gen.params or {})
+    fill = params.get("fill")
+    if isinstance(fill, dict):  # a version → fill made: not a continuation of its parent
+        original = ctx.ws.find_node(str(fill.get("node") or ""))
+        label = original.label if original is not None else node.label
+        raise LoomError("INVALID_SYNTAX", f"[{node.label}] was made by → fill, not by a "
+                        "continue", f"→ fill {label} at:{fill.get('start')}-{fill.get('end')}"
+                        " makes new versions of the span")
     asked = Sampling.asked_in(params)
     sampling = asked.model_copy(update={  # this one continuation, as it was sampled
         "n": 1, "logprobs": None,
