@@ -230,3 +230,35 @@ def test_a_model_participant_fills_and_regenerate_sends_a_version_back_to_fill(s
     assert again.text == (f"✗ INVALID_SYNTAX: [{version.label}] was made by → fill, not by "
                           f"a continue\n  hint: → fill {node.label} at:10-29 makes new "
                           "versions of the span")
+
+
+def test_explore_passes_a_preset_on_to_each_continue(app) -> None:  # type: ignore[no-untyped-def]
+    """``→ explore preset:wild``: the preset's options, under the ones given, are the
+    sampling each of its continues asks with."""
+    from loom.commands.context import ExploreRequest, ExploreSummary, PresetChoice
+
+    started: list[ExploreRequest] = []
+
+    class Explorer:
+        def start(self, request: ExploreRequest) -> ExploreSummary:
+            started.append(request)
+            return ExploreSummary(source="r", made=0, scored=0, pruned=0, spent=0,
+                                  budget=request.budget, explorer="bot", judge="j")
+
+        def stop(self, tree):  # type: ignore[no-untyped-def]
+            return None
+
+    class Subject(Filling):
+        def presets(self) -> list[PresetChoice]:
+            return [PresetChoice("wild", "temperature 1.3 · top_k 100",
+                                 Sampling(temperature=1.3, top_k=100))]
+
+    tree = app.ws.create_tree("Explore", root_content="The keeper climbed.")
+    app.executor.subject = Subject([" went up"])
+    app.executor.explorer = Explorer()
+    done = app.executor.execute("→ explore preset:wild temperature:0.5 depth:1",
+                                app.actor(tree))
+    assert done.ok, done.text
+    assert started[0].sampling == Sampling(temperature=0.5, top_k=100)
+    unknown = app.executor.execute("→ explore preset:calm", app.actor(tree))
+    assert unknown.text.startswith('✗ INVALID_SYNTAX: no preset named "calm"')
