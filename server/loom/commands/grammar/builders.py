@@ -39,7 +39,7 @@ from loom.commands.grammar.fuzzy import fuzzy
 from loom.commands.grammar.lexer import INT, RANGE, Tok, norm_ref
 from loom.commands.grammar.reader import READER_BUILDERS
 from loom.commands.grammar.results import Args, Fail, show, usage, use
-from loom.commands.grammar.sampling import models_named, preset_named, sampling_given
+from loom.commands.grammar.sampling import generation_options
 from loom.commands.grammar.scan import (
     as_choice,
     as_int,
@@ -145,19 +145,9 @@ def _build_continue(a: Args, spec: Spec) -> Command | Fail:
     start = target_node(a, spec, "from")
     if isinstance(start, Fail):
         return start
-    models = models_named(a, "continue")
-    if isinstance(models, Fail):
-        return models
-    values = sampling_given(a, spec)
+    values = generation_options(a, spec)
     if isinstance(values, Fail):
         return values
-    if models is not None:
-        values["models"] = models
-    if "preset" in a.opts:
-        preset = preset_named(a, "continue")
-        if isinstance(preset, Fail):
-            return preset
-        values["preset"] = preset
     return Continue.model_validate({"from": start, **values})
 
 

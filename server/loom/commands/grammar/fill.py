@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from loom.commands.ast import Command, Fill
 from loom.commands.grammar.results import Args, Fail, usage
-from loom.commands.grammar.sampling import models_named, preset_named, sampling_given
+from loom.commands.grammar.sampling import generation_options
 from loom.commands.grammar.scan import target_node
 from loom.commands.grammar.vocabulary import Spec
 
@@ -50,20 +50,10 @@ def _build_fill(a: Args, spec: Spec) -> Command | Fail:
                     f'{node} "the words to replace"')
     if a.unknown:
         return Fail(f'unexpected "{a.unknown[0]}" for fill', hint=usage(spec.tool))
-    models = models_named(a, "fill")
-    if isinstance(models, Fail):
-        return models
-    sampling = sampling_given(a, spec)
-    if isinstance(sampling, Fail):
-        return sampling
-    if models is not None:
-        values["models"] = models
-    if "preset" in a.opts:
-        preset = preset_named(a, "fill")
-        if isinstance(preset, Fail):
-            return preset
-        values["preset"] = preset
-    return Fill.model_validate({**values, **sampling})
+    options = generation_options(a, spec)
+    if isinstance(options, Fail):
+        return options
+    return Fill.model_validate({**values, **options})
 
 
 #: ``builders.build`` looks it up with the other verbs' builders.

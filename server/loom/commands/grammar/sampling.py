@@ -41,3 +41,23 @@ def sampling_given(a: Args, spec: Spec) -> dict[str, object] | Fail:
                 return got
             values[option.name] = got
     return values
+
+
+def generation_options(a: Args, spec: Spec) -> dict[str, object] | Fail:
+    """What a verb that asks the subject model reads alike (``continue``, ``fill``): the
+    sampling options, ``models`` and ``preset`` where given, by field name."""
+    verb = spec.tool.name
+    models = models_named(a, verb)
+    if isinstance(models, Fail):
+        return models
+    values = sampling_given(a, spec)
+    if isinstance(values, Fail):
+        return values
+    if models is not None:
+        values["models"] = models
+    if "preset" in a.opts:
+        preset = preset_named(a, verb)
+        if isinstance(preset, Fail):
+            return preset
+        values["preset"] = preset
+    return values
