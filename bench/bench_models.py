@@ -17,10 +17,14 @@
 4. ``→ score`` of 1,000 tokens of a writer's text with the local model (teacher forcing,
    ``llm/scoring/forced.py``) against ``→ continue`` making 1,000 tokens, through the
    executor: medians of interleaved runs and their ratio (goal: <= 0.5x).
+5. ``→ fill n:3`` on a 40-token span (the bundled model: told what comes before and after
+   it, through its chat template) against ``→ continue n:3 tokens:40`` from the same node,
+   both through the executor with ``tokens:40``, interleaved in one run: medians and their
+   ratio (goal: <= 1.3x).
 
 Run: ``.venv/bin/python bench/bench_models.py [--runs 50] [--local-runs 9] [--skip-local]
-[--skip-overhead] [--skip-mixed] [--score-runs 3] [--skip-score]`` (the local parts need
-``loom model setup``)
+[--skip-overhead] [--skip-mixed] [--score-runs 3] [--skip-score] [--skip-fill]`` (the local
+parts need ``loom model setup``)
 """
 
 from __future__ import annotations
@@ -411,6 +415,61 @@ def scoring(runs: int, tokens: int) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+#: A story whose middle sentence is the span filled (about 40 tokens of the bundled model's).
+FILL_BEFORE = ("The storm had passed by morning, and the harbour lay flat and grey under a "
+               "low sky. ")
+FILL_SPAN = ("The old keeper climbed the narrow iron stairs of the lighthouse one last time, "
+             "counting each step as his father had taught him, and paused at the top to "
+             "catch his breath and look at the sea.")
+FILL_AFTER = (" Below him the village was waking: smoke from the bakery, a dog on the quay, "
+              "the first boat pushing out past the breakwater.")
+
+
+def fill_against_continue(runs: int) -> None:
+    from loom.app import open_app
+    from loom.llm.config import BUILTIN_PROFILES
+    from loom.llm.service.setup import bundled_gguf
+    from loom.llm.subject import ProviderSubject
+    from loom.llm.tokenizer import local_tokenizer
+
+    if bundled_gguf() is None:
+        print("fill n:3 — skipped: the local model is not set up (loom model setup)")
+        return
+    count = local_tokenizer()
+    work = Path(tempfile.mkdtemp(prefix="loom-bench-fill-"))
+    try:
+        os.environ["LOOM_CONFIG"] = str(work / "absent.toml")
+        app = open_app(work / "loom.db", use_default_subject=False)
+        app.executor.subject = ProviderSubject(BUILTIN_PROFILES["local"])
+        tree = app.ws.create_tree("Bench", "buffer", root_content=FILL_BEFORE)
+        me = app.me()
+        node = app.ws.add_node(tree, app.ws.node(tree.root), FILL_SPAN + FILL_AFTER, me)
+        actor = app.actor(tree)
+
+        def run(line: str) -> float:
+            started = time.perf_counter()
+            result = app.executor.execute(line, actor)
+            if not result.ok:
+                raise SystemExit(f"{line}: {result.text}")
+            return time.perf_counter() - started
+
+        fill = f"→ fill {node.label} at:0-{len(FILL_SPAN)} n:3 tokens:40 temperature:0.8"
+        grow = f"→ continue from {node.label} n:3 tokens:40 temperature:0.8"
+        run(fill), run(grow)  # warm: the model process, its prompt cache
+        filled: list[float] = []
+        continued: list[float] = []
+        for _ in range(runs):
+            filled.append(run(fill))
+            continued.append(run(grow))
+        f, c = statistics.median(filled), statistics.median(continued)
+        span = f"{count(FILL_SPAN)}-token" if count is not None else "~40-token"
+        print(f"fill n:3 on a {span} span against continue n:3 tokens:40 (the bundled "
+              f"model, {runs} runs, {os.cpu_count()} CPUs): fill {f * 1000:.0f} ms, continue "
+              f"{c * 1000:.0f} ms — ratio {f / c:.2f} (goal <= 1.3)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
@@ -423,6 +482,7 @@ def main() -> None:
     parser.add_argument("--score-runs", type=int, default=3)
     parser.add_argument("--score-tokens", type=int, default=1000)
     parser.add_argument("--skip-score", action="store_true")
+    parser.add_argument("--skip-fill", action="store_true")
     args = parser.parse_args()
     if not args.skip_overhead:
         asyncio.run(overhead(args.runs))
@@ -432,6 +492,8 @@ def main() -> None:
         models_at_once(args.local_runs, args.tokens)
     if not args.skip_score:
         scoring(args.score_runs, args.score_tokens)
+    if not args.skip_fill:
+        fill_against_continue(args.local_runs)
 
 
 if __name__ == "__main__":

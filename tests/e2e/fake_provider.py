@@ -663,3 +663,38 @@ def wait_for(predicate: Callable[[], bool], timeout_s: float = 2.0) -> bool:
             return True
         time.sleep(0.01)
     return predicate()
+
+
+#: llama.cpp's fill-in-the-middle endpoint (at the server's root, beside ``/v1``).
+LLAMA_INFILL = "/infill"
+
+
+def llama_infill_stream(text: str, *, logprob: float = -0.5, **kw: Any) -> Reply:
+    """llama.cpp's native stream for ``/infill``: a chunk per piece with its token's
+    probability and one alternative, then the ``stop`` chunk."""
+    chunks: list[Any] = [{
+        "index": 0, "content": piece, "stop": False,
+        "completion_probabilities": [{"token": piece, "logprob": logprob, "top_logprobs": [
+            {"token": piece, "logprob": logprob}, {"token": " else", "logprob": -3.0}]}]}
+        for piece in pieces(text)]
+    chunks.append({"index": 0, "content": "", "stop": True, "stop_type": "eos",
+                   "tokens_predicted": len(pieces(text)), "timings": {"prompt_n": 12}})
+    return sse_reply(chunks, done=False, **kw)
+
+
+def openai_chat_choices_stream(texts: list[str], *, model: str = "fake-chat") -> Reply:
+    """A chat completions stream of ``len(texts)`` choices (a request's ``n``), their
+    pieces interleaved by index as a server decoding them together sends them."""
+    def chunk(choices: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                "created": 1700000000, "model": model, "choices": choices}
+
+    split = [pieces(t) for t in texts]
+    chunks = [chunk([{"index": i, "delta": {"role": "assistant", "content": ""},
+                      "finish_reason": None}]) for i in range(len(texts))]
+    for step in range(max(len(p) for p in split)):
+        chunks += [chunk([{"index": i, "delta": {"content": p[step]}, "finish_reason": None}])
+                   for i, p in enumerate(split) if step < len(p)]
+    chunks += [chunk([{"index": i, "delta": {}, "finish_reason": "stop"}])
+               for i in range(len(texts))]
+    return sse_reply(chunks)

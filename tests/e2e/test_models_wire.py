@@ -177,11 +177,14 @@ def test_model_picks_one_and_unknown_names_are_explained(app, fake, config):
     assert '✗ INVALID_SYNTAX: 2 models named "c"' in many.text
     page = app.executor.execute("→ help continue", app.actor(tree))
     assert "Models (model:NAME, models:A,B):" in page.text
-    listed = {line.split()[0]: line for line in page.text.split("Models")[1].splitlines()[1:]}
+    models = page.text.split("Models")[1].split("\n\n")[0]
+    listed = {line.split()[0]: line for line in models.splitlines()[1:]}
     assert listed["wire"].endswith("openai-compatible wire-model (default)")
     assert listed["claude-w"].endswith("anthropic claude-w-model")
     assert listed["davinci-002"].endswith("(no API key)")
     assert "top_p:" in page.text and "seed:" in page.text
+    assert page.text.endswith("Presets (preset:NAME): none yet; define one as "
+                              "[presets.NAME] in config.toml")
 
 
 def test_one_model_failing_keeps_the_others_continuations(app, fake, config):
@@ -316,3 +319,186 @@ def test_strategies_a_provider_lacks_are_refused_in_the_profile(tmp_path, monkey
                     'strategy = "completion"\n', encoding="utf-8")
     with pytest.raises(ModelError, match="no completion endpoint"):
         load_config(path)
+
+
+# -- every sampler (issue 46, item 3) ---------------------------------------------------
+
+_EVERY = ('→ continue top_k:40 typical_p:0.9 repeat_penalty:1.1 frequency_penalty:0.3 '
+          'presence_penalty:0.2 dry:0.8 dry_base:1.75 dry_allowed_length:2 '
+          'xtc_probability:0.5 xtc_threshold:0.1 mirostat:2 mirostat_tau:5 mirostat_eta:0.1 '
+          'banned:"very, suddenly" logit_bias:"13:2.5" '
+          'grammar:"root ::= \\" yes\\" | \\" no\\"" extra:"top_n_sigma:1.5,ignore_eos:true"')
+#: How llama.cpp's server names them, in the request body.
+_LLAMA_BODY = {
+    "top_k": 40, "typical_p": 0.9, "repeat_penalty": 1.1, "frequency_penalty": 0.3,
+    "presence_penalty": 0.2, "dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 2,
+    "xtc_probability": 0.5, "xtc_threshold": 0.1, "mirostat": 2, "mirostat_tau": 5.0,
+    "mirostat_eta": 0.1, "grammar": 'root ::= " yes" | " no"', "top_n_sigma": 1.5,
+    "ignore_eos": True,
+    # the token biases, then each banned string as written and after a space
+    "logit_bias": [[13, 2.5], ["very", False], [" very", False], ["suddenly", False],
+                   [" suddenly", False]],
+}
+
+
+@pytest.mark.parametrize("strategy", ["completion", "instruct"])
+def test_every_sampler_reaches_a_compatible_server_in_llama_cpp_s_words(app, fake, strategy):
+    """Through the real SDK, on the completions endpoint and on chat (a chat model as a
+    base model): each option under llama.cpp's name, ``extra:``'s keys beside them, and
+    the generation's stored parameters keep them, so → regenerate asks the same."""
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake, strategy=strategy))
+    path = OPENAI_COMPLETIONS if strategy == "completion" else OPENAI_CHAT
+    fake.set_default(path, openai_completion_stream([" no"]) if strategy == "completion"
+                     else openai_chat_stream(" no"))
+    result = app.executor.execute(_EVERY, app.actor(tree))
+    assert result.ok, result.text
+    (body,) = [r.json for r in fake.requests_to(path)]
+    assert body | _LLAMA_BODY == body, {k: body.get(k) for k in _LLAMA_BODY}
+    assert body["stream"] is True and body["model"] == "wire-model"
+    assert "extra" not in body and "banned" not in body and "dry" not in body
+    params = generation(children(tree)[0]).params
+    assert params["top_k"] == 40 and params["dry_multiplier"] == 0.8
+    assert params["banned"] == ["very", "suddenly"]
+    assert params["extra"] == {"top_n_sigma": 1.5, "ignore_eos": True}
+    assert result.command == (  # the catalogue's order
+        '→ continue logit_bias:"13:2.5" top_k:40 typical_p:0.9 repeat_penalty:1.1 '
+        'frequency_penalty:0.3 presence_penalty:0.2 dry:0.8 dry_base:1.75 '
+        'dry_allowed_length:2 xtc_probability:0.5 xtc_threshold:0.1 mirostat:2 '
+        'mirostat_tau:5.0 mirostat_eta:0.1 banned:"very, suddenly" '
+        'grammar:"root ::= \\" yes\\" | \\" no\\"" extra:"top_n_sigma:1.5,ignore_eos:true"')
+    fake.reset()
+    fake.set_default(path, openai_completion_stream([" no"]) if strategy == "completion"
+                     else openai_chat_stream(" no"))
+    again = app.executor.execute(f"→ regenerate {children(tree)[0].label}", app.actor(tree))
+    assert again.ok, again.text
+    (replayed,) = [r.json for r in fake.requests_to(path)]
+    assert replayed | _LLAMA_BODY == replayed
+
+
+def test_openai_takes_its_two_penalties_and_extra_and_refuses_llama_cpp_s(app, fake):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake, "openai"))
+    fake.script(OPENAI_COMPLETIONS, openai_completion_stream([" on."]))
+    result = app.executor.execute('→ continue frequency_penalty:0.5 presence_penalty:-0.5 '
+                                  'extra:"user:writer-7"', app.actor(tree))
+    assert result.ok, result.text
+    body = fake.requests_to(OPENAI_COMPLETIONS)[0].json
+    assert body["frequency_penalty"] == 0.5 and body["presence_penalty"] == -0.5
+    assert body["user"] == "writer-7"
+    refused = app.executor.execute('→ continue top_k:5 mirostat:2 grammar:"root ::= \\"a\\"" '
+                                   'banned:"very"', app.actor(tree))
+    assert refused.text.startswith("✗ INVALID_SYNTAX: top_k:, mirostat:, banned:, grammar: "
+                                   "are not offered by openai's completion API "
+                                   "(wire: wire-model)"), refused.text
+    assert len(fake.requests_to(OPENAI_COMPLETIONS)) == 1  # nothing more asked
+
+
+def test_anthropic_takes_extra_in_the_body_and_refuses_the_samplers_it_lacks(app, fake):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake, "anthropic"))
+    fake.script(ANTHROPIC_MESSAGES, anthropic_stream(" and waited"))
+    result = app.executor.execute('→ continue extra:"metadata:{\\"user_id\\":\\"w7\\"}"',
+                                  app.actor(tree))
+    assert result.ok, result.text
+    body = fake.requests_to(ANTHROPIC_MESSAGES)[0].json
+    assert body["metadata"] == {"user_id": "w7"} and body["model"] == "wire-model"
+    refused = app.executor.execute("→ continue top_k:5 presence_penalty:1 xtc:0.5",
+                                   app.actor(tree))
+    assert refused.text.startswith("✗ INVALID_SYNTAX: top_k:, presence_penalty:, "
+                                   "xtc_probability: are not offered by anthropic's "
+                                   "completion API"), refused.text
+    assert len(fake.requests_to(ANTHROPIC_MESSAGES)) == 1
+
+
+def test_a_sampler_out_of_bounds_is_refused_before_anything_is_asked(app, fake):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake))
+    for line, said in (("→ continue mirostat:3", "mirostat must be between 0 and 2"),
+                       ("→ continue frequency_penalty:2.5",
+                        "frequency_penalty must be between -2 and 2"),
+                       ("→ continue typical_p:1.5", "typical_p must be between 0 and 1")):
+        result = app.executor.execute(line, app.actor(tree))
+        assert result.text.startswith(f"✗ LIMIT_EXCEEDED: {said}"), result.text
+    assert fake.requests == [] and children(tree) == []
+
+
+@pytest.mark.parametrize("provider", ["openai-compatible", "openai", "anthropic"])
+def test_extra_never_overrides_what_loom_sends(app, fake, provider):
+    """A sampling record that reaches a provider with a forbidden ``extra:`` key (built
+    around the command's check) still cannot change the model, n, streaming or the token
+    data: the provider leaves such keys out."""
+    from loom.llm.registry import make_provider
+    from loom.model.sampling import Sampling
+
+    prov = make_provider(profile(fake, provider))
+    sneaky = Sampling().model_copy(update={"extra": {
+        "model": "other", "n": 9, "stream": False, "logprobs": 0, "max_tokens": 4000,
+        "messages": [], "prompt": "x", "top_n_sigma": 1.0}})
+    path = ANTHROPIC_MESSAGES if provider == "anthropic" else OPENAI_COMPLETIONS
+    fake.script(path, anthropic_stream(" on") if provider == "anthropic"
+                else openai_completion_stream([" on"]))
+    import asyncio
+
+    asyncio.run(prov.complete("The keeper", sneaky))
+    body = fake.requests_to(path)[0].json
+    assert body["model"] == "wire-model" and body["stream"] is True
+    assert body.get("n", 1) == 1 and body["max_tokens"] == 50
+    assert body.get("logprobs") in (None, 5)  # the profile's, where the API has them
+    if provider == "anthropic":
+        assert body["messages"] and "prompt" not in body
+    else:
+        assert body["prompt"] == "The keeper" and "messages" not in body
+    assert body.get("top_n_sigma") == 1.0  # the harmless key still goes
+
+
+# -- sampler presets -------------------------------------------------------------------
+
+
+@pytest.fixture
+def presets(config: Path) -> Path:
+    with config.open("a", encoding="utf-8") as out:
+        out.write('\n[presets.wild]\ntemperature = 1.3\ntop_k = 100\nmin_p = 0.02\n'
+                  'banned = "suddenly"\nextra = { top_n_sigma = 1.5 }\n'
+                  '\n[presets.hot]\ntemperature = 2.5\n')
+    return config
+
+
+def test_a_preset_samples_with_its_options_and_the_command_s_win(app, fake, presets):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake))
+    fake.set_default(OPENAI_COMPLETIONS, openai_completion_stream([" went on."]))
+    result = app.executor.execute("→ continue preset:wild", app.actor(tree))
+    assert result.ok, result.text
+    body = fake.requests_to(OPENAI_COMPLETIONS)[-1].json
+    assert body["temperature"] == 1.3 and body["top_k"] == 100 and body["min_p"] == 0.02
+    assert body["top_n_sigma"] == 1.5
+    assert body["logit_bias"] == [["suddenly", False], [" suddenly", False]]
+    assert result.command == "→ continue preset:wild"
+    params = generation(children(tree)[0]).params
+    assert params["preset"] == "wild" and params["temperature"] == 1.3
+    mixed = app.executor.execute("→ continue preset:wi temperature:0.4 n:2", app.actor(tree))
+    assert mixed.ok, mixed.text
+    body = fake.requests_to(OPENAI_COMPLETIONS)[-1].json
+    assert body["temperature"] == 0.4 and body["top_k"] == 100 and body["n"] == 2
+    page = app.executor.execute("→ help continue", app.actor(tree)).text
+    assert page.split("Presets (preset:NAME):\n")[1].splitlines() == [
+        "  wild  temperature 1.3 · min_p 0.02 · top_k 100 · banned \"suddenly\" · extra",
+        "  hot   temperature 2.5"]
+
+
+def test_a_preset_out_of_bounds_or_unknown_is_refused_and_nothing_asked(app, fake, presets):
+    tree = buffer_tree(app)
+    app.executor.subject = ProviderSubject(profile(fake))
+    hot = app.executor.execute("→ continue preset:hot", app.actor(tree))
+    assert hot.text.startswith("✗ LIMIT_EXCEEDED: temperature must be between 0 and 2")
+    unknown = app.executor.execute("→ continue preset:cold", app.actor(tree))
+    assert unknown.text == ('✗ INVALID_SYNTAX: no preset named "cold"\n'
+                            "  hint: the presets: wild, hot")
+    assert fake.requests == [] and children(tree) == []
+    # a preset the API lacks an option of is refused as the option would be
+    app.executor.subject = ProviderSubject(profile(fake, "openai"))
+    lacking = app.executor.execute("→ continue preset:wild", app.actor(tree))
+    assert lacking.text.startswith("✗ INVALID_SYNTAX: min_p:, top_k:, banned: are not "
+                                   "offered by openai's completion API"), lacking.text
+    assert fake.requests == []

@@ -450,7 +450,8 @@ def test_several_models_at_once_and_the_model_picker(fake: FakeProvider, editor:
     each says which model wrote it; `:Loom model` picks the model for the tree."""
     with (tmp_path / "config.toml").open("a", encoding="utf-8") as config:
         config.write(f'\n[profiles.second]\nprovider = "openai-compatible"\n'
-                     f'model = "second-base"\nbase_url = "{fake.openai_base_url}"\n')
+                     f'model = "second-base"\nbase_url = "{fake.openai_base_url}"\n'
+                     '\n[presets.wild]\ntemperature = 1.3\ntop_k = 100\n')
     said = {"fake-base": " The base model went on.", "second-base": " The second one did."}
     fake.set_default(OPENAI_COMPLETIONS, lambda request: openai_completion_stream(
         [said[request.json["model"]]]))
@@ -483,27 +484,53 @@ def test_several_models_at_once_and_the_model_picker(fake: FakeProvider, editor:
     value = editor.request("textDocument/hover")["contents"]["value"]
     assert "Generated: `second-base`" in value, value
 
-    # :Loom model without a name: a picker of the models, the one asked now marked
+    # :Loom model without a name: a picker of the models and the sampler presets, the
+    # ones in use marked; the test's vim.ui.select picks the row shown as _G.pick
     editor.lua("""
         _G.picked_from = nil
         vim.ui.select = function(items, opts, on_choice)
           _G.picked_from = { prompt = opts.prompt, shown = vim.tbl_map(opts.format_item, items) }
-          for _, m in ipairs(items) do
-            if m.name == "second" then on_choice(m) end
+          for _, item in ipairs(items) do
+            if vim.trim(opts.format_item(item)):find(_G.pick, 1, true) == 1 then
+              on_choice(item)
+            end
           end
         end
         return true""")
+    editor.lua('_G.pick = "second "; return true')
     editor.cmd("Loom model")
     wait_for(lambda: any(m.startswith("✓ continue asks second in") for m in editor.messages()),
              10, "✓ continue asks second")
-    picker = editor.lua("return _G.picked_from")
-    assert picker["prompt"] == "Model for this tree (now fake)", picker
+    picker = wait_for(lambda: editor.lua("return _G.picked_from"), 10, "the picker")
+    assert picker["prompt"] == "Model or sampler preset for this tree (now fake)", picker
     assert "● fake  openai-compatible fake-base (default)" in picker["shown"], picker
     assert "  second  openai-compatible second-base" in picker["shown"], picker
+    assert "  preset:wild  temperature 1.3 · top_k 100" in picker["shown"], picker
     before = len(fake.requests_to(OPENAI_COMPLETIONS))
     editor.cmd("Loom continue 1")
     wait_for(lambda: len(fake.requests_to(OPENAI_COMPLETIONS)) > before, 20, "the request")
     assert fake.requests_to(OPENAI_COMPLETIONS)[-1].json["model"] == "second-base"
+    # the preset, picked in the same picker: what continue samples with in the tree
+    editor.lua('_G.pick = "preset:wild"; return true')
+    editor.cmd("Loom model")
+    wait_for(lambda: any(m.startswith("✓ continue samples with preset wild in")
+                         for m in editor.messages()), 10, "✓ … preset wild")
+    before = len(fake.requests_to(OPENAI_COMPLETIONS))
+    editor.cmd("Loom continue 1")
+    wait_for(lambda: len(fake.requests_to(OPENAI_COMPLETIONS)) > before, 20, "the request")
+    sent = fake.requests_to(OPENAI_COMPLETIONS)[-1].json
+    assert sent["model"] == "second-base" and sent["top_k"] == 100, sent
+    assert sent["temperature"] == 1.3
+    editor.lua('_G.pick = "● second"; _G.picked_from = nil; return true')
+    editor.cmd("Loom model")
+    picker = wait_for(lambda: editor.lua("return _G.picked_from"), 10, "the picker")
+    assert picker["prompt"] == ("Model or sampler preset for this tree "
+                                "(now second with preset wild)"), picker
+    assert "● preset:wild  temperature 1.3 · top_k 100" in picker["shown"], picker
+    assert "  preset:none  the model's own defaults" in picker["shown"], picker
+    editor.cmd("Loom model preset:none")
+    wait_for(lambda: any("continue samples as the model's defaults" in m
+                         for m in editor.messages()), 10, "no preset again")
     editor.cmd("Loom model default")
     wait_for(lambda: any("continue asks the default model" in m for m in editor.messages()),
              10, "the default again")

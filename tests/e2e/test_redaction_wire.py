@@ -112,6 +112,27 @@ async def test_openai_completions_and_chat_never_send_a_secret(fake, provider):
     assert messages[1]["content"] == f"Summarize {PLACEHOLDER} please"
 
 
+@pytest.mark.parametrize("strategy", ["infill", "suffix", "prefix"])
+async def test_a_fill_never_sends_a_secret_before_or_after_the_span(fake, strategy):
+    """→ fill's text before and after the span goes through the redaction door too: the
+    fill-in-the-middle endpoint, the completions suffix, and the chat replies of one
+    request (``chats``)."""
+    from tests.e2e.fake_provider import LLAMA_INFILL, llama_infill_stream
+
+    fake.set_default(LLAMA_INFILL, llama_infill_stream(" filled"))
+    p = make_provider(profile(fake, "openai-compatible"))
+    await p.fill(ALL_SHAPES, f"after {OPENAI_KEY} the end", Sampling(n=2, tokens=8),
+                 strategy=strategy)
+    await p.chats([ChatMessage(role="user", content=f"{ALL_SHAPES} ___ {ANTHROPIC_KEY}")],
+                  Sampling(n=2, tokens=8))
+    assert_never_received(fake, SHAPE_SECRETS)
+    sent = [r.json for r in fake.requests]
+    assert any(PLACEHOLDER in json.dumps(b) for b in sent)
+    if strategy == "infill":
+        assert fake.requests_to(LLAMA_INFILL)[0].json["input_suffix"] == \
+            f"after {PLACEHOLDER} the end"
+
+
 async def test_anthropic_complete_and_chat_never_send_a_secret(fake):
     p = make_provider(profile(fake, "anthropic"))
     await p.complete(ALL_SHAPES, Sampling(n=2, tokens=8))

@@ -74,3 +74,65 @@ async def test_models_siblings_each_say_their_model_in_hover(editor: Editor,
     value = hover.contents.value  # type: ignore[union-attr]
     assert "Generated: `fake-base`" in value or "Generated: `second-base`" in value, value
     assert "Continuation" in value and "of 2 from one request" in value, value
+
+
+def add_preset(name: str, body: str) -> None:
+    with CONFIG.open("a", encoding="utf-8") as config:
+        config.write(f"\n[presets.{name}]\n{body}\n")
+
+
+async def test_a_preset_is_listed_completed_picked_and_sampled_with(
+        editor: Editor, fake: FakeProvider) -> None:
+    """``[presets.wild]`` in config.toml: the picker lists it beside the models, picking it
+    makes it what continue samples with in the tree (the request carries its options, and
+    the editor's defaults only fill what it leaves out), ``preset:`` completes it, and an
+    option given beside it wins."""
+    add_preset("wild", "temperature = 1.3\ntop_k = 100\nxtc_probability = 0.5\ntokens = 24")
+    add_preset("calm", 'description = "low and steady"\ntemperature = 0.3\nmin_p = 0.1')
+    uri = await open_demo(editor)
+    listed = (await command(editor, "loom.models", uri=uri))["data"]
+    assert listed["presets"] == [
+        {"name": "wild", "description": "tokens 24 · temperature 1.3 · top_k 100 · "
+                                        "xtc_probability 0.5"},
+        {"name": "calm", "description": "low and steady"}]
+    assert listed["preset"] is None
+    picked = await command(editor, "loom.chooseModel", uri=uri, preset="wi")
+    assert picked["ok"], picked
+    assert picked["message"].startswith("✓ continue samples with preset wild in"), picked
+    now = await command(editor, "loom.models", uri=uri)
+    assert now["data"]["preset"] == "wild" and now["data"]["current"] == "fake"
+    assert now["message"] == "✓ continue asks fake with preset wild"
+    fake.set_default(OPENAI_COMPLETIONS, openai_completion_stream([" Wind."]))
+    done = await command(editor, "loom.continue", uri=uri, n=1)
+    assert done["ok"], done
+    body = fake.requests_to(OPENAI_COMPLETIONS)[-1].json
+    assert body["temperature"] == 1.3 and body["max_tokens"] == 24  # not the editor's 50
+    assert body["top_k"] == 100 and body["xtc_probability"] == 0.5
+    stored = sql(editor.db, "SELECT params FROM generation ORDER BY created DESC LIMIT 1")
+    assert '"preset": "wild"' in stored[0][0]
+    await editor.wait_for(lambda: "Wind." in editor.texts[uri])
+    at = editor.texts[uri].rindex("Wind.")
+    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=editor.pos(uri, at + 1)))
+    assert hover is not None
+    card = hover.contents.value  # type: ignore[union-attr]
+    assert "temperature 1.3" in card and "top k 100" in card and "preset wild" in card, card
+    again = await command(editor, "loom.continue", uri=uri, n=1, preset="calm",
+                          temperature=0.5)
+    assert again["ok"], again
+    body = fake.requests_to(OPENAI_COMPLETIONS)[-1].json
+    assert body["temperature"] == 0.5 and body["min_p"] == 0.1 and "top_k" not in body
+    # completion after preset: offers the config's presets
+    editor.append(uri, "\n→ continue preset:")
+    items = await editor.client.text_document_completion_async(lsp.CompletionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri),
+        position=editor.pos(uri, len(editor.texts[uri]))))
+    offered = {i.label: i.detail for i in items.items}
+    assert offered.get("preset:calm") == "low and steady", offered
+    assert "preset:wild" in offered
+    unknown = await command(editor, "loom.chooseModel", uri=uri, preset="loud")
+    assert not unknown["ok"] and 'no preset named "loud"' in unknown["message"]
+    assert "the presets: wild, calm" in unknown["message"]
+    cleared = await command(editor, "loom.chooseModel", uri=uri, preset="")
+    assert cleared["ok"] and (await command(editor, "loom.models", uri=uri))[
+        "data"]["preset"] is None

@@ -185,7 +185,7 @@ def test_a_humans_overview_lists_the_reader_tools_too(app) -> None:  # type: ign
         "Memory: pin, stash, recall, drop, memory",
         "Meta: help, think",
         "Reader: bookmark, unbookmark, tag, untag, rate, prune, unprune, regenerate, score, "
-        "explore, delete, undelete, rename, search",
+        "fill, explore, delete, undelete, rename, search",
     ]
     assert out.endswith("→ help [tool] for details on any tool")
     assert "Reader:" not in render_help_overview(["loom_aware", "loom_write", "doc_read"])

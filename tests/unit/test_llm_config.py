@@ -266,3 +266,40 @@ def test_keyring_misses_are_cached_briefly(monkeypatch):
     p.api_key({})
     p.api_key({})
     assert calls == ["openai", "openai", "openai"]
+
+
+def test_presets_read_as_continue_s_options(tmp_path):
+    """``[presets.NAME]``: its keys are → continue's options (the APIs' names for tokens
+    and DRY read too), one stop or banned string may stand alone, and extra is a table."""
+    path = tmp_path / "config.toml"
+    path.write_text('[presets.wild]\ntemperature = 1.3\ntop_k = 100\nstop = "\\n"\n'
+                    'banned = ["very", "suddenly"]\nmax_tokens = 30\ndry_multiplier = 0.8\n'
+                    "grammar = '''root ::= \"a\" | \"b\"'''\n"
+                    'extra = { top_n_sigma = 1.5 }\n'
+                    '\n[presets.calm]\ndescription = "low and steady"\ntemperature = 0.3\n',
+                    encoding="utf-8")
+    config = load_config(path)
+    wild = config.presets["wild"]
+    assert wild.sampling().chosen() == {
+        "tokens": 30, "temperature": 1.3, "top_k": 100, "dry": 0.8, "banned": ["very",
+        "suddenly"], "grammar": 'root ::= "a" | "b"', "stop": ["\n"],
+        "extra": {"top_n_sigma": 1.5}}
+    assert wild.summary() == ('tokens 30 · temperature 1.3 · top_k 100 · dry 0.8 · banned '
+                              '"very", "suddenly" · stop "\\n" · grammar · extra')
+    assert config.presets["calm"].summary() == "low and steady"
+    assert list(config.presets) == ["wild", "calm"]
+
+
+@pytest.mark.parametrize(("table", "needle"), [
+    ("topk = 3", "preset 'bad' is invalid: topk: Extra inputs are not permitted"),
+    ("temperature = \"hot\"", "preset 'bad' is invalid: temperature:"),
+    ("extra = { n = 3 }", "extra: n is Loom's own to set"),
+    ("extra = { temperature = 3 }", "extra: temperature is set by temperature:"),
+])
+def test_a_bad_preset_is_a_config_error_naming_it(tmp_path, table, needle):
+    path = tmp_path / "config.toml"
+    path.write_text(f"[presets.bad]\n{table}\n", encoding="utf-8")
+    with pytest.raises(ModelError) as err:
+        load_config(path)
+    assert err.value.kind == "config" and needle in err.value.message, err.value.message
+    assert err.value.hint.startswith(f"fix [presets.bad] in {path}")

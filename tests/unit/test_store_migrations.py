@@ -154,7 +154,7 @@ def test_v10_to_v11_queues_written_nodes_for_the_next_search(tmp_path: Path) -> 
     con.commit()
     con.close()
     ws = Workspace(open_database(path))
-    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 16
+    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 17
 
     def found(text: str) -> list[str]:
         return sorted(h.node.content for h in reader.search(ws, text))
@@ -212,7 +212,7 @@ def test_v5_to_v6_places_stashes_and_pins_in_trees(tmp_path: Path) -> None:
     from loom.store import memory_repo
 
     db = open_database(path)
-    assert dbmod.current_version(db) == SCHEMA_VERSION == 16
+    assert dbmod.current_version(db) == SCHEMA_VERSION == 17
     ws = Workspace(db)
     human = ws.human()
     tree, other = ws.find_tree("kept"), ws.find_tree("other")
@@ -271,3 +271,29 @@ def test_v15_to_v16_keeps_generated_token_data_and_names_no_scorer(
     assert "scorer" in {c.name for c in ws.db.get_columns("node_tokens")}
     assert [t.text for t in token_store.tokens(ws, ws.node(node.id))] == [" made"]
     assert token_store.scorers(ws, [node.id]) == {node.id: None}
+
+
+def test_v16_to_v17_keeps_model_choices_and_adds_their_preset(tmp_path: Path) -> None:
+    """v17: a participant's model choice per tree gains the sampler preset picked there;
+    the choices made before stay, with none."""
+    path = tmp_path / "v16.db"
+    ws = Workspace(open_database(path))
+    human = ws.human()
+    tree = ws.create_tree("kept", "buffer", root_content="Root.")
+    ws.choose_model(human, tree, "local")
+    ws.db.close()
+    con = sqlite3.connect(path)
+    con.execute("ALTER TABLE model_choice DROP COLUMN preset")
+    con.execute("UPDATE meta SET value = '16' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    ws = Workspace(open_database(path))
+    assert dbmod.current_version(ws.db) == SCHEMA_VERSION == 17
+    human, tree = ws.human(), ws.find_tree("kept")
+    assert ws.model_choice(human, tree) == "local" and ws.preset_choice(human, tree) is None
+    ws.choose_model(human, tree, None, "wild", keep_preset=False)
+    assert ws.model_choice(human, tree) is None and ws.preset_choice(human, tree) == "wild"
+    ws.choose_model(human, tree, "local")  # a model picked keeps the preset
+    assert ws.preset_choice(human, tree) == "wild"
+    ws.choose_model(human, tree, None, None, keep_preset=False)
+    assert ws.model_choice(human, tree) is None and ws.preset_choice(human, tree) is None

@@ -114,6 +114,11 @@ const fakeModel = createHttpServer((req, res) => {
   req.on("data", (d) => { body += d; });
   req.on("end", async () => {
     const payload = JSON.parse(body || "{}");
+    if (req.url === "/infill") { // a server without llama.cpp's infill: → fill asks with suffix
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: "File Not Found", type: "not_found_error", code: 404 } }));
+      return;
+    }
     if (Array.isArray(payload.messages)) { // the collaborator's chat model: → explore's judge
       judgeRequests.push(payload);
       const reply = judgeScript.shift() ?? "5/10 — it will do";
@@ -175,6 +180,8 @@ await new Promise((r) => fakeModel.listen(0, "127.0.0.1", r));
     // the collaborator's chat model: the judge of → explore
     `[profiles.judge]\nprovider = "openai-compatible"\nmodel = "judge-chat"\n` +
     `base_url = "http://127.0.0.1:${fakeModel.address().port}/v1"\nmax_attempts = 1\n\n` +
+    // a sampler preset, for the model picker's presets
+    `[presets.wild]\ntemperature = 1.3\ntop_k = 100\n\n` +
     `[defaults]\nsubject = "fake"\ncollaborator = "judge"\n`);
   Object.assign(ENV, { LOOM_CONFIG: config, LOOM_API_KEY: "sk-test-not-a-secret", LOOM_NO_KEYRING: "1" });
   log(`subject model: the fake at port ${fakeModel.address().port}`);
@@ -783,6 +790,42 @@ try {
     await page.locator(".editor-group-container.active .monaco-diff-editor").waitFor({ state: "detached", timeout: 10_000 }).catch(() => {});
   });
 
+  await check("Loom: Fill Selection… writes alternatives for a selected word; the sibling picker lists them as versions and picking one swaps only that word", async () => {
+    await clickOnText("walnut trees had dropped");
+    await page.keyboard.press("Control+d"); // the word under the cursor: "walnut"
+    const before = await proseText();
+    if (!before.includes(squash("the walnut trees had dropped"))) throw new Error("the walnut sibling is not on the path");
+    modelScript.push([[tok("oak", -0.4)], [tok("elm", -0.9)]]);
+    const asked = modelRequests.length;
+    await runCommand("Loom: Fill Selection");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill("2");
+    await page.keyboard.press("Enter");
+    await waitForProse(squash("the oak trees had dropped"), "the first alternative in the word's place", 30_000);
+    if ((await proseText()) !== before.replace("walnut", "oak")) throw new Error("the fill changed more than the word");
+    const sent = modelRequests[asked];
+    if (sent.n !== 2 || !sent.prompt.endsWith("the ") || !sent.suffix.startsWith(" trees had dropped")) {
+      throw new Error(`the fill asked ${JSON.stringify({ n: sent.n, prompt: sent.prompt.slice(-20), suffix: sent.suffix.slice(0, 20) })}`);
+    }
+    await shot("fill-selection");
+    // the versions in the sibling picker: the other one swaps only the word
+    await clickOnText("oak trees had dropped");
+    await runCommand("Loom: Siblings Side by Side");
+    const rows = page.locator(".quick-input-widget .monaco-list-row");
+    await waitFor(async () => (await rows.filter({ hasText: "elm trees" }).count()) > 0, "the other version in the picker", 15_000);
+    await rows.filter({ hasText: "elm trees" }).first().click();
+    await waitForProse(squash("the elm trees had dropped"), "the other version in the word's place", 20_000);
+    if ((await proseText()) !== before.replace("walnut", "elm")) throw new Error("the switch changed more than the word");
+    await waitFor(async () => (await page.locator(".tabs-container .tab.active.dirty").count()) === 0, "a clean tab", 10_000);
+    // and back to the original, for the checks after this one
+    await clickOnText("elm trees had dropped");
+    await runCommand("Loom: Siblings Side by Side");
+    await waitFor(async () => (await rows.filter({ hasText: "walnut trees" }).count()) > 0, "the original in the picker", 15_000);
+    await rows.filter({ hasText: "walnut trees" }).first().click();
+    await waitForProse(squash("the walnut trees had dropped"), "the original back", 20_000);
+  });
+
   await check("the ◀ k/n ▶ code lens cycles siblings (the text changes)", async () => {
     const lens = page.locator(".editor-group-container.active .codelens-decoration a", { hasText: /◀\s*\d+\/\d+\s*▶/ }).first();
     try {
@@ -1079,7 +1122,7 @@ try {
     await shot("8-continued");
   });
 
-  await check("→ continue models:fake,second: a sibling from each model, hover names each one's model, and the status bar's model picker chooses the tree's model", async () => {
+  await check("→ continue models:fake,second: a sibling from each model, hover names each one's model, and the status bar's model picker chooses the tree's model and its sampler preset", async () => {
     const statusBar = page.locator(".statusbar");
     const modelItem = page.locator(".statusbar-item", { hasText: /^\s*fake\s*$/ });
     await waitFor(async () => (await modelItem.count()) > 0, "the tree's model (fake) in the status bar", 15_000);
@@ -1139,6 +1182,29 @@ try {
     await page.waitForTimeout(300);
     await page.keyboard.press("Enter");
     await waitFor(async () => (await modelItem.count()) > 0, "fake in the status bar again", 10_000);
+    // a sampler preset, picked in the same picker: continue samples with it in this tree
+    await modelItem.first().click();
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "preset: wild" }).waitFor({ timeout: 10_000 });
+    await shot("8d-preset-picker");
+    await input.fill("preset: wild");
+    await page.waitForTimeout(300);
+    await page.keyboard.press("Enter");
+    const withPreset = page.locator(".statusbar-item", { hasText: /^\s*fake · wild\s*$/ });
+    await waitFor(async () => (await withPreset.count()) > 0, "fake · wild in the status bar", 10_000);
+    modelScript.push([words(" Then hail.")]);
+    const hot = modelRequests.length;
+    await runCommand("Loom: Continue");
+    await waitFor(() => modelRequests.length > hot, "the preset's request", 20_000);
+    const sent = modelRequests[hot];
+    if (sent.top_k !== 100 || sent.temperature !== 1.3) throw new Error(`continue sent top_k ${sent.top_k}, temperature ${sent.temperature}`);
+    await waitFor(async () => (await statusBar.textContent())?.includes("✓"), "the preset's continuation landed", 40_000);
+    await withPreset.first().click();
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill("no preset");
+    await page.waitForTimeout(300);
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await modelItem.count()) > 0, "fake (no preset) in the status bar again", 10_000);
   });
 
   await check("Loom: Continue With Options… says what the options read as while they are typed, and asks the model with them", async () => {

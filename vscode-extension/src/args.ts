@@ -136,3 +136,17 @@ export function exportBytes(r: { text?: string; base64?: string }): Uint8Array |
 export function exportNotes(message: string | undefined): string {
   return (message ?? "").split("\n").slice(1).map((l) => l.trim()).filter(Boolean).join("; ");
 }
+
+/** `loom.fill`'s arguments: the selection (within one node) and how many alternatives. */
+export function fillArgs(uri: string, start: Pos, end: Pos, n?: number): Record<string, unknown> {
+  return {
+    uri, line: start.line, character: start.character, endLine: end.line, endCharacter: end.character,
+    ...(n !== undefined ? { n } : {}),
+  };
+}
+
+/** How many alternatives the writer typed ("3"): 1 to 10, else why not. */
+export function fillCount(typed: string): number | string {
+  const n = Number(typed.trim());
+  return Number.isInteger(n) && n >= 1 && n <= 10 ? n : "a whole number from 1 to 10";
+}

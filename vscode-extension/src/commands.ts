@@ -12,6 +12,8 @@ import {
   commandLineAt,
   continueArgs,
   continueGiven,
+  fillArgs,
+  fillCount,
   cycleArgs,
   dialogueAnchors,
   EXPORT_FORMATS,
@@ -138,6 +140,7 @@ export class Commands {
     reg("loom.ui.export", (arg) => this.exportTree(arg));
     reg("loom.ui.continue", (arg) => this.continue_(arg));
     reg("loom.ui.continueWith", (arg) => this.continueWith(arg));
+    reg("loom.ui.fillSelection", (arg) => this.fillSelection(arg));
     reg("loom.ui.branch", () => this.branch());
     reg("loom.ui.nextSibling", () => this.cycle(1));
     reg("loom.ui.previousSibling", () => this.cycle(-1));
@@ -391,6 +394,33 @@ export class Commands {
       message: said.message,
       severity: said.severity === "error" ? vscode.InputBoxValidationSeverity.Error : vscode.InputBoxValidationSeverity.Info,
     };
+  }
+
+  /** Loom: Fill Selection…: n model-written alternatives for the selected span (within
+   * one node), the text around it kept; the first streams in its place, the others are
+   * versions of the node in the sibling picker. */
+  async fillSelection(arg?: unknown): Promise<void> {
+    const ed = pathEditor();
+    const sel = ed.selection;
+    if (sel.isEmpty) throw new Error("select the words to fill first");
+    const given = (arg && typeof arg === "object" ? arg : {}) as { n?: number };
+    let n = given.n;
+    if (n === undefined) {
+      const typed = await vscode.window.showInputBox({
+        prompt: "How many alternatives for the selection?", value: "3",
+        validateInput: (v) => (typeof fillCount(v) === "string" ? (fillCount(v) as string) : undefined),
+      });
+      if (typed === undefined) return;
+      n = fillCount(typed) as number;
+    }
+    const args = fillArgs(ed.document.uri.toString(), sel.start, sel.end, n);
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Loom: filling the selection (${n})…`, cancellable: true },
+      async (_progress, token) => {
+        token.onCancellationRequested(() => void this.client.execute(ServerCommands.cancel, {}));
+        await this.execute(ServerCommands.fill, args);
+      },
+    );
   }
 
   async branch(): Promise<void> {

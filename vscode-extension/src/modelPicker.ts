@@ -3,6 +3,7 @@
 
 import * as vscode from "vscode";
 import type { LoomClient } from "./client";
+import { pickerRows, pickerText } from "./modelItems";
 import { ServerCommands, type ModelsResult } from "./protocol";
 import { SCHEME } from "./uris";
 
@@ -42,12 +43,14 @@ export class ModelPicker implements vscode.Disposable {
       this.item.hide();
       return;
     }
-    this.item.text = `$(hubot) ${data.current}`;
-    this.item.tooltip = `Loom: continue asks ${data.current} in this tree — click to choose another`;
+    this.item.text = `$(hubot) ${pickerText(data)}`;
+    const preset = data.preset ? ` with preset ${data.preset}` : "";
+    this.item.tooltip = `Loom: continue asks ${data.current}${preset} in this tree — click to choose another model or preset`;
     this.item.show();
   }
 
-  /** A quick pick of the models; the chosen one is what continue asks in this tree. */
+  /** A quick pick of the models and the sampler presets; the chosen one is what continue
+   * asks (or samples with) in this tree. */
   async choose(): Promise<void> {
     const uri = this.activeUri();
     if (!uri) {
@@ -56,18 +59,19 @@ export class ModelPicker implements vscode.Disposable {
     }
     const data = await this.models(uri);
     if (!data) return;
-    const items = data.models.map((m) => ({
-      label: `${m.name === data.current ? "$(check) " : ""}${m.name}`,
-      description: m.description,
-      detail: [m.default ? "the default" : "", m.ready ? "" : "no API key set"].filter(Boolean).join(" · ") || undefined,
-      name: m.default ? undefined : m.name,
+    const items = pickerRows(data).map((row) => ({
+      ...row,
+      kind: row.kind === "separator" ? vscode.QuickPickItemKind.Separator : vscode.QuickPickItemKind.Default,
+      row,
     }));
+    const preset = data.preset ? ` with preset ${data.preset}` : "";
     const pick = await vscode.window.showQuickPick(items, {
-      placeHolder: `The model continue asks in this tree (now ${data.current})`,
+      placeHolder: `The model continue asks in this tree, or a sampler preset (now ${data.current}${preset})`,
       matchOnDescription: true,
     });
-    if (!pick) return;
-    const r = await this.client.execute<{ ok?: boolean; message?: string }>(ServerCommands.chooseModel, { uri, profile: pick.name });
+    if (!pick || pick.row.kind === "separator") return;
+    const args = pick.row.kind === "preset" ? { uri, preset: pick.row.preset } : { uri, profile: pick.row.profile };
+    const r = await this.client.execute<{ ok?: boolean; message?: string }>(ServerCommands.chooseModel, args);
     const message = r?.message?.split("\n")[0] ?? "";
     if (r?.ok === false) void vscode.window.showErrorMessage(`Loom: ${message}`);
     else vscode.window.setStatusBarMessage(`Loom: ${message}`, 5000);

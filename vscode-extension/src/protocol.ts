@@ -20,6 +20,7 @@ export const Methods = {
 /** Server-side commands (workspace/executeCommand, one object argument). */
 export const ServerCommands = {
   continue: "loom.continue",
+  fill: "loom.fill",
   branch: "loom.branch",
   cycleSibling: "loom.cycleSibling",
   annotate: "loom.annotate",
@@ -61,6 +62,9 @@ export interface ModelsResult {
   models: { name: string; description: string; ready: boolean; default: boolean }[];
   current: string | null;
   picked: string | null;
+  /** The sampler presets of config.toml, and the one picked for the tree. */
+  presets?: { name: string; description: string }[];
+  preset?: string | null;
 }
 
 /** One hit of `loom.search`. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   annotateArgs, branchArgs, commandLineAt, continueArgs, continueGiven, cycleArgs, dialogueAnchors,
-  EXPORT_FORMATS, exportBytes, exportNotes, isArrowLine,
+  EXPORT_FORMATS, exportBytes, exportNotes, fillArgs, fillCount, isArrowLine,
   nodeAt, nodeIdInLabel, optionsCheck, runArgs, type Anchor,
 } from "../src/args";
 
@@ -91,4 +91,13 @@ test("exports: every format the server writes, text or a weave's bytes, and what
   assert.equal(exportNotes("✓ exported \"T\" (miniloom)\n  not in the file (MiniLoom cannot hold it):\n"
     + "    2 link(s) between nodes"), "not in the file (MiniLoom cannot hold it):; 2 link(s) between nodes");
   assert.equal(exportNotes("✓ exported"), "");
+});
+
+test("loom.fill's arguments: the selection's two ends and n; the count typed, checked", () => {
+  assert.deepEqual(fillArgs("loom://path/T/a", { line: 2, character: 4 }, { line: 2, character: 9 }, 3),
+    { uri: "loom://path/T/a", line: 2, character: 4, endLine: 2, endCharacter: 9, n: 3 });
+  assert.equal(fillCount(" 3 "), 3);
+  assert.equal(fillCount("0"), "a whole number from 1 to 10");
+  assert.equal(fillCount("2.5"), "a whole number from 1 to 10");
+  assert.equal(fillCount("11"), "a whole number from 1 to 10");
 });

@@ -43,7 +43,7 @@ function M.load()
       require("loom").ensure()
       return require("loom.commands").complete(arglead, cmdline)
     end,
-    desc = "Loom: open | new | tree | picture | continue | suggest | branch | next | prev | siblings | diff | bookmark | tag | rate | prune | delete | search | annotate | run | commit | import | export | cancel | status | ask | stop | probabilities | score | alternatives",
+    desc = "Loom: open | new | tree | picture | continue | fill | suggest | branch | next | prev | siblings | diff | bookmark | tag | rate | prune | delete | search | annotate | run | commit | import | export | cancel | status | ask | stop | probabilities | score | alternatives",
   })
 
   require("loom.keymaps").define()

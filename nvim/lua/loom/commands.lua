@@ -216,14 +216,48 @@ S.continue = function(_args, line)
   end)
 end
 
---- :Loom model [NAME|default] — the model :Loom continue and → continue ask in this tree:
---- without a name, a picker of the models there are (the one asked now marked).
+--- :Loom fill [N] — N model-written alternatives for the text last selected in visual
+--- mode (within one node), the text around it kept: the first streams in place of the
+--- span, then the path shows it as a version of the node (the others are in :Loom siblings).
+S.fill = function(args)
+  local uri = current_uri()
+  if not uri then
+    return
+  end
+  local buf = api.nvim_get_current_buf()
+  local client = loom.client(true)
+  if not client then
+    return
+  end
+  local s, e = api.nvim_buf_get_mark(buf, "<"), api.nvim_buf_get_mark(buf, ">")
+  if s[1] == 0 or e[1] == 0 then
+    loom.notify("✗ select the words to fill first (visual mode), then :Loom fill", vim.log.levels.ERROR)
+    return
+  end
+  local range = vim.lsp.util.make_given_range_params(s, e, buf, client.offset_encoding).range
+  local n = tonumber(args[1]) or loom.config.default_n
+  loom.notify(("Loom: filling %d… (:Loom cancel to stop)"):format(n))
+  C.exec("loom.fill", {
+    uri = uri, n = n, line = range.start.line, character = range.start.character,
+    endLine = range["end"].line, endCharacter = range["end"].character,
+  }, { commits = true, echo = true })
+end
+
+--- :Loom model [NAME|default|preset:NAME|preset:none] — the model :Loom continue and
+--- → continue ask in this tree, or the sampler preset (config.toml's [presets.NAME]) they
+--- sample with there: without a name, a picker of the models and the presets (the ones in
+--- use marked).
 S.model = function(args)
   local uri = current_uri()
   if not uri then
     return
   end
   local function choose(name)
+    local preset = name:match("^preset:(.*)$")
+    if preset then
+      C.exec("loom.chooseModel", { uri = uri, preset = preset ~= "none" and preset or "" }, { echo = true })
+      return
+    end
     C.exec("loom.chooseModel", { uri = uri, profile = name ~= "default" and name or nil }, { echo = true })
   end
   if args[1] then
@@ -236,17 +270,37 @@ S.model = function(args)
         return
       end
       local data = result.data
+      local items = {}
+      for _, m in ipairs(data.models or {}) do
+        items[#items + 1] = { model = m }
+      end
+      for _, p in ipairs(data.presets or {}) do
+        items[#items + 1] = { preset = p }
+      end
+      if data.preset and data.preset ~= vim.NIL then
+        items[#items + 1] = { preset = { name = "none", description = "the model's own defaults" } }
+      end
+      local now = data.current or "?"
+      if data.preset and data.preset ~= vim.NIL then
+        now = now .. " with preset " .. data.preset
+      end
       vim.schedule(function()
-        vim.ui.select(data.models or {}, {
-          prompt = ("Model for this tree (now %s)"):format(data.current or "?"),
-          format_item = function(m)
+        vim.ui.select(items, {
+          prompt = ("Model or sampler preset for this tree (now %s)"):format(now),
+          format_item = function(item)
+            local m, p = item.model, item.preset
+            if p then
+              return ("%spreset:%s  %s"):format(p.name == data.preset and "● " or "  ", p.name, p.description)
+            end
             local marks = (m.name == data.current and "● " or "  ")
             local notes = (m.default and " (default)" or "") .. (m.ready and "" or " (no API key)")
             return ("%s%s  %s%s"):format(marks, m.name, m.description, notes)
           end,
-        }, function(m)
-          if m then
-            choose(m.default and "default" or m.name)
+        }, function(item)
+          if item and item.preset then
+            choose("preset:" .. item.preset.name)
+          elseif item then
+            choose(item.model.default and "default" or item.model.name)
           end
         end)
       end)
@@ -909,9 +963,14 @@ function C.complete(arglead, cmdline)
     local res = client and client:request_sync("workspace/executeCommand",
       { command = "loom.models", arguments = { { uri = current_uri() } } }, 2000, 0)
     local names = { "default" }
-    for _, m in ipairs(res and res.result and res.result.data and res.result.data.models or {}) do
+    local data = res and res.result and res.result.data or {}
+    for _, m in ipairs(data.models or {}) do
       names[#names + 1] = m.name
     end
+    for _, p in ipairs(data.presets or {}) do
+      names[#names + 1] = "preset:" .. p.name
+    end
+    names[#names + 1] = "preset:none"
     return filter(names)
   end
   return {}
@@ -929,6 +988,14 @@ end
 C.actions = {
   continue = function()
     S.continue({})
+  end,
+  fill = function()
+    -- from visual mode: leave it first, so '< and '> are this selection
+    local mode = vim.fn.mode()
+    if mode == "v" or mode == "V" or mode == "\22" then
+      vim.cmd("normal! \27")
+    end
+    S.fill({})
   end,
   next_sibling = S.next,
   prev_sibling = S.prev,

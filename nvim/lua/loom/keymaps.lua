@@ -13,6 +13,7 @@ local K = {}
 --- loom.commands' `C.actions`; suggestion keys work in insert mode too.
 K.list = {
   { name = "continue", key = "<leader>lc", desc = "continue (commit, then generate)" },
+  { name = "fill", key = "<leader>lf", modes = { "x" }, desc = "fill the selection: alternatives for it" },
   { name = "next_sibling", key = "]n", desc = "next sibling of the node under the cursor" },
   { name = "prev_sibling", key = "[n", desc = "previous sibling of the node under the cursor" },
   { name = "siblings", key = "<leader>li", desc = "siblings side by side" },

@@ -72,9 +72,29 @@ class Continue(_Command, Sampling):
     from_: str | None = Field(default=None, alias="from")
     #: The models to ask by name as typed (``model:X``, ``models:a,b``); empty: the default.
     models: tuple[str, ...] = ()
+    #: A sampler preset by name as typed (``preset:wild``); the options given beside it win.
+    preset: str | None = None
 
     def total(self, default_n: int = 1) -> int:
         """How many continuations it makes: n (else ``default_n``) of each model asked."""
+        return (default_n if self.n is None else self.n) * max(1, len(self.models))
+
+
+class Fill(_Command, Sampling):
+    """``fill NODE at:START-END``: ``n`` model-written alternatives for a span of a node's
+    text, the text before and after it kept, as versions of the node (issue 46, item 1).
+    ``span`` is the text to replace instead of offsets (``fill a7x2 "the red door"``)."""
+
+    verb: Literal["fill"] = "fill"
+    node: str | None = None
+    start: int | None = None
+    end: int | None = None
+    span: str | None = None
+    models: tuple[str, ...] = ()
+    preset: str | None = None
+
+    def total(self, default_n: int = 1) -> int:
+        """How many versions it makes: n (else ``default_n``) of each model asked."""
         return (default_n if self.n is None else self.n) * max(1, len(self.models))
 
 
@@ -293,6 +313,8 @@ class Explore(_Command):
     #: what each of its ``continue``s asks beyond ``n``, as ``continue`` reads them: the
     #: models by name as typed (``model:X``, ``models:a,b``) and the sampling options
     models: tuple[str, ...] = ()
+    #: a sampler preset by name (``preset:wild``), under the sampling options given
+    preset: str | None = None
     sampling: Sampling = Field(default_factory=Sampling)
 
 
@@ -370,6 +392,8 @@ class ChooseModel(_Command):
 
     verb: Literal["model"] = "model"
     profile: str | None = None
+    #: A sampler preset to continue with there too (``""``: none again; None: as it is).
+    preset: str | None = None
 
 
 class TreeSettings(_Command):
@@ -396,7 +420,7 @@ Command = Annotated[
     | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
     | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate | Prune | Unprune | Delete
     | Undelete | Rename | Search | Regenerate | ChooseModel | TreeSettings | Explore
-    | Score,
+    | Score | Fill,
     Field(discriminator="verb"),
 ]
 

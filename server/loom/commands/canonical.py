@@ -22,6 +22,7 @@ from loom.commands.ast import (
     Edit,
     Explore,
     Export,
+    Fill,
     Grant,
     Help,
     Import,
@@ -58,6 +59,7 @@ from loom.commands.ast import (
 from loom.commands.catalogue import RESERVED, TOOLS_BY_NAME
 from loom.commands.lexicon import CANONICAL_ARROW as ARROW
 from loom.commands.lexicon import CANONICAL_CLOSER
+from loom.model.sampling import extra_text
 
 #: A value that may be written without quotes (section ids, write locations).
 _BARE = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?")
@@ -155,7 +157,7 @@ def _parts(cmd: Command) -> list[str]:
             parts = ["continue"]
             if cmd.from_ is not None:
                 parts += ["from", ref_text(cmd.from_)]
-            return parts + _models_and_sampling("continue", cmd.models, cmd)
+            return parts + _models_and_sampling("continue", cmd.models, cmd, cmd.preset)
         case Split():
             parts = ["split", ref_text(cmd.node), f"at:{cmd.at}"]
             return parts + ([f"alt:{quote(cmd.alt)}"] if cmd.alt is not None else [])
@@ -260,6 +262,13 @@ def _reader_parts(cmd: Command) -> list[str] | None:
             return ["score", *_node_part(cmd.node),
                     *([f"branch:{ref_text(cmd.branch)}"] if cmd.branch is not None else []),
                     *([f"model:{bare_or_quoted(cmd.model)}"] if cmd.model else [])]
+        case Fill():
+            parts = ["fill", ref_text(cmd.node)] if cmd.node is not None else ["fill"]
+            if cmd.start is not None and cmd.end is not None:
+                parts.append(f"at:{cmd.start}-{cmd.end}")
+            elif cmd.span is not None:
+                parts.append(quote(cmd.span))
+            return parts + _models_and_sampling("fill", cmd.models, cmd, cmd.preset)
         case Search():
             return ["search", quote(cmd.query),
                     *(["in", f"tree:{quote(cmd.tree)}"] if cmd.tree else [])]
@@ -276,20 +285,30 @@ def _explore_parts(cmd: Explore) -> list[str]:
         if value is not None:
             parts.append(f"{name}:{value}")
     parts += [f"judge:{quote(cmd.judge)}"] if cmd.judge is not None else []
-    return parts + _models_and_sampling("explore", cmd.models, cmd.sampling)
+    return parts + _models_and_sampling("explore", cmd.models, cmd.sampling, cmd.preset)
 
 
-def _models_and_sampling(verb: str, models: tuple[str, ...], sampling: object) -> list[str]:
-    """``model:x`` or ``models:a,b``, then the sampling options ``verb`` declares."""
+def _models_and_sampling(verb: str, models: tuple[str, ...], sampling: object,
+                         preset: str | None = None) -> list[str]:
+    """``model:x`` or ``models:a,b``, the preset, then the sampling options ``verb``
+    declares."""
     parts = []
     if models:
         names = ",".join(models)
         bare = all(_BARE.fullmatch(m) for m in models)
         parts.append(f"{'models' if len(models) > 1 else 'model'}:"
                      + (names if bare else quote(names)))
+    if preset is not None:
+        parts.append(f"preset:{bare_or_quoted(preset)}")
     for option in TOOLS_BY_NAME[verb].options:
         value = getattr(sampling, option.name) if option.sampling else None
-        if value is not None:
+        if value is None:
+            continue
+        if option.reads == "strings":
+            parts.append(f"{option.name}:{quote(', '.join(value))}")
+        elif option.reads == "extra":
+            parts.append(f"{option.name}:{quote(extra_text(value))}")
+        else:
             parts += [f"{option.name}:{shown}" for shown in _option_values(value)]
     return parts
 
@@ -311,7 +330,10 @@ def _editor_parts(cmd: Command) -> list[str]:
                 parts.append(f"after:{cmd.after}")
             return parts
         case ChooseModel():
-            return ["model", bare_or_quoted(cmd.profile) if cmd.profile else "default"]
+            parts = ["model", bare_or_quoted(cmd.profile) if cmd.profile else "default"]
+            if cmd.preset is not None:
+                parts.append(f"preset:{bare_or_quoted(cmd.preset) if cmd.preset else 'none'}")
+            return parts
         case NewTree():
             parts = ["new", "tree", quote(cmd.title)]
             return parts + ([f"mode:{cmd.mode}"] if cmd.mode != "buffer" else [])

@@ -34,7 +34,7 @@ PERMISSIONS: tuple[str, ...] = (
 
 #: What an option's value (or a quoted string) is: completion offers accordingly.
 ValueKind = Literal["node", "range", "doc", "tree", "stash", "section", "text", "model",
-                    "value"]
+                    "preset", "value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +66,11 @@ class Option:
     #: Values worth offering after ``key:`` (any value of the right type is accepted).
     hints: tuple[str, ...] = ()
     #: How the value is read: as typed, a number, a stop string (``stop:"\\n"`` →
-    #: ``["\\n"]``), or token biases (``"50256:-100,13:2.5"`` → ``{"50256": -100.0,
-    #: "13": 2.5}``); a value that does not read is a clear error.
-    reads: Literal["text", "int", "float", "stop", "bias"] = "text"
+    #: ``["\\n"]``), token biases (``"50256:-100,13:2.5"`` → ``{"50256": -100.0,
+    #: "13": 2.5}``), strings (``"very, suddenly"`` → ``["very", "suddenly"]``) or request
+    #: keys (``"top_n_sigma:1.5,samplers:[\"top_k\"]"`` → ``{"top_n_sigma": 1.5,
+    #: "samplers": ["top_k"]}``); a value that does not read is a clear error.
+    reads: Literal["text", "int", "float", "stop", "bias", "strings", "extra"] = "text"
     #: Inclusive bounds the value must keep (``LIMIT_EXCEEDED`` when the command runs),
     #: and the hint that error gives.
     limits: tuple[float, float] | None = None
@@ -191,7 +193,54 @@ _SAMPLING_OPTIONS: tuple[Option, ...] = (
            sampling=True, limits=(0, 2**31 - 1)),
     Option("logit_bias", "push token ids up or down: \"id:bias,…\" (-100 to 100)",
            ("logit-bias", "bias"), value="text", reads="bias", sampling=True),
+    Option("top_k", "only the k likeliest tokens (0: all)", ("top-k", "topk"),
+           hints=("20", "40", "100"), reads="int", sampling=True, limits=(0, 100_000)),
+    Option("typical_p", "locally typical sampling: the tokens nearest the expected "
+           "surprise, up to this mass (0-1; 1: off)", ("typical-p", "typical"),
+           hints=("0.9", "0.95"), reads="float", sampling=True, limits=(0, 1)),
+    Option("repeat_penalty", "divide the odds of tokens in the recent text by this "
+           "(1: off)", ("repeat-penalty", "repetition_penalty", "repetition-penalty"),
+           hints=("1.05", "1.1", "1.2"), reads="float", sampling=True, limits=(0, 5)),
+    Option("frequency_penalty", "lower a token by how often it has appeared (-2 to 2)",
+           ("frequency-penalty",), hints=("0.2", "0.5"), reads="float", sampling=True,
+           limits=(-2, 2)),
+    Option("presence_penalty", "lower a token once it has appeared at all (-2 to 2)",
+           ("presence-penalty",), hints=("0.2", "0.5"), reads="float", sampling=True,
+           limits=(-2, 2)),
+    Option("dry", "DRY: penalise repeating a sequence, by this multiplier (0: off)",
+           ("dry_multiplier", "dry-multiplier"), hints=("0.8",), reads="float",
+           sampling=True, limits=(0, 5)),
+    Option("dry_base", "DRY: how fast the penalty grows with the repeat's length (1-4)",
+           ("dry-base",), hints=("1.75",), reads="float", sampling=True, limits=(1, 4)),
+    Option("dry_allowed_length", "DRY: repeats this long go unpenalised",
+           ("dry-allowed-length",), hints=("2", "3"), reads="int", sampling=True,
+           limits=(0, 100)),
+    Option("xtc_probability", "XTC: how often to drop the top choices (0-1; 0: off)",
+           ("xtc", "xtc-probability"), hints=("0.5",), reads="float", sampling=True,
+           limits=(0, 1)),
+    Option("xtc_threshold", "XTC: the tokens above this probability are the top choices",
+           ("xtc-threshold",), hints=("0.1",), reads="float", sampling=True,
+           limits=(0, 1)),
+    Option("mirostat", "Mirostat 1 or 2: keep the surprise near mirostat_tau (0: off)",
+           (), hints=("2",), reads="int", sampling=True, limits=(0, 2),
+           limit_hint="use mirostat:1 or mirostat:2 (0 turns it off)"),
+    Option("mirostat_tau", "Mirostat: the surprise to keep to (about 3-8)",
+           ("mirostat-tau",), hints=("5",), reads="float", sampling=True, limits=(0, 20)),
+    Option("mirostat_eta", "Mirostat: how fast it learns (0-1)", ("mirostat-eta",),
+           hints=("0.1",), reads="float", sampling=True, limits=(0, 1)),
+    Option("banned", "never sample the tokens of these strings: \"very, suddenly\"",
+           ("ban", "banned-strings", "banned_strings"), value="text", reads="strings",
+           sampling=True),
+    Option("grammar", "a GBNF grammar every continuation must match",
+           ("gbnf",), value="text", hints=('"root ::= \\"yes\\" | \\"no\\""',),
+           sampling=True),
+    Option("extra", "any other key the backend takes: \"key:value,…\"", (),
+           value="text", reads="extra", sampling=True),
 )
+#: ``continue``'s named sampler presets (``[presets.NAME]`` in config.toml), shared with
+#: ``explore``; options given beside one win over its values.
+_PRESET = Option("preset", "a sampler preset from config.toml: preset:NAME",
+                 ("sampler",), value="preset")
 
 
 TOOLS: tuple[Tool, ...] = (
@@ -382,6 +431,7 @@ TOOLS: tuple[Tool, ...] = (
             *_MODEL_OPTIONS,
             Option("n", "how many (1-10)", ("count", "num", "number"),
                    hints=("1", "2", "3", "5", "10"), reads="int", sampling=True),
+            _PRESET,
             *_SAMPLING_OPTIONS,
         ),
         takes_node=True, quoted="node",
@@ -661,6 +711,31 @@ READER_TOOLS: tuple[Tool, ...] = (
         takes_node=True, quoted="node",
     ),
     Tool(
+        name="fill", category="Reader", permission="loom_generate",
+        description="Rewrite the middle of a node: n model-written versions of a span",
+        syntax=(
+            "→ fill [localId] at:[start]-[end]",
+            "→ fill [localId] at:[start]-[end] n:[count]",
+            '→ fill [localId] "[text to replace]"',
+        ),
+        note="The text before and after the span stays; each alternative is a version of "
+        "the node (its continuations stay shared), so switching among them swaps only the "
+        "span. Offsets are characters of the node's text (→ view [localId] full).",
+        handler="fill.fill", action="generate",
+        synonyms=("infill", "fill in", "rewrite span", "fill middle"),
+        options=(
+            Option("at", "the span: start-end character offsets in the node's text",
+                   ("span", "range")),
+            *_MODEL_OPTIONS,
+            Option("n", "how many versions (1-10)", ("count", "num", "number"),
+                   hints=("1", "2", "3", "5"), reads="int", sampling=True),
+            _PRESET,
+            *_SAMPLING_OPTIONS,
+        ),
+        takes_node=True, quoted="text",
+        variants=("→ fill [localId] [start]-[end]",),
+    ),
+    Tool(
         name="explore", category="Reader", permission="loom_generate",
         description="Let the collaborator explore: generate, judge, prune, go deeper",
         syntax=(
@@ -700,6 +775,7 @@ READER_TOOLS: tuple[Tool, ...] = (
                    limits=(0, 10), limit_hint="use threshold:0 (prune nothing) to "
                    "threshold:10"),
             *_MODEL_OPTIONS,
+            _PRESET,
             *_SAMPLING_OPTIONS,
         ),
         takes_node=True, quoted="text",

@@ -38,6 +38,39 @@ class ContinueRequest:
         return self.sampling.count
 
 
+@dataclass
+class FillRequest:
+    """A fill built by the core: ``n`` texts for the span of ``node`` between ``before``
+    (the path's text up to the span) and ``after`` (the node's text after it, then the
+    path's below it), to be written as versions of the node."""
+
+    tree: Tree
+    node: Node
+    sampling: Sampling
+    before: str
+    after: str
+    #: The text the span holds now (what each version replaces).
+    replaced: str
+    system: str | None = None
+    cancel: threading.Event | None = None
+    models: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return self.sampling.count
+
+
+@runtime_checkable
+class Filler(Protocol):
+    """A subject model that can fill the middle of a text (``→ fill``)."""
+
+    def fill(self, request: FillRequest,
+             on_delta: Callable[[int, str], None] | None = None) -> Any:
+        """As ``SubjectModel.generate``: each completion's ``text`` is a span's new text,
+        ``params`` say how it was made (``strategy``)."""
+        ...
+
+
 @dataclass(frozen=True)
 class ModelChoice:
     """A model ``continue`` can be asked for by name (``model:NAME``)."""
@@ -57,6 +90,25 @@ class ModelChoices(Protocol):
 
     def choices(self) -> list[ModelChoice]:
         """The models there are, the default first."""
+        ...
+
+
+@dataclass(frozen=True)
+class PresetChoice:
+    """A named sampler preset ``continue`` can be asked with (``preset:NAME``)."""
+
+    name: str
+    #: Its options as a person reads them (``temperature 1.3 · top_k 100``).
+    description: str
+    sampling: Sampling
+
+
+@runtime_checkable
+class SamplerPresets(Protocol):
+    """A subject model whose configuration names sampler presets."""
+
+    def presets(self) -> list[PresetChoice]:
+        """The presets there are, in the order the configuration gives them."""
         ...
 
 

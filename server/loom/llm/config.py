@@ -17,6 +17,11 @@ A config file (``LOOM_CONFIG``, else ``<user config dir>/loom/config.toml``) loo
     provider = "anthropic"
     model = "claude-haiku-4-5"
 
+    [presets.wild]
+    temperature = 1.3
+    top_k = 100
+    xtc_probability = 0.5
+
 Which profile serves a purpose: an explicit name, else ``LOOM_<PURPOSE>_PROFILE``, else
 (subject only) ``LOOM_BASE_URL`` + ``LOOM_MODEL`` as an openai-compatible profile, else
 ``[defaults]``, else the built-in default (hosted when its key is set, else the bundled
@@ -26,6 +31,7 @@ rest (see :mod:`loom.llm.keys`). Other top-level tables are left to other layers
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -44,6 +50,7 @@ from pydantic import (
 
 from loom.llm.base import ModelError, ProviderName
 from loom.llm.keys import resolve_key
+from loom.model.sampling import API_NAMES, Sampling
 
 Purpose = Literal["subject", "summary", "collaborator"]
 
@@ -80,6 +87,11 @@ class ModelProfile(BaseModel):
     # "prefill" (a chat model's reply begun with the text itself, where the API allows it)
     # or "instruct" (a chat model told to continue the text); unset: the provider's way.
     strategy: Literal["completion", "prefill", "instruct"] | None = None
+    # How → fill writes the middle of a text (llm/fill.py): "infill" (a fill-in-the-middle
+    # endpoint: llama.cpp's /infill), "suffix" (the completions endpoint's suffix),
+    # "instruct" (a chat model told what comes before and after) or "prefix" (a base
+    # model continuing the text before the span); unset: by provider and strategy.
+    fill: Literal["infill", "suffix", "instruct", "prefix"] | None = None
     backoff_base_s: float = Field(2.0, ge=0)  # jittered exponential backoff…
     backoff_max_s: float = Field(60.0, ge=0)  # …capped here
     # Whether the model is sent the images a collaborator's tools return (MCP): unset,
@@ -112,11 +124,28 @@ class ModelProfile(BaseModel):
             return self.strategy
         return "prefill" if self.provider == "anthropic" else "completion"
 
+    @property
+    def fill_with(self) -> str:
+        """How ``→ fill`` asks this model: the profile's ``fill``, else ``instruct`` for
+        chat models, Anthropic and the bundled SmolLM2-Instruct, ``suffix`` for OpenAI's
+        completion models, ``infill`` for other local models and compatible servers (each
+        falling back where refused: llm/fill.py)."""
+        if self.fill is not None:
+            return self.fill
+        if self.provider == "anthropic" or self.continue_with != "completion":
+            return "instruct"
+        if self.provider == "local" and self.model == LOCAL_MODEL:
+            return "instruct"  # the bundled SmolLM2-Instruct has no FIM tokens
+        return "suffix" if self.provider == "openai" else "infill"
+
     @model_validator(mode="after")
     def _strategy_offered(self) -> ModelProfile:
         if self.strategy == "completion" and self.provider == "anthropic":
             raise ValueError("strategy: Anthropic's API has no completion endpoint "
                              "(use prefill or instruct)")
+        if self.fill not in (None, "instruct") and self.provider == "anthropic":
+            raise ValueError("fill: Anthropic's API has no completion endpoint (use "
+                             "instruct)")
         if self.strategy == "prefill" and self.provider == "openai":
             raise ValueError("strategy: OpenAI's chat API takes no prefill (use instruct, "
                              "or completion for its base models)")
@@ -142,9 +171,55 @@ class Defaults(BaseModel):
     collaborator: str | None = None
 
 
+class Preset(Sampling):
+    """A named set of sampling options (``[presets.NAME]``): ``→ continue preset:NAME``
+    asks with them, and options given beside it win. Its keys are the options' names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: What the pickers show beside its name (else its values).
+    description: str | None = None
+
+    @field_validator("stop", "banned", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _api_names(cls, data: object) -> object:
+        # max_tokens and dry_multiplier, as the APIs and stored generations name them
+        if isinstance(data, dict):
+            ours = {api: name for name, api in API_NAMES.items()}
+            data = {ours.get(k, k): v for k, v in data.items()}
+        return data
+
+    def sampling(self) -> Sampling:
+        return Sampling(**self.chosen())
+
+    def summary(self) -> str:
+        """``temperature 1.3 · top_k 100``, or its description."""
+        if self.description:
+            return self.description
+        shown = [f"{k} {_shown(v)}" for k, v in self.chosen().items()
+                 if k not in ("grammar", "extra")]
+        shown += [k for k in ("grammar", "extra") if getattr(self, k) is not None]
+        return " · ".join(shown) or "(no options)"
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return ", ".join(json.dumps(v, ensure_ascii=False) for v in value)
+    return str(value)
+
+
 class LoomConfig(BaseModel):
     profiles: dict[str, ModelProfile] = Field(default_factory=dict)
     defaults: Defaults = Field(default_factory=Defaults)
+    #: The sampler presets by name (``[presets.wild]``).
+    presets: dict[str, Preset] = Field(default_factory=dict)
     path: Path | None = None
 
 
@@ -185,7 +260,27 @@ def load_config(path: Path | str | None = None, env: Mapping[str, str] | None = 
         defaults = Defaults(**data.get("defaults", {}))
     except (ValidationError, TypeError) as exc:
         raise ModelError("config", f"{file}: [defaults] is invalid", f"fix {file}") from exc
-    return LoomConfig(profiles=profiles, defaults=defaults, path=file)
+    return LoomConfig(profiles=profiles, defaults=defaults, presets=_presets(data, file),
+                      path=file)
+
+
+def _presets(data: dict, file: Path) -> dict[str, Preset]:
+    tables = data.get("presets", {})
+    if not isinstance(tables, dict):
+        raise ModelError("config", f"{file}: [presets] must be a table", f"fix {file}")
+    presets: dict[str, Preset] = {}
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise ModelError("config", f"{file}: presets.{name} must be a table",
+                             f"fix {file}")
+        try:
+            presets[name] = Preset(**table)
+        except ValidationError as exc:
+            raise ModelError(
+                "config", f"{file}: preset {name!r} is invalid: {_first_error(exc)}",
+                f"fix [presets.{name}] in {file} (its keys are → continue's options: "
+                "temperature, top_k, min_p, …)") from exc
+    return presets
 
 
 def _first_error(exc: ValidationError) -> str:

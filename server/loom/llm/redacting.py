@@ -66,6 +66,43 @@ class RedactingProvider:
             raise
         return _finish(result, streams if on_delta is not None else None, on_delta)
 
+    async def fill(self, prefix: str, suffix: str, sampling: Sampling | None = None, *,
+                   strategy: str, on_delta: CompleteDelta | None = None,
+                   cancel: asyncio.Event | None = None) -> GenerationResult:
+        """``→ fill``'s texts between ``prefix`` and ``suffix``, both redacted as a prompt
+        is, the texts as a completion's."""
+        sampling = sampling or Sampling()
+        streams = [StreamRedactor() for _ in range(max(sampling.count, 1))]
+        try:
+            result = await self.inner.fill(  # type: ignore[attr-defined]
+                redact(prefix), redact(suffix), _redacted(sampling), strategy=strategy,
+                on_delta=None if on_delta is None else _released(streams, on_delta),
+                cancel=cancel)
+        except ModelError as err:
+            _release_on_failure(err, streams, on_delta)
+            raise
+        return _finish(result, streams if on_delta is not None else None, on_delta)
+
+    def chats_at_once(self, sampling: Sampling | None) -> bool:
+        at_once = getattr(self.inner, "chats_at_once", None)
+        return bool(at_once(sampling)) if at_once is not None else False
+
+    async def chats(self, messages: list[ChatMessage], sampling: Sampling | None = None, *,
+                    on_delta: CompleteDelta | None = None,
+                    cancel: asyncio.Event | None = None) -> GenerationResult:
+        """``sampling.n`` replies from one request, redacted as ``chat``'s are."""
+        sampling = sampling or Sampling()
+        streams = [StreamRedactor() for _ in range(max(sampling.count, 1))]
+        try:
+            result = await self.inner.chats(  # type: ignore[attr-defined]
+                [redact_message(m) for m in messages], _redacted(sampling),
+                on_delta=None if on_delta is None else _released(streams, on_delta),
+                cancel=cancel)
+        except ModelError as err:
+            _release_on_failure(err, streams, on_delta)
+            raise
+        return _finish(result, streams if on_delta is not None else None, on_delta)
+
     async def chat(
         self,
         messages: list[ChatMessage],
@@ -113,6 +150,8 @@ def _redacted(sampling: Sampling) -> Sampling:
             texts[key] = redact(value)
         elif isinstance(value, list):
             texts[key] = [redact(s) if isinstance(s, str) else s for s in value]
+        elif key == "extra":
+            texts[key] = redact_obj(value)
     return sampling.model_copy(update=texts) if texts else sampling
 
 

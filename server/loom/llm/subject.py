@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from loom.commands.context import ModelChoice
+from loom.commands.context import ModelChoice, PresetChoice
 from loom.errors import LoomError
 from loom.llm.base import (
     ChatMessage,
@@ -33,11 +33,12 @@ from loom.llm.config import (
     load_config,
     resolve_profile,
 )
+from loom.llm.fill import fill_text
 from loom.llm.registry import make_provider
 from loom.model.sampling import Sampling
 
 if TYPE_CHECKING:
-    from loom.commands.context import ContinueRequest, ScoreRequest
+    from loom.commands.context import ContinueRequest, FillRequest, ScoreRequest
     from loom.llm.scoring import Scored
 
 
@@ -59,6 +60,15 @@ class ProviderSubject:
                             ready=p.provider == "local" or p.api_key() is not None,
                             default=name == self.profile.name)
                 for name, p in profiles.items()]
+
+    def presets(self) -> list[PresetChoice]:
+        """The sampler presets of the configuration (``[presets.NAME]``)."""
+        try:
+            config = load_config()
+        except ModelError as err:
+            raise LoomError("MODEL_ERROR", err.message, err.hint) from err
+        return [PresetChoice(name, p.summary(), p.sampling())
+                for name, p in config.presets.items()]
 
     def _profile(self, name: str) -> ModelProfile:
         if name == self.profile.name:
@@ -101,6 +111,50 @@ class ProviderSubject:
             return asyncio.run(run())
         except ModelError as err:
             raise LoomError("MODEL_ERROR", err.message, err.hint) from err
+
+    def fill(self, request: FillRequest,
+             on_delta: Callable[[int, str], None] | None = None) -> GenerationResult:
+        """``→ fill``: ``n`` texts for the request's span from each model asked, by each
+        model's strategy (``llm/fill.py``)."""
+        profiles = [self._profile(name) for name in request.models or (self.profile.name,)]
+        try:
+            providers = [make_provider(p) for p in profiles]
+            for profile, provider in zip(profiles, providers, strict=True):
+                _check_offered(profile, provider, request.sampling,
+                               chat=profile.fill_with == "instruct")
+            return asyncio.run(self._fill(profiles, providers, request, on_delta))
+        except ModelError as err:
+            raise LoomError("MODEL_ERROR", err.message, err.hint) from err
+
+    async def _fill(self, profiles: list[ModelProfile], providers: list[Provider],
+                    request: FillRequest,
+                    on_delta: Callable[[int, str], None] | None) -> GenerationResult:
+        cancel = asyncio.Event()
+        watcher = asyncio.create_task(_bridge(request.cancel, cancel))
+        before = f"{request.system}\n\n{request.before}" if request.system else request.before
+        n = request.sampling.count
+
+        async def one(k: int, profile: ModelProfile) -> GenerationResult:
+            shifted = None if on_delta is None else (
+                lambda i, piece: on_delta(k * n + i, piece))
+            try:
+                return _with_profile(await fill_text(
+                    providers[k], profile, before, request.after, request.replaced,
+                    request.sampling, shifted, cancel), profile)
+            finally:
+                close = getattr(providers[k], "aclose", None)
+                if close is not None:
+                    with contextlib.suppress(Exception):
+                        await close()
+
+        try:
+            if len(profiles) == 1:
+                return await one(0, profiles[0])
+            outcomes = await asyncio.gather(*(one(k, p) for k, p in enumerate(profiles)),
+                                            return_exceptions=True)
+            return _merged(profiles, outcomes, n)
+        finally:
+            watcher.cancel()
 
     async def _generate(self, profiles: list[ModelProfile], providers: list[Provider],
                         request: ContinueRequest,
@@ -233,6 +287,14 @@ def known_models() -> list[ModelChoice]:
     except ModelError:  # a broken config names no default: the local model is one
         default = BUILTIN_PROFILES["local"]
     return ProviderSubject(default).choices()
+
+
+def known_presets() -> list[PresetChoice]:
+    """The sampler presets ``preset:`` may name (none where the config cannot be read)."""
+    try:
+        return ProviderSubject(BUILTIN_PROFILES["local"]).presets()
+    except LoomError:
+        return []
 
 
 def configured_subject(name: str | None = None) -> ProviderSubject:

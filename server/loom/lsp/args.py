@@ -89,6 +89,7 @@ class ContinueArgs(UriArgs, Sampling):
     model: str | None = None
     models: list[str] | None = None
     options: str = ""
+    preset: str | None = None
 
     def command(self) -> tuple[Any, str | None]:
         """The ``→ continue`` these arguments ask for, to be passed on whole, and how a
@@ -98,11 +99,13 @@ class ContinueArgs(UriArgs, Sampling):
         named = tuple(self.models or ()) or ((self.model,) if self.model else ())
         fields = self.chosen()
         note = None
+        preset = self.preset or None
         if self.options.strip():
             typed, note = continue_options(self.options)
             fields.update(typed.chosen())
             named = typed.models or named
-        return ast.Continue(**fields, models=named), note
+            preset = typed.preset or preset
+        return ast.Continue(**fields, models=named, preset=preset), note
 
 
 class ContinueOptionsArgs(Args):
@@ -137,10 +140,32 @@ def continue_options(text: str) -> tuple[Any, str | None]:
     return cmd, (read_as_note(to_text(cmd)) if corrected else None)
 
 
+class FillArgs(UriArgs, Sampling):
+    """``loom.fill``: the selection (``line``/``character`` to ``endLine``/``endCharacter``,
+    within one node), the model(s), the preset and ``→ fill``'s sampling options."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+    endLine: int = Field(ge=0)
+    endCharacter: int = Field(ge=0)
+    model: str | None = None
+    models: list[str] | None = None
+    preset: str | None = None
+
+    def command(self) -> Any:
+        """The ``→ fill`` these arguments ask for (its node and span from the selection)."""
+        from loom.commands import ast
+
+        named = tuple(self.models or ()) or ((self.model,) if self.model else ())
+        return ast.Fill(**self.chosen(), models=named, preset=self.preset or None)
+
+
 class ModelArgs(UriArgs):
-    """``loom.chooseModel``: a model profile for the document's tree (none: the default)."""
+    """``loom.chooseModel``: a model profile for the document's tree (none: the default),
+    or, given ``preset``, the sampler preset continue samples with there (``""``: none)."""
 
     profile: str | None = None
+    preset: str | None = None
 
 
 class AnnotateArgs(NodeArgs):

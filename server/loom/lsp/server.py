@@ -168,6 +168,7 @@ class LoomServer(ClientHost):
         from loom.lsp.features.editing import Editing
         from loom.lsp.features.exploring import Exploring
         from loom.lsp.features.files import Files
+        from loom.lsp.features.filling import Filling
         from loom.lsp.features.generation import Generating
         from loom.lsp.features.identity import Identity
         from loom.lsp.features.library import Library
@@ -188,6 +189,7 @@ class LoomServer(ClientHost):
             self.command_lines = CommandLines(self, self.diagnostics, self.editing,
                                               self.generation)
             self.collaborator = Collaborator(self, self.editing)
+            self.filling = Filling(self, self.editing, self.generation)
             self.navigation = Navigation(self, self.editing)
             self.generation.moves = self.editing.moves = self.navigation.moves
             self.editing.run_commands = self._run_typed_commands
@@ -779,6 +781,12 @@ async def cmd_continue(ls: LoomServer, a: A.ContinueArgs) -> Result:
     return result
 
 
+@on.command("loom.fill", cancellable=True)
+async def cmd_fill(ls: LoomServer, a: A.FillArgs) -> Result:
+    return await ls.filling.fill(a.uri, (a.line, a.character), (a.endLine, a.endCharacter),
+                                 a.command())
+
+
 @on.command("loom.branch")
 async def cmd_branch(ls: LoomServer, a: A.NodeArgs) -> Result:
     return await ls.navigation.branch(a.uri, _node_arg(ls, a))
@@ -820,7 +828,7 @@ def cmd_models(ls: LoomServer, a: A.UriArgs) -> Result:
 async def cmd_choose_model(ls: LoomServer, a: A.ModelArgs) -> Result:
     from loom.lsp.features import models
 
-    return await models.choose(ls, a.uri, a.profile)
+    return await models.choose(ls, a.uri, a.profile, a.preset)
 
 
 @on.command("loom.search")

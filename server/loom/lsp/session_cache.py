@@ -46,6 +46,7 @@ class SessionCache:
         #: (uri, tip id or "") → (tree id or "", view)
         self._views: OrderedDict[tuple[str, str], tuple[str, View]] = OrderedDict()
         self._originals: dict[str, str | None] = {}  # immutable: never invalidated
+        self._filled: dict[str, tuple[int, int] | None] = {}  # immutable too
         #: (what, tree id, …) → a value read from a tree, dropped by any change in it
         self._memo: dict[tuple[str, ...], Any] = {}
         self.hits = self.misses = 0
@@ -162,6 +163,15 @@ class SessionCache:
         return dataclasses.replace(hit[1])
 
     # ── immutable facts ──
+    def filled_spans(self, ids: list[str]) -> dict[str, tuple[int, int]]:
+        """``Workspace.filled_spans``, each node asked once (nodes never change)."""
+        unknown = [i for i in ids if i not in self._filled]
+        if unknown:
+            found = self.ws.filled_spans(unknown)
+            for i in unknown:
+                self._filled[i] = found.get(i)
+        return {i: span for i in ids if (span := self._filled.get(i)) is not None}
+
     def model_originals(self, ids: list[str]) -> dict[str, str]:
         """``Workspace.model_originals``, each node asked once (nodes never change)."""
         unknown = [i for i in ids if i not in self._originals]

@@ -25,7 +25,7 @@ from loom.store.backend import (
 from loom.store.dialect import upsert
 from loom.store.orm import pw
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 15.0
 
@@ -48,6 +48,7 @@ MIGRATIONS: list[Callable[[pw.Database], None]] = [
     lambda db: _v14(db),  # v14: which version of a node each participant's path shows
     lambda db: _v15(db),  # v15: which process holds each branch lock
     lambda db: _v16(db),  # v16: token data of a writer's text, scored by a model
+    lambda db: _v17(db),  # v17: the sampler preset each participant picked per tree
 ]
 
 
@@ -79,6 +80,11 @@ def _v15(db: pw.Database) -> None:
 def _v16(db: pw.Database) -> None:
     if "scorer" not in {c.name for c in db.get_columns("node_tokens")}:
         db.execute_sql('ALTER TABLE "node_tokens" ADD COLUMN "scorer" VARCHAR(255)')
+
+
+def _v17(db: pw.Database) -> None:
+    if "preset" not in {c.name for c in db.get_columns("model_choice")}:
+        db.execute_sql('ALTER TABLE "model_choice" ADD COLUMN "preset" VARCHAR(255)')
 
 
 def _v5(db: pw.Database) -> None:

@@ -57,23 +57,36 @@ class Positions(Repository):
         tip = self.descend(root)
         return tip, tip
 
+    def _choice(self, participant: Participant, tree: Tree) -> ModelChoice | None:
+        return ModelChoice.get_or_none((ModelChoice.participant == participant.id)
+                                       & (ModelChoice.tree == tree.id))
+
     def model_choice(self, participant: Participant, tree: Tree) -> str | None:
         """The model profile the participant picked for the tree, if any."""
-        row = ModelChoice.get_or_none((ModelChoice.participant == participant.id)
-                                      & (ModelChoice.tree == tree.id))
-        return row.profile if row is not None else None
+        row = self._choice(participant, tree)
+        return (row.profile or None) if row is not None else None
 
-    def choose_model(self, participant: Participant, tree: Tree, profile: str | None) -> None:
-        """Pick the model ``continue`` asks in the tree (None: the default again)."""
+    def preset_choice(self, participant: Participant, tree: Tree) -> str | None:
+        """The sampler preset the participant picked for the tree, if any."""
+        row = self._choice(participant, tree)
+        return (row.preset or None) if row is not None else None
+
+    def choose_model(self, participant: Participant, tree: Tree, profile: str | None,
+                     preset: str | None = None, *, keep_preset: bool = True) -> None:
+        """Pick the model ``continue`` asks in the tree (None: the default again) and,
+        unless ``keep_preset``, the preset it continues with (None: none)."""
         with self.db.atomic():
-            if profile is None:
+            if keep_preset:
+                preset = self.preset_choice(participant, tree)
+            if profile is None and preset is None:
                 ModelChoice.delete().where((ModelChoice.participant == participant.id)
                                            & (ModelChoice.tree == tree.id)).execute()
             else:
                 upsert(ModelChoice, ("participant", "tree"), participant=participant.id,
-                       tree=tree.id, profile=profile, updated=self.clock()).execute()
+                       tree=tree.id, profile=profile or "", preset=preset,
+                       updated=self.clock()).execute()
             self.log_change(tree.id, "model.choice", tree.id, participant.id,
-                            {"profile": profile})
+                            {"profile": profile, "preset": preset})
 
     def set_position(self, participant: Participant, tree: Tree, node: Node,
                      tip: Node | None = None) -> None:

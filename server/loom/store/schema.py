@@ -324,12 +324,14 @@ class NodeTokens(Base):
 
 class ModelChoice(Base):
     """The model a participant picked for a tree (v12): ``continue`` there asks it unless
-    the command names another."""
+    the command names another (``""``: the default); and (v16) the sampler preset it
+    continues with there unless the command names one."""
 
     participant = pw.CharField()
     tree = pw.CharField()
     profile = pw.CharField()
     updated = pw.FloatField()
+    preset = pw.CharField(null=True)
 
     class Meta:
         primary_key = pw.CompositeKey("participant", "tree")

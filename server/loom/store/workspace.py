@@ -896,6 +896,24 @@ class Workspace:
                 out[nid] = content
         return out
 
+    def filled_spans(self, ids: list[str]) -> dict[str, tuple[int, int]]:
+        """For ``→ fill``'s versions among ``ids`` whose original a model did not write:
+        id → where the model's text is in the version (start, end); the rest is the
+        original's."""
+        out: dict[str, tuple[int, int]] = {}
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            for nid, params in self.sql(
+                    "SELECT v.id, g.params FROM node v JOIN node o ON o.id = v.version_of "
+                    f"JOIN generation g ON g.node = v.id WHERE v.id IN ({marks}) AND "
+                    "v.author_type = 'model' AND o.author_type <> 'model'", chunk):
+                data = json.loads(params) if isinstance(params, str) else params
+                fill = data.get("fill") if isinstance(data, dict) else None
+                if isinstance(fill, dict) and isinstance(fill.get("start"), int) \
+                        and isinstance(fill.get("length"), int):
+                    out[nid] = (fill["start"], fill["start"] + fill["length"])
+        return out
+
     def children(self, node: Node | NodeRow, kind: str = "continuation",
                  include_pruned: bool = False) -> list[Node]:
         pruned = "" if include_pruned else " AND NOT n.pruned"
@@ -1226,8 +1244,14 @@ class Workspace:
         """The model profile the participant picked for the tree, if any."""
         return self._positions.model_choice(participant, tree)
 
-    def choose_model(self, participant: Participant, tree: Tree, profile: str | None) -> None:
-        self._positions.choose_model(participant, tree, profile)
+    def choose_model(self, participant: Participant, tree: Tree, profile: str | None,
+                     preset: str | None = None, *, keep_preset: bool = True) -> None:
+        self._positions.choose_model(participant, tree, profile, preset,
+                                     keep_preset=keep_preset)
+
+    def preset_choice(self, participant: Participant, tree: Tree) -> str | None:
+        """The sampler preset the participant picked for the tree, if any."""
+        return self._positions.preset_choice(participant, tree)
 
     # ── the preference log (store/preferences.py) ─────────────────────────────
     def record_preference(self, participant: Participant, tree: Tree, kind: str,

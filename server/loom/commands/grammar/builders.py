@@ -34,11 +34,12 @@ from loom.commands.ast import (
 from loom.commands.canonical import doc_ref_text, quote
 from loom.commands.catalogue import EDGE_TYPES, HELP_ALL, VIEW_SHAPES
 from loom.commands.grammar.explore import EXPLORE_BUILDERS
+from loom.commands.grammar.fill import FILL_BUILDERS
 from loom.commands.grammar.fuzzy import fuzzy
 from loom.commands.grammar.lexer import INT, RANGE, Tok, norm_ref
 from loom.commands.grammar.reader import READER_BUILDERS
 from loom.commands.grammar.results import Args, Fail, show, usage, use
-from loom.commands.grammar.sampling import models_named, sampling_given
+from loom.commands.grammar.sampling import generation_options
 from loom.commands.grammar.scan import (
     as_choice,
     as_int,
@@ -145,14 +146,9 @@ def _build_continue(a: Args, spec: Spec) -> Command | Fail:
     start = target_node(a, spec, "from")
     if isinstance(start, Fail):
         return start
-    models = models_named(a, "continue")
-    if isinstance(models, Fail):
-        return models
-    values = sampling_given(a, spec)
+    values = generation_options(a, spec)
     if isinstance(values, Fail):
         return values
-    if models is not None:
-        values["models"] = models
     return Continue.model_validate({"from": start, **values})
 
 
@@ -416,6 +412,7 @@ _BUILDERS: dict[str, Callable[[Args, Spec], Command | Fail]] = {
     **READER_BUILDERS,
     **EXPLORE_BUILDERS,
     **SCORE_BUILDERS,
+    **FILL_BUILDERS,
     "view": _build_view, "list": _build_list, "tree": _build_tree, "switch": _build_switch,
     "continue": _build_continue, "split": _build_split, "respond": _build_respond,
     "annotate": _build_annotate,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from loom.commands.ast import Command, Explore
 from loom.commands.grammar.fuzzy import note_correction
 from loom.commands.grammar.results import Args, Fail, usage
-from loom.commands.grammar.sampling import models_named, sampling_given
+from loom.commands.grammar.sampling import models_named, preset_named, sampling_given
 from loom.commands.grammar.scan import as_read, target_node
 from loom.commands.grammar.vocabulary import Spec
 
@@ -51,8 +51,12 @@ def _build_explore(a: Args, spec: Spec) -> Command | Fail:
     sampling = sampling_given(a, spec)  # continue's, passed on to each continue
     if isinstance(sampling, Fail):
         return sampling
+    preset = preset_named(a, "explore") if "preset" in a.opts else None
+    if isinstance(preset, Fail):
+        return preset
     return Explore.model_validate({"from": start, "judge": rubric, **values,
-                                   "models": models or (), "sampling": sampling})
+                                   "models": models or (), "preset": preset,
+                                   "sampling": sampling})
 
 
 #: ``builders.build`` looks it up with the other verbs' builders.

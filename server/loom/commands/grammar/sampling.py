@@ -1,6 +1,7 @@
 """Step 2 of parsing, what ``continue`` and ``explore`` read alike: the models named
-(``model:X``, ``models:a,b``) and the sampling options (``tokens:``, ``temperature:``…), as
-their declarations in the catalogue say (``sampling=True``)."""
+(``model:X``, ``models:a,b``), the sampler preset (``preset:wild``) and the sampling
+options (``tokens:``, ``temperature:``…), as their declarations in the catalogue say
+(``sampling=True``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,14 @@ def models_named(a: Args, verb: str) -> tuple[str, ...] | Fail | None:
     return models
 
 
+def preset_named(a: Args, verb: str) -> str | Fail:
+    """The sampler preset ``preset:`` names (it is looked up when the command runs)."""
+    name = a.opts["preset"].strip()
+    if not name:
+        return Fail("preset: needs a preset's name", hint=f"→ help {verb} lists them")
+    return name
+
+
 def sampling_given(a: Args, spec: Spec) -> dict[str, object] | Fail:
     """The sampling options given, read as the verb declares them, by name."""
     values: dict[str, object] = {}
@@ -31,4 +40,24 @@ def sampling_given(a: Args, spec: Spec) -> dict[str, object] | Fail:
             if isinstance(got, Fail):
                 return got
             values[option.name] = got
+    return values
+
+
+def generation_options(a: Args, spec: Spec) -> dict[str, object] | Fail:
+    """What a verb that asks the subject model reads alike (``continue``, ``fill``): the
+    sampling options, ``models`` and ``preset`` where given, by field name."""
+    verb = spec.tool.name
+    models = models_named(a, verb)
+    if isinstance(models, Fail):
+        return models
+    values = sampling_given(a, spec)
+    if isinstance(values, Fail):
+        return values
+    if models is not None:
+        values["models"] = models
+    if "preset" in a.opts:
+        preset = preset_named(a, verb)
+        if isinstance(preset, Fail):
+            return preset
+        values["preset"] = preset
     return values

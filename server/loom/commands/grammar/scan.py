@@ -22,6 +22,7 @@ from loom.commands.catalogue import (
 )
 from loom.commands.grammar.fuzzy import fuzzy
 from loom.commands.grammar.lexer import FLOAT, HEAD, INT, REF_TOKEN, SHORT_ID, TAIL, Tok, norm_ref
+from loom.commands.grammar.request_keys import as_extra, as_strings
 from loom.commands.grammar.results import Args, Fail, seed_forms, usage, use
 from loom.commands.grammar.vocabulary import Spec
 from loom.commands.lexicon import takes_nodes
@@ -217,6 +218,10 @@ def as_read(value: str, option: Option) -> object:
         return [value]
     if option.reads == "bias":
         return _as_bias(value, option.name)
+    if option.reads == "strings":
+        return as_strings(value, option.name)
+    if option.reads == "extra":
+        return as_extra(value, option.name)
     return value
 
 

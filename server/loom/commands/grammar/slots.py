@@ -30,7 +30,7 @@ from loom.commands.lexicon import (
 #: label, a section, or free text in quotes.
 SlotKind = Literal[
     "verb", "tool", "node", "flag", "option", "value", "doc", "tree", "stash", "section",
-    "text", "model",
+    "text", "model", "preset",
 ]
 
 

@@ -20,8 +20,9 @@ from loom.commands.catalogue import (
 
 #: Verbs whose builder explains stray words itself (the content belongs in quotes).
 CONTENT_VERBS = frozenset({"respond", "annotate", "edit"})
-#: Reader verbs whose builder reads the words no rule took (tags, ratings, search words).
-FREE_WORDS = frozenset({"tag", "untag", "rate", "search"})
+#: Reader verbs whose builder reads the words no rule took (tags, ratings, search words,
+#: a fill's bare span).
+FREE_WORDS = frozenset({"tag", "untag", "rate", "search", "fill"})
 
 
 def _phrase_key(phrase: str) -> tuple[str, ...]:

@@ -8,7 +8,13 @@ from collections.abc import Iterable
 
 from loom.commands import ast
 from loom.commands.catalogue import TOOLS_BY_NAME, Option
-from loom.commands.context import ContinueRequest, Ctx, ModelChoices
+from loom.commands.context import (
+    ContinueRequest,
+    Ctx,
+    ModelChoices,
+    PresetChoice,
+    SamplerPresets,
+)
 from loom.commands.results import Result
 from loom.errors import CrossTree, LoomError
 from loom.model import permissions as perms
@@ -16,7 +22,8 @@ from loom.model.sampling import Sampling
 from loom.render import formats as f
 from loom.render.text import plural, preview, quote
 from loom.store import node_tokens as token_store
-from loom.store.schema import Node
+from loom.store.schema import Node, Participant, Tree
+from loom.store.workspace import Workspace
 
 MAX_N = 10
 
@@ -81,7 +88,7 @@ def named_models(ctx: Ctx, typed: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def _picked(ctx: Ctx) -> tuple[str, ...]:
+def picked_models(ctx: Ctx) -> tuple[str, ...]:
     """The model the actor picked for this tree, while it is still one there is."""
     if not isinstance(ctx.subject, ModelChoices):
         return ()
@@ -91,8 +98,11 @@ def _picked(ctx: Ctx) -> tuple[str, ...]:
 
 
 def choose_model(ctx: Ctx, cmd: ast.ChooseModel) -> Result:
-    """The model ``continue`` asks in this tree for this participant, until changed."""
+    """The model ``continue`` asks in this tree for this participant, until changed; and,
+    where ``preset`` is given, the sampler preset it continues with there."""
     tree = ctx.tree
+    if cmd.preset is not None:
+        return _choose_preset(ctx, cmd.preset)
     if cmd.profile is None:
         ctx.ws.choose_model(ctx.me, tree, None)
         return Result.success(f.ok("continue asks the default model here"), profile=None)
@@ -103,11 +113,68 @@ def choose_model(ctx: Ctx, cmd: ast.ChooseModel) -> Result:
                           profile=name)
 
 
-def checked_sampling(cmd: ast.Continue) -> Sampling:
-    """``cmd``'s sampling, each option within its declared bounds and n within 1..10
-    (SPEC-NOTES 9); a ``LIMIT_EXCEEDED`` error otherwise. The editor asks it before it
-    commits the typed text for a generation, as the executor does before generating."""
-    sampling = cmd.sampling()
+def _choose_preset(ctx: Ctx, typed: str) -> Result:
+    tree = ctx.tree
+    profile = ctx.ws.model_choice(ctx.me, tree)
+    if typed in ("", "none", "default"):
+        ctx.ws.choose_model(ctx.me, tree, profile, None, keep_preset=False)
+        return Result.success(f.ok(f"continue samples as the model's defaults in "
+                                   f"{quote(tree.title)}"), preset=None)
+    chosen = preset_named(ctx, typed)
+    ctx.ws.choose_model(ctx.me, tree, profile, chosen.name, keep_preset=False)
+    return Result.success(f.ok(f"continue samples with preset {chosen.name} in "
+                               f"{quote(tree.title)} ({chosen.description})",
+                               "options in a command win over it; preset: names another"),
+                          preset=chosen.name)
+
+
+def _presets(ctx_subject: object) -> list[PresetChoice]:
+    if not isinstance(ctx_subject, SamplerPresets):
+        return []
+    return ctx_subject.presets()
+
+
+def preset_named(ctx: Ctx, typed: str) -> PresetChoice:
+    """The preset ``preset:`` names: its name, or the start of just one."""
+    return _named_preset(_presets(ctx.subject), typed)
+
+
+def _named_preset(presets: list[PresetChoice], typed: str) -> PresetChoice:
+    found = [p for p in presets if p.name == typed] or \
+        [p for p in presets if p.name.startswith(typed)]
+    if len(found) != 1:
+        what = "no preset" if not found else f"{len(found)} presets"
+        names = ", ".join(p.name for p in found or presets)
+        raise LoomError("INVALID_SYNTAX", f'{what} named "{typed}"',
+                        f"the presets: {names}" if names else
+                        "define one as [presets.NAME] in config.toml (README: Samplers)")
+    return found[0]
+
+
+def preset_for(ctx: Ctx, typed: str | None) -> PresetChoice | None:
+    """The preset a ``continue`` samples with: the one it names, else the one the actor
+    picked for the tree while the configuration still has it, else none."""
+    return preset_of(ctx.ws, ctx.subject, ctx.me, ctx.tree, typed)
+
+
+def preset_of(ws: Workspace, subject: object, me: Participant, tree: Tree,
+              typed: str | None) -> PresetChoice | None:
+    """:func:`preset_for` for a caller without a command's context (the editor, checking
+    a generation before it commits the typed text)."""
+    if typed is not None:
+        return _named_preset(_presets(subject), typed)
+    picked = ws.preset_choice(me, tree)
+    if picked is None:
+        return None
+    return next((p for p in _presets(subject) if p.name == picked), None)
+
+
+def checked_sampling(cmd: ast.Continue, preset: PresetChoice | None = None) -> Sampling:
+    """``cmd``'s sampling over ``preset``'s, each option within its declared bounds and n
+    within 1..10 (SPEC-NOTES 9); a ``LIMIT_EXCEEDED`` error otherwise. The editor asks it
+    before it commits the typed text for a generation, as the executor does before
+    generating."""
+    sampling = cmd.sampling() if preset is None else cmd.sampling().over(preset.sampling)
     if sampling.count > MAX_N:
         raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N}",
                         f"use n:{MAX_N} or less")
@@ -118,13 +185,15 @@ def checked_sampling(cmd: ast.Continue) -> Sampling:
 
 
 def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
-    sampling = checked_sampling(cmd)
+    preset = preset_for(ctx, cmd.preset)
+    sampling = checked_sampling(cmd, preset)
     source = ctx.text_node(cmd.from_, "continue from the node it annotates: → continue from {on}")
-    return _generate(ctx, source, sampling, cmd.models)
+    return _generate(ctx, source, sampling, cmd.models,
+                     preset=None if preset is None else preset.name)
 
 
 def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...],
-              replay_of: Node | None = None) -> Result:
+              replay_of: Node | None = None, preset: str | None = None) -> Result:
     """Ask the subject model for continuations of ``source`` and store them as its
     children (``replay_of``: the node whose request this runs again)."""
     if ctx.subject is None:
@@ -137,7 +206,7 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
     request = build_request(ctx, source, sampling)
-    request.models = named_models(ctx, models) if models else _picked(ctx)
+    request.models = named_models(ctx, models) if models else picked_models(ctx)
     if sampling.count * max(1, len(request.models)) > MAX_N:
         raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N} "
                         f"({len(request.models)} models × n:{sampling.count})",
@@ -156,6 +225,8 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
                         "retry, or check the model profile")
     replay = None if replay_of is None else {
         "replay_of": replay_of.id, "replay_matched": completions[0].text == replay_of.content}
+    if preset is not None:
+        replay = {**(replay or {}), "preset": preset}
     created = _store_generation(ctx, source, outcome, completions, replay)
     first = created[0]
     models = [(getattr(c, "model", None) or "") if request.models else "" for c in completions]
@@ -207,6 +278,13 @@ def regenerate(ctx: Ctx, cmd: ast.Regenerate) -> Result:
                         "→ continue from its parent makes new ones")
     gen = made[0]
     params = dict(gen.params or {})
+    fill = params.get("fill")
+    if isinstance(fill, dict):  # a version → fill made: not a continuation of its parent
+        original = ctx.ws.find_node(str(fill.get("node") or ""))
+        label = original.label if original is not None else node.label
+        raise LoomError("INVALID_SYNTAX", f"[{node.label}] was made by → fill, not by a "
+                        "continue", f"→ fill {label} at:{fill.get('start')}-{fill.get('end')}"
+                        " makes new versions of the span")
     asked = Sampling.asked_in(params)
     sampling = asked.model_copy(update={  # this one continuation, as it was sampled
         "n": 1, "logprobs": None,
@@ -227,7 +305,7 @@ def _store_generation(ctx: Ctx, source: Node, outcome: object,
         raw_id = None
         raw = getattr(outcome, "raw", None)
         if raw:
-            raw_id = ctx.ws.save_raw_response(json.dumps(_without_logprobs(raw),
+            raw_id = ctx.ws.save_raw_response(json.dumps(without_logprobs(raw),
                                                          ensure_ascii=False, default=str))
         usage = getattr(outcome, "usage", None)
         usage_d = usage.model_dump() if hasattr(usage, "model_dump") else (usage or {})
@@ -251,7 +329,7 @@ def _store_generation(ctx: Ctx, source: Node, outcome: object,
     return created
 
 
-def _without_logprobs(raw: list) -> list:
+def without_logprobs(raw: list) -> list:
     """The raw chunks without their logprobs, which the token store keeps compactly (in
     the chunks they are most of the bytes: every token with its k alternatives as JSON)."""
     out = []

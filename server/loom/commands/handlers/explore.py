@@ -44,7 +44,8 @@ def explore(ctx: Ctx, cmd: ast.Explore) -> Result:
                         "ask the human to → explore")
     # its own options (continue's sampling ones are checked as continue checks them, below)
     content.check_limits(cmd, (o for o in TOOLS_BY_NAME["explore"].options if not o.sampling))
-    sampling = cmd.sampling
+    preset = content.preset_for(ctx, cmd.preset)
+    sampling = cmd.sampling if preset is None else cmd.sampling.over(preset.sampling)
     content.within_limits(sampling)
     source = ctx.text_node(cmd.from_, "explore from the node it annotates: → explore from {on}")
     if ctx.subject is None:

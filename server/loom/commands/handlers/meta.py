@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loom.commands import ast
-from loom.commands.context import Ctx, ModelChoices
+from loom.commands.context import Ctx, ModelChoices, SamplerPresets
 from loom.commands.help import render_help_overview, render_help_tool, render_options
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -22,7 +22,7 @@ def help_(ctx: Ctx, cmd: ast.Help) -> Result:
         raise LoomError("NOT_FOUND", f'no tool named "{cmd.tool}"',
                         "→ help lists the tools")
     if page.startswith("continue — "):
-        page += "\n\n" + render_options("continue") + _models(ctx)
+        page += "\n\n" + render_options("continue") + _models(ctx) + _presets(ctx)
     return Result.success(page)
 
 
@@ -37,3 +37,20 @@ def _models(ctx: Ctx) -> str:
              + (" (default)" if c.default else "") + ("" if c.ready else " (no API key)")
              for c in choices]
     return "\n\nModels (model:NAME, models:A,B):\n" + "\n".join(lines)
+
+
+def _presets(ctx: Ctx) -> str:
+    """The sampler presets ``preset:`` can name, with their options; where there are none,
+    how to make one."""
+    if not isinstance(ctx.subject, SamplerPresets):
+        return ""
+    try:
+        presets = ctx.subject.presets()
+    except LoomError as err:  # a broken config: said, the page still shown
+        return f"\n\nPresets (preset:NAME): ✗ {err.message}"
+    if not presets:
+        return ("\n\nPresets (preset:NAME): none yet; define one as [presets.NAME] in "
+                "config.toml")
+    width = max(len(p.name) for p in presets)
+    lines = [f"  {p.name:<{width}}  {p.description}" for p in presets]
+    return "\n\nPresets (preset:NAME):\n" + "\n".join(lines)

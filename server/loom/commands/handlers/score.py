@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from loom.commands import ast
 from loom.commands.context import Ctx, Scorer, ScoreRequest
-from loom.commands.handlers.content import _picked, named_models
+from loom.commands.handlers.content import named_models, picked_models
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.model import tokens as T
@@ -39,7 +39,7 @@ def score(ctx: Ctx, cmd: ast.Score) -> Result:
                         "set up the local model (loom model setup)")
     path, targets = _targets(ctx, cmd)
     # the model named, else the one picked for this tree (as continue asks it)
-    model = (named_models(ctx, (cmd.model,)) if cmd.model else _picked(ctx) or (None,))[0]
+    model = (named_models(ctx, (cmd.model,)) if cmd.model else picked_models(ctx) or (None,))[0]
     ws = ctx.ws
     keeps = _generated(ctx, targets)
     scorers = token_store.scorers(ws, [n.id for n in targets])

@@ -13,7 +13,7 @@ from loom.llm.assemble import DeltaCallbackError
 from loom.llm.base import ModelError
 from loom.llm.config import ModelProfile
 from loom.llm.errors import classify, make_error
-from loom.model.sampling import API_NAMES, Sampling
+from loom.model.sampling import API_NAMES, EXTRA_RESERVED, Sampling, extra_problem
 from loom.redact import install_log_redaction, redact_obj
 
 log = logging.getLogger("loom.llm")
@@ -55,9 +55,18 @@ def refused(sampling: Sampling, takes: Mapping[str, str]) -> list[str]:
 
 def payload_of(params: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
     """The parameters an API takes (``names``: ours → its), under its names; those unset
-    (None, no stop strings) left out."""
+    (None, no stop strings) left out. ``extra`` is not one: :func:`extra_of` sends it."""
     return {names[k]: v for k, v in params.items()
-            if k in names and v is not None and v != []}
+            if k in names and k != "extra" and v is not None and v != []}
+
+
+def extra_of(params: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[str, Any]:
+    """``extra:``'s keys that may go into a request whose own keys are ``payload``: never
+    one Loom sets (the command's check refuses them; this keeps it so for any caller)."""
+    extra = params.get("extra") or {}
+    return {k: v for k, v in extra.items()
+            if isinstance(k, str) and k not in payload and k.lower() not in EXTRA_RESERVED
+            and extra_problem({k: v}) is None}
 
 
 def error_context(profile: ModelProfile) -> dict[str, Any]:

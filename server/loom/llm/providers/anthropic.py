@@ -35,6 +35,7 @@ from loom.llm.providers._common import (
     SDKProvider,
     call_params,
     error_context,
+    extra_of,
     log_request,
     malformed,
     payload_of,
@@ -47,7 +48,8 @@ from loom.model.sampling import Sampling
 
 #: The request parameters the Messages API takes, ours → its (``call_params``'s names);
 #: temperature is not among them (see the module docstring).
-_MESSAGES = MappingProxyType({"max_tokens": "max_tokens", "stop": "stop_sequences"})
+_MESSAGES = MappingProxyType({"max_tokens": "max_tokens", "stop": "stop_sequences",
+                              "extra": "extra"})
 # How the Messages API refuses a prefilled reply on a model that takes none.
 _REFUSED_PREFILL = re.compile(r"prefill|final assistant|assistant message", re.IGNORECASE)
 _READ_ERRORS = (AttributeError, KeyError, TypeError, IndexError, ValueError)
@@ -149,6 +151,9 @@ class AnthropicProvider(SDKProvider):
         if system:
             payload["system"] = [{"type": "text", "text": system,
                                   "cache_control": {"type": "ephemeral"}}] if cache else system
+        extra = extra_of(params, payload)
+        if extra:
+            payload["extra_body"] = extra
         log_request(self.profile, "messages", payload)
         state = _StreamState()
         with sdk_errors(self.profile):

@@ -87,6 +87,21 @@ class LocalProvider(OpenAIProvider):
         return await self._served(lambda: super(LocalProvider, self).complete(
             prompt, sampling, on_delta=on_delta, cancel=cancel))
 
+    async def fill(self, prefix: str, suffix: str, sampling: Sampling | None = None, *,
+                   strategy: str, on_delta: CompleteDelta | None = None,
+                   cancel: asyncio.Event | None = None) -> GenerationResult:
+        if (alone := self._seeded(sampling)) is not None:
+            return await alone.fill(prefix, suffix, sampling, strategy=strategy,
+                                    on_delta=on_delta, cancel=cancel)
+        return await self._served(lambda: super(LocalProvider, self).fill(
+            prefix, suffix, sampling, strategy=strategy, on_delta=on_delta, cancel=cancel))
+
+    async def chats(self, messages: list[ChatMessage], sampling: Sampling | None = None, *,
+                    on_delta: CompleteDelta | None = None,
+                    cancel: asyncio.Event | None = None) -> GenerationResult:
+        return await self._served(lambda: super(LocalProvider, self).chats(
+            messages, sampling, on_delta=on_delta, cancel=cancel))
+
     async def chat(self, messages: list[ChatMessage], sampling: Sampling | None = None, *,
                    on_delta: ChatDelta | None = None,
                    cancel: asyncio.Event | None = None) -> GenerationResult:

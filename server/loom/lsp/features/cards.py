@@ -12,7 +12,7 @@ from loom.lsp.documents import Documents
 from loom.lsp.features import blind
 from loom.model import marks
 from loom.render.formats import node_header
-from loom.render.text import one_line, plural, relative_time
+from loom.render.text import one_line, plural, preview, quote, relative_time
 from loom.store.schema import Node
 
 EXCERPT_CHARS = 400
@@ -45,7 +45,20 @@ def summary_label(source: str | None) -> str:
 # The request's parameters hover leaves out: the count is the next line's, and logprobs
 # show as the token colouring.
 # The profile and the replay are said apart.
-_NOT_SHOWN = frozenset({"n", "logprobs", "profile", "models", "replay_of", "replay_matched"})
+_NOT_SHOWN = frozenset({"n", "logprobs", "profile", "models", "replay_of", "replay_matched",
+                        "fill"})
+
+
+def _param(value: object) -> object:
+    """A sampling parameter as a hover shows it: lists and tables as JSON, long text (a
+    grammar) cut."""
+    if isinstance(value, list):
+        return " ".join(map(json.dumps, value))
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and len(value) > 60:
+        return json.dumps(value[:59] + "…", ensure_ascii=False)
+    return value
 
 
 def generation_lines(docs: Documents, node: Node, hidden: bool = False) -> list[str]:
@@ -61,8 +74,7 @@ def generation_lines(docs: Documents, node: Node, hidden: bool = False) -> list[
              f"`{gen.model}`" + (f" via {gen.provider}" if gen.provider else "")]
     for key, value in sorted(params.items(), key=lambda kv: kv[0] != "temperature"):
         if key not in _NOT_SHOWN and value is not None and value != []:
-            shown = " ".join(map(json.dumps, value)) if isinstance(value, list) else value
-            parts.append(f"{key.replace('_', ' ')} {shown}")
+            parts.append(f"{key.replace('_', ' ')} {_param(value)}")
     tokens = usage.get("completion_tokens") or usage.get("output_tokens")
     prompt = usage.get("prompt_tokens") or usage.get("input_tokens")
     if tokens is not None or prompt is not None:
@@ -78,11 +90,18 @@ def generation_lines(docs: Documents, node: Node, hidden: bool = False) -> list[
     if original is not None:
         lines.append(f"Replay of [{original.label}]: " + (
             "the same text" if params.get("replay_matched") else "a different text"))
+    fill = params.get("fill")
+    if isinstance(fill, dict):  # → fill: the span this version's text replaced
+        filled = ws.find_node(str(fill.get("node") or ""))
+        lines.append(f"Filled: characters {fill.get('start')}-{fill.get('end')}"
+                     + (f" of [{filled.label}]" if filled is not None else "")
+                     + f", in place of {quote(preview(str(fill.get('replaced') or '')))}")
     if len(batch) > 1:
         k = batch.index(node.id) + 1 if node.id in batch else gen.completion_index + 1
         others = [ws.find_node(i) for i in batch if i != node.id]
         labels = " ".join(f"[{o.label}]" for o in others if o is not None)
-        lines.append(f"Continuation {k} of {len(batch)} from one request (with {labels})")
+        what = "Version" if isinstance(fill, dict) else "Continuation"
+        lines.append(f"{what} {k} of {len(batch)} from one request (with {labels})")
     return lines
 
 

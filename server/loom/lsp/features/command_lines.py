@@ -118,7 +118,7 @@ class CommandLines:
         cmd, corrected = parse_line_noting(line)
         if isinstance(cmd, ast.Continue) and doc.kind == "path" and (
                 cmd.from_ is None or self._is_tip(doc, cmd.from_)):
-            invalid = self.generation.invalid(cmd)
+            invalid = self.generation.invalid(cmd, uri)
             if invalid is not None:  # (n:0) refused before anything is committed or removed
                 self.diagnostics.add(doc, line, invalid)
                 return invalid

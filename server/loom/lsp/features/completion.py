@@ -159,6 +159,16 @@ def _models(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
             if c.name.startswith(typed) and c.name not in named]
 
 
+def _presets(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+    """The sampler presets ``preset:`` may name (config.toml's ``[presets.NAME]``)."""
+    from loom.llm.subject import known_presets
+
+    typed = slot.typed.lower()
+    return [Item(label=slot.head + p.name, kind="value", insert=slot.head + p.name,
+                 detail=p.description, sort=f"1{i:03d}")
+            for i, p in enumerate(known_presets()) if p.name.lower().startswith(typed)]
+
+
 def _nothing(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
     return []  # free text and section ids: nothing to offer
 
@@ -167,7 +177,7 @@ _PROVIDERS: dict[SlotKind, Callable[[Documents, Tree | None, Slot], list[Item]]]
     "verb": _verbs, "tool": _tools, "flag": _flags, "option": _options, "value": _values,
     "doc": _named("doc", "file"), "tree": _named("tree", "module"),
     "stash": _named("stash", "text"), "node": _node_refs, "section": _nothing,
-    "text": _nothing, "model": _models,
+    "text": _nothing, "model": _models, "preset": _presets,
 }
 _ORDER: tuple[SlotKind, ...] = tuple(_PROVIDERS)
 

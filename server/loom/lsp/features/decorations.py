@@ -229,6 +229,9 @@ def _authorship_steps(docs: Documents, doc: OpenDoc) -> Steps:
     if doc.kind == "path":
         originals = _version_originals(docs, [s.node for s in doc.session.segments
                                               if s.node and not s.by_model])
+        # → fill's versions of human text: the model wrote only their span
+        filled = docs.cache.filled_spans([s.node for s in doc.session.segments
+                                          if s.node and s.by_model and not s.dirty])
         for i, seg in enumerate(doc.session.segments):
             if i % SLICE == SLICE - 1:
                 yield
@@ -240,10 +243,16 @@ def _authorship_steps(docs: Documents, doc: OpenDoc) -> Steps:
             text = doc.text[seg.start:seg.end]
             human: tuple[tuple[int, int], ...] = ()
             reference: str | None = None
+            edited = EDITED  # human text inside model text: a human's edit of it
             if seg.by_model and seg.dirty:
                 reference = seg.original
             elif seg.node in originals:  # a human's version of model text
                 base, reference = T["loomModel"], originals[seg.node]
+            elif seg.node in filled:  # the model's span in the original's human text
+                m0, m1 = filled[seg.node]
+                m1 = min(m1, len(text))
+                human = tuple(r for r in ((0, m0), (m1, len(text))) if r[1] > r[0])
+                edited = 0  # the original's own text, not an edit
             if reference is not None:
                 human = _human_spans(reference, text)
             pos, mod = seg.start, NODE_START
@@ -251,7 +260,7 @@ def _authorship_steps(docs: Documents, doc: OpenDoc) -> Steps:
                 if seg.start + h0 > pos:
                     spans.append((pos, seg.start + h0, base, mod))
                     mod = 0
-                spans.append((seg.start + h0, seg.start + h1, T["loomHuman"], mod | EDITED))
+                spans.append((seg.start + h0, seg.start + h1, T["loomHuman"], mod | edited))
                 mod = 0
                 pos = seg.start + h1
             if pos < seg.end:

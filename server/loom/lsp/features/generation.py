@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from lsprotocol import types as lsp
 
 from loom.commands import ast
-from loom.commands.handlers.content import checked_sampling
+from loom.commands.context import PresetChoice
+from loom.commands.handlers.content import checked_sampling, preset_of
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.buffer import Segment
@@ -45,7 +46,7 @@ class Running:
     finished: bool = False
 
 
-async def _outlast_cancellation(work: asyncio.Future[Result],
+async def outlast_cancellation(work: asyncio.Future[Result],
                                 cancel: threading.Event) -> tuple[Result, bool]:
     """The worker's result, and whether the awaiting task was cancelled meanwhile. A
     cancelled task does not walk away from its worker thread (which would go on and
@@ -98,13 +99,13 @@ class Generating:
                 result.text = note_first(result.text, note)
             self.host.show(result)
 
-        invalid = self.invalid(asked)
+        invalid = self.invalid(asked, uri)
         if invalid is not None:
             return invalid
         task = asyncio.ensure_future(run())
         self.background.add(task)  # held: a task only the loop references may be collected
         task.add_done_callback(self.background.discard)
-        count = asked.total(self.host.settings.default_n)
+        count = self.with_defaults(asked, self.preset(uri, asked)).total()
         read = f" {note}" if note else ""  # a typo's reading, where the editor shows it
         return Result.success(f"✓ generating {plural(count, 'continuation')}{read}… (they "
                               "land in the tree when done; cancel stops them)",
@@ -149,7 +150,7 @@ class Generating:
             work = asyncio.ensure_future(host.execute(
                 cmd, host.actor(doc), on_delta=on_delta, cancel=run.cancel,
                 on_done=lambda: setattr(doc, "streaming", False)))
-            result, interrupted = await _outlast_cancellation(work, run.cancel)
+            result, interrupted = await outlast_cancellation(work, run.cancel)
         except asyncio.CancelledError:  # the request was cancelled before it began
             interrupted = True
         finally:
@@ -180,20 +181,42 @@ class Generating:
         finally:
             doc.generating = False
 
-    def with_defaults(self, asked: ast.Continue) -> ast.Continue:
-        """``asked`` with the editor's defaults for what it leaves out (the one place
-        they are applied). An explicit 0 is the writer's and is refused as the CLI refuses
-        it (before, ``or`` read it as unset: n:0 made three continuations)."""
+    def with_defaults(self, asked: ast.Continue,
+                      preset: PresetChoice | None = None) -> ast.Continue:
+        """``asked`` with the editor's defaults for what it and its sampler preset leave
+        out (the one place they are applied). An explicit 0 is the writer's and is refused
+        as the CLI refuses it (before, ``or`` read it as unset: n:0 made three
+        continuations)."""
         settings = self.host.settings
-        return asked.model_copy(update={
-            "n": settings.default_n if asked.n is None else asked.n,
-            "tokens": settings.default_tokens if asked.tokens is None else asked.tokens})
+        base = preset.sampling if preset is not None else None
 
-    def invalid(self, asked: ast.Continue) -> Result | None:
-        """Why ``asked`` (with the editor's defaults) cannot run, before anything is
-        committed or started for it; None when it can."""
+        def given(name: str, default: int) -> int:
+            value = getattr(asked, name)
+            if value is None and base is not None:
+                value = getattr(base, name)
+            return default if value is None else value
+
+        return asked.model_copy(update={"n": given("n", settings.default_n),
+                                        "tokens": given("tokens", settings.default_tokens)})
+
+    def preset(self, uri: str | None, asked: ast.Continue) -> PresetChoice | None:
+        """The sampler preset ``asked`` samples with in ``uri``'s tree (named, or picked
+        there); a ``LoomError`` when it names none there is."""
+        if uri is None and asked.preset is None:
+            return None
+        host = self.host
+        actor = host.actor(host.docs.ensure(uri) if uri else None)
+        if actor.tree is None:
+            return None
+        return preset_of(host.app.ws, host.app.executor.subject, actor.participant,
+                         actor.tree, asked.preset)
+
+    def invalid(self, asked: ast.Continue, uri: str | None = None) -> Result | None:
+        """Why ``asked`` (with its preset and the editor's defaults) cannot run in
+        ``uri``, before anything is committed or started for it; None when it can."""
         try:
-            checked_sampling(self.with_defaults(asked))
+            preset = self.preset(uri, asked)
+            checked_sampling(self.with_defaults(asked, preset), preset)
         except LoomError as err:
             return Result.from_error(err)
         return None
@@ -211,7 +234,7 @@ class Generating:
         if self.running is not None:
             return Result.failure("CONFLICT", "a generation is already running",
                                   "wait for it, or cancel it")
-        invalid = self.invalid(asked)
+        invalid = self.invalid(asked, uri)
         if invalid is not None:
             return invalid
         committed = await self.editing.commit_and_show(doc)
@@ -222,7 +245,8 @@ class Generating:
         self.running = Running(uri, line)
         # from the path's end, with the editor's defaults for what was not asked for;
         # everything else the command says goes on as it is
-        cmd = self.with_defaults(asked).model_copy(update={"from_": tip.id})
+        cmd = self.with_defaults(asked, self.preset(uri, asked)).model_copy(
+            update={"from_": tip.id})
         return doc, self.running, cmd
 
     async def _land(self, doc: OpenDoc, uri: str, run: Running, result: Result,

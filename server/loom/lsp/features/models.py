@@ -1,11 +1,12 @@
 """The model picker: which models ``continue`` can ask, and the one a participant picked
-for a tree (``loom.models``, ``loom.chooseModel``; the VS Code status bar item and Neovim's
-``:Loom model``). Picking goes through the executor like every write."""
+for a tree, and the sampler preset picked there (``loom.models``, ``loom.chooseModel``; the
+VS Code status bar item and Neovim's ``:Loom model``). Picking goes through the executor
+like every write."""
 
 from __future__ import annotations
 
 from loom.commands import ast
-from loom.commands.context import ModelChoices
+from loom.commands.context import ModelChoices, SamplerPresets
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.host import Host
@@ -26,12 +27,29 @@ def models(host: Host, uri: str) -> Result:
     listed = [{"name": c.name, "description": c.description, "ready": c.ready,
                "default": c.default} for c in choices]
     current = picked if picked in {c.name for c in choices} else default
-    return Result.success(f"✓ continue asks {current}", models=listed, picked=picked,
-                          current=current)
+    presets = _presets(subject)
+    preset = host.app.ws.preset_choice(actor.participant, actor.tree) \
+        if actor.tree is not None else None
+    preset = preset if preset in {p["name"] for p in presets} else None
+    with_preset = f" with preset {preset}" if preset else ""
+    return Result.success(f"✓ continue asks {current}{with_preset}", models=listed,
+                          picked=picked, current=current, presets=presets, preset=preset)
 
 
-async def choose(host: Host, uri: str, profile: str | None) -> Result:
+def _presets(subject: object) -> list[dict[str, str]]:
+    """The sampler presets (name, what they set); none where the config cannot be read."""
+    if not isinstance(subject, SamplerPresets):
+        return []
+    try:
+        return [{"name": p.name, "description": p.description} for p in subject.presets()]
+    except LoomError:
+        return []
+
+
+async def choose(host: Host, uri: str, profile: str | None,
+                 preset: str | None = None) -> Result:
     """Pick ``profile`` (a name or the start of one; None: the default again) for the
-    document's tree."""
+    document's tree; or, given ``preset``, the sampler preset (``""``: none)."""
     actor = host.actor(host.doc(uri) if uri else None)
-    return await host.execute(ast.ChooseModel(profile=profile or None), actor)
+    return await host.execute(ast.ChooseModel(profile=profile or None, preset=preset),
+                              actor)
