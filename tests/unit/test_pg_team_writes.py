@@ -251,6 +251,48 @@ def test_a_dead_editors_turn_lock_is_freed_and_one_the_database_sees_alive_is_le
     app.ws.release_turn(head, app.me())
 
 
+def test_an_alternative_the_model_weighed_is_a_models_whoever_wrote_its_node(
+        team: dict[str, str], capsys: Any) -> None:
+    """A split at a token the model weighed, with one of its alternatives, writes the
+    model's text. Splitting a colleague's node, a writer's Loom writes it as a model her
+    process may write as: never as the person who edited the model's text (the database
+    refuses a node in another person's name, and she never wrote it), nor as a
+    collaborator with a database role of its own — the workspace's model then, its
+    generation saying what it is an alternative of."""
+    from loom.store import node_tokens as token_store
+
+    app = _as(team, "alice")
+    ws = app.ws
+    made = _run(app, f"→ continue {ws.node(team['lamp']).local_id} n:2").data["created"]
+    boat, gull = (next(ws.node(n) for n in made if ws.node(n).content.startswith(start))
+                  for start in (" The boat", " A gull"))
+    owner = ("--db", team["owner"], "--participant", "human")
+    code, out = cli(capsys, *owner, "do", "Shared",
+                    f'→ edit {boat.local_id} " The old boat came back at dawn."')
+    assert code == 0, out
+    app = _as(team, "alice")  # (the owner's in-process CLI bound the models to its own)
+    ws = app.ws
+    version = ws.node(one(team["owner"], "SELECT id FROM node WHERE content = %s",
+                          " The old boat came back at dawn."))
+    assert ws.participant_name(version.author_id) == "human"
+
+    def alternative(node_ref: str, at: int) -> Any:
+        done = _run(app, f'→ split {node_ref} at:{at} alt:" stood"', team["tree"])
+        return ws.node(done.data["alternative"])
+
+    alt = alternative(version.label, len(" The old"))
+    assert (ws.participant_name(alt.author_id), alt.author_type) == ("model", "model")
+    assert [t.text for t in token_store.tokens(ws, alt)] == [" stood"]
+    assert one(team["owner"], "SELECT params::jsonb->>'alternative_of' FROM generation "
+               "WHERE node = %s", alt.id) == version.id
+    import psycopg
+
+    with psycopg.connect(team["owner"]) as conn:  # bot's node, as if its own model wrote it
+        conn.execute("UPDATE node SET author_id = %s WHERE id = %s", (team["bot_id"], gull.id))
+    alt = alternative(ws.node(gull.id).local_id, len(" A"))
+    assert (ws.participant_name(alt.author_id), alt.author_type) == ("model", "model")
+
+
 def test_a_team_on_the_previous_guards_gets_these_when_the_owner_starts(
         team: dict[str, str], capsys: Any) -> None:
     """A team whose roles the previous grants set up (marker 2: no guards on turn locks,

@@ -320,3 +320,16 @@ def apply_grants(db: pw.Database, statements: Iterable[str] | None = None) -> No
     for statement in statements or grants():
         db.execute_sql(statement)
 
+
+def may_write_as(db: pw.Database, participant_id: str) -> bool:
+    """Whether the database lets this connection write rows in ``participant_id``'s name:
+    with a team's guards, its own participant or a model without a login role of its own
+    (``role_guards.MAY_ACT_AS``; the owner, anyone's); without them (SQLite, a shared role),
+    anyone's."""
+    from loom.store.backend import is_postgres
+
+    if not is_postgres(db) or db.execute_sql(
+            "SELECT to_regprocedure('loom_acts_as(text)') IS NULL").fetchone()[0]:
+        return True
+    return bool(db.execute_sql("SELECT loom_is_owner() OR loom_acts_as(?)",
+                               (participant_id,)).fetchone()[0])
