@@ -391,6 +391,18 @@ FORBIDDEN: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("an edge given to the root", [edge("{root}")], EVERYONE),
     ("an edge given to the root she bookmarked first", [
         "UPDATE node SET bookmarked = true WHERE id = '{root}'", edge("{root}")], EVERYONE),
+    ("a tree of hers made, then an edge for the owner's root filed in it", [
+        tree_insert("T7"), "INSERT INTO edge (target, tree_id, kind, sibling_order) VALUES "
+        "('{root}', 'T7', 'continuation', 0)"], EVERYONE),
+    ("a tree of hers made, then a source for the owner's node", [
+        tree_insert("T6"), source("{lamp}", "{head}")], EVERYONE),
+    ("a tree of hers made, then a link in the owner's name from the owner's node", [
+        tree_insert("T8"), "INSERT INTO link (id, tree_id, source, target_kind, target_node, "
+        "note, author, created) VALUES ('L2', 'T8', '{lamp}', 'node', '{root}', 'forged', "
+        "'{human}', {now})"], EVERYONE),
+    ("a node marked as inserted now, then token data for it", [
+        "INSERT INTO loom_text_written VALUES ('{lamp}', pg_current_xact_id(), true)",
+        tokens("{lamp}")], EVERYONE),
     ("the owner's node moved among its siblings",
      ["UPDATE edge SET sibling_order = 7 WHERE target = '{lamp}'"], EVERYONE),
     # ── provenance: of a node added now, under its own hash ──
@@ -566,11 +578,11 @@ def test_a_writer_writes_the_shared_rows_as_loom_does(team: dict[str, str]) -> N
                              edited_from="{root}"),
            "INSERT INTO edge_source (target, node, role, position) SELECT target, "
            f"'{v}', role, position FROM edge_source WHERE node = '{{root}}'")
-        ok(role, delete("{lamp}", by=who), change("node.delete", "{lamp}", who))
+        ok(role, delete("{lamp}", "{now} - 300", by=who), change("node.delete", "{lamp}", who))
         assert rows(team["owner"], stamped, team["lamp"]) == [(True,)]
         ok(role, "UPDATE node SET pruned = false, extra = NULL WHERE id = '{lamp}'")
         t = f"A{role[0]}"
-        ok(role, tree_insert(t), f"UPDATE tree SET archived = true, updated = {{now}} "
+        ok(role, tree_insert(t), f"UPDATE tree SET archived = true, updated = {{now}} - 300 "
            f"WHERE id = '{t}'")
         ok(role, tree_insert(f"B{role[0]}", archived=True, updated="0"),
            node_insert(f"I{role[0]}", "Deleted in the file.", "'{human}'", tree=f"B{role[0]}",

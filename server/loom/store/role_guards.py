@@ -153,17 +153,20 @@ BEGIN
   RETURN NULL;
 END $$"""
 
-_MADE_IN_XACT = f"""CREATE OR REPLACE FUNCTION loom_made_now(id text) RETURNS boolean
-LANGUAGE sql {PATH} AS $$
-  SELECT EXISTS (SELECT 1 FROM loom_text_written w WHERE w.node = id
-                 AND w.xact = pg_current_xact_id() AND w.inserted)
-$$"""
 
-_TEXT_IN_XACT = f"""CREATE OR REPLACE FUNCTION loom_text_now(id text) RETURNS boolean
-LANGUAGE sql {PATH} AS $$
-  SELECT EXISTS (SELECT 1 FROM loom_text_written w WHERE w.node = id
-                 AND w.xact = pg_current_xact_id())
-$$"""
+
+def inserted_now(node: str) -> str:
+    """SQL: whether this transaction inserted the node whose id is ``node`` (an expression;
+    inline, not a function: a guard asks it for every edge, source and token row)."""
+    return (f"EXISTS (SELECT 1 FROM loom_text_written w WHERE w.node = {node} "
+            "AND w.xact = pg_current_xact_id() AND w.inserted)")
+
+
+def text_written_now(node: str) -> str:
+    """SQL: whether this transaction wrote the text of ``node`` (inserted it, or moved a
+    split's cut through it)."""
+    return (f"EXISTS (SELECT 1 FROM loom_text_written w WHERE w.node = {node} "
+            "AND w.xact = pg_current_xact_id())")
 
 # A deletion mark (``extra``'s ``deleted``: what the purge counts 30 days from) as a writer
 # sets it: on a hidden node, by her or a model, now; it is given the database's own time.
@@ -357,10 +360,12 @@ END $$"""
 _LINK_INSERT = f"""CREATE OR REPLACE FUNCTION loom_link_guard() RETURNS trigger
 LANGUAGE plpgsql {PATH} AS $$
 BEGIN
-  IF loom_is_owner() OR {_MADE_NOW} OR loom_acts_as(NEW.author) THEN
+  IF loom_is_owner() OR (loom_acts_as(NEW.author) OR {_MADE_NOW}) AND EXISTS (
+      SELECT 1 FROM node n WHERE n.id = NEW.source AND n.tree_id = NEW.tree_id) THEN
     RETURN NEW;
   END IF;
-  RAISE EXCEPTION 'a link you add is made by you or a model (link %)', NEW.id {REFUSE};
+  RAISE EXCEPTION 'a link you add is yours or a model''s, from a node of its tree (link %)',
+    NEW.id {REFUSE};
 END $$"""
 
 
@@ -368,11 +373,11 @@ def _kind_checks() -> str:
     """The CASE arm per kind family: what the change row must point at."""
     written = {
         "added": "SELECT 1 FROM node t WHERE t.id = NEW.entity AND t.tree_id = NEW.tree "
-                 "AND loom_made_now(t.id)",
+                 f"AND {inserted_now('t.id')}",
         "node": "SELECT 1 FROM node t WHERE t.id = NEW.entity AND t.tree_id = NEW.tree "
                 "AND loom_written_now(t.xmin)",
         "split": "SELECT 1 FROM node t WHERE t.id = (NEW.payload::jsonb->>'head') "
-                 "AND t.tree_id = NEW.tree AND loom_text_now(t.id)",
+                 f"AND t.tree_id = NEW.tree AND {text_written_now('t.id')}",
         "tree": "SELECT 1 FROM tree t WHERE t.id = NEW.entity AND t.id = NEW.tree "
                 "AND loom_written_now(t.xmin)",
         "position": "SELECT 1 FROM position t WHERE t.participant = NEW.actor "
@@ -431,7 +436,7 @@ END $$"""
 
 _FUNCTIONS = ("loom_is_owner()", "loom_acts_as(text)", "loom_written_now(xid)",
               "loom_near_now(double precision)", "loom_tree_made()", "loom_nodes_made()",
-              "loom_text_moved()", "loom_made_now(text)", "loom_text_now(text)",
+              "loom_text_moved()",
               "loom_deletion_mark(jsonb, boolean, boolean)", "loom_node_deleted_guard()",
               "loom_tree_deleted_guard()",
               "loom_node_insert_guard()", "loom_node_text_guard()", "loom_split_joins()",
@@ -469,7 +474,7 @@ def statements(team: str, writer: str) -> list[str]:
                   "DISTINCT FROM NEW.content_hash")
     return [
         _IS_OWNER, _ACTS_AS, _WRITTEN_NOW, _CLOCK, _ORIGIN_TABLE, _TREE_MADE, _TEXT_TABLE,
-        _NODES_MADE, _TEXT_MOVED, _MADE_IN_XACT, _TEXT_IN_XACT, _DELETION, _NODE_DELETED,
+        _NODES_MADE, _TEXT_MOVED, _DELETION, _NODE_DELETED,
         _TREE_DELETED, _NODE_INSERT, _NODE_UPDATE, _SPLIT_JOINS, _TREE_UPDATE, _LINK_INSERT,
         _change_insert(), owned_by_the_owner(_FUNCTIONS, _TABLES),
         *(f"REVOKE ALL ON {t} FROM {team}, {writer}" for t in _TABLES),

@@ -32,7 +32,15 @@ written now, and a writer may update any node's marks."""
 
 from __future__ import annotations
 
-from loom.store.role_guards import CLOCK_SKEW_S, PATH, REFUSE, owned_by_the_owner, trigger
+from loom.store.role_guards import (
+    CLOCK_SKEW_S,
+    PATH,
+    REFUSE,
+    inserted_now,
+    owned_by_the_owner,
+    text_written_now,
+    trigger,
+)
 from loom.store.sessions import SESSION_STALE_S
 
 #: The longest a summary worker leases a job (``llm.summaries.LEASE_S``; a retry waits less).
@@ -51,14 +59,14 @@ BEGIN
     RETURN NEW;
   END IF;
   IF TG_OP = 'INSERT' THEN
-    IF {_MADE_NOW.format(tree="NEW.tree_id")} OR (loom_made_now(NEW.target) AND EXISTS (
-        SELECT 1 FROM node n WHERE n.id = NEW.target AND n.tree_id = NEW.tree_id
-        AND n.parent IS NOT NULL)) THEN
+    IF EXISTS (SELECT 1 FROM node n WHERE n.id = NEW.target AND n.tree_id = NEW.tree_id
+        AND ({_MADE_NOW.format(tree="NEW.tree_id")}
+             OR (n.parent IS NOT NULL AND {inserted_now("n.id")}))) THEN
       RETURN NEW;
     END IF;
     RAISE EXCEPTION 'an edge you add leads to a node you add (node %)', NEW.target {REFUSE};
   END IF;
-  IF loom_made_now(OLD.target) OR {_MADE_NOW.format(tree="OLD.tree_id")} THEN
+  IF {inserted_now("OLD.target")} OR {_MADE_NOW.format(tree="OLD.tree_id")} THEN
     RETURN NEW;
   END IF;
   RAISE EXCEPTION 'a node''s place among its siblings is set when it is made (node %)',
@@ -77,8 +85,8 @@ BEGIN
   SELECT * INTO t FROM node n WHERE n.id = NEW.target;
   SELECT * INTO s FROM node n WHERE n.id = NEW.node;
   IF t.tree_id = s.tree_id AND ({_MADE_NOW.format(tree="t.tree_id")}
-      OR loom_made_now(t.id)
-      OR (loom_made_now(s.id) AND EXISTS (SELECT 1 FROM edge_source o
+      OR {inserted_now("t.id")}
+      OR ({inserted_now("s.id")} AND EXISTS (SELECT 1 FROM edge_source o
           WHERE o.target = NEW.target AND o.role = NEW.role AND o.position = NEW.position
           AND o.node IN (s.edited_from, CASE WHEN s.extra IS NULL THEN NULL
                                         ELSE s.extra::jsonb->>'split_from' END)))) THEN
@@ -91,8 +99,8 @@ END $$"""
 _TOKENS = f"""CREATE OR REPLACE FUNCTION loom_tokens_guard() RETURNS trigger
 LANGUAGE plpgsql {PATH} AS $$
 BEGIN
-  IF loom_is_owner() OR ((TG_OP = 'INSERT' OR loom_text_now(OLD.node))
-      AND (TG_OP = 'DELETE' OR loom_text_now(NEW.node))) THEN
+  IF loom_is_owner() OR ((TG_OP = 'INSERT' OR {text_written_now("OLD.node")})
+      AND (TG_OP = 'DELETE' OR {text_written_now("NEW.node")})) THEN
     IF TG_OP = 'DELETE' THEN
       RETURN OLD;
     END IF;
@@ -105,7 +113,7 @@ END $$"""
 _GENERATION = f"""CREATE OR REPLACE FUNCTION loom_generation_guard() RETURNS trigger
 LANGUAGE plpgsql {PATH} AS $$
 BEGIN
-  IF loom_is_owner() OR loom_made_now(NEW.node) THEN
+  IF loom_is_owner() OR {inserted_now("NEW.node")} THEN
     RETURN NEW;
   END IF;
   RAISE EXCEPTION 'a generation record is of a node you add (node %)', NEW.node {REFUSE};
@@ -199,6 +207,9 @@ def statements() -> list[str]:
                  "loom_generation_guard"),
         *trigger("loom_raw_made", "raw_response", "BEFORE INSERT", "loom_raw_guard"),
         *trigger("loom_media_made", "media", "BEFORE INSERT", "loom_media_guard"),
-        *trigger("loom_job_queued", "summary_job", "BEFORE INSERT OR UPDATE",
-                 "loom_job_guard"),
+        *trigger("loom_job_queued", "summary_job", "BEFORE INSERT", "loom_job_guard"),
+        # (an enqueue that finds its job queued and changes nothing is not checked again)
+        *trigger("loom_job_leased", "summary_job", "BEFORE UPDATE", "loom_job_guard",
+                 " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}"
+                             for c in ("priority", "attempts", "not_before"))),
     ]
