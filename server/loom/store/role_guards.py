@@ -154,7 +154,6 @@ BEGIN
 END $$"""
 
 
-
 def inserted_now(node: str) -> str:
     """SQL: whether this transaction inserted the node whose id is ``node`` (an expression;
     inline, not a function: a guard asks it for every edge, source and token row)."""
@@ -167,6 +166,7 @@ def text_written_now(node: str) -> str:
     split's cut through it)."""
     return (f"EXISTS (SELECT 1 FROM loom_text_written w WHERE w.node = {node} "
             "AND w.xact = pg_current_xact_id())")
+
 
 # A deletion mark (``extra``'s ``deleted``: what the purge counts 30 days from) as a writer
 # sets it: on a hidden node, by her or a model, now; it is given the database's own time.
