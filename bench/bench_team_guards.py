@@ -1,10 +1,11 @@
-"""What the provenance checks of a team's roles cost a writer (``store/role_guards.py``):
-the same writes as the writer role alice, with the checks and with their triggers taken
-off (the grants and row-level security stay, as an older Loom set them up). Prints medians
-and ratios; asserts nothing.
+"""What the checks of a team's roles cost a writer (``store/role_guards.py``,
+``store/role_shared.py``): the same writes as the writer role alice, with the checks and
+with every one of their triggers taken off (the grants and row-level security stay). Prints
+medians and ratios; asserts nothing.
 
 - nodes: ``--nodes`` continuations added one transaction each (``Workspace.add_node``:
-  the node's insert checked, its change-log row checked against it);
+  the node's insert checked and recorded, its edge, source and summary job checked against
+  it, its change-log row checked against it);
 - marks: a bookmark set and cleared on each (the node's update checked, and its row);
 - import: the socketteer demo tree (764 nodes, ``../shared/fixtures``) imported as a new
   tree (every node's insert checked against the tree made in the same transaction).
@@ -17,6 +18,7 @@ Run: .venv/bin/python bench/bench_team_guards.py [--nodes 200] [--rounds 3]
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import subprocess
 import sys
@@ -28,9 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "server")]
 
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "socketteer-loom-demo.json"
-TRIGGERS = ("loom_node_made ON node", "loom_node_text ON node", "loom_split_joins ON node",
-            "loom_change_made ON change", "loom_link_made ON link", "loom_tree_root ON tree",
-            "loom_tree_made ON tree")
+
+
+def _triggers() -> list[str]:
+    """Every trigger the roles' SQL creates, as ``name ON table``."""
+    from loom.store import roles
+
+    found = (re.match(r'CREATE (?:CONSTRAINT )?TRIGGER (\w+) .*? ON "?(\w+)"?', s, re.S)
+             for s in roles.grants())
+    return [f"{m[1]} ON {m[2]}" for m in found if m]
 
 
 def _team(cluster: object, name: str) -> tuple[str, str]:
@@ -56,7 +64,7 @@ def _without_checks(owner: str) -> None:
     import psycopg
 
     with psycopg.connect(owner) as conn:
-        for trigger in TRIGGERS:
+        for trigger in _triggers():
             conn.execute(f"DROP TRIGGER {trigger}")
 
 

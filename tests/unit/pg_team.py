@@ -5,7 +5,9 @@ checks made at commit run too), and the whole database is compared before and af
 
 from __future__ import annotations
 
+import json
 import subprocess
+import time
 from typing import Any
 
 import pytest
@@ -131,23 +133,59 @@ def attempt(url: str, statements: list[str]) -> tuple[str, str]:
 
 def node_insert(node_id: str, content: str, author: str, *, author_type: str = "human",
                 created: str = "{now}", extra: str | None = None, tree: str = "{tree}",
-                kind: str = "continuation", parent: str | None = "{root}") -> str:
+                kind: str = "continuation", parent: str | None = "{root}",
+                edited_from: str | None = None, pruned: bool = False) -> str:
     """An INSERT of a whole node row (every column the schema needs), as a template:
     ``author`` and ``created`` are SQL expressions (``'{human}'``, ``{me}``)."""
     local = node_id.lower().ljust(4, "z")
     content = content.replace("'", "''")
     value = "NULL" if extra is None else "'" + extra.replace("'", "''") + "'"
     above = "NULL" if parent is None else f"'{parent}'"
+    edited = "NULL" if edited_from is None else f"'{edited_from}'"
     return ("INSERT INTO node (id, tree_id, local_id, label, content, author_id, author_type, "
             "kind, parent, depth, created, version_number, bookmarked, pruned, excluded, "
-            f"content_hash, extra) VALUES ('{node_id}', '{tree}', '{local}', '{local}', "
-            f"'{content}', {author}, '{author_type}', '{kind}', {above}, 1, {created}, "
-            f"0, false, false, false, 'h', {value})")
+            f"content_hash, extra, edited_from) VALUES ('{node_id}', '{tree}', '{local}', "
+            f"'{local}', '{content}', {author}, '{author_type}', '{kind}', {above}, 1, "
+            f"{created}, 0, false, {str(pruned).lower()}, false, 'h', {value}, {edited})")
 
 
-def tree_insert(tree_id: str, title: str = "hers") -> str:
+def shared_rows(team: dict[str, str]) -> dict[str, str]:
+    """The rows of the shared tables the owner's Loom keeps beside the team's tree, written
+    as the owner: a live turn lock on "lamp" (its process on another machine, no editor
+    session), the owner's summary job and token data for it, a generation whose raw body
+    the owner pruned (``R0``), a node the owner deleted three weeks ago (``gone``) and a
+    tree the owner deleted then (``old_tree``). Returns their ids, to add to ``team``."""
+    import psycopg
+
+    weeks = 21 * 86_400
+    mark = json.dumps({"deleted": {"at": time.time() - weeks, "by": team["human"],
+                                   "pruned": False, "nodes": 1}})
+    with psycopg.connect(team["owner"]) as conn:
+        conn.execute("INSERT INTO branch_lock (node, participant, expires, host, pid) VALUES "
+                     "(%s, %s, %s, 'elsewhere', 4242)", (team["lamp"], team["human"],
+                                                         time.time() + 3600))
+        conn.execute("INSERT INTO summary_job (kind, entity, tree, priority, attempts, "
+                     "not_before, created) VALUES ('node', %s, %s, 5, 0, 0, %s) "
+                     "ON CONFLICT (kind, entity) DO NOTHING",
+                     (team["lamp"], team["tree"], time.time()))
+        conn.execute("INSERT INTO node_tokens (node, k, count, covered, data) VALUES "
+                     "(%s, 5, 1, 2, '\\x00')", (team["lamp"],))
+        conn.execute("INSERT INTO generation (id, node, provider, model, params, usage, "
+                     "completion_index, raw, created) VALUES ('G0', %s, 'openai', 'gpt', "
+                     "'{}', '{}', 0, 'R0', %s)", (team["lamp"], time.time()))
+        gone = node_insert("GONE", "Deleted three weeks ago.", f"'{team['human']}'",
+                           extra=mark, pruned=True, created=str(time.time() - weeks))
+        conn.execute(gone.replace("{tree}", team["tree"]).replace("{root}", team["root"]))
+        conn.execute(tree_insert("T0", "an old tree"))
+        conn.execute("UPDATE tree SET archived = true, updated = %s WHERE id = 'T0'",
+                     (time.time() - weeks,))
+    return {"gone": "GONE", "old_tree": "T0"}
+
+
+def tree_insert(tree_id: str, title: str = "hers", *, archived: bool = False,
+                updated: str = "extract(epoch FROM now())") -> str:
     """An INSERT of a whole tree row (no root yet, as Loom makes one)."""
     return ("INSERT INTO tree (id, title, description, mode, system_context, archived, "
             f"ann_counter, summary_counter, created, updated) VALUES ('{tree_id}', '{title}', "
-            "'', 'buffer', '', false, 0, 0, extract(epoch FROM now()), "
-            "extract(epoch FROM now()))")
+            f"'', 'buffer', '', {str(archived).lower()}, 0, 0, extract(epoch FROM now()), "
+            f"{updated})")

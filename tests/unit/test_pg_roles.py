@@ -22,6 +22,7 @@ from tests.unit.pg_team import (
     node_insert,
     rows,
     set_up_roles,
+    shared_rows,
     snapshot,
     team,  # noqa: F401 - the fixture
     tree_insert,
@@ -67,6 +68,57 @@ _CHANGE = ("INSERT INTO change (tree, kind, entity, actor, payload, created) VAL
 def change(kind: str, entity: str, actor: str = "{me}", payload: str = "NULL",
            created: str = "{now}") -> str:
     return _CHANGE % (kind, entity, actor, payload, created)
+
+
+def lock(node: str, who: str, expires: str = "{now} + 60", upsert: bool = False) -> str:
+    """A turn lock taken as Loom takes one (``Positions.acquire_turn``), or over any."""
+    sql = ("INSERT INTO branch_lock (node, participant, expires, host, pid) VALUES "
+           f"('{node}', {who}, {expires}, 'here', 1)")
+    return sql + (" ON CONFLICT (node) DO UPDATE SET participant = excluded.participant, "
+                  "expires = excluded.expires, host = excluded.host, pid = excluded.pid"
+                  if upsert else "")
+
+
+def job(kind: str, entity: str, tree: str = "{tree}", attempts: int = 0,
+        not_before: str = "0") -> str:
+    """A summary job queued as ``SummaryQueue.enqueue_summary`` queues one."""
+    return ("INSERT INTO summary_job (kind, entity, tree, priority, attempts, not_before, "
+            f"created) VALUES ('{kind}', '{entity}', '{tree}', 5, {attempts}, {not_before}, "
+            "{now}) ON CONFLICT (kind, entity) DO UPDATE SET priority = "
+            "least(summary_job.priority, excluded.priority)")
+
+
+def tokens(node: str) -> str:
+    return (f"INSERT INTO node_tokens (node, k, count, covered, data) VALUES ('{node}', 5, "
+            "1, 2, '\\x01')")
+
+
+def source(target: str, node: str, role: str = "context") -> str:
+    return (f"INSERT INTO edge_source (target, node, role, position) VALUES ('{target}', "
+            f"'{node}', '{role}', 1)")
+
+
+def edge(target: str) -> str:
+    return (f"INSERT INTO edge (target, tree_id, kind, sibling_order) VALUES ('{target}', "
+            "'{tree}', 'continuation', 0)")
+
+
+def generation(node: str, gid: str = "G1") -> str:
+    return ("INSERT INTO generation (id, node, provider, model, params, usage, "
+            f"completion_index, created) VALUES ('{gid}', '{node}', 'openai', 'gpt', '{{}}', "
+            "'{}', 0, {now})")
+
+
+def media(sha_sql: str, size: int, data: str = "'\\x00'") -> str:
+    return ("INSERT INTO media (sha256, mime, size, data, created) VALUES "
+            f"({sha_sql}, 'image/png', {size}, {data}, {{now}})")
+
+
+def delete(node: str, at: str = "{now}", by: str = "{me}", pruned: str = "true") -> str:
+    """A deletion mark as ``reader.delete_subtree`` sets one, at ``at`` by ``by``."""
+    return (f"UPDATE node SET pruned = {pruned}, extra = jsonb_build_object('deleted', "
+            f"jsonb_build_object('at', {at}, 'by', {by}, 'pruned', false, 'nodes', 1))::text "
+            f"WHERE id = '{node}'")
 
 
 def rehash(text_sql: str, parent: str) -> str:
@@ -285,12 +337,130 @@ FORBIDDEN: list[tuple[str, list[str], tuple[str, ...]]] = [
      EVERYONE),
     ("a table of her own", ["CREATE TABLE public.mine (id int)"], EVERYONE),
     ("a role for a reader", ["GRANT loom_writer TO carol"], EVERYONE),
+    # ── turn locks: taken, renewed and released by their holder (issue 43's follow-up) ──
+    ("the owner's live turn lock taken over", [lock("{lamp}", "{me}", upsert=True)], EVERYONE),
+    ("the owner's live turn lock released", ["DELETE FROM branch_lock WHERE node = '{lamp}'"],
+     EVERYONE),
+    ("the owner's turn lock made to expire", ["UPDATE branch_lock SET expires = 0"], EVERYONE),
+    ("the owner's turn lock handed to her", ["UPDATE branch_lock SET participant = {me}"],
+     EVERYONE),
+    ("a turn lock in the owner's name", [lock("{root}", "'{human}'")], EVERYONE),
+    ("a turn lock of hers for a day", [lock("{root}", "{me}", "{now} + 86400")], EVERYONE),
+    ("a turn lock of hers past 20 minutes", [lock("{root}", "{me}", "{now} + 1260")],
+     EVERYONE),
+    ("a turn lock of hers handed to the owner", [
+        lock("{root}", "{me}"),
+        "UPDATE branch_lock SET participant = '{human}' WHERE node = '{root}'"], EVERYONE),
+    # ── the summary queue: work on what exists, leased, retried, made more urgent ──
+    ("a summary job for a node that does not exist", [job("node", "nothing")], EVERYONE),
+    ("a summary job of a kind Loom never queues", [job("x", "{lamp}")], EVERYONE),
+    ("a tree's summary job filed under another tree", [job("tree", "{tree}", tree="T0")],
+     EVERYONE),
+    ("a summary job queued as if it had failed twice", [job("node", "{lamp}", attempts=2)],
+     EVERYONE),
+    ("a summary job put off for a year", [
+        job("node", "{root}", not_before="{now} + 31536000")], EVERYONE),
+    ("the queue put off for a year", ["UPDATE summary_job SET not_before = {now} + 31536000"],
+     EVERYONE),
+    ("a job leased past 15 minutes", ["UPDATE summary_job SET not_before = {now} + 960"],
+     EVERYONE),
+    ("a job's subject changed", ["UPDATE summary_job SET entity = '{root}'"], EVERYONE),
+    ("a job's attempts counted two at a time", ["UPDATE summary_job SET attempts = 2"],
+     EVERYONE),
+    ("a job made less urgent", ["UPDATE summary_job SET priority = 9"], EVERYONE),
+    # ── token data: written with its node's text ──
+    ("the owner's token data rewritten", ["UPDATE node_tokens SET data = '\\x01'"], EVERYONE),
+    ("the owner's token data deleted", ["DELETE FROM node_tokens"], EVERYONE),
+    ("token data for the owner's node", [tokens("{tail}")], EVERYONE),
+    ("token data upserted over the owner's", [
+        tokens("{lamp}") + " ON CONFLICT (node) DO UPDATE SET data = excluded.data"], EVERYONE),
+    ("token data for a node she bookmarked first", [
+        "UPDATE node SET bookmarked = true WHERE id = '{tail}'", tokens("{tail}")], EVERYONE),
+    # ── edges and sources: made with their node ──
+    ("a source added to the owner's node", [source("{lamp}", "{head}")], EVERYONE),
+    ("a source added to the owner's node she bookmarked first", [
+        "UPDATE node SET bookmarked = true WHERE id = '{lamp}'", source("{lamp}", "{head}")],
+     EVERYONE),
+    ("a node of hers made a source of the owner's node", [
+        node_insert("NS", "Hers.", "'{model}'", author_type="model"), source("{lamp}", "NS")],
+     EVERYONE),
+    ("a version of hers given the original's continuations in another role", [
+        node_insert("NV", "Hers.", "'{model}'", author_type="model", edited_from="{root}"),
+        "INSERT INTO edge_source (target, node, role, position) SELECT target, 'NV', "
+        "'instruction', position FROM edge_source WHERE node = '{root}'"], EVERYONE),
+    ("an edge given to the root", [edge("{root}")], EVERYONE),
+    ("an edge given to the root she bookmarked first", [
+        "UPDATE node SET bookmarked = true WHERE id = '{root}'", edge("{root}")], EVERYONE),
+    ("a tree of hers made, then an edge for the owner's root filed in it", [
+        tree_insert("T7"), "INSERT INTO edge (target, tree_id, kind, sibling_order) VALUES "
+        "('{root}', 'T7', 'continuation', 0)"], EVERYONE),
+    ("a tree of hers made, then a source for the owner's node", [
+        tree_insert("T6"), source("{lamp}", "{head}")], EVERYONE),
+    ("a tree of hers made, then a link in the owner's name from the owner's node", [
+        tree_insert("T8"), "INSERT INTO link (id, tree_id, source, target_kind, target_node, "
+        "note, author, created) VALUES ('L2', 'T8', '{lamp}', 'node', '{root}', 'forged', "
+        "'{human}', {now})"], EVERYONE),
+    ("a node marked as inserted now, then token data for it", [
+        "INSERT INTO loom_text_written VALUES ('{lamp}', pg_current_xact_id(), true)",
+        tokens("{lamp}")], EVERYONE),
+    ("the owner's node moved among its siblings",
+     ["UPDATE edge SET sibling_order = 7 WHERE target = '{lamp}'"], EVERYONE),
+    # ── provenance: of a node added now, under its own hash ──
+    ("a generation record for the owner's node", [generation("{lamp}")], EVERYONE),
+    ("a generation record for a node she bookmarked first", [
+        "UPDATE node SET bookmarked = true WHERE id = '{lamp}'", generation("{lamp}")],
+     EVERYONE),
+    ("the raw body the owner pruned written back", [
+        "INSERT INTO raw_response (id, body) VALUES ('R0', 'forged')"], EVERYONE),
+    ("media whose bytes are not their hash", [media("repeat('0', 64)", 1)], EVERYONE),
+    ("media of the right hash and the wrong size", [
+        media("encode(sha256('\\x00'::bytea), 'hex')", 5)], EVERYONE),
+    # ── deletions: dated by the database, by her or a model, hidden ──
+    ("a deletion dated back a month", [delete("{lamp}", "{now} - 2678400")], EVERYONE),
+    ("a deletion dated back an hour", [delete("{lamp}", "{now} - 3600")], EVERYONE),
+    ("a deletion in the owner's name", [delete("{lamp}", by="'{human}'")], EVERYONE),
+    ("a deletion left showing", [delete("{lamp}", pruned="false")], EVERYONE),
+    ("a deletion whose time is text", [delete("{lamp}", "'0'")], EVERYONE),
+    ("a deletion mark that is no mark", [
+        "UPDATE node SET pruned = true, extra = '{\"deleted\": 0}' WHERE id = '{lamp}'"],
+     EVERYONE),
+    ("a node of hers added deleted long ago", [
+        node_insert("NX", "Mine.", "'{model}'", author_type="model", pruned=True,
+                    extra='{"deleted": {"at": 0, "by": "{model}"}}')], EVERYONE),
+    ("a deleted node shown again with its mark",
+     ["UPDATE node SET pruned = false WHERE id = '{gone}'"], EVERYONE),
+    ("a deletion's time moved back", [
+        "UPDATE node SET extra = jsonb_set(extra::jsonb, '{deleted,at}', '0')::text "
+        "WHERE id = '{gone}'"], EVERYONE),
+    ("a deleted node shown, then hidden again under its old mark", [
+        "UPDATE node SET pruned = false WHERE id = '{gone}'",
+        "UPDATE node SET pruned = true WHERE id = '{gone}'"], EVERYONE),
+    ("the owner's tree deleted as of 1970",
+     ["UPDATE tree SET archived = true, updated = 0 WHERE id = '{tree}'"], EVERYONE),
+    ("the owner's tree deleted a day back",
+     ["UPDATE tree SET archived = true, updated = {now} - 86400 WHERE id = '{tree}'"],
+     EVERYONE),
+    ("a deleted tree's time moved back", ["UPDATE tree SET updated = 0 WHERE id = 'T0'"],
+     EVERYONE),
+    ("a deleted tree restored and deleted again at its old time", [
+        "UPDATE tree SET archived = false WHERE id = 'T0'",
+        "UPDATE tree SET archived = true WHERE id = 'T0'"], EVERYONE),
+    # ── the change log: a node logged as added is one its transaction inserted ──
+    ("a continuation logged for a node she only bookmarked", [
+        "UPDATE node SET bookmarked = true WHERE id = '{lamp}'",
+        change("node.continuation", "{lamp}")], EVERYONE),
+    ("a split logged for a head she only bookmarked", [
+        "UPDATE node SET bookmarked = true WHERE id = '{head}'",
+        change("node.split", "{tide}", payload="'{\"head\": \"{head}\"}'")], EVERYONE),
+    ("a dead holder's release logged while the lock is held", [
+        change("lock.release", "{lamp}", "NULL", "'{\"holder\": \"{human}\"}'")], EVERYONE),
 ]
 
 
 def test_every_forbidden_statement_is_refused_as_each_role(team: dict[str, str]) -> None:
     """Each attempt runs as each role that may not, in one transaction that is committed;
     each must be refused (or find none of the rows it aims at) with the database unchanged."""
+    team = {**team, **shared_rows(team)}
     through, errors, tried, refused = [], [], 0, 0
     for what, statements, who in FORBIDDEN:
         for role in who:
@@ -361,6 +531,77 @@ def test_what_each_role_may_do_it_can(team: dict[str, str]) -> None:
                                    "permissions, loom_aware, created) VALUES ('X3', "
                                    "'imported', 'human', 'human', '[]', false, 0)"]) == (
         "committed", "")
+
+
+def test_a_writer_writes_the_shared_rows_as_loom_does(team: dict[str, str]) -> None:
+    """What the refusals above leave a writer, in the SQL Loom sends: her own turn locks
+    taken, renewed and released, and a model's; a lock that expired or whose holder's
+    editor went silent taken over or freed; the summary queue worked through; a new node
+    with its edge, sources, token data and provenance, and a version sharing its
+    original's continuations; a deletion and a deleted tree, given the database's time;
+    an import's deletions, dated now."""
+    import psycopg
+
+    team = {**team, **shared_rows(team)}
+    with psycopg.connect(team["owner"]) as conn:  # an expired lock, a silent editor's lock
+        conn.execute("INSERT INTO branch_lock (node, participant, expires, host, pid) VALUES "
+                     "(%s, %s, 0, 'elsewhere', 7), (%s, %s, %s, 'h', 1)",
+                     (team["tide"], team["human"], team["head"], team["human"],
+                      time.time() + 3600))
+
+    def ok(role: str, *statements: str) -> None:
+        assert attempt(team[role], [fill(s, team) for s in statements]) == (
+            "committed", ""), (role, statements)
+
+    stamped = ("SELECT abs((extra::jsonb->'deleted'->>'at')::float8 - extract(epoch FROM "
+               "now())) < 60 FROM node WHERE id = %s")
+    for role in WRITERS:
+        who = "'{model}'" if role == "alice" else "{me}"
+        ok(role, lock("{root}", "{me}"))
+        ok(role, lock("{root}", "{me}", "{now} + 1140", upsert=True) + " WHERE "
+           "branch_lock.participant = excluded.participant")
+        ok(role, "DELETE FROM branch_lock WHERE node = '{root}' AND participant = {me}",
+           change("lock.release", "{root}"))
+        ok(role, lock("{root}", "'{model}'"), "DELETE FROM branch_lock WHERE node = '{root}'")
+        ok(role, job("node", "{root}"), job("tree", "{tree}"))
+        ok(role, "UPDATE summary_job SET not_before = {now} + 840 WHERE entity = '{root}'")
+        ok(role, "UPDATE summary_job SET attempts = attempts + 1, not_before = {now} + 10 "
+           "WHERE entity = '{root}'", "UPDATE summary_job SET not_before = 0")
+        ok(role, "DELETE FROM summary_job WHERE entity IN ('{root}', '{tree}')")
+        n, data = f"W{role[0]}", f"'\\x0{len(role)}'"  # (media of their own bytes)
+        ok(role, node_insert(n, "Hers.", who, author_type="model"), edge(n),
+           source(n, "{root}", "primary").replace("', 1)", "', 0)"), tokens(n),
+           generation(n, f"G{role[0]}"), f"INSERT INTO raw_response (id, body) VALUES "
+           f"('R{role[0]}', '{{}}')", media(f"encode(sha256({data}::bytea), 'hex')", 1, data))
+        v = f"V{role[0]}"
+        ok(role, node_insert(v, "A version of the root.", who, author_type="model",
+                             edited_from="{root}"),
+           "INSERT INTO edge_source (target, node, role, position) SELECT target, "
+           f"'{v}', role, position FROM edge_source WHERE node = '{{root}}'")
+        ok(role, delete("{lamp}", "{now} - 300", by=who), change("node.delete", "{lamp}", who))
+        assert rows(team["owner"], stamped, team["lamp"]) == [(True,)]
+        ok(role, "UPDATE node SET pruned = false, extra = NULL WHERE id = '{lamp}'")
+        t = f"A{role[0]}"
+        ok(role, tree_insert(t), f"UPDATE tree SET archived = true, updated = {{now}} - 300 "
+           f"WHERE id = '{t}'")
+        ok(role, tree_insert(f"B{role[0]}", archived=True, updated="0"),
+           node_insert(f"I{role[0]}", "Deleted in the file.", "'{human}'", tree=f"B{role[0]}",
+                       kind="root", parent=None, created="0", pruned=True,
+                       extra='{"deleted": {"at": 0, "by": "{human}"}}'))
+        assert rows(team["owner"], "SELECT updated > extract(epoch FROM now()) - 60 FROM "
+                    "tree WHERE id IN (%s, %s)", t, f"B{role[0]}") == [(True,), (True,)]
+        assert rows(team["owner"], stamped, f"I{role[0]}") == [(True,)]
+    # another's turn lock, once free: expired (taken over), its editor silent (freed)
+    ok("alice", lock("{tide}", "{me}", upsert=True) + " WHERE branch_lock.expires <= {now}")
+    ok("alice", "DELETE FROM branch_lock WHERE node = '{head}'")
+    assert rows(team["owner"], "SELECT node FROM branch_lock ORDER BY node") == sorted(
+        [(team["lamp"],), (team["tide"],)])
+    # ... but her own editor session beside the live lock's process does not free it
+    ok("alice", "INSERT INTO editor_session (id, participant, host, pid, started, heartbeat) "
+       "VALUES ('e1', {me}, 'elsewhere', 4242, 0, 0)",
+       "DELETE FROM branch_lock WHERE node = '{lamp}'")
+    assert rows(team["owner"], "SELECT participant FROM branch_lock WHERE node = %s",
+                team["lamp"]) == [(team["human"],)]
 
 
 def test_a_readers_loom_works_and_the_database_refuses_the_rest(

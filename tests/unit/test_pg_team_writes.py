@@ -186,3 +186,149 @@ def test_an_older_teams_database_gets_the_guards_when_the_owner_starts(
         str(roles.VERSION)
     assert attempt(team["alice"], forged)[0] == "refused"
     assert attempt(team["alice"], logged)[0] == "refused"
+
+
+def test_a_writers_summary_worker_works_through_everyones_jobs(team: dict[str, str]) -> None:
+    """The summary queue as a writer's worker works it on a team's database: it leases
+    the jobs others' writes queued, counts a failed attempt and puts the job off, writes
+    the summaries and drops the jobs it did (``role_shared``: the queue as it needs)."""
+    from loom.llm.base import ModelError
+    from loom.llm.summaries import SummaryWorker
+    from tests.unit.test_summaries import PROFILE, Scripted
+
+    queued = rows(team["owner"], "SELECT id, entity FROM summary_job ORDER BY priority, "
+                  "created, id")
+    assert len(queued) >= 3, queued  # the owner's continuations and split halves
+    app = _as(team, "alice")
+    scripted = Scripted([ModelError("server", "the model answered 503"),
+                         *(f"Summary {i}." for i in range(len(queued)))])
+    worker = SummaryWorker(app.ws, PROFILE, scripted)
+    done = worker.run_once(limit=len(queued) + 1)
+    assert done == len(queued) - 1, scripted.prompts
+    (job_id, entity, attempts, later), = rows(
+        team["owner"], "SELECT id, entity, attempts, not_before > extract(epoch FROM now()) "
+        "FROM summary_job")
+    assert (job_id, entity, attempts, later) == (queued[0][0], queued[0][1], 1, True)
+    summarized = rows(team["owner"], "SELECT count(*) FROM node WHERE summary_source = "
+                      "'model' AND starts_with(summary, 'Summary ')")[0][0]
+    assert summarized == len(queued) - 1
+
+
+def test_a_dead_editors_turn_lock_is_freed_and_one_the_database_sees_alive_is_left(
+        team: dict[str, str]) -> None:
+    """A crashed holder's turn lock: once its editor has gone silent any writer's Loom
+    frees it (``lock.release`` logged, naming the holder); a lock whose process this
+    machine says has died, but whose holder the database cannot see gone (no editor
+    session), waits for its expiry — Loom neither fails nor logs a release it did not make.
+    A lock that expired is taken like a free one."""
+    import json
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import psycopg
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid of this machine that no longer runs
+    with psycopg.connect(team["owner"]) as conn:
+        conn.execute("INSERT INTO branch_lock (node, participant, expires, host, pid) VALUES "
+                     "(%s, %s, %s, 'h', 1), (%s, %s, %s, %s, %s), (%s, %s, 0, 'elsewhere', 9)",
+                     (team["lamp"], team["human"], time.time() + 3600,
+                      team["tide"], team["human"], time.time() + 3600, socket.gethostname(),
+                      gone.pid, team["head"], team["human"]))
+    start = one(team["owner"], "SELECT max(seq) FROM change")
+    app = _as(team, "alice")  # (the owner's editor session "s" on h/1 beat last at 0)
+    assert app.ws.reap_dead_locks() == 1
+    assert rows(team["owner"], "SELECT node FROM branch_lock ORDER BY node") == sorted(
+        [(team["tide"],), (team["head"],)])
+    released = rows(team["owner"], "SELECT entity, actor, payload FROM change WHERE seq > %s "
+                    "AND kind = 'lock.release'", start)
+    assert [(e, a) for e, a, _p in released] == [(team["lamp"], None)]
+    assert json.loads(released[0][2]) == {"holder_died": True, "holder": team["human"]}
+    head = app.ws.node(team["head"])
+    app.ws.acquire_turn(head, app.me())  # the expired one
+    app.ws.release_turn(head, app.me())
+
+
+def test_an_alternative_the_model_weighed_is_a_models_whoever_wrote_its_node(
+        team: dict[str, str], capsys: Any) -> None:
+    """A split at a token the model weighed, with one of its alternatives, writes the
+    model's text. Splitting a colleague's node, a writer's Loom writes it as a model her
+    process may write as: never as the person who edited the model's text (the database
+    refuses a node in another person's name, and she never wrote it), nor as a
+    collaborator with a database role of its own — the workspace's model then, its
+    generation saying what it is an alternative of."""
+    from loom.store import node_tokens as token_store
+
+    app = _as(team, "alice")
+    ws = app.ws
+    made = _run(app, f"→ continue {ws.node(team['lamp']).local_id} n:2").data["created"]
+    boat, gull = (next(ws.node(n) for n in made if ws.node(n).content.startswith(start))
+                  for start in (" The boat", " A gull"))
+    owner = ("--db", team["owner"], "--participant", "human")
+    code, out = cli(capsys, *owner, "do", "Shared",
+                    f'→ edit {boat.local_id} " The old boat came back at dawn."')
+    assert code == 0, out
+    app = _as(team, "alice")  # (the owner's in-process CLI bound the models to its own)
+    ws = app.ws
+    version = ws.node(one(team["owner"], "SELECT id FROM node WHERE content = %s",
+                          " The old boat came back at dawn."))
+    assert ws.participant_name(version.author_id) == "human"
+
+    def alternative(node_ref: str, at: int) -> Any:
+        done = _run(app, f'→ split {node_ref} at:{at} alt:" stood"', team["tree"])
+        return ws.node(done.data["alternative"])
+
+    alt = alternative(version.label, len(" The old"))
+    assert (ws.participant_name(alt.author_id), alt.author_type) == ("model", "model")
+    assert [t.text for t in token_store.tokens(ws, alt)] == [" stood"]
+    assert one(team["owner"], "SELECT params::jsonb->>'alternative_of' FROM generation "
+               "WHERE node = %s", alt.id) == version.id
+    import psycopg
+
+    with psycopg.connect(team["owner"]) as conn:  # bot's node, as if its own model wrote it
+        conn.execute("UPDATE node SET author_id = %s WHERE id = %s", (team["bot_id"], gull.id))
+    alt = alternative(ws.node(gull.id).local_id, len(" A"))
+    assert (ws.participant_name(alt.author_id), alt.author_type) == ("model", "model")
+
+
+def test_a_team_on_the_previous_guards_gets_these_when_the_owner_starts(
+        team: dict[str, str], capsys: Any) -> None:
+    """A team whose roles the previous grants set up (marker 2: no guards on turn locks,
+    token data or deletion times): a writer frees the owner's live turn lock and dates a
+    deletion back until the owner's Loom starts; then both are refused."""
+    import psycopg
+
+    with psycopg.connect(team["owner"]) as conn:
+        for policy in ("loom_read", "loom_take", "loom_renew", "loom_free"):
+            conn.execute(f"DROP POLICY {policy} ON branch_lock")
+        conn.execute("ALTER TABLE branch_lock DISABLE ROW LEVEL SECURITY")
+        for trigger in ("loom_node_deleted ON node", "loom_tokens_written ON node_tokens"):
+            conn.execute(f"DROP TRIGGER {trigger}")
+        conn.execute(f"UPDATE meta SET value = '2' WHERE key = '{roles.MARKER}'")
+
+    def lock() -> None:
+        with psycopg.connect(team["owner"]) as conn:
+            conn.execute("INSERT INTO branch_lock (node, participant, expires, host, pid) "
+                         "VALUES (%s, %s, extract(epoch FROM now()) + 3600, 'elsewhere', 1) "
+                         "ON CONFLICT (node) DO NOTHING", (team["lamp"], team["human"]))
+
+    steal = [f"DELETE FROM branch_lock WHERE node = '{team['lamp']}'"]
+    back = [f"UPDATE node SET pruned = true, extra = jsonb_build_object('deleted', "
+            f"jsonb_build_object('at', 0, 'by', '{team['alice_id']}'))::text "
+            f"WHERE id = '{team['lamp']}'"]
+    lock()
+    assert attempt(team["alice"], steal)[0] == "committed"
+    assert one(team["owner"], "SELECT count(*) FROM branch_lock") == 0
+    assert attempt(team["alice"], back)[0] == "committed"
+    with psycopg.connect(team["owner"]) as conn:
+        conn.execute("UPDATE node SET pruned = false, extra = NULL WHERE id = %s",
+                     (team["lamp"],))
+    lock()
+    assert cli(capsys, "--db", team["owner"], "--participant", "human", "trees")[0] == 0
+    assert one(team["owner"], f"SELECT value FROM meta WHERE key = '{roles.MARKER}'") == \
+        str(roles.VERSION)
+    assert attempt(team["alice"], steal)[0] == "committed"  # (row-level security: no rows)
+    assert one(team["owner"], "SELECT count(*) FROM branch_lock") == 1
+    assert attempt(team["alice"], back)[0] == "refused"

@@ -49,3 +49,19 @@ def test_the_guard_knows_every_kind_loom_logs() -> None:
     assert len(found) > 30
     assert found - set(role_guards.CHANGE_KINDS) == set(), "kinds the guard would refuse"
     assert set(role_guards.CHANGE_KINDS) - found == set(), "kinds Loom no longer logs"
+
+
+def test_the_shared_tables_bounds_hold_what_loom_asks_for() -> None:
+    """The leases and turns the guards allow (``role_shared``) cover the longest Loom
+    takes: a summary worker's lease and retry wait, a turn lock's time to live."""
+    import inspect
+
+    from loom.agent.loop import LockPolicy
+    from loom.llm import summaries
+    from loom.store import role_shared
+    from loom.store.positions import Positions
+
+    assert summaries.LEASE_S <= role_shared.SUMMARY_LEASE_S
+    assert 5 * 2 ** (summaries.MAX_ATTEMPTS - 1) <= role_shared.SUMMARY_LEASE_S  # a retry
+    ttl = inspect.signature(Positions.acquire_turn).parameters["ttl_s"].default
+    assert max(ttl, LockPolicy().ttl_s) <= role_shared.TURN_LOCK_S

@@ -211,6 +211,23 @@ def test_a_human_version_keeps_the_tokens_of_the_untouched_characters(app, tree)
     assert [t.text for t in token_store.tokens(ws, head)] == [" The", " cat"]
 
 
+def test_an_alternative_weighed_in_a_persons_version_is_the_models(app, tree) -> None:  # type: ignore[no-untyped-def]
+    """A person's version of model text keeps the model's tokens and alternatives; an
+    alternative taken there is still the model's text, written as the model that weighed
+    it (not as the person, who never wrote it), with the model's generation record."""
+    ws = app.ws
+    node = generated(app, tree)
+    res = run(app, tree, f'→ edit {node.local_id} " The old cat sat on the mat."')
+    version = ws.node(res.data["node"])
+    assert version.author_type == "human"
+    res = run(app, tree, f'→ split {version.label} at:{len(" The old cat")} alt:" lay"')
+    assert res.ok, res.text
+    alt = ws.node(res.data["alternative"])
+    assert (alt.author_id, alt.author_type) == (node.author_id, "model")
+    gen = Generation.get(Generation.node == alt.id)
+    assert gen.model == "fake-base" and gen.params["alternative_of"] == version.id
+
+
 def test_token_data_travels_through_open_loom(app, tree, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from loom.app import open_app
     from loom.interchange import import_data

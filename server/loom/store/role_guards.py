@@ -15,10 +15,19 @@ writes may claim. Nothing a role may set unlocks any of them:
   the original's text when the transaction commits. What marks a node as a split's half
   (``extra``'s ``split_from`` and ``part``) never changes after the insert.
 - **A tree's root never changes** once set.
+- **A deletion is dated by the database's clock**: the ``deleted`` mark a writer puts on a
+  node (what the purge counts its 30 days from) carries the database's time and her own
+  participant or a model's, and a marked node stays hidden; an archived tree's time is
+  the database's too. Nothing a writer sets dates a deletion back into the purge.
 - **A change-log row describes a write of its own transaction**, by the role's own
   participant or a model: a node, tree, position, link, document, turn or participant
-  row that this transaction wrote, of a kind Loom logs (:data:`CHANGE_KINDS`), at the
-  database's time.
+  row that this transaction wrote (a node it logs as added: one it inserted), of a kind
+  Loom logs (:data:`CHANGE_KINDS`), at the database's time.
+
+Which nodes a transaction inserted, or whose text it moved (a split's cut), is recorded by
+a ``SECURITY DEFINER`` trigger in ``loom_text_written``, which no role writes: a row's
+``xmin`` says only that it was written now, and a writer may update any node's marks.
+The guards of the rows that hang on a node's text (``role_shared``) read it.
 
 The owner (the role owning the database) and superusers pass every check, as PostgreSQL's
 row-level security lets table owners through. Every function fixes its ``search_path``:
@@ -35,9 +44,9 @@ CLOCK_SKEW_S = 600
 #: point at that the same transaction wrote. ``actor`` kinds need only a permitted actor:
 #: they log a deletion (nothing left to look at) or a request (``explore.stop``).
 CHANGE_KINDS: dict[str, str] = {
-    **{f"node.{k}": "node" for k in ("continuation", "annotation", "version", "marks",
-                                      "flags", "delete", "restore", "summary")},
-    "node.split": "split",  # the entity is the original; the head (payload) was written
+    **{f"node.{k}": "added" for k in ("continuation", "annotation", "version")},
+    **{f"node.{k}": "node" for k in ("marks", "flags", "delete", "restore", "summary")},
+    "node.split": "split",  # the entity is the original; the head's text (payload) was written
     "node.bulk": "tree",
     **{f"tree.{k}": "tree" for k in ("create", "update", "delete", "summary")},
     "position": "position",
@@ -57,16 +66,16 @@ CHANGE_KINDS: dict[str, str] = {
     "tree.purge": "owner",
 }
 
-_PATH = "SET search_path = public, pg_temp"
-_SKEWED = ("{what} now: its time is % s off the database''s clock (check this machine''s "
-           "clock)")
+PATH = "SET search_path = public, pg_temp"
+SKEWED = ("{what} now: its time is % s off the database''s clock (check this machine''s "
+          "clock)")
 #: how a guard refuses: the SQLSTATE Loom shows as PERMISSION_DENIED, and a constraint
 #: name that tells its reason from a missing grant's (``backend.storage_error``)
 CONSTRAINT = "loom_provenance"
-_REFUSE = f"USING ERRCODE = '42501', CONSTRAINT = '{CONSTRAINT}'"
+REFUSE = f"USING ERRCODE = '42501', CONSTRAINT = '{CONSTRAINT}'"
 
 _IS_OWNER = f"""CREATE OR REPLACE FUNCTION loom_is_owner() RETURNS boolean
-LANGUAGE sql STABLE {_PATH} AS $$
+LANGUAGE sql STABLE {PATH} AS $$
   SELECT current_user = pg_get_userbyid(d.datdba)
       OR coalesce((SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user), false)
   FROM pg_database d WHERE d.datname = current_database()
@@ -78,14 +87,14 @@ MAY_ACT_AS = ("p.name = current_user OR (p.kind = 'model' AND NOT EXISTS "
               "(SELECT 1 FROM pg_roles r WHERE r.rolname = p.name))")
 
 _ACTS_AS = f"""CREATE OR REPLACE FUNCTION loom_acts_as(who text) RETURNS boolean
-LANGUAGE sql STABLE {_PATH} AS $$
+LANGUAGE sql STABLE {PATH} AS $$
   SELECT EXISTS (SELECT 1 FROM participant p WHERE p.id = who AND ({MAY_ACT_AS}))
 $$"""
 
 # Whether a row version (its xmin) was written by this transaction or one of its
 # savepoints: a visible row whose writer is still in progress can only be ours.
 _WRITTEN_NOW = f"""CREATE OR REPLACE FUNCTION loom_written_now(x xid) RETURNS boolean
-LANGUAGE plpgsql {_PATH} AS $$
+LANGUAGE plpgsql {PATH} AS $$
 DECLARE
   top bigint := pg_current_xact_id()::text::bigint;
   low bigint := top % 4294967296;
@@ -98,7 +107,7 @@ BEGIN
 END $$"""
 
 _CLOCK = f"""CREATE OR REPLACE FUNCTION loom_near_now(t double precision) RETURNS boolean
-LANGUAGE sql STABLE {_PATH} AS $$
+LANGUAGE sql STABLE {PATH} AS $$
   SELECT t IS NOT NULL AND abs(t - extract(epoch FROM now())) <= {CLOCK_SKEW_S}
 $$"""
 
@@ -108,7 +117,7 @@ _ORIGIN_TABLE = ('CREATE TABLE IF NOT EXISTS loom_tree_origin (tree text COLLATE
                  "made_by name NOT NULL)")
 
 _TREE_MADE = f"""CREATE OR REPLACE FUNCTION loom_tree_made() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER {_PATH} AS $$
+LANGUAGE plpgsql SECURITY DEFINER {PATH} AS $$
 BEGIN
   INSERT INTO loom_tree_origin (tree, xact, made_by)
   VALUES (NEW.id, pg_current_xact_id(), session_user)
@@ -119,6 +128,110 @@ END $$"""
 _MADE_NOW = ("EXISTS (SELECT 1 FROM loom_tree_origin g WHERE g.tree = NEW.tree_id "
              "AND g.xact = pg_current_xact_id())")
 
+# The nodes whose text each transaction wrote: inserted, or (``inserted`` false) a split's
+# cut moved. Written only by the two triggers below, as the owner; read by the guards of
+# what hangs on a node's text. Unlogged: only the rows of running transactions matter, and
+# a crash ends those.
+_TEXT_TABLE = ('CREATE UNLOGGED TABLE IF NOT EXISTS loom_text_written (node text COLLATE "C" '
+               "PRIMARY KEY, xact xid8 NOT NULL, inserted boolean NOT NULL)")
+
+_NODES_MADE = f"""CREATE OR REPLACE FUNCTION loom_nodes_made() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER {PATH} AS $$
+BEGIN
+  INSERT INTO loom_text_written (node, xact, inserted)
+  SELECT m.id, pg_current_xact_id(), true FROM made m
+  ON CONFLICT (node) DO UPDATE SET xact = excluded.xact, inserted = true;
+  RETURN NULL;
+END $$"""
+
+_TEXT_MOVED = f"""CREATE OR REPLACE FUNCTION loom_text_moved() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER {PATH} AS $$
+BEGIN
+  INSERT INTO loom_text_written (node, xact, inserted)
+  VALUES (NEW.id, pg_current_xact_id(), false)
+  ON CONFLICT (node) DO UPDATE SET xact = excluded.xact,
+    inserted = loom_text_written.inserted AND loom_text_written.xact = excluded.xact;
+  RETURN NULL;
+END $$"""
+
+
+def inserted_now(node: str) -> str:
+    """SQL: whether this transaction inserted the node whose id is ``node`` (an expression;
+    inline, not a function: a guard asks it for every edge, source and token row)."""
+    return (f"EXISTS (SELECT 1 FROM loom_text_written w WHERE w.node = {node} "
+            "AND w.xact = pg_current_xact_id() AND w.inserted)")
+
+
+def text_written_now(node: str) -> str:
+    """SQL: whether this transaction wrote the text of ``node`` (inserted it, or moved a
+    split's cut through it)."""
+    return (f"EXISTS (SELECT 1 FROM loom_text_written w WHERE w.node = {node} "
+            "AND w.xact = pg_current_xact_id())")
+
+
+# A deletion mark (``extra``'s ``deleted``: what the purge counts 30 days from) as a writer
+# sets it: on a hidden node, by her or a model, now; it is given the database's own time.
+# ``checked`` false (a tree made in this transaction: an import) only dates it now.
+_DELETION = f"""CREATE OR REPLACE FUNCTION loom_deletion_mark(x jsonb, hidden boolean,
+  checked boolean) RETURNS jsonb
+LANGUAGE plpgsql {PATH} AS $$
+DECLARE
+  mark jsonb := x->'deleted';
+BEGIN
+  IF jsonb_typeof(mark) IS DISTINCT FROM 'object' THEN
+    IF checked THEN
+      RAISE EXCEPTION 'a deletion mark says when and by whom' {REFUSE};
+    END IF;
+    RETURN x;
+  END IF;
+  IF checked THEN
+    IF hidden IS NOT TRUE THEN
+      RAISE EXCEPTION 'a deleted node stays hidden (pruned) until it is undeleted' {REFUSE};
+    END IF;
+    IF jsonb_typeof(mark->'at') IS DISTINCT FROM 'number' THEN
+      RAISE EXCEPTION 'a deletion''s time is a number of seconds' {REFUSE};
+    END IF;
+    IF NOT loom_near_now((mark->>'at')::double precision) THEN
+      RAISE EXCEPTION '{SKEWED.format(what="a node is deleted")}',
+        round(((mark->>'at')::double precision - extract(epoch FROM now()))::numeric)
+        {REFUSE};
+    END IF;
+    IF NOT loom_acts_as(mark->>'by') THEN
+      RAISE EXCEPTION 'a deletion you mark is yours or a model''s' {REFUSE};
+    END IF;
+  END IF;
+  RETURN jsonb_set(x, '{{deleted,at}}', to_jsonb(extract(epoch FROM now())::double precision));
+END $$"""
+
+_NODE_DELETED = f"""CREATE OR REPLACE FUNCTION loom_node_deleted_guard() RETURNS trigger
+LANGUAGE plpgsql {PATH} AS $$
+DECLARE
+  was jsonb := CASE WHEN OLD.extra IS NULL THEN NULL ELSE OLD.extra::jsonb END;
+  x jsonb := CASE WHEN NEW.extra IS NULL THEN NULL ELSE NEW.extra::jsonb END;
+BEGIN
+  IF loom_is_owner() OR NOT coalesce(jsonb_exists(x, 'deleted'), false) OR (OLD.pruned = NEW.pruned
+      AND (was->'deleted') IS NOT DISTINCT FROM (x->'deleted')) THEN
+    RETURN NEW;  -- no mark, or one left as it was (the node's other marks changed)
+  END IF;
+  NEW.extra := loom_deletion_mark(x, NEW.pruned, true)::text;
+  RETURN NEW;
+END $$"""
+
+# An archived tree's time (``updated``) is when it was deleted, for the purge.
+_TREE_DELETED = f"""CREATE OR REPLACE FUNCTION loom_tree_deleted_guard() RETURNS trigger
+LANGUAGE plpgsql {PATH} AS $$
+BEGIN
+  IF loom_is_owner() THEN
+    RETURN NEW;
+  END IF;
+  IF TG_OP = 'UPDATE' AND NOT loom_near_now(NEW.updated) THEN
+    RAISE EXCEPTION '{SKEWED.format(what="a tree is deleted")}',
+      round((NEW.updated - extract(epoch FROM now()))::numeric) {REFUSE};
+  END IF;
+  NEW.updated := extract(epoch FROM now());
+  RETURN NEW;
+END $$"""
+
 # a half's text against the original's: a proper, non-empty prefix (head) or suffix
 # (tail), with ``at`` where the cut is
 _HALF = """length(txt) > 0 AND length(txt) < length(o.content) AND (x->>'at') ~ '^[0-9]+$' AND (
@@ -128,14 +241,23 @@ _HALF = """length(txt) > 0 AND length(txt) < length(o.content) AND (x->>'at') ~ 
        AND (x->>'at')::bigint = length(o.content) - length(txt)))"""
 
 _NODE_INSERT = f"""CREATE OR REPLACE FUNCTION loom_node_insert_guard() RETURNS trigger
-LANGUAGE plpgsql {_PATH} AS $$
+LANGUAGE plpgsql {PATH} AS $$
 DECLARE
   x jsonb := CASE WHEN NEW.extra IS NULL THEN NULL ELSE NEW.extra::jsonb END;
   txt text := NEW.content;
   o node%ROWTYPE;
 BEGIN
-  IF loom_is_owner() OR {_MADE_NOW} THEN
+  IF loom_is_owner() THEN
     RETURN NEW;
+  END IF;
+  IF {_MADE_NOW} THEN
+    IF jsonb_exists(x, 'deleted') THEN  -- (an import's deletions: dated now)
+      NEW.extra := loom_deletion_mark(x, NEW.pruned, false)::text;
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF jsonb_exists(x, 'deleted') THEN
+    NEW.extra := loom_deletion_mark(x, NEW.pruned, true)::text;
   END IF;
   IF jsonb_exists(x, 'split_from') OR jsonb_exists(x, 'part') THEN
     SELECT * INTO o FROM node n WHERE n.id = x->>'split_from' AND n.tree_id = NEW.tree_id;
@@ -143,23 +265,23 @@ BEGIN
         AND NEW.created = o.created AND NEW.author_type IN (o.author_type,
           (SELECT p.kind FROM participant p WHERE p.id = o.author_id)) AND {_HALF}) THEN
       RAISE EXCEPTION 'a split''s halves hold the original''s text, author and time (node %)',
-        NEW.id {_REFUSE};
+        NEW.id {REFUSE};
     END IF;
     RETURN NEW;
   END IF;
   IF NOT loom_acts_as(NEW.author_id) OR NEW.author_type IS DISTINCT FROM
       (SELECT p.kind FROM participant p WHERE p.id = NEW.author_id) THEN
-    RAISE EXCEPTION 'a node you add is written by you or a model (node %)', NEW.id {_REFUSE};
+    RAISE EXCEPTION 'a node you add is written by you or a model (node %)', NEW.id {REFUSE};
   END IF;
   IF NOT loom_near_now(NEW.created) THEN
-    RAISE EXCEPTION '{_SKEWED.format(what="a node is written")}',
-      round((NEW.created - extract(epoch FROM now()))::numeric) {_REFUSE};
+    RAISE EXCEPTION '{SKEWED.format(what="a node is written")}',
+      round((NEW.created - extract(epoch FROM now()))::numeric) {REFUSE};
   END IF;
   RETURN NEW;
 END $$"""
 
 _NODE_UPDATE = f"""CREATE OR REPLACE FUNCTION loom_node_text_guard() RETURNS trigger
-LANGUAGE plpgsql {_PATH} AS $$
+LANGUAGE plpgsql {PATH} AS $$
 DECLARE
   was jsonb := CASE WHEN OLD.extra IS NULL THEN NULL ELSE OLD.extra::jsonb END;
   x jsonb := CASE WHEN NEW.extra IS NULL THEN NULL ELSE NEW.extra::jsonb END;
@@ -173,12 +295,12 @@ BEGIN
   IF (was->'split_from') IS DISTINCT FROM (x->'split_from')
       OR (was->'part') IS DISTINCT FROM (x->'part') THEN
     RAISE EXCEPTION 'where a split''s half comes from never changes (node %)', OLD.id
-      {_REFUSE};
+      {REFUSE};
   END IF;
   IF OLD.content IS NOT DISTINCT FROM NEW.content
       AND OLD.content_hash IS NOT DISTINCT FROM NEW.content_hash THEN
     IF (was->'at') IS DISTINCT FROM (x->'at') THEN
-      RAISE EXCEPTION 'a split''s cut moves only with its text (node %)', OLD.id {_REFUSE};
+      RAISE EXCEPTION 'a split''s cut moves only with its text (node %)', OLD.id {REFUSE};
     END IF;
     RETURN NEW;
   END IF;
@@ -190,12 +312,12 @@ BEGIN
       RETURN NEW;
     END IF;
   END IF;
-  RAISE EXCEPTION 'a node''s text never changes (node %)', OLD.id {_REFUSE};
+  RAISE EXCEPTION 'a node''s text never changes (node %)', OLD.id {REFUSE};
 END $$"""
 
 # at commit: the halves whose cut moved still make the original's text together
 _SPLIT_JOINS = f"""CREATE OR REPLACE FUNCTION loom_split_joins() RETURNS trigger
-LANGUAGE plpgsql {_PATH} AS $$
+LANGUAGE plpgsql {PATH} AS $$
 DECLARE
   me node%ROWTYPE;
   other node%ROWTYPE;
@@ -223,36 +345,40 @@ BEGIN
     END IF;
   END IF;
   RAISE EXCEPTION 'a split''s halves join to the original''s text (node %)', NEW.id
-    {_REFUSE};
+    {REFUSE};
 END $$"""
 
 _TREE_UPDATE = f"""CREATE OR REPLACE FUNCTION loom_tree_guard() RETURNS trigger
-LANGUAGE plpgsql {_PATH} AS $$
+LANGUAGE plpgsql {PATH} AS $$
 BEGIN
   IF loom_is_owner() OR (OLD.root IS NULL AND EXISTS (SELECT 1 FROM node n
       WHERE n.id = NEW.root AND n.tree_id = NEW.id AND n.parent IS NULL)) THEN
     RETURN NEW;
   END IF;
-  RAISE EXCEPTION 'a tree''s root never changes (tree %)', OLD.id {_REFUSE};
+  RAISE EXCEPTION 'a tree''s root never changes (tree %)', OLD.id {REFUSE};
 END $$"""
 
 _LINK_INSERT = f"""CREATE OR REPLACE FUNCTION loom_link_guard() RETURNS trigger
-LANGUAGE plpgsql {_PATH} AS $$
+LANGUAGE plpgsql {PATH} AS $$
 BEGIN
-  IF loom_is_owner() OR {_MADE_NOW} OR loom_acts_as(NEW.author) THEN
+  IF loom_is_owner() OR (loom_acts_as(NEW.author) OR {_MADE_NOW}) AND EXISTS (
+      SELECT 1 FROM node n WHERE n.id = NEW.source AND n.tree_id = NEW.tree_id) THEN
     RETURN NEW;
   END IF;
-  RAISE EXCEPTION 'a link you add is made by you or a model (link %)', NEW.id {_REFUSE};
+  RAISE EXCEPTION 'a link you add is yours or a model''s, from a node of its tree (link %)',
+    NEW.id {REFUSE};
 END $$"""
 
 
 def _kind_checks() -> str:
     """The CASE arm per kind family: what the change row must point at."""
     written = {
+        "added": "SELECT 1 FROM node t WHERE t.id = NEW.entity AND t.tree_id = NEW.tree "
+                 f"AND {inserted_now('t.id')}",
         "node": "SELECT 1 FROM node t WHERE t.id = NEW.entity AND t.tree_id = NEW.tree "
                 "AND loom_written_now(t.xmin)",
         "split": "SELECT 1 FROM node t WHERE t.id = (NEW.payload::jsonb->>'head') "
-                 "AND t.tree_id = NEW.tree AND loom_written_now(t.xmin)",
+                 f"AND t.tree_id = NEW.tree AND {text_written_now('t.id')}",
         "tree": "SELECT 1 FROM tree t WHERE t.id = NEW.entity AND t.id = NEW.tree "
                 "AND loom_written_now(t.xmin)",
         "position": "SELECT 1 FROM position t WHERE t.participant = NEW.actor "
@@ -273,9 +399,10 @@ def _kind_checks() -> str:
         kinds = ", ".join(f"'{k}'" for k, v in CHANGE_KINDS.items() if v == family)
         if family in written:
             test = f"EXISTS ({written[family]})"
-        elif family == "released":
-            test = ("NEW.actor IS NOT NULL AND NOT EXISTS (SELECT 1 FROM branch_lock t "
-                    "WHERE t.node = NEW.entity AND t.participant = NEW.actor)")
+        elif family == "released":  # by its holder, or (no actor) a dead holder's
+            holder = "coalesce(NEW.actor, NEW.payload::jsonb->>'holder')"
+            test = (f"{holder} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM branch_lock t "
+                    f"WHERE t.node = NEW.entity AND t.participant = {holder})")
         elif family == "actor":
             test = "NEW.actor IS NOT NULL"
         else:  # the owner's alone
@@ -286,80 +413,53 @@ def _kind_checks() -> str:
 
 def _change_insert() -> str:
     return f"""CREATE OR REPLACE FUNCTION loom_change_guard() RETURNS trigger
-LANGUAGE plpgsql {_PATH} AS $$
+LANGUAGE plpgsql {PATH} AS $$
 BEGIN
   IF loom_is_owner() THEN
     RETURN NEW;
   END IF;
   IF NEW.actor IS NOT NULL AND NOT loom_acts_as(NEW.actor) THEN
-    RAISE EXCEPTION 'a change you log is yours or a model''s (%)', NEW.kind {_REFUSE};
+    RAISE EXCEPTION 'a change you log is yours or a model''s (%)', NEW.kind {REFUSE};
   END IF;
   IF NOT loom_near_now(NEW.created) THEN
-    RAISE EXCEPTION '{_SKEWED.format(what="a change is logged")}',
-      round((NEW.created - extract(epoch FROM now()))::numeric) {_REFUSE};
+    RAISE EXCEPTION '{SKEWED.format(what="a change is logged")}',
+      round((NEW.created - extract(epoch FROM now()))::numeric) {REFUSE};
   END IF;
   IF NOT (CASE
       {_kind_checks()}
       ELSE false END) THEN
     RAISE EXCEPTION 'a change-log row describes what its own transaction wrote (% %)',
-      NEW.kind, NEW.entity {_REFUSE};
-  END IF;
-  RETURN NEW;
-END $$"""
-
-
-# A deletion's time is what the purge goes by (store/purge.py: 30 days after it the subtree
-# or tree goes for good, and only the owner's process purges). A writer's role may mark and
-# unmark nodes and trees, so the time it writes is the server's own: nobody but the owner
-# can date a deletion back into the purge.
-_DELETED_AT = f"""CREATE OR REPLACE FUNCTION loom_deleted_at_guard() RETURNS trigger
-LANGUAGE plpgsql {_PATH} AS $$
-DECLARE
-  mark jsonb;
-  was jsonb;
-BEGIN
-  IF loom_is_owner() THEN
-    RETURN NEW;
-  END IF;
-  IF TG_TABLE_NAME = 'tree' THEN
-    IF NEW.archived THEN
-      NEW.updated := extract(epoch FROM clock_timestamp());
-    END IF;
-    RETURN NEW;
-  END IF;
-  mark := CASE WHEN NEW.extra IS NULL THEN NULL ELSE NEW.extra::jsonb -> 'deleted' END;
-  IF TG_OP = 'UPDATE' AND OLD.extra IS NOT NULL THEN
-    was := OLD.extra::jsonb -> 'deleted';
-  END IF;
-  IF jsonb_typeof(mark) = 'object' AND mark IS DISTINCT FROM was THEN
-    NEW.extra := jsonb_set(NEW.extra::jsonb, '{{deleted,at}}',
-                           to_jsonb(extract(epoch FROM clock_timestamp())))::text;
+      NEW.kind, NEW.entity {REFUSE};
   END IF;
   RETURN NEW;
 END $$"""
 
 
 _FUNCTIONS = ("loom_is_owner()", "loom_acts_as(text)", "loom_written_now(xid)",
-              "loom_near_now(double precision)", "loom_tree_made()",
+              "loom_near_now(double precision)", "loom_tree_made()", "loom_nodes_made()",
+              "loom_text_moved()",
+              "loom_deletion_mark(jsonb, boolean, boolean)", "loom_node_deleted_guard()",
+              "loom_tree_deleted_guard()",
               "loom_node_insert_guard()", "loom_node_text_guard()", "loom_split_joins()",
-              "loom_tree_guard()", "loom_link_guard()", "loom_change_guard()",
-              "loom_deleted_at_guard()")
+              "loom_tree_guard()", "loom_link_guard()", "loom_change_guard()")
+#: the tables only these functions write
+_TABLES = ("loom_tree_origin", "loom_text_written")
 
 
-def _owned_by_the_owner() -> str:
+def owned_by_the_owner(functions: tuple[str, ...], tables: tuple[str, ...] = ()) -> str:
     """Whoever runs the SQL (the owner, or the superuser for them), the functions and the
-    origin table belong to the database's owner: the owner's migrations replace them, and
-    the one ``SECURITY DEFINER`` function runs with no more than the owner's rights."""
-    alters = " ".join(f"EXECUTE format('ALTER FUNCTION {f} OWNER TO %I', o);"
-                      for f in _FUNCTIONS)
+    tables they keep belong to the database's owner: the owner's migrations replace them,
+    and the ``SECURITY DEFINER`` functions run with no more than the owner's rights."""
+    alters = " ".join([*(f"EXECUTE format('ALTER TABLE {t} OWNER TO %I', o);"
+                         for t in tables),
+                       *(f"EXECUTE format('ALTER FUNCTION {f} OWNER TO %I', o);"
+                         for f in functions)])
     return ("DO $$ DECLARE o name := (SELECT pg_get_userbyid(d.datdba) FROM pg_database d "
-            "WHERE d.datname = current_database()); BEGIN "
-            "EXECUTE format('ALTER TABLE loom_tree_origin OWNER TO %I', o); "
-            f"{alters} END $$")
+            f"WHERE d.datname = current_database()); BEGIN {alters} END $$")
 
 
-def _trigger(name: str, table: str, when: str, function: str, condition: str = "",
-             constraint: bool = False) -> list[str]:
+def trigger(name: str, table: str, when: str, function: str, condition: str = "",
+            constraint: bool = False) -> list[str]:
     kind = "CONSTRAINT TRIGGER" if constraint else "TRIGGER"
     deferred = " DEFERRABLE INITIALLY DEFERRED" if constraint else ""
     cond = f" WHEN ({condition})" if condition else ""
@@ -374,21 +474,39 @@ def statements(team: str, writer: str) -> list[str]:
     text_moved = ("OLD.content IS DISTINCT FROM NEW.content OR OLD.content_hash IS "
                   "DISTINCT FROM NEW.content_hash")
     return [
-        _IS_OWNER, _ACTS_AS, _WRITTEN_NOW, _CLOCK, _ORIGIN_TABLE, _TREE_MADE,
-        _NODE_INSERT, _NODE_UPDATE, _SPLIT_JOINS, _TREE_UPDATE, _LINK_INSERT,
-        _change_insert(), _DELETED_AT, _owned_by_the_owner(),
-        f"REVOKE ALL ON loom_tree_origin FROM {team}, {writer}",
-        f"GRANT SELECT ON loom_tree_origin TO {team}",
-        *_trigger("loom_tree_made", "tree", "AFTER INSERT", "loom_tree_made"),
-        *_trigger("loom_tree_root", "tree", "BEFORE UPDATE", "loom_tree_guard",
+        _IS_OWNER, _ACTS_AS, _WRITTEN_NOW, _CLOCK, _ORIGIN_TABLE, _TREE_MADE, _TEXT_TABLE,
+        _NODES_MADE, _TEXT_MOVED, _DELETION, _NODE_DELETED,
+        _TREE_DELETED, _NODE_INSERT, _NODE_UPDATE, _SPLIT_JOINS, _TREE_UPDATE, _LINK_INSERT,
+        _change_insert(), owned_by_the_owner(_FUNCTIONS, _TABLES),
+        *(f"REVOKE ALL ON {t} FROM {team}, {writer}" for t in _TABLES),
+        *(f"GRANT SELECT ON {t} TO {team}" for t in _TABLES),
+        *trigger("loom_tree_made", "tree", "AFTER INSERT", "loom_tree_made"),
+        *trigger("loom_tree_deleted_made", "tree", "BEFORE INSERT", "loom_tree_deleted_guard",
+                 "NEW.archived"),
+        *trigger("loom_tree_deleted", "tree", "BEFORE UPDATE", "loom_tree_deleted_guard",
+                 "NEW.archived AND (NOT OLD.archived OR OLD.updated IS DISTINCT FROM "
+                 "NEW.updated)"),
+        # (statement-level: one call per insert, however many nodes it holds)
+        'DROP TRIGGER IF EXISTS loom_nodes_recorded ON "node"',
+        'CREATE TRIGGER loom_nodes_recorded AFTER INSERT ON "node" REFERENCING NEW TABLE AS '
+        "made FOR EACH STATEMENT WHEN (NOT loom_is_owner()) EXECUTE FUNCTION "
+        "loom_nodes_made()",
+        *trigger("loom_text_recorded", "node", "AFTER UPDATE", "loom_text_moved",
+                 "OLD.content IS DISTINCT FROM NEW.content AND NOT loom_is_owner()"),
+        *trigger("loom_node_deleted", "node", "BEFORE UPDATE", "loom_node_deleted_guard",
+                 "OLD.extra IS DISTINCT FROM NEW.extra OR OLD.pruned IS DISTINCT FROM "
+                 "NEW.pruned"),
+        *trigger("loom_tree_root", "tree", "BEFORE UPDATE", "loom_tree_guard",
                   "OLD.root IS DISTINCT FROM NEW.root"),
-        *_trigger("loom_node_made", "node", "BEFORE INSERT", "loom_node_insert_guard"),
-        *_trigger("loom_node_text", "node", "BEFORE UPDATE", "loom_node_text_guard",
+        *trigger("loom_node_made", "node", "BEFORE INSERT", "loom_node_insert_guard"),
+        *trigger("loom_node_text", "node", "BEFORE UPDATE", "loom_node_text_guard",
                   f"{text_moved} OR OLD.extra IS DISTINCT FROM NEW.extra"),
-        *_trigger("loom_split_joins", "node", "AFTER UPDATE", "loom_split_joins",
+        *trigger("loom_split_joins", "node", "AFTER UPDATE", "loom_split_joins",
                   text_moved, constraint=True),
-        *_trigger("loom_link_made", "link", "BEFORE INSERT", "loom_link_guard"),
-        *_trigger("loom_change_made", "change", "BEFORE INSERT", "loom_change_guard"),
-        *_trigger("loom_deleted_at", "node", "BEFORE INSERT OR UPDATE", "loom_deleted_at_guard"),
-        *_trigger("loom_deleted_at", "tree", "BEFORE INSERT OR UPDATE", "loom_deleted_at_guard"),
+        *trigger("loom_link_made", "link", "BEFORE INSERT", "loom_link_guard"),
+        *trigger("loom_change_made", "change", "BEFORE INSERT", "loom_change_guard"),
+        # (marker 3's deletion-time guard, which dated a mark now without asking whose it
+        # was: loom_node_deleted and loom_tree_deleted check and date it now)
+        *(f'DROP TRIGGER IF EXISTS loom_deleted_at ON "{t}"' for t in ("node", "tree")),
+        "DROP FUNCTION IF EXISTS loom_deleted_at_guard()",
     ]

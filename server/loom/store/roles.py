@@ -4,8 +4,10 @@ database itself refuse what a person's Loom permissions do not allow (docs/team.
 
 Loom checks permissions in its executor, but anyone who can connect can also type SQL.
 With a role per person, the database is the last line: readers read; writers add to the
-trees but never rewrite a node's text, nor claim another's authorship (``role_guards``:
-provenance fixed at insert and checked); everyone writes only their own rows of the tables
+trees but never rewrite a node's text, nor claim another's authorship, nor date a deletion
+back (``role_guards``: provenance fixed at insert and checked), and write the rows beside
+the nodes only as Loom's writes need them (``role_shared``: edges, token data, provenance,
+the summary queue; turn locks below); everyone writes only their own rows of the tables
 that mix people's rows (where they are, what they have typed, their sessions, traces, pins
 and stashes) and change-log rows that describe their own transaction's writes; only the
 owner changes who may do what.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from loom.store import role_guards, schema
+from loom.store import role_guards, role_shared, schema
 from loom.store.orm import pw
 
 #: every person's group role: reads everything, writes only what reading needs
@@ -35,7 +37,8 @@ WRITER = "loom_writer"
 MARKER = "team_roles"
 #: what the marker holds: the grants' version. A Loom whose grants are newer than a
 #: workspace's re-applies them when the owner connects (:func:`upgrade`).
-VERSION = 4  # 3: deletion times are the server's; 4: scorings are logged (role_guards)
+VERSION = 5  # 3: deletion times are the server's; 4: scorings are logged; 5: the rows beside
+# a node, deletion marks checked (role_guards)
 
 _ME = "(SELECT p.id FROM participant p WHERE p.name = current_user)"
 _ME_OR_MODEL = f"(SELECT p.id FROM participant p WHERE {role_guards.MAY_ACT_AS})"
@@ -55,10 +58,11 @@ OWN_ROWS: dict[str, tuple[str, str]] = {
     "stash": ("participant", "INSERT, UPDATE, DELETE"),
 }
 
-#: What writers may do to the trees' shared tables. Nothing is ever deleted but what Loom
-#: itself removes (released turn locks, done summary jobs, replaced token data): a
-#: deletion in Loom is a mark on the node, undone within 30 days; after that the owner's
-#: process purges it (store/purge.py), as only the owner deletes rows of the trees.
+#: What writers may do to the trees' shared tables (what the rows may say: ``role_guards``
+#: and ``role_shared``). Nothing is ever deleted but what Loom itself removes (released turn
+#: locks, done summary jobs, replaced token data): a deletion in Loom is a mark on the
+#: node, undone within 30 days; after that the owner's process purges it (store/purge.py),
+#: as only the owner deletes rows of the trees.
 WRITER_TABLES: dict[str, str] = {
     "tree": "INSERT",  # and UPDATE of TREE_COLUMNS only
     "node": "INSERT",  # and UPDATE of NODE_COLUMNS only
@@ -68,12 +72,15 @@ WRITER_TABLES: dict[str, str] = {
     "document": "INSERT, UPDATE",
     "generation": "INSERT",
     "raw_response": "INSERT",
-    "node_tokens": "INSERT, UPDATE, DELETE",
+    "node_tokens": "INSERT, UPDATE, DELETE",  # with its node's text (a split's cut moved)
     "media": "INSERT",
     "agent_turn": "INSERT, UPDATE",
-    "branch_lock": "INSERT, UPDATE, DELETE",  # turn locks: taking an expired one is an update
-    "summary_job": "INSERT, UPDATE, DELETE",  # the queue: enqueued by writes, taken by workers
+    "branch_lock": "INSERT, UPDATE, DELETE",  # row-level security: LOCK_POLICIES
+    "summary_job": "INSERT, DELETE",  # and UPDATE of JOB_COLUMNS: a worker's lease
 }
+
+#: The summary job columns a worker changes: its lease, its failed attempts, its urgency.
+JOB_COLUMNS = ("priority", "attempts", "not_before")
 
 #: The node columns Loom changes after a node is made: marks (bookmark, prune, exclude,
 #: tags and the rest in ``extra``), its depth (a split moves the nodes below), its summary,
@@ -167,6 +174,7 @@ def grants() -> list[str]:
     out.append(f"GRANT UPDATE ({', '.join(NODE_COLUMNS)}) ON node TO {WRITER}")
     out.append(f"GRANT UPDATE ({', '.join(TREE_COLUMNS)}) ON tree TO {WRITER}")
     out.append(f"GRANT UPDATE (sibling_order) ON edge TO {WRITER}")
+    out.append(f"GRANT UPDATE ({', '.join(JOB_COLUMNS)}) ON summary_job TO {WRITER}")
     # participants: everyone sees everyone; a person may add their own row with no
     # permissions (a first connection) and say which tree they are in; a writer may add
     # others with none (the authors of an imported tree); only the owner grants
@@ -192,9 +200,26 @@ def grants() -> list[str]:
     out += _policy("change", "loom_writes", "INSERT", WRITER, None,
                    f"actor IS NULL OR actor IN {_ME_OR_MODEL}")
     out += role_guards.statements(TEAM, WRITER)
+    out += role_shared.statements()
+    out += _lock_policies()  # (after the functions they call)
     out.append(f"INSERT INTO meta (key, value) VALUES ('{MARKER}', '{VERSION}') "
                "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
     return out
+
+
+def _lock_policies() -> list[str]:
+    """Turn locks: everyone reads them; a writer takes, renews and releases her own (or a
+    model's) for a turn's length, and takes over or frees another's only once it is free
+    (``role_shared.LOCK_FREE``: expired, or its holder's editor has gone silent)."""
+    mine, free = f"participant IN {_ME_OR_MODEL}", role_shared.LOCK_FREE
+    taken = f"{mine} AND {role_shared.LOCK_TAKEN}"
+    return ["ALTER TABLE branch_lock ENABLE ROW LEVEL SECURITY",
+            *_policy("branch_lock", "loom_read", "SELECT", TEAM, "true", None),
+            *_policy("branch_lock", "loom_take", "INSERT", WRITER, None, taken),
+            *_policy("branch_lock", "loom_renew", "UPDATE", WRITER, f"{mine} OR {free}",
+                     taken),
+            *_policy("branch_lock", "loom_free", "DELETE", WRITER, f"{mine} OR {free}",
+                     None)]
 
 
 def _ident(name: str) -> str:
@@ -296,3 +321,17 @@ def apply_grants(db: pw.Database, statements: Iterable[str] | None = None) -> No
     every ``?`` as a placeholder."""
     for statement in statements or grants():
         db.execute_sql(statement)
+
+
+def may_write_as(db: pw.Database, participant_id: str) -> bool:
+    """Whether the database lets this connection write rows in ``participant_id``'s name:
+    with a team's guards, its own participant or a model without a login role of its own
+    (``role_guards.MAY_ACT_AS``; the owner, anyone's); without them (SQLite, a shared role),
+    anyone's."""
+    from loom.store.backend import is_postgres
+
+    if not is_postgres(db) or db.execute_sql(
+            "SELECT to_regprocedure('loom_acts_as(text)') IS NULL").fetchone()[0]:
+        return True
+    return bool(db.execute_sql("SELECT loom_is_owner() OR loom_acts_as(?)",
+                               (participant_id,)).fetchone()[0])

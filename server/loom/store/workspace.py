@@ -35,7 +35,7 @@ from loom.model import permissions as perms
 from loom.model.ids import MIN_PREFIX, local_id_candidates, new_ulid, normalise_local_id
 from loom.model.marks import UNDO_WINDOW_S
 from loom.render.text import extractive_summary, plural
-from loom.store import fulltext
+from loom.store import fulltext, roles
 from loom.store.backend import executemany, insert_rows
 from loom.store.bulk import Bulk
 from loom.store.db import checkpoint_later
@@ -319,6 +319,12 @@ class Workspace:
 
     def participant_by_id(self, participant_id: str) -> Participant | None:
         return self._participants.participant_by_id(participant_id)
+
+    def may_write_as(self, participant: Participant) -> bool:
+        """Whether this connection may write rows in ``participant``'s name: on a team's
+        database with roles, its own participant's or a model's without a login role of
+        its own (``roles.may_write_as``); elsewhere anyone's."""
+        return roles.may_write_as(self.db, participant.id)
 
     def participants(self, kind: str | None = None, role: str | None = None
                      ) -> list[Participant]:

@@ -11,7 +11,7 @@ from loom.model import tokens as T
 from loom.render import formats as f
 from loom.render.text import preview, quote
 from loom.store import node_tokens as token_store
-from loom.store.schema import Generation, Node
+from loom.store.schema import Generation, Node, Participant
 
 
 def split(ctx: Ctx, cmd: ast.Split) -> Result:
@@ -117,20 +117,49 @@ def _alternative(ctx: Ctx, original: Node, head: Node, tokens: list[T.Token],
                  cmd: ast.Split, k: int, gens: list[Generation]) -> Node:
     """The alternative as a sibling of the tail. One the model weighed at that place (a
     stored alternative of the token starting there) is the model's text, with that
-    token's probabilities: the model that wrote the node, or for scored text (a writer's
-    words, ``→ score``) the subject model, whose choice it is; anything else is the
-    actor's own text."""
+    token's probabilities: for scored text (a writer's words, ``→ score``) the subject
+    model, whose choice it is, else the model that wrote the tokens (:func:`_weigher`);
+    anything else is the actor's own text."""
     ws = ctx.ws
     here = T.token_at(tokens, cmd.at)
     weighed = dict(here.alternatives) if here is not None and here.start == cmd.at else {}
     if here is not None and cmd.alt in weighed:
         scorer = token_store.scorer_of(ws, original.id)
-        author = ws.subject() if scorer is not None else (
-            ws.participant_by_id(original.author_id) or ws.subject())
+        source: Node | None = None
+        if scorer is not None:  # a writer's words, scored: the subject model's choice
+            author = ws.subject()
+        else:
+            author, source = _weigher(ctx, original)
         alt = ws.add_node(ctx.tree, head, cmd.alt, author)
         token_store.save(ws, alt.id, [T.Token(0, cmd.alt, weighed[cmd.alt],
                                               here.alternatives)], k, scorer)
-        for g in gens[-1:] if scorer is None else ():
-            ws.copy_generation(g, alt.id, ctx.now, alternative_of=original.id, at=cmd.at)
+        if source is not None:
+            records = gens if source.id == original.id else ws.generations([source.id])
+            for g in records[-1:]:
+                ws.copy_generation(g, alt.id, ctx.now, alternative_of=original.id, at=cmd.at)
         return alt
     return ws.add_node(ctx.tree, head, cmd.alt or "", ctx.me)
+
+
+def _weigher(ctx: Ctx, node: Node) -> tuple[Participant, Node]:
+    """Who wrote an alternative the model weighed at a token of ``node``, and the node its
+    generation is recorded on: the model that wrote the tokens — ``node``'s author, or for
+    a person's version of model text, the author of the model text it was edited from
+    (the person never wrote the alternative). Where this process may not write in that
+    model's name (a collaborator with a database role of its own, on a team's database:
+    docs/team.md), the workspace's model writes it: the generation still says which
+    model weighed it."""
+    ws, source = ctx.ws, node
+    for _ in range(1000):  # (an edit of an edit of … model text)
+        if source.author_type == "model" or not source.edited_from:
+            break
+        earlier = ws.find_node(source.edited_from)
+        if earlier is None:
+            break
+        source = earlier
+    author = ws.participant_by_id(source.author_id) if source.author_type == "model" \
+        else None
+    if author is None or author.kind != "model" or not ws.may_write_as(author):
+        author = ws.subject()
+    return author, source
+
