@@ -6,6 +6,7 @@ repositories under ``store/`` (docs/architecture.md's first paragraph)."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -402,3 +403,85 @@ def test_peewee_is_imported_only_through_the_store_orm_module() -> None:
     found = [(mod.name, name) for mod in modules().values() if mod.name != "loom.store.orm"
              for name, _node in imported_names(mod) if _under(name, ("peewee", "playhouse"))]
     assert not found, found
+
+
+# ── docs/architecture.md's layer table is MAY_IMPORT ──────────────────────────────────────
+DOC = PACKAGE.parents[1] / "docs" / "architecture.md"
+
+
+def _doc_layers() -> tuple[tuple[str, ...], dict[str, tuple[str, str]]]:
+    """The page's definition of *the core*, and each row of its layer table: the layer's
+    cell and its "may import" cell, by layer name (a shell row under each of its names)."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("## Layers (`server/loom/`)", 1)[1].split("\n## ", 1)[0]
+    core = section.split("*The core* is ", 1)[1].split(".\n", 1)[0]
+    rows: dict[str, tuple[str, str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[0] in ("layer", "---"):
+            continue
+        for name in _ticked(cells[0]):
+            rows[_as_layer(name)] = (cells[0], cells[2])
+    return tuple(_as_layer(n) for n in _ticked(core)), rows
+
+
+def _ticked(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def _as_layer(name: str) -> str:
+    return name.removesuffix("/").removesuffix(".py")
+
+
+def _allowed_in_doc(cell: str, core: tuple[str, ...], layer: str = ""
+                    ) -> tuple[set[str], set[str]]:
+    """A "may import" cell of ``layer``'s row read as (layers, single modules): the layers
+    named before any ``;`` (``the core`` standing for its layers), and every module path
+    (``x/y.py``, or a ``.py`` after the ``;``) as ``loom.x.y`` — a name no top-level module
+    has being one of ``layer``'s own (``server.py`` in ``lsp/``'s row)."""
+    head, _, _tail = cell.partition(";")
+    layers = {_as_layer(n) for n in _ticked(head) if n.count("/") <= 1 and (
+        n.endswith("/") or ("/" not in n and n.endswith(".py")))}
+    if "the core" in head:
+        layers = layers | set(core)
+    known = modules()
+    named = set()
+    for n in _ticked(cell):
+        if not n.endswith(".py") or ("/" not in n and cell.find(f"`{n}`") < len(head)):
+            continue
+        dotted = "loom." + n.removesuffix(".py").replace("/", ".")
+        named.add(dotted if dotted in known or not layer else f"loom.{layer}.{dotted[5:]}")
+    return layers, named
+
+
+def test_the_documented_layer_table_is_the_one_the_suite_enforces() -> None:
+    core, rows = _doc_layers()
+    assert set(core) == set(CORE_LAYERS), "docs/architecture.md's *the core* is not CORE_LAYERS"
+    assert set(rows) == set(MAY_IMPORT) | set(SHELLS), \
+        "the page's rows and MAY_IMPORT/SHELLS name different layers"
+    for shell in SHELLS:
+        assert rows[shell][1] == "everything", shell
+    for layer, allowed in MAY_IMPORT.items():
+        layers, named = _allowed_in_doc(rows[layer][1], core, layer)
+        assert layers == set(allowed), (layer, sorted(layers), sorted(allowed))
+        # the single modules past the row, and the row's modules that import them
+        also = {m for importer, ms in MAY_ALSO.items() if _layer(importer) == layer for m in ms}
+        importers = {i for i in MAY_ALSO if _layer(i) == layer and i != f"loom.{layer}"}
+        assert named == also | importers, (layer, sorted(named), sorted(also | importers))
+
+
+def test_the_page_reads_a_changed_row() -> None:
+    """The check above reads the cells it compares (not a vacuous match)."""
+    core, rows = _doc_layers()
+    assert _allowed_in_doc(rows["lsp"][1], core, "lsp") == (
+        {*CORE_LAYERS, "llm", "agent", "uris"}, {"loom.lsp.server", "loom.lsp.host",
+                                                 "loom.app"})
+    assert _allowed_in_doc("`model/`, `store/`", core)[0] != set(MAY_IMPORT["interchange"])
+
+
+def test_every_package_says_what_it_is() -> None:
+    """A newcomer opening a package's ``__init__.py`` reads what the package holds."""
+    silent = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("__init__.py")
+              if "__pycache__" not in p.parts and ast.get_docstring(ast.parse(
+                  p.read_text(encoding="utf-8"))) is None]
+    assert not silent, f"packages without a docstring: {silent}"
