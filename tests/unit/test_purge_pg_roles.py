@@ -1,7 +1,7 @@
 """The purge under a team's roles (docs/team.md, "Deleted content"): only the owner's
 processes purge; a writer's ``loom purge`` is refused, and so is her language server's
-purge; and a deletion time a writer's role writes is the server's own, so no one but the
-owner can date a deletion back into the purge."""
+purge; and a deletion a writer's role marks is dated by the server, one dated otherwise
+refused, so no one but the owner can date a deletion back into the purge."""
 
 # ruff: noqa: F811 - the team fixture comes from test_pg_roles (see the import)
 from __future__ import annotations
@@ -10,6 +10,8 @@ import json
 import re
 import time
 from typing import Any
+
+import pytest
 
 from loom.store.db import open_database
 from loom.store.workspace import Workspace
@@ -44,12 +46,21 @@ def test_only_the_owner_purges_and_no_writer_dates_a_deletion_back(
         assert "connects as alice" in (ws.purge_refusal() or "")
     finally:
         ws.db.close()
-    # nor dates a deletion back: the times her role writes are the server's
+    # nor dates a deletion back: a mark or an archived tree dated other than now is refused
+    import psycopg
+
     forged = json.dumps({"deleted": {"at": 0, "by": "x", "pruned": False, "nodes": 1}})
-    _commit(team["alice"], "UPDATE node SET pruned = true, extra = %s WHERE local_id = %s",
-            forged, stays)
-    _commit(team["alice"], "UPDATE tree SET archived = true, updated = 0 WHERE title = %s",
-            "Alice's")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="off the database's clock"):
+        _commit(team["alice"], "UPDATE node SET pruned = true, extra = %s WHERE local_id = %s",
+                forged, stays)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="off the database's clock"):
+        _commit(team["alice"], "UPDATE tree SET archived = true, updated = 0 WHERE title = %s",
+                "Alice's")
+    assert _rows(team["owner"], "SELECT pruned FROM node WHERE local_id = %s", stays) == [
+        (False,)]
+    # deleted as Loom deletes, the times her role writes are the server's
+    assert _cli(capsys, *alice, "do", "Shared", f"→ delete {stays}")[0] == 0
+    assert _cli(capsys, *alice, "do", "Alice's", '→ delete tree:"Alice\'s"')[0] == 0
     now = time.time()
     (extra,), = _rows(team["owner"], "SELECT extra FROM node WHERE local_id = %s", stays)
     assert json.loads(extra)["deleted"]["at"] > now - 600, extra
@@ -78,8 +89,9 @@ def test_an_older_teams_database_gets_the_deletion_time_guard(pg: Any, team: dic
     """A team whose roles an older Loom set up (roles marker 2): the owner's Loom, as it
     starts, re-applies the grants and guards, the deletion-time guard among them."""
     owner = team["owner"]
-    _commit(owner, "DROP TRIGGER loom_deleted_at ON node; DROP TRIGGER loom_deleted_at ON tree;"
-            " UPDATE meta SET value = '2' WHERE key = 'team_roles'")
+    _commit(owner, "DROP TRIGGER loom_node_deleted ON node; DROP TRIGGER loom_tree_deleted "
+            "ON tree; UPDATE meta SET value = '2' WHERE key = 'team_roles'")
     open_database(owner).close()
-    assert _rows(owner, "SELECT tgrelid::regclass::text FROM pg_trigger WHERE tgname = "
-                 "'loom_deleted_at' ORDER BY 1") == [("node",), ("tree",)]
+    assert _rows(owner, "SELECT tgrelid::regclass::text, tgname FROM pg_trigger WHERE tgname "
+                 "IN ('loom_node_deleted', 'loom_tree_deleted', 'loom_deleted_at') ORDER BY 1"
+                 ) == [("node", "loom_node_deleted"), ("tree", "loom_tree_deleted")]
