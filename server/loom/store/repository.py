@@ -17,6 +17,11 @@ from loom.store.orm import pw
 Clock = Callable[[], float]
 
 
+def chunks(items: list[str], size: int = 900) -> list[list[str]]:
+    """``items`` in lists of ``size``: SQLite takes at most 999 parameters a statement."""
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
 class LogChange(Protocol):
     """``Workspace.log_change``: one change-log row, in the caller's transaction."""
 
