@@ -120,8 +120,8 @@ class Paths(Repository):
             links[node_id] = n
         return kids, links
 
-    def siblings(self, node: Node) -> int:
-        """Other children of the node's parent (SPEC-NOTES decision 4)."""
+    def sibling_count(self, node: Node) -> int:
+        """How many other children the node's parent has (SPEC-NOTES decision 4)."""
         if node.parent is None:
             return 0
         kind = "annotation" if node.kind == "annotation" else "continuation"

@@ -330,8 +330,8 @@ class Workspace:
                           ) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
         return self._paths.connection_counts(ids)
 
-    def siblings(self, node: Node) -> int:
-        return self._paths.siblings(node)
+    def sibling_count(self, node: Node) -> int:
+        return self._paths.sibling_count(node)
 
     def path(self, tip: Node | NodeRow, prefer: Iterable[str] = (),
              limit: int = 100_000) -> list[NodeRow]:
