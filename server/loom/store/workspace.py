@@ -487,10 +487,12 @@ class Workspace:
 
     # ── the summary queue (SPEC-NOTES decision 11; store/summary_queue.py) ────
     @property
-    def SUMMARY_QUEUE_LIMIT(self) -> int:
+    def summary_queue_limit(self) -> int:
+        """Jobs the queue holds before it takes only urgent work (a test lowers it)."""
         return self._summary_queue.limit
-    @SUMMARY_QUEUE_LIMIT.setter
-    def SUMMARY_QUEUE_LIMIT(self, limit: int) -> None:
+
+    @summary_queue_limit.setter
+    def summary_queue_limit(self, limit: int) -> None:
         self._summary_queue.limit = limit
 
     def enqueue_summary(self, kind: str, entity: str, tree: str | None,
