@@ -1,6 +1,7 @@
-"""Trees, nodes and paths are repositories like the others (``store/trees.py``,
-``store/nodes.py``, ``store/paths.py``): each of their methods is on ``Workspace`` under its
-own name and parameters, and the workspace's method is a delegation to it."""
+"""Trees, nodes, paths and the change log are repositories like the others
+(``store/trees.py``, ``store/nodes.py``, ``store/paths.py``, ``store/change_log.py``): each
+of their methods is on ``Workspace`` under its own name and parameters, and the workspace's
+method hands the call on to it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from loom.store.change_log import ChangeLog
 from loom.store.db import open_database
 from loom.store.nodes import Nodes
 from loom.store.paths import Paths
@@ -16,7 +18,7 @@ from loom.store.repository import Repository
 from loom.store.trees import Trees
 from loom.store.workspace import Workspace
 
-REPOSITORIES: tuple[type[Repository], ...] = (Trees, Nodes, Paths)
+REPOSITORIES: tuple[type[Repository], ...] = (Trees, Nodes, Paths, ChangeLog)
 #: What only another repository calls: a new tree's root (``Trees.create_tree``'s).
 NOT_ON_THE_FACADE = {"insert_root"}
 

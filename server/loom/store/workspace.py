@@ -1,16 +1,17 @@
 """The loom workspace: the store's one door. :class:`Workspace` builds the repositories
-over its database — trees (:mod:`loom.store.trees`), nodes (:mod:`loom.store.nodes`), how
-nodes connect (:mod:`loom.store.paths`), participants (:mod:`loom.store.participants`),
-editor sessions and buffer states (:mod:`loom.store.sessions`), positions and branch locks
+over its database — the change log (:mod:`loom.store.change_log`), trees
+(:mod:`loom.store.trees`), nodes (:mod:`loom.store.nodes`), how nodes connect
+(:mod:`loom.store.paths`), participants (:mod:`loom.store.participants`), editor sessions
+and buffer states (:mod:`loom.store.sessions`), positions and branch locks
 (:mod:`loom.store.positions`), the summary queue (:mod:`loom.store.summary_queue`),
 documents and links (:mod:`loom.store.documents`), the preference log
 (:mod:`loom.store.preferences`), provenance (:mod:`loom.store.provenance`) and the purge of
 deleted content (:mod:`loom.store.purge`) — hands each the clock, the change log and the
 other pieces it needs, and delegates to them under the names callers use, one line each;
 whole trees' rows, for the importers and exporters, are :attr:`Workspace.bulk`
-(:mod:`loom.store.bulk`). What it does itself: raw SQL, the tree's write lock, the change
-log, and the writes that span repositories. Nothing outside ``store/`` queries the
-database itself (``tests/unit/test_architecture.py``).
+(:mod:`loom.store.bulk`). What it does itself: raw SQL, the tree's write lock, and the
+writes that span repositories. Nothing outside ``store/`` queries the database itself
+(``tests/unit/test_architecture.py``).
 
 Every mutation happens in one transaction together with its change-log row, so a process
 killed mid-write leaves either all of it or none of it, and other processes can catch up by
@@ -30,6 +31,7 @@ from loom.model.marks import UNDO_WINDOW_S
 from loom.store import fulltext, roles
 from loom.store.backend import executemany, insert_rows
 from loom.store.bulk import Bulk
+from loom.store.change_log import ChangeLog
 from loom.store.db import checkpoint_later
 from loom.store.dialect import dialect_of
 from loom.store.documents import Documents
@@ -63,9 +65,6 @@ from loom.store.trees import TreeCounts, Trees
 __all__ = ["BUFFER_VERSION", "HUMAN", "SUBJECT", "NewNode", "NodeRow", "TreeCounts",
            "Workspace", "content_hash"]
 
-_PAYLOAD = Change._meta.fields["payload"]
-
-
 class Workspace:
     """All reads and writes of the loom workspace, through its repositories. One per
     process per database."""
@@ -73,29 +72,31 @@ class Workspace:
     def __init__(self, db: pw.Database, clock: Any = time.time) -> None:
         self.db = db
         self.dialect = dialect_of(db)
-        self._participants = Participants(db, clock, self.log_change)
+        self._change_log = ChangeLog(db, clock)
+        log_change = self._change_log.log_change
+        self._participants = Participants(db, clock, log_change)
         self._sessions = Sessions(db, clock)
-        self._summary_queue = SummaryQueue(db, clock, self.log_change)
+        self._summary_queue = SummaryQueue(db, clock, log_change)
         # (bound methods of the façade where two repositories need each other)
-        self._nodes = Nodes(db, clock, self.log_change, self.lock_tree,
+        self._nodes = Nodes(db, clock, log_change, self.lock_tree,
                             self._summary_queue.enqueue_summary, self.touch,
                             self.forget_family, self._participants.ensure_participant)
-        self._trees = Trees(db, clock, self.log_change, self._nodes.insert_root,
+        self._trees = Trees(db, clock, log_change, self._nodes.insert_root,
                             self._participants.human)
         self._paths = Paths(db, clock)
-        self._positions = Positions(db, clock, self.log_change, self.lock_tree,
+        self._positions = Positions(db, clock, log_change, self.lock_tree,
                                     self._nodes.node, self._paths.descend)
-        self._documents = Documents(db, clock, self.log_change,
+        self._documents = Documents(db, clock, log_change,
                                     self._summary_queue.enqueue_summary)
         self._preferences = Preferences(db, clock)
-        self._purge = Purge(db, clock, self.log_change, self.lock_tree)
+        self._purge = Purge(db, clock, log_change, self.lock_tree)
         self._provenance = Provenance(db, clock)
         #: whole trees' rows, read and written at once (the importers' and exporters' door)
         self.bulk = Bulk(db, clock)
         self._repositories: tuple[Repository, ...] = (
-            self._participants, self._sessions, self._summary_queue, self._nodes, self._trees,
-            self._paths, self._positions, self._documents, self._preferences, self._purge,
-            self._provenance, self.bulk)
+            self._change_log, self._participants, self._sessions, self._summary_queue,
+            self._nodes, self._trees, self._paths, self._positions, self._documents,
+            self._preferences, self._purge, self._provenance, self.bulk)
         self.clock = clock
 
     @property
@@ -154,17 +155,13 @@ class Workspace:
         if self.dialect.postgres:
             self.sql("SELECT 1 FROM tree WHERE id = ? FOR UPDATE", (tree_id,))
 
-    # ── change log ────────────────────────────────────────────────────────────
+    # ── the change log (store/change_log.py) ──────────────────────────────────
     def log_change(self, tree: str | None, kind: str, entity: str, actor: str | None,
                    payload: dict[str, Any] | None = None) -> None:
-        self.db.execute_sql(
-            "INSERT INTO change (tree, kind, entity, actor, payload, created) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (tree, kind, entity, actor, _PAYLOAD.db_value(payload), self.clock()))
+        self._change_log.log_change(tree, kind, entity, actor, payload)
 
     def last_change(self) -> int:
-        row = self.sql("SELECT max(seq) FROM change").fetchone()
-        return int(row[0] or 0)
+        return self._change_log.last_change()
 
     def follow(self, start: int | None = None, tree: str | None = None) -> ChangeCursor:
         """A cursor over the change log from ``start`` (default: now) that misses nothing
@@ -187,10 +184,7 @@ class Workspace:
         return listen(self.db, wake, lost)
 
     def changes_since(self, seq: int, tree: str | None = None) -> list[Change]:
-        q = Change.select().where(Change.seq > seq)
-        if tree is not None:
-            q = q.where(Change.tree == tree)
-        return list(q.order_by(Change.seq))
+        return self._change_log.changes_since(seq, tree)
 
     # ── writes that span repositories ─────────────────────────────────────────
     def add_link(self, tree: Tree, source: Node, author: Participant, *, target_kind: str,
