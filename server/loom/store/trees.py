@@ -98,7 +98,7 @@ class Trees(Repository):
         candidates = by_title
         if not candidates and ref:
             # a unique start of a title ("the house" for "The House at the End of the Lane")
-            # (in Python: a LIKE with its own placeholder broke on PostgreSQL, and a
+            # (matched in Python, not by a LIKE pattern: the same on both backends, and a
             # workspace's titles are few)
             start = ref.lower()
             by_prefix = [t for t in Tree.select().where(Tree.archived == False)  # noqa: E712
