@@ -116,7 +116,7 @@ class App:
                                          permissions=actor.permissions, others=others)
         else:
             where = ambient_render.Where(
-                node.label, node.depth, tree.title, siblings=ws.siblings(node),
+                node.label, node.depth, tree.title, siblings=ws.sibling_count(node),
                 annotations=ws.count_children(node.id, "annotation"),
                 links=ws.count_links(node.id), permissions=actor.permissions, others=others)
         return ambient_render.line(where, buffer, extended)

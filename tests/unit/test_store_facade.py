@@ -62,7 +62,7 @@ def test_a_replaced_clock_reaches_every_repository(ws: Workspace) -> None:
     ws.clock = lambda: 2_000.0
     assert ws.active_elsewhere(tree, ws.human(), within_s=1) == []  # positions
     assert ws.create_document("later").created == 2_000.0
-    ws.SUMMARY_QUEUE_LIMIT = 1  # type: ignore[misc]
+    ws.summary_queue_limit = 1
     assert not ws.enqueue_summary("node", root.id, tree.id)  # full: only urgent work
     assert ws.enqueue_summary("node", root.id, tree.id, priority=0)
 

@@ -116,7 +116,7 @@ def test_no_model_stops_the_worker_and_keeps_the_queue(tmp_path: Path) -> None:
 
 def test_queue_is_bounded_and_survives_a_restart(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    ws.SUMMARY_QUEUE_LIMIT = 3  # type: ignore[misc]
+    ws.summary_queue_limit = 3
     tree = ws.create_tree("T", "buffer", root_content="R.")
     parent = ws.node(tree.root)
     for i in range(6):

@@ -510,7 +510,7 @@ def loom_context(ws: Workspace, actor: Actor, node: Node, path: Sequence[Node], 
         where = (f.ambient_buffer(node.label, tree.title, words)[:-1] +
                  f" depth:{node.depth}⟩")
     else:
-        where = f.ambient(node.label, node.depth, ws.siblings(node),
+        where = f.ambient(node.label, node.depth, ws.sibling_count(node),
                           ws.count_children(node.id, "annotation"), ws.count_links(node.id))
     active = ws.active_elsewhere(tree, actor.participant)
     # the extended ambient line (seed 000), with who else is active when someone is: that

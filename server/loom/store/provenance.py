@@ -59,15 +59,21 @@ class Provenance(Repository):
         return out
 
     def save_raw_response(self, body: str) -> str:
+        """Keep a request's raw response (in the caller's transaction); its id."""
         raw_id = new_ulid()
         RawResponse.create(id=raw_id, body=body)
         return raw_id
 
     def record(self, node_id: str, **fields: Any) -> None:
+        """How a model made ``node_id`` (``provider``, ``model``, ``params``, ``usage``,
+        ``latency_ms``, ``completion_index``, ``raw``, ``created``: :class:`Generation`'s
+        columns), in the caller's transaction."""
         Generation.create(id=new_ulid(), node=node_id, **fields)
 
     def copy(self, generation: Generation, node_id: str, created: float,
              **params: Any) -> None:
+        """``generation``'s record for another node (a split half, an alternative the
+        model weighed), with ``params`` added to its parameters."""
         merged = dict(generation.params or {})
         merged.update(params)
         self.record(node_id, provider=generation.provider, model=generation.model,

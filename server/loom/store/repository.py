@@ -1,5 +1,6 @@
-"""What every repository of ``Workspace`` shares (participants, sessions, positions and
-locks, the summary queue, documents and links): the database, the clock and raw SQL.
+"""What every repository of ``Workspace`` shares (the change log, trees, nodes, paths,
+participants, sessions, positions and locks, the summary queue, documents and links…): the
+database, the clock and raw SQL.
 
 Each repository is one section of the store with its own queries; ``Workspace`` is their
 façade, builds them and hands each the other pieces it needs (the change log, the tree
@@ -17,8 +18,13 @@ from loom.store.orm import pw
 Clock = Callable[[], float]
 
 
+def chunks(items: list[str], size: int = 900) -> list[list[str]]:
+    """``items`` in lists of ``size``: SQLite takes at most 999 parameters a statement."""
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
 class LogChange(Protocol):
-    """``Workspace.log_change``: one change-log row, in the caller's transaction."""
+    """``ChangeLog.log_change``: one change-log row, in the caller's transaction."""
 
     def __call__(self, tree: str | None, kind: str, entity: str, actor: str | None,
                  payload: dict[str, Any] | None = None) -> None: ...

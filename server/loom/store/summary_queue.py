@@ -18,7 +18,7 @@ TREE_SUMMARY_EVERY = 10
 
 class SummaryQueue(Repository):
     """Summary jobs and the summaries written from them (``Workspace``'s queue methods).
-    ``limit`` is the queue's bound (``Workspace.SUMMARY_QUEUE_LIMIT``)."""
+    ``limit`` is the queue's bound (``Workspace.summary_queue_limit``)."""
 
     def __init__(self, db: pw.Database, clock: Clock, log_change: LogChange) -> None:
         super().__init__(db, clock)
