@@ -56,9 +56,9 @@ def _wanted(args: argparse.Namespace) -> tuple[str, ...] | None:
 
 
 def _grant_command(name: str, wanted: tuple[str, ...] | list[str]) -> Any:
-    from loom.commands import ast  # (the parsers are built at every start: import on use)
+    from loom.commands import syntax  # (the parsers are built at every start: import on use)
 
-    return ast.Grant(participant=name, permissions=tuple(wanted))
+    return syntax.Grant(participant=name, permissions=tuple(wanted))
 
 
 def _grant(app: Any, name: str, wanted: tuple[str, ...] | list[str]) -> int:

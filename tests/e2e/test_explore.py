@@ -14,7 +14,7 @@ import pytest
 
 from loom.agent.explore.search import ExploreEvent, LockWait
 from loom.agent.explore.service import Explorations
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
 from loom.llm import keys as llm_keys
@@ -253,7 +253,7 @@ def test_one_at_a_time_and_the_human_writes_elsewhere_meanwhile(world, fake) -> 
     def write() -> None:  # the human keeps writing on their own branch meanwhile
         for k in range(4):
             during.append(world["ex"].running(tree) is not None)
-            committed.append(run(world, ast.Commit(text=f" Line {k}.")))
+            committed.append(run(world, syntax.Commit(text=f" Line {k}.")))
             time.sleep(0.05)
 
     writer = threading.Thread(target=write)

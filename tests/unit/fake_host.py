@@ -18,7 +18,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from loom.app import App
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -91,10 +91,10 @@ class FakeHost:
             tree = self.app.ws.tree_or_none(who.current_tree)
         return Actor(who, tree)
 
-    def execute_now(self, command: str | ast.Command, actor: Actor) -> Result:
+    def execute_now(self, command: str | syntax.Command, actor: Actor) -> Result:
         return self.app.executor.execute(command, actor)
 
-    async def execute(self, command: str | ast.Command, actor: Actor, *,
+    async def execute(self, command: str | syntax.Command, actor: Actor, *,
                       on_delta: Callable[[int, str], None] | None = None,
                       cancel: threading.Event | None = None,
                       on_done: Callable[[], None] | None = None) -> Result:

@@ -21,7 +21,7 @@ from loom.agent.transcript import (
     turn_log_for,
 )
 from loom.agent.triggers import addressed_to, ask
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.extract import extract
 from loom.errors import LoomError
 
@@ -77,8 +77,8 @@ def test_command_texts_keep_multiline_quotes_together() -> None:
     items = command_texts(text, seg)
     assert [raw for raw, _ in items] == [
         "→ view a7x2", '→ respond a7x2 "para one\npara two"', "→ frobnicate"]
-    assert isinstance(items[1][1], ast.Respond) and items[1][1].content == "para one\npara two"
-    assert isinstance(items[2][1], ast.ParseError)
+    assert isinstance(items[1][1], syntax.Respond) and items[1][1].content == "para one\npara two"
+    assert isinstance(items[2][1], syntax.ParseError)
 
 
 def test_summarize_result_is_extractive_and_says_so() -> None:
@@ -227,7 +227,7 @@ def test_what_did_not_run_is_said_with_why() -> None:
 def test_a_summary_keeps_part_of_a_long_line_and_hints_at_reading_less_of_it() -> None:
     """An 18,328-token branch read as prose came back as its first line (a
     paragraph is one line), with a hint about documents."""
-    from loom.commands import ast as A
+    from loom.commands import syntax as A
 
     para = " ".join(f"word{i}" for i in range(3000))
     text = f"Branch [b3k9] as prose (3,000 words)\n\n{para}\n\n{para}"

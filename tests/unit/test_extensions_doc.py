@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loom.app import App
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.model import permissions as perms
 from loom.store.schema import Node
@@ -159,7 +159,7 @@ def _buffer_context(w: World) -> str:
 
 def _grant(w: World) -> str:
     w.ws.ensure_participant("w1", "model", "collaborator", (), True)
-    grant = ast.Grant(participant="w1", permissions=(perms.LOOM_GENERATE,))
+    grant = syntax.Grant(participant="w1", permissions=(perms.LOOM_GENERATE,))
     return w.app.executor.execute(grant, w.actor).text
 
 

@@ -7,8 +7,8 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loom.commands.ast import Annotate, List, ParseError, Respond, View
 from loom.commands.extract import Segment, extract
+from loom.commands.syntax import Annotate, List, ParseError, Respond, View
 
 
 def _kinds(segments: list[Segment]) -> list[str]:

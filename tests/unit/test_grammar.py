@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from loom.commands.ast import (
+from loom.commands.canonical import to_text
+from loom.commands.grammar import parse
+from loom.commands.syntax import (
     Annotate,
     Command,
     Continue,
@@ -28,8 +30,6 @@ from loom.commands.ast import (
     View,
     Write,
 )
-from loom.commands.canonical import to_text
-from loom.commands.grammar import parse
 
 
 def _node(ref: str) -> LinkTarget:

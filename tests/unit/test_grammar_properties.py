@@ -5,7 +5,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from loom.commands.ast import (
+from loom.commands.canonical import doc_ref_text, to_text
+from loom.commands.catalogue import RESERVED
+from loom.commands.grammar import COMMAND_TYPES, parse
+from loom.commands.syntax import (
     VERBS,
     Annotate,
     Continue,
@@ -28,9 +31,6 @@ from loom.commands.ast import (
     View,
     Write,
 )
-from loom.commands.canonical import doc_ref_text, to_text
-from loom.commands.catalogue import RESERVED
-from loom.commands.grammar import COMMAND_TYPES, parse
 
 CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 

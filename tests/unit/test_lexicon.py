@@ -9,12 +9,12 @@ import re
 import pytest
 
 from loom.commands import lexicon
-from loom.commands.ast import List, ParseError, Think, View
 from loom.commands.canonical import to_text
 from loom.commands.catalogue import TOOLS
 from loom.commands.context import Actor
 from loom.commands.extract import extract
 from loom.commands.grammar import parse
+from loom.commands.syntax import List, ParseError, Think, View
 from loom.lsp.documents import Documents, OpenDoc
 from loom.lsp.features.completion import complete
 from loom.lsp.features.editing import commit_command

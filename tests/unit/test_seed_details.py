@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from loom.app import App
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.store.schema import Node
 from loom.store.workspace import Workspace
@@ -184,7 +184,7 @@ def test_users_add_gives_what_a_permission_requires_and_says_so(
         tree = app.ws.create_tree("T", "dialogue", root_content="Hi.")
         human = Actor(app.ws.human(), tree)
         # the same for every caller of grant (the editor's, the agents'): one place
-        out = app.executor.execute(ast.Grant(participant="w1",
+        out = app.executor.execute(syntax.Grant(participant="w1",
                                              permissions=(perms.LOOM_GENERATE,)), human).text
         assert out == "✓ w1 may now: loom_aware, loom_generate\n  loom_aware too: " \
                       "loom_generate requires it"

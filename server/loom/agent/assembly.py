@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.grammar import parse
 from loom.errors import LoomError
@@ -199,34 +199,35 @@ def _tool_call(command: str) -> str | None:
     return None
 
 
-def _parsed(command: str) -> ast.Command | None:
+def _parsed(command: str) -> syntax.Command | None:
     if command == mem.THINK:
-        return ast.Think(content="")
+        return syntax.Think(content="")
     result = parse(command)
-    return None if isinstance(result, ast.ParseError) else result
+    return None if isinstance(result, syntax.ParseError) else result
 
 
-def _object(cmd: ast.Command) -> str:
+def _object(cmd: syntax.Command) -> str:
     """What an action was about, as the trace line names it: ``a7x2``, ``doc:"notes"``."""
-    if isinstance(cmd, ast.View):
+    if isinstance(cmd, syntax.View):
         return f"branch {cmd.branch}" if cmd.branch else (cmd.node or "here")
-    if isinstance(cmd, ast.List):
+    if isinstance(cmd, syntax.List):
         return f"{cmd.node or 'here'} {cmd.what}"
-    if isinstance(cmd, ast.Continue):
+    if isinstance(cmd, syntax.Continue):
         return f"{cmd.from_ or 'here'} ({plural(cmd.total(), 'result')})"
-    if isinstance(cmd, ast.Respond | ast.Annotate | ast.Link | ast.Edit | ast.Switch):
+    if isinstance(cmd, syntax.Respond | syntax.Annotate | syntax.Link | syntax.Edit
+                  | syntax.Switch):
         return cmd.node
-    if isinstance(cmd, ast.Read) and cmd.doc is None:
+    if isinstance(cmd, syntax.Read) and cmd.doc is None:
         return "documents"
-    if isinstance(cmd, ast.Read | ast.Write):
+    if isinstance(cmd, syntax.Read | syntax.Write):
         return f.doc_ref(cmd.doc)
-    if isinstance(cmd, ast.Pin):
+    if isinstance(cmd, syntax.Pin):
         return f.doc_ref(cmd.doc, cmd.section) if cmd.doc else (cmd.node or "here")
-    if isinstance(cmd, ast.Stash | ast.Recall):
+    if isinstance(cmd, syntax.Stash | syntax.Recall):
         return f'"{cmd.label}"'
-    if isinstance(cmd, ast.Drop):
+    if isinstance(cmd, syntax.Drop):
         return f"pin {cmd.pin}" if cmd.pin else f'stash "{cmd.stash}"'
-    if isinstance(cmd, ast.Help):
+    if isinstance(cmd, syntax.Help):
         return cmd.tool or ""
     return ""
 

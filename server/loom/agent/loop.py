@@ -41,7 +41,7 @@ from loom.agent.transcript import (
     TurnRecord,
 )
 from loom.agent.triggers import TurnInput
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.canonical import to_text
 from loom.commands.catalogue import CATALOGUE
 from loom.commands.context import Actor
@@ -175,12 +175,12 @@ def batch_complete(text: str) -> bool:
         return False
     for seg in segments[:cut]:
         for _, cmd in seg.commands:
-            if isinstance(cmd, ast.ParseError) and cmd.message.startswith("unterminated"):
+            if isinstance(cmd, syntax.ParseError) and cmd.message.startswith("unterminated"):
                 return False
     return True
 
 
-def command_texts(text: str, seg: Segment) -> list[tuple[str, ast.Command | ast.ParseError]]:
+def command_texts(text: str, seg: Segment) -> list[tuple[str, syntax.Command | syntax.ParseError]]:
     """Each command of a batch with the text the model wrote for it (quotes may span
     lines)."""
     lines = text.split("\n")
@@ -199,7 +199,7 @@ def _tokens(text: str) -> int:
     return count_tokens(text)[0]
 
 
-def summarize_result(text: str, threshold: int, cmd: ast.Command | None = None,
+def summarize_result(text: str, threshold: int, cmd: syntax.Command | None = None,
                      less: str | None = None) -> str:
     """An over-threshold result, extractively: its first line, its beginning up to a quarter
     of the threshold (a line too long for what is left is cut inside, at a word: a branch
@@ -229,18 +229,18 @@ def summarize_result(text: str, threshold: int, cmd: ast.Command | None = None,
     return "\n".join(kept)
 
 
-def _read_less(cmd: ast.Command | None) -> str:
+def _read_less(cmd: syntax.Command | None) -> str:
     """How to ask for less of what ``cmd`` read."""
-    if isinstance(cmd, ast.View) and cmd.branch:
+    if isinstance(cmd, syntax.View) and cmd.branch:
         return (f"read less of the branch: → view branch:[a node nearer {cmd.branch}] "
                 "as:prose, or a node at a time: → view [id] full")
-    if isinstance(cmd, ast.View):
+    if isinstance(cmd, syntax.View):
         return "ask for less: → view [id] (its summary)"
-    if isinstance(cmd, ast.Read) and cmd.doc is not None:
+    if isinstance(cmd, syntax.Read) and cmd.doc is not None:
         return f"read part of it: → read {doc_ref(cmd.doc)} lines:1-40 or section:…"
-    if isinstance(cmd, ast.Tree):
+    if isinstance(cmd, syntax.Tree):
         return "ask for less: → tree depth:2, or → tree from:[id]"
-    if isinstance(cmd, ast.List):
+    if isinstance(cmd, syntax.List):
         return "ask for less: → view [id] for one of them"
     return ("ask for less, e.g. → view [id] (summary), → tree depth:2, → read doc:\"…\" "
             "lines:1-40 or section:…")
@@ -556,7 +556,7 @@ class TurnLoop:
                     if self.cancel.is_set():
                         raise _Stopped
                     ran_any = True
-                    if self.outside is not None and isinstance(cmd, ast.ParseError) and \
+                    if self.outside is not None and isinstance(cmd, syntax.ParseError) and \
                             self.outside.claims(raw.split("\n", 1)[0]):
                         result_text, got = await self._run_outside(raw, iteration, record)
                         images += got
@@ -586,27 +586,27 @@ class TurnLoop:
         return agent_context.Exchange(kept.strip(), "\n\n".join(parts), images)
 
     # -- one command --
-    async def _run_command(self, raw: str, cmd: ast.Command | ast.ParseError, iteration: int,
+    async def _run_command(self, raw: str, cmd: syntax.Command | syntax.ParseError, iteration: int,
                            record: TurnRecord) -> str:
-        shown = raw.split("\n", 1)[0] if isinstance(cmd, ast.ParseError) else raw
+        shown = raw.split("\n", 1)[0] if isinstance(cmd, syntax.ParseError) else raw
         self._emit("command", shown, iteration=iteration)
         rec = CommandRecord(line=shown, ok=False, head="", iteration=iteration,
                             seq=self._next())
-        if isinstance(cmd, ast.ParseError):
+        if isinstance(cmd, syntax.ParseError):
             result = await asyncio.to_thread(self.executor.execute, shown, self.actor)
         else:
-            rec.canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
+            rec.canonical = "→ think" if isinstance(cmd, syntax.Think) else to_text(cmd)
             result = await self._guarded(cmd, rec, record, typed=raw)
         rec.ok, rec.code = result.ok, result.code
         rec.canonical = rec.canonical or result.command
         rec.head = result.text.split("\n", 1)[0]
         text = result.text
-        if not isinstance(cmd, ast.ParseError):
+        if not isinstance(cmd, syntax.ParseError):
             text = await asyncio.to_thread(agent_results.with_full_texts, self.ws, cmd,
                                            result, self.budgets.result_threshold, _tokens)
         if _tokens(text) > self.budgets.result_threshold:
             rec.summarized = True
-            text = await self._summarized(text, None if isinstance(cmd, ast.ParseError)
+            text = await self._summarized(text, None if isinstance(cmd, syntax.ParseError)
                                           else cmd)
         record.commands.append(rec)
         self.hooks.on_tool_result(rec.canonical or shown, result)
@@ -616,7 +616,7 @@ class TurnLoop:
             raise LoomError("PERMISSION_DENIED", result.message or "", result.hint)
         return text
 
-    async def _summarized(self, text: str, cmd: ast.Command | None = None,
+    async def _summarized(self, text: str, cmd: syntax.Command | None = None,
                           less: str | None = None) -> str:
         if self.summarize is not None:
             try:
@@ -681,7 +681,7 @@ class TurnLoop:
                    summarized=rec.summarized, iteration=iteration)
         return text, images
 
-    def _refuse(self, cmd: ast.Command, code: str, message: str, hint: str) -> Result:
+    def _refuse(self, cmd: syntax.Command, code: str, message: str, hint: str) -> Result:
         """A command refused before the executor, traced like any other."""
         result = Result.failure(code, message, hint, to_text(cmd))
         with contextlib.suppress(Exception):
@@ -689,13 +689,13 @@ class TurnLoop:
                        False, code, message)
         return result
 
-    async def _guarded(self, cmd: ast.Command, rec: CommandRecord,
+    async def _guarded(self, cmd: syntax.Command, rec: CommandRecord,
                        record: TurnRecord, typed: str | None = None) -> Result:
         """Budgets, approval and the branch turn lock around one executor call."""
         allowed = perms.missing_for(CATALOGUE[cmd.verb].permission,
                                     self.actor.permissions) is None
         n = 0
-        if isinstance(cmd, ast.Continue) and allowed:
+        if isinstance(cmd, syntax.Continue) and allowed:
             n = cmd.total()
             left = self.budgets.max_continuations - record.usage.continuations
             if 1 <= n <= 10 and n > left:
@@ -734,7 +734,7 @@ class TurnLoop:
             if lock_node is not None:
                 with contextlib.suppress(Exception):
                     self.ws.release_turn(lock_node, self.actor.participant)
-        if isinstance(cmd, ast.Continue) and result.ok:
+        if isinstance(cmd, syntax.Continue) and result.ok:
             created = list(result.data.get("created", []))
             record.usage.continuations += len(created)
             p, c = await asyncio.to_thread(_subject_usage, self.ws, created)
@@ -742,10 +742,10 @@ class TurnLoop:
             record.usage.subject_completion_tokens += c
         return result
 
-    def _target(self, cmd: ast.Command) -> Node | None:
+    def _target(self, cmd: syntax.Command) -> Node | None:
         """The node a tree write works on (its branch's lock key), or None when the
         reference does not resolve (the executor then reports it)."""
-        ref = getattr(cmd, "from_", None) if isinstance(cmd, ast.Continue) else \
+        ref = getattr(cmd, "from_", None) if isinstance(cmd, syntax.Continue) else \
             getattr(cmd, "node", None)
         try:
             if not ref:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
 from loom.errors import LoomError
@@ -111,7 +111,7 @@ def ensure_agent(ws: Workspace, spec: AgentSpec | None = None,
                                      loom_aware=spec.loom_aware, profile=spec.profile)
     if wanted is not None and list(existing.permissions or []) != wanted:
         # the starter's configuration asks for it: they grant, through the executor
-        result = Executor(ws).execute(ast.Grant(participant=name, permissions=tuple(wanted)),
+        result = Executor(ws).execute(syntax.Grant(participant=name, permissions=tuple(wanted)),
                                       Actor(by or ws.human(), None))
         if not result.ok:
             raise LoomError(result.code or "PERMISSION_DENIED", result.message or result.text,

@@ -11,29 +11,29 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from loom.commands import ast
-from loom.commands.ast import VERBS
+from loom.commands import syntax
 from loom.commands.canonical import to_text
 from loom.commands.extract import Segment
 from loom.commands.lexicon import ARROWS, is_command_line
 from loom.commands.results import Result
+from loom.commands.syntax import VERBS
 from loom.render.text import preview, quote, thousands
 from loom.store.workspace import Workspace
 
 
-def named_nodes(cmd: ast.Command, result: Result) -> Sequence[str]:
+def named_nodes(cmd: syntax.Command, result: Result) -> Sequence[str]:
     """The ids of the nodes a successful ``list … continuations`` or ``continue`` shows as
     previews (none for any other result)."""
     if not result.ok:
         return ()
-    if isinstance(cmd, ast.List) and cmd.what == "continuations":
+    if isinstance(cmd, syntax.List) and cmd.what == "continuations":
         return result.data.get("items") or ()
-    if isinstance(cmd, ast.Continue):
+    if isinstance(cmd, syntax.Continue):
         return result.data.get("created") or ()
     return ()
 
 
-def with_full_texts(ws: Workspace, cmd: ast.Command, result: Result, threshold: int,
+def with_full_texts(ws: Workspace, cmd: syntax.Command, result: Result, threshold: int,
                     count: Callable[[str], int]) -> str:
     """``result``'s text, each node preview it shows in full when all of them fit
     ``threshold`` tokens; else as it was."""
@@ -106,11 +106,11 @@ ECHO_CHARS = 160  # a command echoed over its result longer than this is shorten
 ECHO_PREVIEW = 60  # of its quoted content, shown
 
 
-def echo(raw: str, cmd: ast.Command | ast.ParseError) -> str:
+def echo(raw: str, cmd: syntax.Command | syntax.ParseError) -> str:
     """The command as a result's heading: as written when short; else its quoted content
     cut to a preview that says how long the whole is (the reply above holds it)."""
     first = raw.split("\n", 1)[0]
-    if isinstance(cmd, ast.ParseError):
+    if isinstance(cmd, syntax.ParseError):
         return first if len(first) <= ECHO_CHARS else preview(first, ECHO_CHARS)
     if len(raw) <= ECHO_CHARS:
         return raw

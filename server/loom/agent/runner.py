@@ -36,7 +36,7 @@ from loom.agent.transcript import (
     written,
 )
 from loom.agent.triggers import DEFAULT_SETTLE_S, Triggers, TurnInput, ask
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
 from loom.errors import LoomError
@@ -165,7 +165,7 @@ class Agent:
         latest = self.ws.latest_position(tree, kind="human")
         if latest is not None:
             node, tip = latest
-            placed = self.executor.execute(ast.Switch(node=node.local_id, tip=tip.local_id),
+            placed = self.executor.execute(syntax.Switch(node=node.local_id, tip=tip.local_id),
                                            self.actor)
             if refused_by_database(placed):  # nothing this turn would write could be kept
                 raise LoomError("PERMISSION_DENIED", placed.message or "", placed.hint)

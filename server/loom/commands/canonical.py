@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 
-from loom.commands.ast import (
+from loom.commands.catalogue import RESERVED, TOOLS_BY_NAME
+from loom.commands.lexicon import CANONICAL_ARROW as ARROW
+from loom.commands.lexicon import CANONICAL_CLOSER
+from loom.commands.syntax import (
     Annotate,
     Bookmark,
     ChooseModel,
@@ -56,9 +59,6 @@ from loom.commands.ast import (
     View,
     Write,
 )
-from loom.commands.catalogue import RESERVED, TOOLS_BY_NAME
-from loom.commands.lexicon import CANONICAL_ARROW as ARROW
-from loom.commands.lexicon import CANONICAL_CLOSER
 from loom.model.sampling import extra_text
 
 #: A value that may be written without quotes (section ids, write locations).

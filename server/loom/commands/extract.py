@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from loom.commands.ast import Command, ParseError, Think
 from loom.commands.grammar import parse
 from loom.commands.lexicon import is_closer, is_command_line
+from loom.commands.syntax import Command, ParseError, Think
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _MAX_QUOTE_LINES = 200  # how far a quoted text may run over lines

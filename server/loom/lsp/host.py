@@ -24,7 +24,7 @@ from loom.lsp.rpc import AnsweringServer
 
 if TYPE_CHECKING:
     from loom.app import App
-    from loom.commands import ast
+    from loom.commands import syntax
     from loom.commands.context import Actor
     from loom.commands.results import Result
     from loom.lsp.buffer import Segment
@@ -62,12 +62,12 @@ class Host(Protocol):
         the participant's current tree, if any."""
         ...
 
-    def execute_now(self, command: str | ast.Command, actor: Actor) -> Result:
+    def execute_now(self, command: str | syntax.Command, actor: Actor) -> Result:
         """Run a short command on the event loop (commits: the buffer must not move under
         them)."""
         ...
 
-    async def execute(self, command: str | ast.Command, actor: Actor, *,
+    async def execute(self, command: str | syntax.Command, actor: Actor, *,
                       on_delta: Callable[[int, str], None] | None = None,
                       cancel: threading.Event | None = None,
                       on_done: Callable[[], None] | None = None) -> Result:
@@ -386,12 +386,12 @@ class ClientHost(AnsweringServer):
 
         return Actor(who, tree)
 
-    def execute_now(self, command: str | ast.Command, actor: Actor) -> Result:
+    def execute_now(self, command: str | syntax.Command, actor: Actor) -> Result:
         result = self.app.executor.execute(command, actor)
         self.spawn(self.sync.refresh_traces(), "trace refresh")
         return result
 
-    async def execute(self, command: str | ast.Command, actor: Actor, *,
+    async def execute(self, command: str | syntax.Command, actor: Actor, *,
                       on_delta: Callable[[int, str], None] | None = None,
                       cancel: Any = None, on_done: Callable[[], None] | None = None) -> Result:
         result = await asyncio.to_thread(_then, self.app.executor.execute, on_done, command,

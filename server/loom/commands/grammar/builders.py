@@ -8,29 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from loom.commands.ast import (
-    Annotate,
-    Command,
-    Continue,
-    Drop,
-    Edit,
-    Help,
-    Link,
-    LinkTarget,
-    List,
-    Memory,
-    Pin,
-    Read,
-    Recall,
-    Respond,
-    Split,
-    Stash,
-    Switch,
-    Think,
-    Tree,
-    View,
-    Write,
-)
 from loom.commands.canonical import doc_ref_text, quote
 from loom.commands.catalogue import EDGE_TYPES, HELP_ALL, VIEW_SHAPES
 from loom.commands.grammar.explore import EXPLORE_BUILDERS
@@ -62,6 +39,29 @@ from loom.commands.grammar.vocabulary import (
     Spec,
 )
 from loom.commands.lexicon import CLOSERS
+from loom.commands.syntax import (
+    Annotate,
+    Command,
+    Continue,
+    Drop,
+    Edit,
+    Help,
+    Link,
+    LinkTarget,
+    List,
+    Memory,
+    Pin,
+    Read,
+    Recall,
+    Respond,
+    Split,
+    Stash,
+    Switch,
+    Think,
+    Tree,
+    View,
+    Write,
+)
 
 
 def _no_doc(a: Args, spec: Spec) -> Fail | None:

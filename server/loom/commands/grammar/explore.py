@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from loom.commands.ast import Command, Explore
 from loom.commands.grammar.fuzzy import note_correction
 from loom.commands.grammar.results import Args, Fail, usage
 from loom.commands.grammar.sampling import models_named, preset_named, sampling_given
 from loom.commands.grammar.scan import as_read, target_node
 from loom.commands.grammar.vocabulary import Spec
+from loom.commands.syntax import Command, Explore
 
 #: Its own options read as numbers (``from`` and ``judge`` are a node and text; the models
 #: and the sampling are continue's, read as continue reads them).

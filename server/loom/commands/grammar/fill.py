@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from loom.commands.ast import Command, Fill
 from loom.commands.grammar.results import Args, Fail, usage
 from loom.commands.grammar.sampling import generation_options
 from loom.commands.grammar.scan import target_node
 from loom.commands.grammar.vocabulary import Spec
+from loom.commands.syntax import Command, Fill
 
 _SPAN = re.compile(r"\s*(\d+)\s*[-–:]\s*(\d+)\s*")
 

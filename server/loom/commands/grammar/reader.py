@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from loom.commands.ast import (
+from loom.commands.grammar.lexer import INT, norm_ref
+from loom.commands.grammar.results import Args, Fail, show, usage
+from loom.commands.grammar.scan import strings_as_refs, target_node
+from loom.commands.grammar.vocabulary import Spec
+from loom.commands.syntax import (
     Bookmark,
     Command,
     Delete,
@@ -23,10 +27,6 @@ from loom.commands.ast import (
     Unprune,
     Untag,
 )
-from loom.commands.grammar.lexer import INT, norm_ref
-from loom.commands.grammar.results import Args, Fail, show, usage
-from loom.commands.grammar.scan import strings_as_refs, target_node
-from loom.commands.grammar.vocabulary import Spec
 
 
 def _one_node(a: Args, spec: Spec) -> str | Fail | None:

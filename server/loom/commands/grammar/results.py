@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loom.commands.ast import ParseError
 from loom.commands.catalogue import Tool
+from loom.commands.syntax import ParseError
 
 
 @dataclass(frozen=True, slots=True)

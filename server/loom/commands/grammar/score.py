@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from loom.commands.ast import Command, Score
 from loom.commands.grammar.results import Args, Fail, show, usage
 from loom.commands.grammar.scan import ref_opt, strings_as_refs, target_node
 from loom.commands.grammar.vocabulary import Spec
+from loom.commands.syntax import Command, Score
 
 
 def _build_score(a: Args, spec: Spec) -> Command | Fail:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.results import Result
 from loom.lsp.buffer import Segment
 from loom.lsp.documents import OpenDoc, copy_segments
@@ -49,7 +49,7 @@ class Filling:
                               "part of one")
 
     async def fill(self, uri: str, start: tuple[int, int], end: tuple[int, int],
-                   asked: ast.Fill) -> Result:
+                   asked: syntax.Fill) -> Result:
         host, generation = self.host, self.generation
         doc = host.docs.ensure(uri)
         if doc.kind != "path" or doc.tree is None:

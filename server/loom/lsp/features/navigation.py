@@ -12,7 +12,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.documents import OpenDoc
@@ -100,7 +100,7 @@ class Navigation:
         if member is not None:
             target = ws.node(member[0])
         before = self.moves.state(doc)
-        result = host.execute_now(ast.Switch(node=target.id), host.actor(doc))
+        result = host.execute_now(syntax.Switch(node=target.id), host.actor(doc))
         if not result.ok:
             return result
         await self._follow(doc)
@@ -194,7 +194,7 @@ class Navigation:
             return committed
         target = self.node(doc, ref)
         before = self.moves.state(doc)
-        result = host.execute_now(ast.Switch(node=target.id), host.actor(doc))
+        result = host.execute_now(syntax.Switch(node=target.id), host.actor(doc))
         if not result.ok:
             return result
         self._record_pick(doc, target)
@@ -243,7 +243,7 @@ class Navigation:
             return committed
         node = self.node(doc, ref)
         before = self.moves.state(doc)
-        result = host.execute_now(ast.Switch(node=node.id, tip=node.id), host.actor(doc))
+        result = host.execute_now(syntax.Switch(node=node.id, tip=node.id), host.actor(doc))
         if not result.ok:
             return result
         await self._follow(doc)
@@ -256,7 +256,7 @@ class Navigation:
         doc = host.docs.ensure(uri)
         node = self.node(doc, ref)
         if text:
-            result = await host.execute(ast.Annotate(node=node.id, content=text),
+            result = await host.execute(syntax.Annotate(node=node.id, content=text),
                                         host.actor(doc))
             host.show(result)
             host.refresh_decorations()

@@ -22,7 +22,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.results import Result
 from loom.lsp.documents import Documents, OpenDoc
 from loom.lsp.features import decorations, lookup
@@ -441,7 +441,7 @@ class Probabilities:
         if isinstance(target, Result):
             return target
         actor = host.actor(doc)
-        result = await host.execute(ast.Split(node=target[0], at=target[1], alt=alt), actor)
+        result = await host.execute(syntax.Split(node=target[0], at=target[1], alt=alt), actor)
         if not result.ok:
             host.show(result)
             return result
@@ -453,7 +453,7 @@ class Probabilities:
         host.status(doc)
         host.refresh_decorations()
         if alt is not None and continues:
-            generated = await self.generation.continue_(uri, ast.Continue(n=n, tokens=tokens))
+            generated = await self.generation.continue_(uri, syntax.Continue(n=n, tokens=tokens))
             if not generated.ok:
                 return generated
             return Result.success(result.text + "\n" + generated.text,
