@@ -74,10 +74,10 @@ def tool_definitions() -> list[dict[str, Any]]:
     from loom.commands import syntax
     from loom.commands.catalogue import TOOLS_BY_NAME
 
-    models = [syntax.View, syntax.List, syntax.Tree, syntax.Switch, syntax.Continue,
-              syntax.Respond, syntax.Annotate, syntax.Link, syntax.Edit, syntax.Read,
-              syntax.Write, syntax.Pin, syntax.Stash, syntax.Recall, syntax.Drop, syntax.Memory,
-              syntax.Help, syntax.Think]
+    models = [syntax.View, syntax.List, syntax.ShowTree, syntax.Switch, syntax.Continue,
+              syntax.Respond, syntax.Annotate, syntax.MakeLink, syntax.Edit, syntax.Read,
+              syntax.Write, syntax.PinBlock, syntax.StashBlock, syntax.Recall, syntax.Drop,
+              syntax.Memory, syntax.Help, syntax.Think]
     out = []
     for model in models:
         schema = _strip_titles(model.model_json_schema(by_alias=True))

@@ -214,16 +214,16 @@ def _object(cmd: syntax.Command) -> str:
         return f"{cmd.node or 'here'} {cmd.what}"
     if isinstance(cmd, syntax.Continue):
         return f"{cmd.from_ or 'here'} ({plural(cmd.total(), 'result')})"
-    if isinstance(cmd, syntax.Respond | syntax.Annotate | syntax.Link | syntax.Edit
+    if isinstance(cmd, syntax.Respond | syntax.Annotate | syntax.MakeLink | syntax.Edit
                   | syntax.Switch):
         return cmd.node
     if isinstance(cmd, syntax.Read) and cmd.doc is None:
         return "documents"
     if isinstance(cmd, syntax.Read | syntax.Write):
         return f.doc_ref(cmd.doc)
-    if isinstance(cmd, syntax.Pin):
+    if isinstance(cmd, syntax.PinBlock):
         return f.doc_ref(cmd.doc, cmd.section) if cmd.doc else (cmd.node or "here")
-    if isinstance(cmd, syntax.Stash | syntax.Recall):
+    if isinstance(cmd, syntax.StashBlock | syntax.Recall):
         return f'"{cmd.label}"'
     if isinstance(cmd, syntax.Drop):
         return f"pin {cmd.pin}" if cmd.pin else f'stash "{cmd.stash}"'

@@ -238,7 +238,7 @@ def _read_less(cmd: syntax.Command | None) -> str:
         return "ask for less: → view [id] (its summary)"
     if isinstance(cmd, syntax.Read) and cmd.doc is not None:
         return f"read part of it: → read {doc_ref(cmd.doc)} lines:1-40 or section:…"
-    if isinstance(cmd, syntax.Tree):
+    if isinstance(cmd, syntax.ShowTree):
         return "ask for less: → tree depth:2, or → tree from:[id]"
     if isinstance(cmd, syntax.List):
         return "ask for less: → view [id] for one of them"

@@ -44,7 +44,7 @@ class List(_Command):
     what: Literal["continuations", "annotations", "links"] = "continuations"
 
 
-class Tree(_Command):
+class ShowTree(_Command):
     verb: Literal["tree"] = "tree"
     from_: str | None = Field(default=None, alias="from")
     depth: int | None = None
@@ -128,7 +128,7 @@ class Annotate(_Command):
     content: str
 
 
-class Link(_Command):
+class MakeLink(_Command):
     verb: Literal["link"] = "link"
     node: str
     target: LinkTarget
@@ -158,14 +158,14 @@ class Write(_Command):
     content: str
 
 
-class Pin(_Command):
+class PinBlock(_Command):
     verb: Literal["pin"] = "pin"
     node: str | None = None
     doc: str | None = None
     section: str | None = None
 
 
-class Stash(_Command):
+class StashBlock(_Command):
     verb: Literal["stash"] = "stash"
     label: str
     content: str | None = None  # stash "label" "literal"
@@ -415,12 +415,11 @@ class Grant(_Command):
 
 
 Command = Annotated[
-    View | List | Tree | Switch | Continue | Split | Respond | Annotate | Link | Edit | Read
-    | Write
-    | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
-    | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate | Prune | Unprune | Delete
-    | Undelete | Rename | Search | Regenerate | ChooseModel | TreeSettings | Explore
-    | Score | Fill,
+    View | List | ShowTree | Switch | Continue | Split | Respond | Annotate | MakeLink | Edit
+    | Read | Write | PinBlock | StashBlock | Recall | Drop | Memory | Help | Think | Commit
+    | NewTree | Save | Export | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate
+    | Prune | Unprune | Delete | Undelete | Rename | Search | Regenerate | ChooseModel
+    | TreeSettings | Explore | Score | Fill,
     Field(discriminator="verb"),
 ]
 

@@ -46,19 +46,19 @@ from loom.commands.syntax import (
     Drop,
     Edit,
     Help,
-    Link,
     LinkTarget,
     List,
+    MakeLink,
     Memory,
-    Pin,
+    PinBlock,
     Read,
     Recall,
     Respond,
+    ShowTree,
     Split,
-    Stash,
+    StashBlock,
     Switch,
     Think,
-    Tree,
     View,
     Write,
 )
@@ -123,7 +123,7 @@ def _build_tree(a: Args, spec: Spec) -> Command | Fail:
     depth = as_int(a.opts["depth"], "depth") if "depth" in a.opts else None
     if isinstance(depth, Fail):
         return depth
-    return Tree(from_=start, depth=depth, summary="summary" in a.flags,
+    return ShowTree(from_=start, depth=depth, summary="summary" in a.flags,
                 text="with-text" in a.flags)
 
 
@@ -250,7 +250,7 @@ def _build_link(a: Args, spec: Spec) -> Command | Fail:
         if note is not None or len(a.strings) > 1:
             return Fail("link takes one note", hint=use(spec.tool.syntax[1]))
         note = a.strings[0]
-    return Link(node=source, target=target, note=note)
+    return MakeLink(node=source, target=target, note=note)
 
 
 def _build_read(a: Args, spec: Spec) -> Command | Fail:
@@ -317,7 +317,7 @@ def _build_pin(a: Args, spec: Spec) -> Command | Fail:
     section = a.opts.get("section")
     if section is not None and doc is None:
         return Fail("section: belongs to a document", hint=use(spec.tool.syntax[2]))
-    return Pin(node=node, doc=doc, section=section)
+    return PinBlock(node=node, doc=doc, section=section)
 
 
 def _build_stash(a: Args, spec: Spec) -> Command | Fail:
@@ -344,7 +344,7 @@ def _build_stash(a: Args, spec: Spec) -> Command | Fail:
     if sources != 1 or a.refs:
         return Fail("stash one thing: quoted content, content-of: or summary-of:",
                     hint=use(*spec.tool.syntax))
-    return Stash(label=label, content=strings[0] if strings else None,
+    return StashBlock(label=label, content=strings[0] if strings else None,
                  content_of=content_of, summary_of=summary_of)
 
 

@@ -374,7 +374,7 @@ def annotate(ctx: Ctx, cmd: syntax.Annotate) -> Result:
                           created=[ann.id], node=target.id)
 
 
-def link(ctx: Ctx, cmd: syntax.Link) -> Result:
+def link(ctx: Ctx, cmd: syntax.MakeLink) -> Result:
     source = ctx.resolve(cmd.node)
     t = cmd.target
     ws = ctx.ws

@@ -15,7 +15,7 @@ from loom.render.text import thousands
 from loom.store.schema import Document
 
 
-def pin(ctx: Ctx, cmd: syntax.Pin) -> Result:
+def pin(ctx: Ctx, cmd: syntax.PinBlock) -> Result:
     if cmd.doc is not None:
         ctx.require(perms.DOC_READ, "pin documents")
         doc = ctx.ws.document(cmd.doc)
@@ -45,7 +45,7 @@ def _pinned_section(ctx: Ctx, doc: Document, section: str) -> str | None:
                  and same_section(doc.content, p.section, section)), None)
 
 
-def stash(ctx: Ctx, cmd: syntax.Stash) -> Result:
+def stash(ctx: Ctx, cmd: syntax.StashBlock) -> Result:
     if cmd.content_of is not None:
         node = ctx.resolve(cmd.content_of)
         content, source = node.content, f"content-of:{node.label}"

@@ -172,7 +172,7 @@ def _in_place(ctx: Ctx, kids: list[Node]) -> list[Node]:
     return [ctx.ws.node(shown[k.id][0]) if k.id in shown else k for k in kids]
 
 
-def tree(ctx: Ctx, cmd: syntax.Tree) -> Result:
+def tree(ctx: Ctx, cmd: syntax.ShowTree) -> Result:
     t = ctx.tree
     counts = ctx.ws.tree_counts(t)
     if cmd.summary:
