@@ -20,7 +20,7 @@ from loom.commands.executor import Executor
 from loom.llm import keys as llm_keys
 from loom.llm.config import ModelProfile
 from loom.llm.subject import ProviderSubject
-from loom.lsp.documents import Documents
+from loom.lsp.documents import OpenDocuments
 from loom.lsp.features import cards
 from loom.lsp.views import tree_overview
 from loom.memory import operational as mem
@@ -149,7 +149,7 @@ def test_expands_scores_prunes_and_goes_deeper_from_the_best(world, fake) -> Non
     drawn = tree_overview(world["ws"], world["tree"], root).text
     assert f"[{lamp.label}] 8/10 (a strong image) › The lamp was out." in drawn
     assert f"[{gull.label}] 6/10 (it keeps the mood) › A gull cried." in drawn
-    docs = Documents(world["ws"], world["human"], "utf-16", "test-session")
+    docs = OpenDocuments(world["ws"], world["human"], "utf-16", "test-session")
     hover = cards.node_card(docs, Node.get_by_id(lamp.id))
     assert "\n\nJudge: 8/10 — a strong image" in hover
     assert "Judge:" not in cards.node_card(docs, Node.get_by_id(salt.id))

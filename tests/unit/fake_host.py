@@ -23,7 +23,7 @@ from loom.commands.context import Actor
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.buffer import Segment
-from loom.lsp.documents import Documents, OpenDoc
+from loom.lsp.documents import OpenDoc, OpenDocuments
 from loom.lsp.positions import TextDoc
 from loom.lsp.settings import Settings
 
@@ -47,7 +47,7 @@ class FakeHost:
         self.settings = Settings()
         self._app = app
         who = app.ws.human()
-        self._docs = Documents(app.ws, who, ENCODING, app.ws.open_session(who))
+        self._docs = OpenDocuments(app.ws, who, ENCODING, app.ws.open_session(who))
         self.client: dict[str, str] = {}
         self.versions: dict[str, int] = {}
         #: the editor's didChange handler (the server's is ``Editing.changed``)
@@ -67,7 +67,7 @@ class FakeHost:
         return self._app
 
     @property
-    def docs(self) -> Documents:
+    def docs(self) -> OpenDocuments:
         return self._docs
 
     @property

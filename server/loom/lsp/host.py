@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from loom.commands.context import Actor
     from loom.commands.results import Result
     from loom.lsp.buffer import Segment
-    from loom.lsp.documents import Documents, OpenDoc
+    from loom.lsp.documents import OpenDoc, OpenDocuments
     from loom.lsp.settings import Settings
     from loom.store.schema import Tree
 
@@ -48,7 +48,7 @@ class Host(Protocol):
     def app(self) -> App: ...
 
     @property
-    def docs(self) -> Documents: ...
+    def docs(self) -> OpenDocuments: ...
 
     @property
     def caps(self) -> lsp.ClientCapabilities: ...
@@ -182,7 +182,7 @@ class ClientHost(AnsweringServer):
         self._holds = 0
         self._ready = False
         self._app: App | None = None
-        self._docs: Documents | None = None
+        self._docs: OpenDocuments | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         #: request id → the task of a running command that stops when it is cancelled
         self._cancellable: dict[Any, asyncio.Task[Any]] = {}
@@ -341,16 +341,16 @@ class ClientHost(AnsweringServer):
         return value if isinstance(value, str) else None
 
     @property
-    def docs(self) -> Documents:
+    def docs(self) -> OpenDocuments:
         if self._docs is None:
             self.core_warmed()
-            from loom.lsp.documents import Documents
+            from loom.lsp.documents import OpenDocuments
 
             encoding = str(self.workspace.position_encoding or "utf-16")
             ws = self.app.ws
             # A name the workspace does not know starts with no permissions (Identity).
             who = self.app.me()
-            self._docs = Documents(ws, who, encoding, ws.open_session(who))
+            self._docs = OpenDocuments(ws, who, encoding, ws.open_session(who))
         return self._docs
 
     @property
