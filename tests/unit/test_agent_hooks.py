@@ -11,7 +11,7 @@ import pytest
 
 from loom.agent import assembly as cx
 from loom.agent.hooks import Hooks, Messages, loom_hooks, prune, redact
-from loom.agent.loop import Budgets, TurnLoop
+from loom.agent.loop import Budgets, TurnLoop, TurnOptions
 from loom.agent.participant import ensure_agent
 from loom.agent.runner import Agent
 from loom.agent.transcript import MemoryTurnLog, TurnRecord
@@ -67,7 +67,7 @@ def turn(story: dict[str, Any], provider: Scripted, hooks: Hooks,
          budget: int = 16_000) -> TurnRecord:
     """One turn of the loop itself (no provider door: only the hooks redact here)."""
     loop = TurnLoop(story["app"].executor, story["actor"], provider,
-                    budgets=Budgets(context_tokens=budget), hooks=hooks)
+                    TurnOptions(budgets=Budgets(context_tokens=budget), hooks=hooks))
     record = TurnRecord(agent="collaborator", tree=story["tree"].id, trigger="ask")
     return asyncio.run(loop.run(ask("What drives Marie?"), record))
 

@@ -140,6 +140,29 @@ class AgentEvent:
 EventSink = Callable[[AgentEvent], None]
 
 
+@dataclass
+class TurnOptions:
+    """How a turn runs, beside what it runs with (the executor, the actor, the provider):
+    each field left out is what a bare turn takes."""
+
+    budgets: Budgets = field(default_factory=Budgets)
+    locks: LockPolicy = field(default_factory=LockPolicy)
+    approve: Approver | None = None
+    on_event: EventSink | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    system_prompt: str | None = None
+    history: list[agent_context.HistoryItem] = field(default_factory=list)
+    temperature: float | None = None
+    summarize: Summarizer | None = None
+    early_stop: bool = True
+    model_name: str = ""
+    count: agent_context.Counter | None = None
+    hooks: Hooks = field(default_factory=loom_hooks)
+    #: the MCP servers' tools (``agent/outside``), called beside the commands
+    outside: Outside | None = None
+    sees_images: bool = False  # images tools return go to the model as images
+
+
 class _Stopped(Exception):
     """The human pressed stop."""
 
@@ -284,36 +307,28 @@ async def _bridge(source: threading.Event, target: asyncio.Event) -> None:
 class TurnLoop:
     """Runs one turn for ``actor`` (the collaborator) and fills a :class:`TurnRecord`."""
 
-    def __init__(self, executor: Executor, actor: Actor, provider: Provider, *,
-                 budgets: Budgets | None = None, locks: LockPolicy | None = None,
-                 approve: Approver | None = None, on_event: EventSink | None = None,
-                 cancel: threading.Event | None = None, system_prompt: str | None = None,
-                 history: list[agent_context.HistoryItem] | None = None,
-                 temperature: float | None = None, summarize: Summarizer | None = None,
-                 early_stop: bool = True, model_name: str = "",
-                 count: agent_context.Counter | None = None,
-                 hooks: Hooks | None = None, outside: Outside | None = None,
-                 sees_images: bool = False) -> None:
+    def __init__(self, executor: Executor, actor: Actor, provider: Provider,
+                 options: TurnOptions | None = None) -> None:
+        o = options if options is not None else TurnOptions()
         self.executor = executor
         self.ws = executor.ws
         self.actor = actor
         self.provider = provider
-        self.budgets = budgets or Budgets()
-        self.locks = locks or LockPolicy()
-        self.approve = approve
-        self.on_event = on_event
-        self.cancel = cancel or threading.Event()
-        self.system_prompt = system_prompt
-        self.history = history or []
-        self.temperature = temperature
-        self.summarize = summarize
-        self.early_stop = early_stop
-        self.model_name = model_name
-        self.count = count
-        self.hooks = hooks if hooks is not None else loom_hooks()
-        #: the MCP servers' tools (``agent/outside``), called beside the commands
-        self.outside = outside if outside else None
-        self.sees_images = sees_images  # images tools return go to the model as images
+        self.budgets = o.budgets
+        self.locks = o.locks
+        self.approve = o.approve
+        self.on_event = o.on_event
+        self.cancel = o.cancel
+        self.system_prompt = o.system_prompt
+        self.history = o.history
+        self.temperature = o.temperature
+        self.summarize = o.summarize
+        self.early_stop = o.early_stop
+        self.model_name = o.model_name
+        self.count = o.count
+        self.hooks = o.hooks
+        self.outside = o.outside if o.outside else None  # an Outside with no tools: none
+        self.sees_images = o.sees_images
         self._seq = 0
         #: the turn's first user message, sent again as it was by every later call of the
         #: turn, so each call's prompt is the one before it and more (a prefix a provider

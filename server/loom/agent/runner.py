@@ -24,6 +24,7 @@ from loom.agent.loop import (
     LockPolicy,
     Summarizer,
     TurnLoop,
+    TurnOptions,
     refused_by_database,
 )
 from loom.agent.participant import AgentSpec, ensure_agent, may_start
@@ -200,13 +201,13 @@ class Agent:
             # printed deltas and the tree only ever see redacted replies); outgoing
             # messages are redacted by the last before-turn step already.
             provider = redacting(self.provider_factory(self.profile))
-            loop = TurnLoop(self.executor, self.actor, provider, budgets=self.budgets,
-                            locks=self.locks, approve=self.approve, on_event=on_event,
-                            cancel=cancel, system_prompt=self.system_prompt,
-                            history=self.history(), summarize=self.summarize,
-                            early_stop=self.early_stop, model_name=self.profile.model,
-                            hooks=self.hooks, outside=self.outside,
-                            sees_images=self.profile.sees_images)
+            options = TurnOptions(budgets=self.budgets, locks=self.locks,
+                                  approve=self.approve, on_event=on_event, cancel=cancel,
+                                  system_prompt=self.system_prompt, history=self.history(),
+                                  summarize=self.summarize, early_stop=self.early_stop,
+                                  model_name=self.profile.model, hooks=self.hooks,
+                                  outside=self.outside, sees_images=self.profile.sees_images)
+            loop = TurnLoop(self.executor, self.actor, provider, options)
             await loop.run(turn_input, record)
         except (LoomError, pw.DatabaseError) as raised:
             # a LoomError the loop does not catch (placing a newcomer, say), or the
