@@ -22,7 +22,6 @@ from loom.lsp.ranges import offset_of, range_of
 from loom.lsp.views import render as render_view
 from loom.model import worddiff
 from loom.render.text import plural
-from loom.store.schema import Node
 
 T = {name: i for i, name in enumerate(TOKEN_TYPES)}
 NODE_START, EDITED = 1, 2
@@ -124,10 +123,6 @@ def _anchor_segment(doc: OpenDoc):  # type: ignore[no-untyped-def]
         if seg.node and (seg.label == ref or (len(ref) >= 3 and seg.label.startswith(ref))):
             return seg
     return None
-
-
-def sibling_position(ws, node: Node) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    return sibling_positions(ws, [node.id]).get(node.id, (1, 1))
 
 
 def sibling_positions(ws, node_ids: list[str]) -> dict[str, tuple[int, int]]:  # type: ignore[no-untyped-def]
