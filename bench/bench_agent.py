@@ -185,11 +185,11 @@ def assembly_bench(nodes: int, deep: int, runs: int) -> None:
                         ("shallow position (depth 10)", built["d9"])):
         ws.set_position(agent, tree, node, node)
         for budget in (cx.DEFAULT_BUDGET, 100_000):
-            cx.assemble(ws, actor, budget, turn_input="The human asks: what now?")  # warm
+            cx.fit(cx.draft(ws, actor, budget, turn_input="The human asks: what now?"))  # warm
             ms = []
             for _ in range(runs):
                 t = time.perf_counter()
-                out = cx.assemble(ws, actor, budget, turn_input="The human asks: what now?")
+                out = cx.fit(cx.draft(ws, actor, budget, turn_input="The human asks: what now?"))
                 ms.append((time.perf_counter() - t) * 1000)
             how = "exact" if out.exact else "estimated"
             print(f"assemble, {label}, budget {budget:,}: median {statistics.median(ms):.1f} ms "

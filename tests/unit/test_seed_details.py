@@ -383,12 +383,12 @@ def test_the_extended_ambient_line_reaches_the_collaborator_and_the_shell(
     a = ws.add_node(tree, ws.node(tree.root), "One.", h)
     agent = ensure_agent(ws)
     ws.set_position(agent, tree, a, a)
-    you_are = next(x for x in cx.assemble(ws, Actor(agent, tree)).sections["loom"].splitlines()
+    you_are = next(x for x in cx.fit(cx.draft(ws, Actor(agent, tree))).sections["loom"].splitlines()
                    if x.startswith("You are at "))
     assert you_are == (f"You are at ⟨node:{a.label} depth:1 siblings:0 annotations:0 "
                        "links:0⟩ ⟨permissions:aware,write,generate,read,docwrite,crosstree⟩")
     ws.set_position(h, tree, ws.node(tree.root))  # the human is active: more orientation
-    loom = cx.assemble(ws, Actor(agent, tree)).sections["loom"].splitlines()
+    loom = cx.fit(cx.draft(ws, Actor(agent, tree))).sections["loom"].splitlines()
     root = ws.node(tree.root).label
     assert f"⟨node:{a.label} depth:1 siblings:0 annotations:0 links:0⟩ " \
            "⟨permissions:aware,write,generate,read,docwrite,crosstree⟩ " \

@@ -785,18 +785,6 @@ def fit(d: Draft, first: Assembly | None = None) -> Assembly:
         "tokens, or unpin something")
 
 
-def assemble(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
-             turn_input: str = "", exchanges: Sequence[Exchange] = (),
-             history: Sequence[HistoryItem] = (), system_prompt: str | None = None,
-             approval: bool = False, count: Counter | None = None) -> Assembly:
-    """The chat messages for one model call of ``actor`` (a collaborator) in its tree,
-    pruned to ``budget_tokens``: :func:`fit` of :func:`draft`. ``count`` replaces the
-    estimate and the tokenizer (tests)."""
-    return fit(draft(ws, actor, budget_tokens, turn_input=turn_input, exchanges=exchanges,
-                     history=history, system_prompt=system_prompt, approval=approval,
-                     count=count))
-
-
 def _counted(messages: Sequence[ChatMessage], count: Counter) -> tuple[int, bool]:
     return sum(count(m.content) for m in messages) + 8 * len(messages), True
 
