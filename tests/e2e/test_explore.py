@@ -404,11 +404,12 @@ def test_a_crashed_exploration_blocks_nothing(world, fake) -> None:  # type: ign
     collaborator = ws.ensure_participant("collaborator", "model", "collaborator",
                                          ["loom_aware", "loom_write", "loom_generate"])
     dead = ws.open_session(collaborator)
-    explore_log.log_start(ws, tree.id, root.id, collaborator.id, dead, explorer="collaborator")
+    explore_log.log_start_alone(ws, tree.id, root.id, collaborator.id, dead,
+                                explorer="collaborator")
     assert len(explore_log.live_runs(ws, tree.id)) == 1
     ws.close_session(dead)  # as a restarted editor finds a dead process's session
     assert explore_log.live_runs(ws, tree.id) == []
-    explore_log.log_start(ws, tree.id, root.id, collaborator.id, "no-such-session")
+    explore_log.log_start_alone(ws, tree.id, root.id, collaborator.id, "no-such-session")
     fake.set_default(OPENAI_CHAT, lambda _req: openai_chat_stream("7/10 — fine"))
     assert run(world, "→ explore depth:1 n:1").ok
     assert finish(world).made == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from loom.agent.loop import batch_complete, command_texts, cut_index, summarize_result
-from loom.agent.participant import AgentSpec, agents, ensure_agent, load_agent
+from loom.agent.participant import AgentSpec, agents, ensure_agent
 from loom.agent.transcript import (
     CommandRecord,
     JsonlTurnLog,
@@ -18,7 +18,6 @@ from loom.agent.transcript import (
     ThinkRecord,
     TurnRecord,
     render_conversation,
-    turn_log_for,
 )
 from loom.agent.triggers import addressed_to, ask
 from loom.commands import syntax
@@ -37,7 +36,7 @@ def test_participant_identity_and_permissions(app) -> None:  # type: ignore[no-u
     assert ensure_agent(ws).permissions == ["loom_aware"]
     again = ensure_agent(ws, AgentSpec(role="analysis assistant", profile="haiku"))
     assert again.id == agent.id and again.permissions == ["loom_aware", "doc_read"]
-    assert load_agent(ws).profile == "haiku"
+    assert ws.participant("collaborator").profile == "haiku"
     assert [a.name for a in agents(ws)] == ["collaborator"]
     with pytest.raises(LoomError) as err:
         ensure_agent(ws, AgentSpec(name="human"))
@@ -159,8 +158,6 @@ def test_turn_logs(tmp_path: Path) -> None:
     mem = MemoryTurnLog()
     mem.append(_turn(message="m"))
     assert mem.turns("collaborator")[0].message == "m"
-    assert isinstance(turn_log_for(":memory:"), MemoryTurnLog)
-    assert turn_log_for(tmp_path / "loom.db").path == tmp_path / "loom.agent-turns.jsonl"
 
 
 def test_sqlite_turn_log_round_trip(app) -> None:  # type: ignore[no-untyped-def]

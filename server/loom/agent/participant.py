@@ -127,14 +127,6 @@ def ensure_agent(ws: Workspace, spec: AgentSpec | None = None,
     return existing
 
 
-def load_agent(ws: Workspace, name: str = DEFAULT_NAME) -> Participant:
-    p = ws.participant(name)
-    if p.kind != "model" or p.role != PARTICIPANT_ROLE:
-        raise LoomError("NOT_FOUND", f'"{name}" is not a collaborator',
-                        "create one with: loom agent TREE --name NAME")
-    return p
-
-
 def agents(ws: Workspace) -> list[Participant]:
     return ws.participants(kind="model", role=PARTICIPANT_ROLE)
 

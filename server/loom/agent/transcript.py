@@ -243,15 +243,6 @@ class SqliteTurnLog:
         return out
 
 
-def turn_log_for(db_path: str | os.PathLike[str] | None) -> TurnLog:
-    """A JSONL file beside the database (``loom.db`` → ``loom.agent-turns.jsonl``), or
-    memory for an in-memory database."""
-    if db_path is None or str(db_path) in ("", ":memory:"):
-        return MemoryTurnLog()
-    p = Path(db_path)
-    return JsonlTurnLog(p.with_name(p.stem + ".agent-turns.jsonl"))
-
-
 # ── rendering ────────────────────────────────────────────────────────────────
 
 
