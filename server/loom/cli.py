@@ -46,8 +46,8 @@ def _app(args: argparse.Namespace, models: bool = True):
     named = getattr(args, "participant", None)
     if named and named != HUMAN and app.ws.find_participant(named) is None \
             and named != app.ws.owner():
-        # (before: a mistyped --participant made a participant, though every command
-        # was refused: bad input writes nothing)
+        # a mistyped --participant must not make a participant whose every command is
+        # refused: bad input writes nothing
         raise LoomError("NOT_FOUND", f'participant "{named}" does not exist',
                         f"add them first: loom users add {named} (and grant what they need)")
     return app
@@ -169,7 +169,7 @@ def _exploration_printer(app, line: str, tree, fmt: str):  # type: ignore[no-unt
 
 def _explored_here(app, actor, printer, fmt: str) -> bool:  # type: ignore[no-untyped-def]
     """The exploration the line started runs in this process's thread, which would die
-    with it (before: `✓ exploring …` and nothing explored): follow it to its end, Ctrl-C
+    with it (`✓ exploring …` and nothing explored): follow it to its end, Ctrl-C
     ending it. Whether it ran to its end."""
     from loom.agent.explore.cli import follow, ran_to_its_end
 

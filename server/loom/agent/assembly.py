@@ -88,7 +88,7 @@ sees it collapsed.
 the ones stated here and at the end of each turn.
 - When you have nothing more to do, reply without commands."""
 
-#: Said in a buffer-mode tree's loom context (before: an agent's → respond was glued on,
+#: Said in a buffer-mode tree's loom context (else an agent's → respond is glued on,
 #: "garden.She went down").
 BUFFER_JOINING = ("Buffer mode: the path is one continuous text, each node's text right "
                   "after its parent's with nothing put between them; begin what you "
@@ -295,8 +295,7 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
     memory is no block at all."""
     who = actor.participant
     pinned = [f"  {mem.pin_line(p, entity)}" for p, entity in mem.pinned(ws, who, actor.tree)]
-    # seed 000: think content is "preserved in collaborator memory" (before: it was
-    # stored and never shown back)
+    # seed 000: think content is "preserved in collaborator memory", so it is shown back
     thought = [f"  {quote(_capped(t, THOUGHT_CHARS // (3 if compress else 1)))}"
                for t in mem.thoughts(ws, who, 1 if compress else THOUGHTS_SHOWN,
                                      tree_id=actor.tree.id)]
@@ -672,8 +671,8 @@ class Draft:
         # The room left for the conversation moves in steps, not with every token the
         # memory or the earlier exchanges grow by: where pruning cuts the path (which
         # nodes are summaries, which are left out) then stays put from turn to turn, and
-        # the conversation stays the prefix a provider has cached (before: the cut moved
-        # by a few nodes each turn, and the second turn shared 3% of the first's prompt).
+        # the conversation stays the prefix a provider has cached (else the cut moves by a
+        # few nodes each turn, and a second turn shares 3% of the first's prompt).
         step = min(ROOM_STEP_MAX, max(ROOM_STEP_MIN, self.budget_tokens // 8))
         changing = -(-changing // step) * step
         fitted = fit_conversation(self.blocks, budget - fast(self.system) - changing - slack,
@@ -749,9 +748,8 @@ def fit(d: Draft, first: Assembly | None = None) -> Assembly:
     k = 0
     result = first if first is not None else d.build(levels[k])
     # pruning decides on the estimate: calibrate it on this very context first, so the
-    # first turn cuts the path where the next ones will (before: the estimate learned
-    # from the first call's count, and the second turn's cut moved by 13 nodes: no prefix
-    # in common)
+    # first turn cuts the path where the next ones will (an estimate learned from the
+    # first call's count moves the second turn's cut by 13 nodes: no prefix in common)
     if result.tokens > budget and d.count is None and _measure(result.messages)[1]:
         for block in d.blocks:
             block._full_tokens = block._summary_tokens = None

@@ -394,8 +394,8 @@ class TurnLoop:
                 messages, tokens = await asyncio.to_thread(self._messages, turn_input,
                                                            exchanges, record)
                 if self._last_call(iteration, tokens, record):
-                    # told, so the turn ends with a word to the human (before: it ended
-                    # mid-work, with no message at all)
+                    # told, so the turn ends with a word to the human, not mid-work with
+                    # no message at all
                     messages[-1] = messages[-1].model_copy(
                         update={"content": f"{messages[-1].content}\n\n{LAST_CALL}"})
                 record.iterations = iteration

@@ -1,8 +1,8 @@
 """What the collaborator is told after a reply: the editors' short previews of the nodes a
 ``list`` or ``continue`` names, replaced by their whole text when that fits the result
-threshold (before: each option cost the model a ``→ view … full`` the human never
-needed, who reads them in the buffer); and a line for every command it wrote that did not
-run, with why (mid-line, in a code block, after its commands), where it was skipped
+threshold (else each option costs the model a ``→ view … full`` the human never needs,
+who reads them in the buffer); and a line for every command it wrote that did not run,
+with why (mid-line, in a code block, after its commands), rather than skipping it
 silently; and each result headed by its command in short form (the model's own reply
 holds it whole: a 2,060-character document went back to it a second time)."""
 

@@ -81,7 +81,7 @@ _STILL_ALLOWED = frozenset({"undelete", "delete"})  # what a deleted tree may st
 
 
 def _refuse_deleted(ws: Workspace, actor: Actor) -> None:
-    """No write goes into a deleted tree (before: typed text was committed into one,
+    """No write goes into a deleted tree (typed text would be committed into it,
     "✓ committed 1 node", where nobody would look). Read fresh: another process may have
     deleted it since this actor's copy was read, or purged it."""
     if actor.tree is None:

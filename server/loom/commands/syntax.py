@@ -50,7 +50,7 @@ class ShowTree(_Command):
     depth: int | None = None
     summary: bool = False
     #: the tree as people read it (``loom tree``): each node's text beside its id, notes
-    #: counted, the whole tree (before: the model had only bare ids, five levels deep)
+    #: counted, the whole tree (bare ids five levels deep tell a reader little)
     text: bool = False
 
 
@@ -82,7 +82,7 @@ class Continue(_Command, Sampling):
 
 class Fill(_Command, Sampling):
     """``fill NODE at:START-END``: ``n`` model-written alternatives for a span of a node's
-    text, the text before and after it kept, as versions of the node (issue 46, item 1).
+    text, the text before and after it kept, as versions of the node.
     ``span`` is the text to replace instead of offsets (``fill a7x2 "the red door"``)."""
 
     verb: Literal["fill"] = "fill"
@@ -295,7 +295,7 @@ class Search(_Command):
 
 
 class Explore(_Command):
-    """Let the collaborator explore on its own (issue 29): breadth-first from ``from_``,
+    """Let the collaborator explore on its own: breadth-first from ``from_``,
     ``n`` continuations a node, each scored by the judge against ``judge``, those below
     ``threshold`` pruned, the best ``n`` of each level expanded further, for ``depth``
     levels or until ``budget`` tokens are spent. ``end`` ends the tree's exploration

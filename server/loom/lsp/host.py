@@ -447,8 +447,8 @@ class ClientHost(AnsweringServer):
         """Bring the editor's copy of ``doc`` to ``text`` (one edit at a time per
         document, each computed from what the one before it leaves). The edit is
         computed before this yields to the loop: from the text the editor's last change
-        left, so a change arriving meanwhile is one made on top of it (before: an empty
-        open, then a typed "x", could find the "x" taken into the edit and replaced)."""
+        left, so a change arriving meanwhile is one made on top of it (else an empty
+        open, then a typed "x", can find the "x" taken into the edit and replaced)."""
         async with doc.edit_lock:
             params = self._propose_edit(doc, text, segments)
             if params is None:

@@ -120,7 +120,7 @@ def scan(toks: list[Tok], start: int, spec: Spec, rest: str) -> Args | Fail:
         return a
     for word in unknown:
         if SHORT_ID.fullmatch(word.lower()) and takes_nodes(tool.name):
-            # (before: "→ view 1v" said "unknown option")
+            # a short id is not an unknown option: say what an id needs
             return Fail(f'"{word}" is too short for an id: an id needs at least 3 '
                         "characters", hint=f"use its first 3 or more, e.g. → {tool.name} "
                         "a7x2 (→ tree shows the ids)")

@@ -198,7 +198,7 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
     children (``replay_of``: the node whose request this runs again)."""
     if ctx.subject is None:
         if os.environ.get("LOOM_SUBJECT", "").strip().lower() == "none":
-            # (before: it said to install the local model, which was installed)
+            # turned off, not missing: installing the local model would not help
             raise LoomError("MODEL_ERROR", "the subject model is turned off (LOOM_SUBJECT=none)",
                             "unset LOOM_SUBJECT to use the configured or local model")
         raise LoomError("MODEL_ERROR", "no subject model is configured",
@@ -239,7 +239,7 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
         lines.append(_replay_line(replay_of, completions[0].text, sampling))
     # Continuing where you stand moves you to the first result (buffer mode shows the
     # first), said as respond says it; continuing elsewhere leaves you where you are. A
-    # model asking for several stays where it is (before: its next turn's path ran
+    # model asking for several stays where it is (else its next turn's path runs
     # through an arbitrary option): they are options, it switches to the one it picks.
     current = ctx.current_path()
     moved = any(x.id == source.id for x in current) or ctx.position()[0].id == source.id

@@ -1,4 +1,4 @@
-"""``→ fill``: branch the middle of a text (issue 46, item 1).
+"""``→ fill``: branch the middle of a text.
 
 ``n`` model-written texts for a span of a node, the text before and after it kept, each a
 version of the node: in a buffer tree a version's continuations stay shared (SPEC-NOTES,

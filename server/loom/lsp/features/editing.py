@@ -151,8 +151,8 @@ class Editing:
         result = self.host.execute_now(cmd, self.host.actor(doc))
         if not result.ok:
             if result.data.get("unreachable"):
-                # (before: this answer was "a bug in Loom", and the text waited for a
-                # second save the writer was never told to make)
+                # said as the database lost, not "a bug in Loom": the text waits for a
+                # second save the writer must be told to make
                 self.blocked[doc.uri] = result
                 self.host.database_lost()
                 return Result.failure("CONFLICT", f"{UNREACHABLE}; your text is kept in the "

@@ -1,5 +1,5 @@
 """Fill from a selection (``loom.fill``): the selected span of one node gets ``n``
-model-written alternatives, the text around it kept (``→ fill``, issue 46 item 1).
+model-written alternatives, the text around it kept (``→ fill``).
 
 The typed text is committed first; the selection must lie within one node. While the
 model writes, the first alternative streams into the buffer in place of the span (cancel

@@ -185,7 +185,7 @@ class Generating:
                       preset: PresetChoice | None = None) -> syntax.Continue:
         """``asked`` with the editor's defaults for what it and its sampler preset leave
         out (the one place they are applied). An explicit 0 is the writer's and is refused
-        as the CLI refuses it (before, ``or`` read it as unset: n:0 made three
+        as the CLI refuses it (read with ``or``, it would be unset: n:0 would make three
         continuations)."""
         settings = self.host.settings
         base = preset.sampling if preset is not None else None
@@ -268,8 +268,8 @@ class Generating:
             if still_open:
                 text = base_text
                 if run.line and not result.ok:
-                    # the writer's line back where it was, its ✗ under it (before: the line
-                    # was gone and the ✗ sat on the last line of prose, for good)
+                    # the writer's line back where it was, its ✗ under it, not the line
+                    # gone and the ✗ on the last line of prose for good
                     text += ("\n" if text and not text.endswith("\n") else "") + run.line
                 await host.send_edit(doc, text, base)
                 if not result.ok:

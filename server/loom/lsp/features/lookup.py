@@ -272,7 +272,7 @@ def node_info(docs: OpenDocuments, tree_ref: str | None, ref: str | None, doc: O
     children (``limit`` each, from ``siblings_offset`` and ``children_offset``) with their
     totals and where the next pages start. Every family on the way (the path's, the
     siblings', the children) is read in one query and each answer holds at most a page:
-    the cost no longer grows with the square of the siblings."""
+    the cost does not grow with the square of the siblings."""
     perms.require_read(docs.participant.permissions)
     ws = docs.ws
     tree = ws.find_tree(tree_ref) if tree_ref else (doc.tree if doc is not None else None)

@@ -112,8 +112,8 @@ class Navigation:
     def _range_of(self, doc: OpenDoc, node_id: str) -> dict[str, Any] | None:
         """Where ``node_id``'s text is in the document once our edits land, as an LSP
         range: the editor keeps the cursor in the node it switched to, so the next ]n
-        cycles it again (before: the cursor fell to the end of the parent, whose
-        siblings the next ]n looked for)."""
+        cycles it again (a cursor at the end of the parent would have the next ]n look
+        for the parent's siblings)."""
         docs = self.host.docs
         seg = next((s for s in docs.expected_segments(doc) if s.node == node_id), None)
         if seg is None:
@@ -145,7 +145,7 @@ class Navigation:
                               [parent.id])
         slots = ws.nodes_by_id(ids[page.offset:page.offset + page.limit])
         # a sibling with versions is listed with each of them: picking the original (or
-        # an older version) puts it back on the path (issue 47, item 1)
+        # an older version) puts it back on the path
         versions = ws.version_members([s.id for s in slots]) if doc.tree is None or \
             doc.tree.mode == "buffer" else {}
         members = [(i, sib, m) for i, sib in enumerate(slots, page.offset + 1)
