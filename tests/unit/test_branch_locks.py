@@ -56,8 +56,9 @@ def test_writes_on_the_locked_branch_conflict(world, make) -> None:  # type: ign
 ], ids=["respond", "annotate", "edit", "commit", "new-branch-from-root"])
 def test_other_branches_stay_parallel(world, make) -> None:  # type: ignore[no-untyped-def]
     app, tree, human, n = world
-    result, _ = _run(app, tree, human, make(n))
+    result, made = _run(app, tree, human, make(n))
     assert result.ok, result.text
+    assert made == 1  # the write happened: one node (an edit's version, a commit's text)
 
 
 def test_the_holder_writes_and_after_release_everyone_does(world) -> None:  # type: ignore[no-untyped-def]
@@ -74,8 +75,8 @@ def test_the_holder_writes_and_after_release_everyone_does(world) -> None:  # ty
 def test_an_expired_lock_blocks_nobody(world, clock) -> None:  # type: ignore[no-untyped-def]
     app, tree, human, n = world
     clock.advance(121)  # a crashed holder never blocks a branch forever
-    result, _ = _run(app, tree, human, syntax.Respond(node=n["a2"].local_id, content="now"))
-    assert result.ok
+    result, made = _run(app, tree, human, syntax.Respond(node=n["a2"].local_id, content="now"))
+    assert result.ok and made == 1
 
 
 def _held_by(app, node, host: str, pid: int) -> None:  # type: ignore[no-untyped-def]
