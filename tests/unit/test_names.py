@@ -51,6 +51,14 @@ def test_no_lsp_class_shares_a_name_with_a_command_class() -> None:
     assert _shared(_classes(PACKAGE / "lsp"), _classes(PACKAGE / "commands" / "syntax.py")) == {}
 
 
+def test_the_layers_a_command_crosses_name_their_classes_apart() -> None:
+    # a command is parsed (commands/), run against rows (store/) and shown (lsp/): one
+    # name in two of them (Args, Segment, ModelChoice) reads as one thing and is two
+    lsp, store, commands = (_classes(PACKAGE / p) for p in ("lsp", "store", "commands"))
+    assert _shared(lsp, commands) == {}
+    assert _shared(store, commands) == {}
+
+
 def test_the_checks_see_a_clash() -> None:
     # the rule must be able to fail: a class defined in both places is reported
     schema = PACKAGE / "store" / "schema.py"

@@ -46,7 +46,7 @@ from loom.commands.canonical import to_text
 from loom.commands.catalogue import CATALOGUE
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
-from loom.commands.extract import Segment, extract
+from loom.commands.extract import ReplySegment, extract
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.llm.base import ChatMessage, ImagePart, ModelError, Provider
@@ -170,11 +170,11 @@ class _Stopped(Exception):
 # ── scanning a reply ─────────────────────────────────────────────────────────
 
 
-def _first_batch(segments: list[Segment]) -> int | None:
+def _first_batch(segments: list[ReplySegment]) -> int | None:
     return next((i for i, s in enumerate(segments) if s.kind == "batch"), None)
 
 
-def cut_index(segments: list[Segment]) -> int | None:
+def cut_index(segments: list[ReplySegment]) -> int | None:
     """The first segment not to use: prose with words in it after the first batch (the
     model writing on before its results came back)."""
     first = _first_batch(segments)
@@ -203,7 +203,8 @@ def batch_complete(text: str) -> bool:
     return True
 
 
-def command_texts(text: str, seg: Segment) -> list[tuple[str, syntax.Command | syntax.ParseError]]:
+def command_texts(text: str, seg: ReplySegment
+                  ) -> list[tuple[str, syntax.Command | syntax.ParseError]]:
     """Each command of a batch with the text the model wrote for it (quotes may span
     lines)."""
     lines = text.split("\n")

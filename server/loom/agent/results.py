@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from loom.commands import syntax
 from loom.commands.canonical import to_text
-from loom.commands.extract import Segment
+from loom.commands.extract import ReplySegment
 from loom.commands.lexicon import ARROWS, is_command_line
 from loom.commands.results import Result
 from loom.commands.syntax import VERBS
@@ -60,7 +60,7 @@ _MID_LINE = re.compile(rf"\S.*?(?:^|\s)((?:{_ARROW})\s*(?:{'|'.join(VERBS)})\b[^
 NOT_RUN_SHOWN = 8
 
 
-def not_run(segments: Sequence[Segment], used: int) -> list[str]:
+def not_run(segments: Sequence[ReplySegment], used: int) -> list[str]:
     """``not run: → continue n:3 (…why)`` for each command in the reply that did not run:
     one mid-line or in a code block in the prose it used (the first ``used`` segments),
     and every one in the text it wrote after its commands."""

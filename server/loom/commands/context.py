@@ -72,7 +72,7 @@ class Filler(Protocol):
 
 
 @dataclass(frozen=True)
-class ModelChoice:
+class NamedModel:
     """A model ``continue`` can be asked for by name (``model:NAME``)."""
 
     name: str
@@ -88,7 +88,7 @@ class ModelChoice:
 class ModelChoices(Protocol):
     """A subject model that serves several models, chosen per request."""
 
-    def choices(self) -> list[ModelChoice]:
+    def choices(self) -> list[NamedModel]:
         """The models there are, the default first."""
         ...
 
