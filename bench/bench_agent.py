@@ -3,7 +3,7 @@
 1. Tokens per operation: the arrow syntax plus its per-request overhead (seed 001's
    addendum and the system-level loom context) against the same operations as provider JSON
    tool calls, whose definitions are generated from the command model
-   (``loom.commands.ast`` → ``model_json_schema()`` per verb, as ``{name, description,
+   (``loom.commands.syntax`` → ``model_json_schema()`` per verb, as ``{name, description,
    input_schema}``) and billed once per request, as providers do. A scripted session of
    ~20 operations in 12 model requests; results are the same text either way and are left
    out. Counted with ``bpe_openai`` o200k_base. Goal: arrow ≤ 0.5× JSON.
@@ -71,12 +71,13 @@ def _strip_titles(schema: Any) -> Any:
 
 def tool_definitions() -> list[dict[str, Any]]:
     """One provider tool definition per verb, from the pydantic command models."""
-    from loom.commands import ast
+    from loom.commands import syntax
     from loom.commands.catalogue import TOOLS_BY_NAME
 
-    models = [ast.View, ast.List, ast.Tree, ast.Switch, ast.Continue, ast.Respond,
-              ast.Annotate, ast.Link, ast.Edit, ast.Read, ast.Write, ast.Pin, ast.Stash,
-              ast.Recall, ast.Drop, ast.Memory, ast.Help, ast.Think]
+    models = [syntax.View, syntax.List, syntax.ShowTree, syntax.Switch, syntax.Continue,
+              syntax.Respond, syntax.Annotate, syntax.MakeLink, syntax.Edit, syntax.Read,
+              syntax.Write, syntax.PinBlock, syntax.StashBlock, syntax.Recall, syntax.Drop,
+              syntax.Memory, syntax.Help, syntax.Think]
     out = []
     for model in models:
         schema = _strip_titles(model.model_json_schema(by_alias=True))
@@ -93,11 +94,11 @@ def tool_definitions() -> list[dict[str, Any]]:
 
 def tool_call(line: str, i: int) -> dict[str, Any]:
     """The same command as an Anthropic ``tool_use`` block."""
-    from loom.commands import ast
+    from loom.commands import syntax
     from loom.commands.executor import parse_line
 
     cmd = parse_line(line)
-    assert not isinstance(cmd, ast.ParseError), (line, cmd)
+    assert not isinstance(cmd, syntax.ParseError), (line, cmd)
     data = cmd.model_dump(by_alias=True, exclude_defaults=True, mode="json")
     data.pop("verb", None)
     return {"type": "tool_use", "id": f"toolu_01A{i:06d}bench", "name": f"loom_{cmd.verb}",
@@ -184,11 +185,11 @@ def assembly_bench(nodes: int, deep: int, runs: int) -> None:
                         ("shallow position (depth 10)", built["d9"])):
         ws.set_position(agent, tree, node, node)
         for budget in (cx.DEFAULT_BUDGET, 100_000):
-            cx.assemble(ws, actor, budget, turn_input="The human asks: what now?")  # warm
+            cx.fit(cx.draft(ws, actor, budget, turn_input="The human asks: what now?"))  # warm
             ms = []
             for _ in range(runs):
                 t = time.perf_counter()
-                out = cx.assemble(ws, actor, budget, turn_input="The human asks: what now?")
+                out = cx.fit(cx.draft(ws, actor, budget, turn_input="The human asks: what now?"))
                 ms.append((time.perf_counter() - t) * 1000)
             how = "exact" if out.exact else "estimated"
             print(f"assemble, {label}, budget {budget:,}: median {statistics.median(ms):.1f} ms "

@@ -168,14 +168,14 @@ def build_path(db: Path, deep: int, model_share: float) -> tuple[str, list[tuple
 
 def bench_colouring(db: Path, uri: str, samples: int) -> None:
     """The server's own work: semantic tokens of the open buffer, colours off and on."""
-    from loom.lsp.documents import Documents
+    from loom.lsp.documents import OpenDocuments
     from loom.lsp.features import decorations, probabilities
     from loom.lsp.views import render
     from loom.store.db import open_database
     from loom.store.workspace import Workspace
 
     ws = Workspace(open_database(db))
-    docs = Documents(ws, ws.human(), "utf-16")
+    docs = OpenDocuments(ws, ws.human(), "utf-16")
     doc = docs.did_open(uri, render(ws, uri, ws.human()).text)
     print(f"── colouring (in process): {len(doc.text.encode()) / 1024:.0f} KB buffer ──")
 

@@ -197,7 +197,7 @@ async def first_requests(db: Path, facts: dict[str, Any], settle: float,
 SPLIT = """
 import json, sys, time
 t0 = time.perf_counter()
-from loom.lsp.documents import Documents
+from loom.lsp.documents import OpenDocuments
 from loom.store.db import open_database
 from loom.store.workspace import Workspace
 imported = time.perf_counter() - t0
@@ -205,7 +205,7 @@ imported = time.perf_counter() - t0
 def open_docs():
     ws = Workspace(open_database(sys.argv[1]))
     who = ws.human()
-    return ws, Documents(ws, who, "utf-16", ws.open_session(who))
+    return ws, OpenDocuments(ws, who, "utf-16", ws.open_session(who))
 
 def first_open(docs):
     t = time.perf_counter()

@@ -82,13 +82,13 @@ async def main() -> int:
     # ── the 764-node socketteer import ──
     db = tmp / "import.db"
     from loom.app import open_app
-    from loom.commands import ast
+    from loom.commands import syntax
     from loom.demo import create_demo
 
     app = open_app(db, use_default_subject=False)
     create_demo(app.ws)
     t = time.perf_counter()
-    result = app.executor.execute(ast.Import(path=str(FIXTURE)), app.actor(None))  # type: ignore[arg-type]
+    result = app.executor.execute(syntax.Import(path=str(FIXTURE)), app.actor(None))  # type: ignore[arg-type]
     print(f"import of the 764-node socketteer file: {(time.perf_counter() - t) * 1000:.0f} ms "
           f"({result.text.splitlines()[0]})")
     client = await start_server(db)

@@ -161,7 +161,7 @@ def default_participant(db: object, explicit: str | None = None) -> str:
     name = explicit or os.environ.get("LOOM_PARTICIPANT")
     if name and name.strip():
         # compared exactly, never trimmed: " human " or "human" + a no-break space is
-        # someone else, with nothing granted (before: they acted as the human)
+        # someone else, with nothing granted, never the human
         return name
     if isinstance(db, PostgresDatabase):
         return db.info.user

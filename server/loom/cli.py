@@ -46,8 +46,8 @@ def _app(args: argparse.Namespace, models: bool = True):
     named = getattr(args, "participant", None)
     if named and named != HUMAN and app.ws.find_participant(named) is None \
             and named != app.ws.owner():
-        # (before: a mistyped --participant made a participant, though every command
-        # was refused: bad input writes nothing)
+        # a mistyped --participant must not make a participant whose every command is
+        # refused: bad input writes nothing
         raise LoomError("NOT_FOUND", f'participant "{named}" does not exist',
                         f"add them first: loom users add {named} (and grant what they need)")
     return app
@@ -61,10 +61,10 @@ def _run(app, command) -> Result:  # type: ignore[no-untyped-def]
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from loom.commands import ast
+    from loom.commands import syntax
 
     app = _app(args, models=False)
-    result = _run(app, ast.NewTree(title=args.title, mode=args.mode,
+    result = _run(app, syntax.NewTree(title=args.title, mode=args.mode,
                                    description=args.description or "",
                                    system_context=args.system or "", text=args.text or ""))
     if not result.ok:
@@ -152,11 +152,11 @@ def _batched(arguments: list[str]) -> list[tuple[str, Any]]:
 def _exploration_printer(app, line: str, tree, fmt: str):  # type: ignore[no-untyped-def]
     """For a line that starts an exploration: a printer of its steps, attached before it
     starts and holding them until the command's own line is printed (else None)."""
-    from loom.commands import ast
+    from loom.commands import syntax
     from loom.commands.executor import parse_line
 
     cmd = parse_line(line)
-    if not isinstance(cmd, ast.Explore) or cmd.end:
+    if not isinstance(cmd, syntax.Explore) or cmd.end:
         return None
     from loom.agent.explore.cli import HeldPrinter
 
@@ -169,7 +169,7 @@ def _exploration_printer(app, line: str, tree, fmt: str):  # type: ignore[no-unt
 
 def _explored_here(app, actor, printer, fmt: str) -> bool:  # type: ignore[no-untyped-def]
     """The exploration the line started runs in this process's thread, which would die
-    with it (before: `✓ exploring …` and nothing explored): follow it to its end, Ctrl-C
+    with it (`✓ exploring …` and nothing explored): follow it to its end, Ctrl-C
     ending it. Whether it ran to its end."""
     from loom.agent.explore.cli import follow, ran_to_its_end
 
@@ -203,14 +203,14 @@ def cmd_shell(args: argparse.Namespace) -> int:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from loom.commands import ast
+    from loom.commands import syntax
     from loom.commands.canonical import to_text
     from loom.commands.executor import parse_line
 
     status = 0
     for line in args.lines:
         cmd = parse_line(line)
-        if isinstance(cmd, ast.ParseError):
+        if isinstance(cmd, syntax.ParseError):
             _print(error("INVALID_SYNTAX", cmd.message, cmd.hint))
             status = 1
             continue
@@ -220,10 +220,10 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from loom.commands import ast
+    from loom.commands import syntax
 
     app = _app(args, models=False)
-    result = _run(app, ast.Import(path=args.file, trust=args.trust, max_mb=args.max_mb))
+    result = _run(app, syntax.Import(path=args.file, trust=args.trust, max_mb=args.max_mb))
     if not result.ok:
         return _fail(result.text)
     _print(result.text)
@@ -231,10 +231,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from loom.commands import ast
+    from loom.commands import syntax
 
     app = _app(args, models=False)
-    result = _run(app, ast.Export(
+    result = _run(app, syntax.Export(
         tree=args.tree, format=args.format, path=args.out, node=args.node,
         system_context=not args.no_system_context, raw_responses=not args.no_raw,
         agent_prompts=not args.no_agent_prompts, media=args.media))
@@ -295,11 +295,11 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Full-text search over every tree (or one), as ``→ search`` through the executor."""
-    from loom.commands import ast
+    from loom.commands import syntax
 
     app = _app(args, models=False)
     tree = app.ws.find_tree(args.tree) if args.tree else None
-    result = _run(app, ast.Search(query=" ".join(args.words),
+    result = _run(app, syntax.Search(query=" ".join(args.words),
                                   tree=tree.id if tree is not None else None))
     if not result.ok:
         return _fail(result.text)

@@ -63,11 +63,11 @@ def stats(args: argparse.Namespace, app: Any) -> int:
 
 
 def settings(args: argparse.Namespace, app: Any) -> int:
-    from loom.commands import ast
+    from loom.commands import syntax
 
     tree = app.ws.find_tree(args.tree)
     result = app.executor.execute(
-        ast.TreeSettings(shuffle=_on_off(args.shuffle), blind=_on_off(args.blind)),
+        syntax.TreeSettings(shuffle=_on_off(args.shuffle), blind=_on_off(args.blind)),
         app.actor(tree))
     _print(result.text, err=not result.ok)
     if not result.ok:

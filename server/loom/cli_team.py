@@ -56,9 +56,9 @@ def _wanted(args: argparse.Namespace) -> tuple[str, ...] | None:
 
 
 def _grant_command(name: str, wanted: tuple[str, ...] | list[str]) -> Any:
-    from loom.commands import ast  # (the parsers are built at every start: import on use)
+    from loom.commands import syntax  # (the parsers are built at every start: import on use)
 
-    return ast.Grant(participant=name, permissions=tuple(wanted))
+    return syntax.Grant(participant=name, permissions=tuple(wanted))
 
 
 def _grant(app: Any, name: str, wanted: tuple[str, ...] | list[str]) -> int:
@@ -84,8 +84,8 @@ class _Undo(Exception):
 
 def _giver(app: Any, wanted: tuple[str, ...] | list[str]) -> Any:
     """The participant at this terminal, if they may give ``wanted``; else a ``✗`` that
-    says who may. Checked before anything is written (before: ``users add`` printed
-    "✓ added bob", then failed, leaving bob with nothing and the giver made with nothing)."""
+    says who may. Checked before anything is written, so ``users add`` never prints
+    "✓ added bob", then fails, leaving bob with nothing and the giver made with nothing."""
     from loom.store.workspace import HUMAN
 
     ws, name = app.ws, app.participant

@@ -14,13 +14,13 @@ import pytest
 
 from loom.agent.explore.search import ExploreEvent, LockWait
 from loom.agent.explore.service import Explorations
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
 from loom.llm import keys as llm_keys
 from loom.llm.config import ModelProfile
 from loom.llm.subject import ProviderSubject
-from loom.lsp.documents import Documents
+from loom.lsp.documents import OpenDocuments
 from loom.lsp.features import cards
 from loom.lsp.views import tree_overview
 from loom.memory import operational as mem
@@ -149,7 +149,7 @@ def test_expands_scores_prunes_and_goes_deeper_from_the_best(world, fake) -> Non
     drawn = tree_overview(world["ws"], world["tree"], root).text
     assert f"[{lamp.label}] 8/10 (a strong image) › The lamp was out." in drawn
     assert f"[{gull.label}] 6/10 (it keeps the mood) › A gull cried." in drawn
-    docs = Documents(world["ws"], world["human"], "utf-16", "test-session")
+    docs = OpenDocuments(world["ws"], world["human"], "utf-16", "test-session")
     hover = cards.node_card(docs, Node.get_by_id(lamp.id))
     assert "\n\nJudge: 8/10 — a strong image" in hover
     assert "Judge:" not in cards.node_card(docs, Node.get_by_id(salt.id))
@@ -253,7 +253,7 @@ def test_one_at_a_time_and_the_human_writes_elsewhere_meanwhile(world, fake) -> 
     def write() -> None:  # the human keeps writing on their own branch meanwhile
         for k in range(4):
             during.append(world["ex"].running(tree) is not None)
-            committed.append(run(world, ast.Commit(text=f" Line {k}.")))
+            committed.append(run(world, syntax.Commit(text=f" Line {k}.")))
             time.sleep(0.05)
 
     writer = threading.Thread(target=write)
@@ -404,11 +404,12 @@ def test_a_crashed_exploration_blocks_nothing(world, fake) -> None:  # type: ign
     collaborator = ws.ensure_participant("collaborator", "model", "collaborator",
                                          ["loom_aware", "loom_write", "loom_generate"])
     dead = ws.open_session(collaborator)
-    explore_log.log_start(ws, tree.id, root.id, collaborator.id, dead, explorer="collaborator")
+    explore_log.log_start_alone(ws, tree.id, root.id, collaborator.id, dead,
+                                explorer="collaborator")
     assert len(explore_log.live_runs(ws, tree.id)) == 1
     ws.close_session(dead)  # as a restarted editor finds a dead process's session
     assert explore_log.live_runs(ws, tree.id) == []
-    explore_log.log_start(ws, tree.id, root.id, collaborator.id, "no-such-session")
+    explore_log.log_start_alone(ws, tree.id, root.id, collaborator.id, "no-such-session")
     fake.set_default(OPENAI_CHAT, lambda _req: openai_chat_stream("7/10 — fine"))
     assert run(world, "→ explore depth:1 n:1").ok
     assert finish(world).made == 1

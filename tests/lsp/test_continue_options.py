@@ -11,7 +11,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.grammar import parse
 from loom.render.formats import error
 from tests.e2e.fake_provider import OPENAI_COMPLETIONS, FakeProvider
@@ -45,7 +45,7 @@ async def test_options_are_refused_as_the_typed_line_is(editor: Editor,
     editor.append(uri, " She called out.")
     nodes = sql(editor.db, "SELECT count(*) FROM node")  # type: ignore[arg-type]
     typed = parse("→ continue n:2 bogus:1")
-    assert isinstance(typed, ast.ParseError)
+    assert isinstance(typed, syntax.ParseError)
     res = await _continue(editor, uri=uri, options="n:2 bogus:1")
     assert not res["ok"] and res["message"] == error("INVALID_SYNTAX", typed.message,
                                                      typed.hint), res

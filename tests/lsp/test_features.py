@@ -322,9 +322,9 @@ async def test_pending_text_survives_restart(editor: Editor) -> None:
                           == [(" Unsaved words.",)])
     script = ("import sys\nfrom loom.store.db import open_database\n"
               "from loom.store.workspace import Workspace\n"
-              "from loom.lsp.documents import Documents\n"
+              "from loom.lsp.documents import OpenDocuments\n"
               "ws = Workspace(open_database(sys.argv[1]))\n"
-              "d = Documents(ws, ws.human(), 'utf-16', 'another-session')\n"
+              "d = OpenDocuments(ws, ws.human(), 'utf-16', 'another-session')\n"
               "print(d.text_for(sys.argv[2])[0])")
 
     async def second_server() -> str:

@@ -18,12 +18,12 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from loom.app import App
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.buffer import Segment
-from loom.lsp.documents import Documents, OpenDoc
+from loom.lsp.documents import OpenDoc, OpenDocuments
 from loom.lsp.positions import TextDoc
 from loom.lsp.settings import Settings
 
@@ -47,7 +47,7 @@ class FakeHost:
         self.settings = Settings()
         self._app = app
         who = app.ws.human()
-        self._docs = Documents(app.ws, who, ENCODING, app.ws.open_session(who))
+        self._docs = OpenDocuments(app.ws, who, ENCODING, app.ws.open_session(who))
         self.client: dict[str, str] = {}
         self.versions: dict[str, int] = {}
         #: the editor's didChange handler (the server's is ``Editing.changed``)
@@ -67,7 +67,7 @@ class FakeHost:
         return self._app
 
     @property
-    def docs(self) -> Documents:
+    def docs(self) -> OpenDocuments:
         return self._docs
 
     @property
@@ -91,10 +91,10 @@ class FakeHost:
             tree = self.app.ws.tree_or_none(who.current_tree)
         return Actor(who, tree)
 
-    def execute_now(self, command: str | ast.Command, actor: Actor) -> Result:
+    def execute_now(self, command: str | syntax.Command, actor: Actor) -> Result:
         return self.app.executor.execute(command, actor)
 
-    async def execute(self, command: str | ast.Command, actor: Actor, *,
+    async def execute(self, command: str | syntax.Command, actor: Actor, *,
                       on_delta: Callable[[int, str], None] | None = None,
                       cancel: threading.Event | None = None,
                       on_done: Callable[[], None] | None = None) -> Result:

@@ -77,7 +77,7 @@ def _run(app, actor, line: str):  # type: ignore[no-untyped-def]
 def test_order_of_the_sections(app, story, clock) -> None:  # type: ignore[no-untyped-def]
     ws, actor, b = story["ws"], story["actor"], story["b"]
     _run(app, actor, f"→ pin {b.local_id}")
-    out = cx.assemble(ws, actor, turn_input="The human asks: what now?")
+    out = cx.fit(cx.draft(ws, actor, turn_input="The human asks: what now?"))
     assert [m.role for m in out.messages] == ["system", "user"]
     system, body = out.messages[0].content, out.messages[1].content
     assert system.startswith("You are collaborator, a collaborator")
@@ -92,12 +92,12 @@ def test_order_of_the_sections(app, story, clock) -> None:  # type: ignore[no-un
 
 def test_addendum_is_001_verbatim_with_permissions(story) -> None:  # type: ignore[no-untyped-def]
     ws, actor = story["ws"], story["actor"]
-    system = cx.assemble(ws, actor).messages[0].content
+    system = cx.fit(cx.draft(ws, actor)).messages[0].content
     expected = ADDENDUM_001.format(perms="loom_aware, loom_write, loom_generate, doc_read, "
                                          "doc_write, cross_tree")
     assert system.endswith(expected)
     assistant = ensure_agent(ws, AgentSpec(name="analyst", role="analysis assistant"))
-    system = cx.assemble(ws, Actor(assistant, story["tree"])).messages[0].content
+    system = cx.fit(cx.draft(ws, Actor(assistant, story["tree"]))).messages[0].content
     assert system.endswith(ADDENDUM_001.format(perms="loom_aware, doc_read"))
 
 
@@ -135,7 +135,7 @@ def test_operational_memory_block_format(app, story) -> None:  # type: ignore[no
         'Stashed (not in context): "marie insight", "act 2 outline"\n'
         "===")
     # the block sits in the assembled context, after the conversation
-    body = cx.assemble(ws, actor).messages[1].content
+    body = cx.fit(cx.draft(ws, actor)).messages[1].content
     assert f"\n===\n\n{block}\n\n{cx.LOOM_HEAD}" in body
 
 
@@ -160,13 +160,13 @@ def test_failed_actions_and_compression_in_the_trace(app, story) -> None:  # typ
 
 def test_empty_memory_is_no_block(story) -> None:  # type: ignore[no-untyped-def]
     assert cx.memory_block(story["ws"], story["actor"]) == ""
-    body = cx.assemble(story["ws"], story["actor"]).messages[1].content
+    body = cx.fit(cx.draft(story["ws"], story["actor"])).messages[1].content
     assert body.startswith(cx.CONVERSATION_HEAD)
 
 
 def test_per_node_metadata_and_what_is_left_out(story) -> None:  # type: ignore[no-untyped-def]
     ws, actor, root, a, b = (story[k] for k in ("ws", "actor", "root", "a", "b"))
-    out = cx.assemble(ws, actor)
+    out = cx.fit(cx.draft(ws, actor))
     conv = out.sections["conversation"]
     # clock times, not "4m ago": the conversation is the prefix a provider caches
     at = {n.id: clock_time(n.created) for n in (root, a, b)}
@@ -184,7 +184,7 @@ def test_per_node_metadata_and_what_is_left_out(story) -> None:  # type: ignore[
 def test_loom_context_position_permissions_and_visibility(story, clock) -> None:  # type: ignore[no-untyped-def]
     ws, actor, tree, c, human = (story[k] for k in ("ws", "actor", "tree", "c", "human"))
     ws.set_position(human, tree, c, c)
-    loom = cx.assemble(ws, actor, approval=True).sections["loom"]
+    loom = cx.fit(cx.draft(ws, actor, approval=True)).sections["loom"]
     b = story["b"]
     assert loom == (
         "=== Loom Context ===\n"
@@ -204,20 +204,20 @@ def test_buffer_tree_uses_the_buffer_ambient(app, clock) -> None:  # type: ignor
     n = ws.add_node(tree, ws.node(tree.root), " She had not visited.", ws.subject())
     agent = ensure_agent(ws)
     ws.set_position(agent, tree, n, n)
-    loom = cx.assemble(ws, Actor(agent, tree)).sections["loom"]
+    loom = cx.fit(cx.draft(ws, Actor(agent, tree))).sections["loom"]
     assert f'⟨node:{n.local_id} mode:buffer doc:"chapter 3" words:8 depth:1⟩' in loom
     # how a buffer's nodes join is said (a → respond was glued on, "garden.She")
     assert cx.BUFFER_JOINING in loom and "space or line break" in cx.BUFFER_JOINING
     dialogue = ws.create_tree("chat", "dialogue", root_content="Hi.")
     ws.set_position(agent, dialogue, ws.node(dialogue.root), ws.node(dialogue.root))
-    assert cx.BUFFER_JOINING not in cx.assemble(ws, Actor(agent, dialogue)).sections["loom"]
+    assert cx.BUFFER_JOINING not in cx.fit(cx.draft(ws, Actor(agent, dialogue))).sections["loom"]
 
 
 def test_history_and_exchanges(story) -> None:  # type: ignore[no-untyped-def]
-    out = cx.assemble(story["ws"], story["actor"], turn_input="The human asks: and now?",
+    out = cx.fit(cx.draft(story["ws"], story["actor"], turn_input="The human asks: and now?",
                       history=[cx.HistoryItem("look at b", "It shifts tone.")],
                       exchanges=[cx.Exchange("→ view b", "[b] ..."),
-                                 cx.Exchange("→ view c", "[c] ...")])
+                                 cx.Exchange("→ view c", "[c] ...")]))
     roles = [m.role for m in out.messages]
     assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
     assert out.messages[1].content.endswith(
@@ -245,11 +245,11 @@ def test_pruning_summarizes_older_nodes_and_notifies(app, clock) -> None:  # typ
     actor = Actor(agent, tree)
     ws.set_position(agent, tree, nodes[-1], nodes[-1])
     app.executor.execute(f"→ pin {nodes[3].local_id}", actor)
-    full = cx.assemble(ws, actor, 100_000)
+    full = cx.fit(cx.draft(ws, actor, 100_000))
     assert not full.pruned
     # (the room the conversation gets moves in steps of an eighth of the budget, so the
     # cut stays put from turn to turn: 3,000 leaves room for every summary)
-    out = cx.assemble(ws, actor, 3_000)
+    out = cx.fit(cx.draft(ws, actor, 3_000))
     assert out.pruned and out.tokens <= 3_000
     conv = out.sections["conversation"]
     assert f"[{nodes[-1].label}] human" in conv and nodes[-1].content in conv  # newest: full
@@ -273,8 +273,8 @@ def test_pruning_order_trace_then_ephemeral_then_elision(app, clock) -> None:  #
     for n in nodes[:12]:
         app.executor.execute(f"→ view {n.local_id}", actor)
     exchanges = [cx.Exchange(f"→ view {n.local_id}", "X " * 400) for n in nodes[:3]]
-    out = cx.assemble(ws, actor, 3_000, exchanges=exchanges,
-                      history=[cx.HistoryItem("earlier ask", "earlier answer")])
+    out = cx.fit(cx.draft(ws, actor, 3_000, exchanges=exchanges,
+                      history=[cx.HistoryItem("earlier ask", "earlier answer")]))
     assert out.pruned and out.tokens <= 3_000
     assert "earlier: " in out.sections["memory"]  # the trace was compressed
     contents = [m.content for m in out.messages]
@@ -295,7 +295,7 @@ def test_injected_text_is_only_content(app, clock) -> None:  # type: ignore[no-u
     agent = ensure_agent(ws, AgentSpec(name="analyst", role="analysis assistant"))
     actor = Actor(agent, tree)
     ws.set_position(agent, tree, evil, evil)
-    out = cx.assemble(ws, actor)
+    out = cx.fit(cx.draft(ws, actor))
     assert "⟨permissions:aware,write,generate⟩" in out.sections["conversation"]
     assert out.sections["loom"].count("⟨permissions:aware,read⟩") == 1
     assert out.messages[0].content.endswith(
@@ -311,7 +311,7 @@ def test_large_tree_assembles_through_one_path_query(app, clock) -> None:  # typ
     agent = ensure_agent(ws)
     actor = Actor(agent, tree)
     ws.set_position(agent, tree, nodes[-1], nodes[-1])
-    out = cx.assemble(ws, actor, 8_000)
+    out = cx.fit(cx.draft(ws, actor, 8_000))
     assert out.pruned and out.tokens <= 8_000
     assert out.elided_nodes > 2_000
     assert nodes[-1].content in out.sections["conversation"]
@@ -340,7 +340,7 @@ def test_small_budgets_keep_the_current_node_under_a_hard_ceiling(app, clock,  #
     actor = Actor(agent, tree)
     here = nodes[20]
     ws.set_position(agent, tree, here, nodes[-1])  # mid-path: the path goes on below
-    out = cx.assemble(ws, actor, budget, turn_input="What now?")
+    out = cx.fit(cx.draft(ws, actor, budget, turn_input="What now?"))
     assert out.tokens == _measured(out) <= budget
     assert out.exact == count_tokens("x")[1]  # exact whenever a tokenizer is installed
     conv, loom = out.sections["conversation"], out.sections["loom"]
@@ -366,11 +366,11 @@ def test_a_budget_too_small_for_what_must_survive_is_limit_exceeded(app, clock) 
     agent = ensure_agent(ws)
     ws.set_position(agent, tree, nodes[-1], nodes[-1])
     with pytest.raises(LoomError) as caught:
-        cx.assemble(ws, Actor(agent, tree), 300, turn_input="What now?")
+        cx.fit(cx.draft(ws, Actor(agent, tree), 300, turn_input="What now?"))
     assert caught.value.code == "LIMIT_EXCEEDED"
     assert "raise the collaborator's context budget to at least" in (caught.value.hint or "")
 
 
 def test_no_pruning_note_when_nothing_was_pruned(story) -> None:  # type: ignore[no-untyped-def]
-    out = cx.assemble(story["ws"], story["actor"], 100_000)
+    out = cx.fit(cx.draft(story["ws"], story["actor"], 100_000))
     assert not out.pruned and out.prune_notes == [] and "Note:" not in out.sections["loom"]

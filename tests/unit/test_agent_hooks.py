@@ -11,7 +11,7 @@ import pytest
 
 from loom.agent import assembly as cx
 from loom.agent.hooks import Hooks, Messages, loom_hooks, prune, redact
-from loom.agent.loop import Budgets, TurnLoop
+from loom.agent.loop import Budgets, TurnLoop, TurnOptions
 from loom.agent.participant import ensure_agent
 from loom.agent.runner import Agent
 from loom.agent.transcript import MemoryTurnLog, TurnRecord
@@ -67,7 +67,7 @@ def turn(story: dict[str, Any], provider: Scripted, hooks: Hooks,
          budget: int = 16_000) -> TurnRecord:
     """One turn of the loop itself (no provider door: only the hooks redact here)."""
     loop = TurnLoop(story["app"].executor, story["actor"], provider,
-                    budgets=Budgets(context_tokens=budget), hooks=hooks)
+                    TurnOptions(budgets=Budgets(context_tokens=budget), hooks=hooks))
     record = TurnRecord(agent="collaborator", tree=story["tree"].id, trigger="ask")
     return asyncio.run(loop.run(ask("What drives Marie?"), record))
 
@@ -106,7 +106,7 @@ def test_pruning_as_a_step_is_what_assembly_was(story: dict[str, Any]) -> None:
         d = cx.draft(story["ws"], story["actor"], budget, turn_input="Hi", count=count)
         full = d.build(0)
         stepped = loom_hooks().on_before_turn(Messages(full.messages, d, full))
-        whole = cx.assemble(story["ws"], story["actor"], budget, turn_input="Hi", count=count)
+        whole = cx.fit(cx.draft(story["ws"], story["actor"], budget, turn_input="Hi", count=count))
         assert [m.content for m in stepped] == [m.content for m in whole.messages]
     # a budget too small for what must survive is refused the same way by both
     d = cx.draft(story["ws"], story["actor"], 400, turn_input="Hi", count=count)
@@ -114,7 +114,7 @@ def test_pruning_as_a_step_is_what_assembly_was(story: dict[str, Any]) -> None:
     with pytest.raises(LoomError) as stepped_err:
         loom_hooks().on_before_turn(Messages(full.messages, d, full))
     with pytest.raises(LoomError) as whole_err:
-        cx.assemble(story["ws"], story["actor"], 400, turn_input="Hi", count=count)
+        cx.fit(cx.draft(story["ws"], story["actor"], 400, turn_input="Hi", count=count))
     assert stepped_err.value.code == whole_err.value.code == "LIMIT_EXCEEDED"
 
 

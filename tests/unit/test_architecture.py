@@ -298,9 +298,9 @@ def test_the_query_check_covers_every_layer_above_the_store() -> None:
 
 def test_relative_imports_resolve_to_modules() -> None:
     mod = Module("loom.agent.loop", PACKAGE / "agent" / "loop.py",
-                 ast.parse("from . import assembly\nfrom ..commands import ast\n"))
+                 ast.parse("from . import assembly\nfrom ..commands import syntax\n"))
     names = {n for n, _ in imported_names(mod)}
-    assert {"loom.agent.assembly", "loom.commands.ast"} <= names
+    assert {"loom.agent.assembly", "loom.commands.syntax"} <= names
 
 
 #: Native model code: never loaded by a Loom process. The model runs in its

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 
 
@@ -32,12 +32,12 @@ def _run(app, tree, who, cmd):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("make", [
-    lambda n: ast.Respond(node=n["a2"].local_id, content="mine"),
-    lambda n: ast.Annotate(node=n["a2"].local_id, content="a note"),
-    lambda n: ast.Annotate(node=n["a"].local_id, content="a note above"),
-    lambda n: ast.Edit(node=n["a"].local_id, content=" A, edited."),
-    lambda n: ast.Commit(text=" typed", after=n["a2"].id),
-    lambda n: ast.Commit(versions=(ast.VersionEdit(node=n["a2"].id, content=" A2!"),)),
+    lambda n: syntax.Respond(node=n["a2"].local_id, content="mine"),
+    lambda n: syntax.Annotate(node=n["a2"].local_id, content="a note"),
+    lambda n: syntax.Annotate(node=n["a"].local_id, content="a note above"),
+    lambda n: syntax.Edit(node=n["a"].local_id, content=" A, edited."),
+    lambda n: syntax.Commit(text=" typed", after=n["a2"].id),
+    lambda n: syntax.Commit(versions=(syntax.VersionEdit(node=n["a2"].id, content=" A2!"),)),
 ], ids=["respond", "annotate", "annotate-above", "edit-above", "commit-text", "commit-edit"])
 def test_writes_on_the_locked_branch_conflict(world, make) -> None:  # type: ignore[no-untyped-def]
     app, tree, human, n = world
@@ -48,34 +48,35 @@ def test_writes_on_the_locked_branch_conflict(world, make) -> None:  # type: ign
 
 
 @pytest.mark.parametrize("make", [
-    lambda n: ast.Respond(node=n["b"].local_id, content="mine"),
-    lambda n: ast.Annotate(node=n["b"].local_id, content="a note"),
-    lambda n: ast.Edit(node=n["b"].local_id, content=" B, edited."),
-    lambda n: ast.Commit(text=" typed", after=n["b"].id),
-    lambda n: ast.Respond(node=n["root"].local_id, content="a new branch"),
+    lambda n: syntax.Respond(node=n["b"].local_id, content="mine"),
+    lambda n: syntax.Annotate(node=n["b"].local_id, content="a note"),
+    lambda n: syntax.Edit(node=n["b"].local_id, content=" B, edited."),
+    lambda n: syntax.Commit(text=" typed", after=n["b"].id),
+    lambda n: syntax.Respond(node=n["root"].local_id, content="a new branch"),
 ], ids=["respond", "annotate", "edit", "commit", "new-branch-from-root"])
 def test_other_branches_stay_parallel(world, make) -> None:  # type: ignore[no-untyped-def]
     app, tree, human, n = world
-    result, _ = _run(app, tree, human, make(n))
+    result, made = _run(app, tree, human, make(n))
     assert result.ok, result.text
+    assert made == 1  # the write happened: one node (an edit's version, a commit's text)
 
 
 def test_the_holder_writes_and_after_release_everyone_does(world) -> None:  # type: ignore[no-untyped-def]
     app, tree, human, n = world
     bot = app.ws.participant("collaborator")
-    result, made = _run(app, tree, bot, ast.Annotate(node=n["a2"].local_id, content="mine"))
+    result, made = _run(app, tree, bot, syntax.Annotate(node=n["a2"].local_id, content="mine"))
     assert result.ok and made == 1
     app.ws.release_turn(n["a2"], bot)
     assert "lock.release" in [c.kind for c in app.ws.changes_since(0)]  # editors retry on it
-    result, made = _run(app, tree, human, ast.Respond(node=n["a2"].local_id, content="now"))
+    result, made = _run(app, tree, human, syntax.Respond(node=n["a2"].local_id, content="now"))
     assert result.ok and made == 1
 
 
 def test_an_expired_lock_blocks_nobody(world, clock) -> None:  # type: ignore[no-untyped-def]
     app, tree, human, n = world
     clock.advance(121)  # a crashed holder never blocks a branch forever
-    result, _ = _run(app, tree, human, ast.Respond(node=n["a2"].local_id, content="now"))
-    assert result.ok
+    result, made = _run(app, tree, human, syntax.Respond(node=n["a2"].local_id, content="now"))
+    assert result.ok and made == 1
 
 
 def _held_by(app, node, host: str, pid: int) -> None:  # type: ignore[no-untyped-def]
@@ -100,7 +101,7 @@ def test_a_lock_whose_process_died_blocks_nobody(world) -> None:  # type: ignore
 
     app, tree, human, n = world
     _held_by(app, n["a2"], socket.gethostname(), _dead_pid())
-    result, made = _run(app, tree, human, ast.Respond(node=n["a2"].local_id, content="mine"))
+    result, made = _run(app, tree, human, syntax.Respond(node=n["a2"].local_id, content="mine"))
     assert result.ok and made == 1, result.text
     assert app.ws.reap_dead_locks(tree.id) == 1  # freed, lock.release logged
     assert not app.ws.foreign_locks(tree.id, human)

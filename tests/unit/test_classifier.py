@@ -3,7 +3,7 @@ accepts, or nothing; never a guess the grammar would refuse."""
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.grammar import parse
 from loom.llm.classifier import ModelClassifier, answer_to_line
 
@@ -24,7 +24,7 @@ def test_seed_style_answer_becomes_a_command() -> None:
 
     classifier = ModelClassifier(ask)
     result = parse("→ scribble on a7x2 that the tone shifts here", classifier=classifier)
-    assert result == ast.Annotate(node="a7x2", content="the tone shifts here")
+    assert result == syntax.Annotate(node="a7x2", content="the tone shifts here")
     assert "Request: scribble on a7x2 that the tone shifts here" in prompts[0]
 
 
@@ -32,7 +32,7 @@ def test_low_confidence_unknown_or_garbage_is_refused() -> None:
     for reply in ("intent: view\nconfidence: 0.3\n", "intent: UNKNOWN\nconfidence: 0.99\n",
                   "this is not the protocol at all: {", ""):
         result = parse("→ scribble on a7x2", classifier=ModelClassifier(lambda p, r=reply: r))
-        assert isinstance(result, ast.ParseError), reply
+        assert isinstance(result, syntax.ParseError), reply
 
 
 def test_answer_to_line_forms() -> None:

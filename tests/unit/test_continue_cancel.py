@@ -7,7 +7,7 @@ import threading
 from types import SimpleNamespace
 from typing import Any
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.demo import create_demo
 
@@ -30,7 +30,7 @@ def test_a_generation_cancelled_as_it_finishes_writes_nothing(app: Any) -> None:
     _node, tip = ws.position(human, tree)
     nodes = ws.node_count(tree)
     app.executor.subject = CancelledAtTheEnd()
-    cmd = ast.Continue.model_validate({"from": tip.id, "n": 1})
+    cmd = syntax.Continue.model_validate({"from": tip.id, "n": 1})
     result = app.executor.execute(cmd, Actor(human, tree), None, threading.Event())
     assert not result.ok and result.code == "MODEL_ERROR"
     assert "cancelled" in result.text

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from loom.commands import lexicon
-from loom.commands.ast import Continue, ParseError, Regenerate
 from loom.commands.canonical import to_text
 from loom.commands.catalogue import TOOLS_BY_NAME
 from loom.commands.grammar import parse
+from loom.commands.syntax import Continue, ParseError, Regenerate
 from loom.model.sampling import Sampling
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.grammar import parse
 from loom.errors import LoomError
 from loom.lsp.args import ContinueArgs, continue_options
@@ -26,7 +26,7 @@ def test_a_prompt_of_two_lines_is_one_line_of_options() -> None:
 def test_the_options_win_over_the_fields_and_keep_the_rest() -> None:
     asked, note = ContinueArgs(uri="u", n=3, tokens=40, model="m",
                                options="n:1 temprature:0.2").command()
-    assert isinstance(asked, ast.Continue) and note == "(read as → continue n:1 temperature:0.2)"
+    assert isinstance(asked, syntax.Continue) and note == "(read as → continue n:1 temperature:0.2)"
     assert (asked.n, asked.tokens, asked.temperature, asked.models) == (1, 40, 0.2, ("m",))
 
 

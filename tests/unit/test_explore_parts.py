@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from loom.agent.explore.judge import Verdict, messages, parse
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.canonical import to_text
 from loom.commands.context import Actor, ExploreRequest, ExploreSummary
 from loom.commands.executor import parse_line
@@ -42,7 +42,7 @@ from loom.store.schema import Tree
 ])
 def test_parses_and_reads_back(line: str, canonical: str) -> None:
     cmd = parse_line(line)
-    assert isinstance(cmd, ast.Explore), cmd
+    assert isinstance(cmd, syntax.Explore), cmd
     assert to_text(cmd) == canonical
     assert parse_line(to_text(cmd)) == cmd
 
@@ -57,7 +57,7 @@ def test_parses_and_reads_back(line: str, canonical: str) -> None:
 ])
 def test_mistakes_are_said(line: str, message: str) -> None:
     got = parse_line(line)
-    assert isinstance(got, ast.ParseError) and got.message == message
+    assert isinstance(got, syntax.ParseError) and got.message == message
 
 
 def test_help_page() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loom.app import App
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.model import permissions as perms
 from loom.store.schema import Node
@@ -144,7 +144,7 @@ def _loom_context(w: World) -> str:
     from loom.agent import assembly as cx
 
     w.ws.set_position(w.ws.human(), w.tree, w.ids["c4m2"])
-    return cx.assemble(w.ws, _agent(w)).sections["loom"]
+    return cx.fit(cx.draft(w.ws, _agent(w))).sections["loom"]
 
 
 def _buffer_context(w: World) -> str:
@@ -154,12 +154,12 @@ def _buffer_context(w: World) -> str:
     n = relabel(w.ws.add_node(buf, w.ws.node(buf.root), " She came.", w.ws.subject()), "a7x2")
     actor = _agent(w)
     w.ws.set_position(actor.participant, buf, n, n)
-    return cx.assemble(w.ws, Actor(actor.participant, buf)).sections["loom"]
+    return cx.fit(cx.draft(w.ws, Actor(actor.participant, buf))).sections["loom"]
 
 
 def _grant(w: World) -> str:
     w.ws.ensure_participant("w1", "model", "collaborator", (), True)
-    grant = ast.Grant(participant="w1", permissions=(perms.LOOM_GENERATE,))
+    grant = syntax.Grant(participant="w1", permissions=(perms.LOOM_GENERATE,))
     return w.app.executor.execute(grant, w.actor).text
 
 

@@ -7,11 +7,11 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loom.commands.ast import Annotate, List, ParseError, Respond, View
-from loom.commands.extract import Segment, extract
+from loom.commands.extract import ReplySegment, extract
+from loom.commands.syntax import Annotate, List, ParseError, Respond, View
 
 
-def _kinds(segments: list[Segment]) -> list[str]:
+def _kinds(segments: list[ReplySegment]) -> list[str]:
     return [s.kind for s in segments]
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from loom.commands.ast import Fill, ParseError
 from loom.commands.canonical import to_text
 from loom.commands.context import Actor
 from loom.commands.grammar import parse
+from loom.commands.syntax import Fill, ParseError
 from loom.llm.base import GenerationResult, ModelError
 from loom.llm.config import ModelProfile
 from loom.llm.fill import fill_text, gap_text

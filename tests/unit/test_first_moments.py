@@ -46,7 +46,7 @@ print(json.dumps({"text": answer.text, "loaded_first": loaded, "ready": ls._read
 def _demo(db: Path) -> tuple[str, str]:
     """The demo in ``db``: the human's path and its text."""
     from loom.app import open_app
-    from loom.lsp.documents import Documents
+    from loom.lsp.documents import OpenDocuments
 
     app = open_app(db, use_default_subject=False)
     try:
@@ -55,7 +55,7 @@ def _demo(db: Path) -> tuple[str, str]:
         tree = app.ws.trees()[0][0]
         _node, tip = app.ws.position(who, tree)
         uri = node_uri(tree, tip)
-        text, _ = Documents(app.ws, who, "utf-16", "probe").text_for(uri)
+        text, _ = OpenDocuments(app.ws, who, "utf-16", "probe").text_for(uri)
         return uri, text
     finally:
         app.ws.db.close()

@@ -5,32 +5,32 @@ from __future__ import annotations
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from loom.commands.ast import (
+from loom.commands.canonical import doc_ref_text, to_text
+from loom.commands.catalogue import RESERVED
+from loom.commands.grammar import COMMAND_TYPES, parse
+from loom.commands.syntax import (
     VERBS,
     Annotate,
     Continue,
     Drop,
     Edit,
     Help,
-    Link,
     LinkTarget,
     List,
+    MakeLink,
     Memory,
     ParseError,
-    Pin,
+    PinBlock,
     Read,
     Recall,
     Respond,
-    Stash,
+    ShowTree,
+    StashBlock,
     Switch,
     Think,
-    Tree,
     View,
     Write,
 )
-from loom.commands.canonical import doc_ref_text, to_text
-from loom.commands.catalogue import RESERVED
-from loom.commands.grammar import COMMAND_TYPES, parse
 
 CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 
@@ -69,14 +69,14 @@ commands = st.one_of(
               as_=opt() | st.sampled_from(["prose", "nodes"])),
     st.builds(List, node=opt() | refs,
               what=st.sampled_from(["continuations", "annotations", "links"])),
-    st.builds(Tree, from_=opt() | refs, depth=opt() | ints, summary=st.booleans()),
+    st.builds(ShowTree, from_=opt() | refs, depth=opt() | ints, summary=st.booleans()),
     st.builds(Switch, node=refs, tree=opt() | names),
     st.builds(Continue, from_=opt() | refs, n=opt() | ints, tokens=opt() | ints,
               temperature=opt() | st.floats(allow_nan=False, allow_infinity=False)),
     st.builds(Respond, node=refs, content=texts,
               as_=st.sampled_from(["continuation", "context", "instruction"])),
     st.builds(Annotate, node=refs, content=texts),
-    st.builds(Link, node=refs, target=link_targets, note=opt() | texts),
+    st.builds(MakeLink, node=refs, target=link_targets, note=opt() | texts),
     st.builds(Edit, node=refs, content=texts),
     st.builds(Read, doc=names, summary=st.booleans(),
               lines=opt() | st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)),
@@ -87,13 +87,13 @@ commands = st.one_of(
         st.builds(Write, doc=names, mode=st.just("replace"), section=sections, content=texts),
     ),
     st.one_of(
-        st.builds(Pin, node=refs),
-        st.builds(Pin, doc=names, section=opt() | sections),
+        st.builds(PinBlock, node=refs),
+        st.builds(PinBlock, doc=names, section=opt() | sections),
     ),
     st.one_of(
-        st.builds(Stash, label=names, content=texts),
-        st.builds(Stash, label=names, content_of=refs),
-        st.builds(Stash, label=names, summary_of=st.tuples(refs, refs)),
+        st.builds(StashBlock, label=names, content=texts),
+        st.builds(StashBlock, label=names, content_of=refs),
+        st.builds(StashBlock, label=names, summary_of=st.tuples(refs, refs)),
     ),
     st.builds(Recall, label=names),
     st.one_of(
@@ -118,10 +118,10 @@ commands = st.one_of(
 @example(Annotate(node="a7x2", content="C:\\path and \\n and \\\" and \n real"))
 @example(Annotate(node="the", content="“curly” «guillemets» ‘single’ 'straight'"))
 @example(Respond(node="a7x2''", content="", as_="instruction"))
-@example(Stash(label="", summary_of=("ann", "3")))
-@example(Stash(label="x", summary_of=("ann-3", "ann-4")))
+@example(StashBlock(label="", summary_of=("ann", "3")))
+@example(StashBlock(label="x", summary_of=("ann-3", "ann-4")))
 @example(Drop(pin='doc:"a \\"b\\"" section:"act 2"', stash="s"))
-@example(Link(node="more", target=LinkTarget(kind="tree", tree="t", node="tree")))
+@example(MakeLink(node="more", target=LinkTarget(kind="tree", tree="t", node="tree")))
 @example(Continue(from_="3", n=-1, tokens=0, temperature=1e-05))
 @example(Write(doc="d", mode="at", at="end.", content="c"))
 @example(View(node="summary", detail="full"))

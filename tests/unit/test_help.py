@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from loom.commands.ast import VERBS
 from loom.commands.catalogue import (
     CATALOGUE,
     PERMISSIONS,
@@ -14,6 +13,7 @@ from loom.commands.catalogue import (
 )
 from loom.commands.grammar import parse
 from loom.commands.help import render_help_overview, render_help_tool
+from loom.commands.syntax import VERBS
 
 # Seed 000, "help", Return (overview).
 SEED_OVERVIEW = """\

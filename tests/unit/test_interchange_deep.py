@@ -306,7 +306,7 @@ def test_running_out_of_memory_is_a_limit_not_a_crash(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """MemoryError is named in words, by the JSON reader and by the executor's boundary."""
     from loom.app import open_app
-    from loom.commands import ast
+    from loom.commands import syntax
 
     def no_memory(*_: Any, **__: Any) -> Any:
         raise MemoryError
@@ -323,7 +323,7 @@ def test_running_out_of_memory_is_a_limit_not_a_crash(
     ws.db.close()
     app = open_app(tmp_path / "y.db", use_default_subject=False)
     monkeypatch.setattr("loom.interchange.import_bytes", no_memory)
-    result = app.executor.execute(ast.Import(content="{}", name="x.json"),
+    result = app.executor.execute(syntax.Import(content="{}", name="x.json"),
                                   app.actor(None))
     assert not result.ok and result.code == "LIMIT_EXCEEDED"
     assert result.text.startswith("✗ LIMIT_EXCEEDED: there is not enough memory to import")

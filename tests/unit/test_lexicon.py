@@ -9,13 +9,13 @@ import re
 import pytest
 
 from loom.commands import lexicon
-from loom.commands.ast import List, ParseError, Think, View
 from loom.commands.canonical import to_text
 from loom.commands.catalogue import TOOLS
 from loom.commands.context import Actor
 from loom.commands.extract import extract
 from loom.commands.grammar import parse
-from loom.lsp.documents import Documents, OpenDoc
+from loom.commands.syntax import List, ParseError, Think, View
+from loom.lsp.documents import OpenDoc, OpenDocuments
 from loom.lsp.features.completion import complete
 from loom.lsp.features.editing import commit_command
 from loom.lsp.features.refs import ref_at, refs_in_line, verb_at
@@ -229,14 +229,14 @@ def editor(app):  # type: ignore[no-untyped-def]
     ws.create_document("character notes", "Marie.")
     human = ws.human()
     mem.put_stash(ws, human, tree, "plan", "first the gate", 4, "literal")
-    docs = Documents(ws, human, "utf-16")
+    docs = OpenDocuments(ws, human, "utf-16")
     docs.app = app  # type: ignore[attr-defined]
     uri = node_uri(tree, root)
     text, _ = docs.text_for(uri)
     return docs, docs.did_open(uri, text), tree, root
 
 
-def _commit_working(docs: Documents, doc: OpenDoc, working: str) -> list[str]:
+def _commit_working(docs: OpenDocuments, doc: OpenDoc, working: str) -> list[str]:
     """What committing the buffer makes, as the editor does it: a commit command run by
     the executor."""
     end = len(doc.text)

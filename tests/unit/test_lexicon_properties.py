@@ -17,7 +17,6 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from loom.commands.ast import ParseError, Think
 from loom.commands.catalogue import FILLER, TOOLS
 from loom.commands.extract import extract
 from loom.commands.grammar import parse
@@ -27,6 +26,7 @@ from loom.commands.lexicon import (
     prose_before_commands,
     split_line,
 )
+from loom.commands.syntax import ParseError, Think
 
 # Not arrows: look-alikes, and no arrow at all ("").
 NEAR_MISSES = ("- >", "—>", "–>", "= >", ">", "--->", "<-", "←", "⇐", "~>", "=", "-", "")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.lsp.features import generation as generation_module
 from loom.uris import node_uri
 from tests.unit.fake_host import Features, Subject, features
@@ -35,7 +35,7 @@ async def test_a_continue_streams_and_lands_a_node(f: Features) -> None:
     uri = _open(f)
     ws = f.host.app.ws
     root = ws.position(ws.human(), ws.trees()[0][0])[1]
-    result = await f.generation.continue_(uri, ast.Continue(n=2))
+    result = await f.generation.continue_(uri, syntax.Continue(n=2))
     assert result.ok, result.text
     first, second = (ws.node(i) for i in result.data["created"])
     assert (first.content, second.content) == (" The cat sat.", " A dog.")
@@ -58,7 +58,7 @@ async def test_a_cancelled_continue_restores_the_text_and_writes_nothing(f: Feat
     f.host.append(uri, " Typed.")
     ws = f.host.app.ws
     tree = ws.trees()[0][0]
-    running = asyncio.ensure_future(f.generation.continue_(uri, ast.Continue(n=1)))
+    running = asyncio.ensure_future(f.generation.continue_(uri, syntax.Continue(n=1)))
     await asyncio.to_thread(subject.started.wait, 5.0)
     for _ in range(200):  # the first piece shows in the editor
         if f.host.client[uri].endswith(" Typed. The"):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.uris import node_uri
 from tests.unit.fake_host import Features, Subject, features
 
@@ -28,7 +28,7 @@ async def test_suggest_then_accept_word_by_word_grows_one_node(f: Features) -> N
     f.host.open(uri)
     doc = f.host.docs.open[uri]
 
-    offered = await f.suggestions.suggest(uri, ast.Continue(n=2))
+    offered = await f.suggestions.suggest(uri, syntax.Continue(n=2))
     assert offered.ok, offered.text
     assert doc.view.tip is not None and doc.view.tip.id == root.id  # it stayed
     items = f.suggestions.items(doc, len(f.host.client[uri]))

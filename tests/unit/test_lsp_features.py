@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types as lsp
 
 from loom.demo import create_demo
-from loom.lsp.documents import Documents
+from loom.lsp.documents import OpenDocuments
 from loom.lsp.features import cards, completion, decorations, lookup
 from loom.lsp.features.editing import commit_command
 from loom.lsp.positions import TextDoc, units
@@ -23,7 +23,7 @@ def opened(app, request):  # type: ignore[no-untyped-def]
     human = ws.human()
     tree = ws.trees()[0][0]
     node, tip = ws.position(human, tree)
-    docs = Documents(ws, human, request.param, "test-session")
+    docs = OpenDocuments(ws, human, request.param, "test-session")
     uri = node_uri(tree, tip)
     text, _ = docs.text_for(uri)
     # a command line typed at the end, with a multi-byte arrow before the reference

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.errors import LoomError
 from loom.lsp.features import generation as generation_module
 from loom.lsp.messages import read_as_first
@@ -70,7 +70,7 @@ async def test_an_explicit_zero_is_refused_and_nothing_is_committed(f: Features,
     assert f.host.client[uri].endswith(typed)  # the line stays, with its ✗
     assert [d.message for d in f.published[-1].diagnostics][-1].startswith("✗ LIMIT_EXCEEDED")
     # the editor's own command too (Loom: Continue with n 0)
-    direct = await f.generation.continue_(uri, ast.Continue(n=0))
+    direct = await f.generation.continue_(uri, syntax.Continue(n=0))
     assert not direct.ok and direct.code == "LIMIT_EXCEEDED"
 
 
@@ -122,7 +122,7 @@ async def test_a_partial_failure_of_models_is_on_the_first_line(f: Features) -> 
 
     f.host.app.executor.subject = Partly()
     uri = _open(f)
-    result = await f.generation.continue_(uri, ast.Continue(n=1))
+    result = await f.generation.continue_(uri, syntax.Continue(n=1))
     assert result.ok, result.text
     assert result.text.splitlines()[0].endswith(
         "✓ 1 of 2 continuations from [" + result.text.split("[")[1].split("]")[0]

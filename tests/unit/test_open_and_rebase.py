@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from loom.demo import create_demo
-from loom.lsp.documents import Documents
+from loom.lsp.documents import OpenDocuments
 from loom.uris import node_uri
 
 ROOT = "The house stood empty at the end of the lane."
@@ -20,7 +20,7 @@ def _setup(app: Any) -> tuple[Any, Any, str]:
     return tree, human, node_uri(tree, tip)
 
 
-def _kept(app: Any, uri: str, mine: str) -> Documents:
+def _kept(app: Any, uri: str, mine: str) -> OpenDocuments:
     """A dead editor session kept ``mine`` as the root's pending text."""
     ws = app.ws
     tree, human, _ = _setup(app)
@@ -28,7 +28,7 @@ def _kept(app: Any, uri: str, mine: str) -> Documents:
     _node, tip = ws.position(human, tree)
     ws.save_buffer_state(uri, human, "dead-session", tree=tree.id, tip=tip.id,
                          pending=[{"node": root.id, "content": mine}], working=" Typed.")
-    return Documents(ws, human, "utf-16", ws.open_session(human))
+    return OpenDocuments(ws, human, "utf-16", ws.open_session(human))
 
 
 def test_a_kept_edit_is_rebased_onto_a_version_made_while_no_editor_ran(app: Any) -> None:
@@ -60,7 +60,7 @@ def test_a_kept_edit_that_conflicts_stays_an_edit_of_its_own_node(app: Any) -> N
 
 def test_an_empty_open_is_out_of_step_and_keeps_nothing(app: Any) -> None:
     _tree, human, uri = _setup(app)
-    docs = Documents(app.ws, human, "utf-16", app.ws.open_session(human))
+    docs = OpenDocuments(app.ws, human, "utf-16", app.ws.open_session(human))
     rendered = docs.text_for(uri)[0]
     doc = docs.did_open(uri, "")
     assert doc.out_of_step and doc.discarded == ""
@@ -76,7 +76,7 @@ def test_an_empty_open_is_out_of_step_and_keeps_nothing(app: Any) -> None:
 
 def test_a_stale_open_is_out_of_step_and_its_text_reported(app: Any) -> None:
     _tree, human, uri = _setup(app)
-    docs = Documents(app.ws, human, "utf-16", app.ws.open_session(human))
+    docs = OpenDocuments(app.ws, human, "utf-16", app.ws.open_session(human))
     stale = docs.text_for(uri)[0].replace("empty", "deserted")
     doc = docs.did_open(uri, stale)
     assert doc.out_of_step and doc.discarded == stale
@@ -84,7 +84,7 @@ def test_a_stale_open_is_out_of_step_and_its_text_reported(app: Any) -> None:
 
 def test_an_open_with_more_text_at_the_end_keeps_it_as_working_text(app: Any) -> None:
     _tree, human, uri = _setup(app)
-    docs = Documents(app.ws, human, "utf-16", app.ws.open_session(human))
+    docs = OpenDocuments(app.ws, human, "utf-16", app.ws.open_session(human))
     rendered = docs.text_for(uri)[0]
     doc = docs.did_open(uri, rendered + " More.")
     assert not doc.out_of_step

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from loom.app import open_app
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.store import roles
 from tests.unit.pg_team import (
@@ -35,7 +35,7 @@ def _as(team: dict[str, str], role: str) -> Any:
     return app
 
 
-def _run(app: Any, line: str | ast.Command, tree: str | None = None) -> Any:
+def _run(app: Any, line: str | syntax.Command, tree: str | None = None) -> Any:
     tree_row = app.ws.tree(tree or app.ws.find_tree("Shared").id)
     result = app.executor.execute(line, Actor(app.me(), tree_row))
     assert result.ok, (line, result.text)
@@ -56,9 +56,9 @@ def test_a_writers_loom_writes_everything_through_the_guards(team: dict[str, str
     start = one(team["owner"], "SELECT max(seq) FROM change")
     lamp = ws.node(team["lamp"])
     # typed text committed (a node of hers, then a version of the owner's node)
-    done = _run(app, ast.Commit(versions=(), text=" She waited.", after=lamp.id))
+    done = _run(app, syntax.Commit(versions=(), text=" She waited.", after=lamp.id))
     waited = ws.node(done.data["created"][-1])
-    _run(app, ast.Commit(versions=(ast.VersionEdit(
+    _run(app, syntax.Commit(versions=(syntax.VersionEdit(
         node=lamp.id, content=" A single lamp burned on the quay."),), text=None,
         after=waited.id))
     # a continuation (the model's nodes, their tokens and generation), then a split of one
@@ -68,7 +68,7 @@ def test_a_writers_loom_writes_everything_through_the_guards(team: dict[str, str
     boat = next(ws.node(n) for n in made if ws.node(n).content.startswith(" The boat"))
     split = _run(app, f"→ split {boat.local_id} at:{len(' The boat')}")
     head, tail = ws.node(split.data["head"]), ws.node(split.data["tail"])
-    _run(app, ast.Split(node=tail.id, at=len(" came"), grow=True))
+    _run(app, syntax.Split(node=tail.id, at=len(" came"), grow=True))
     assert ws.node(head.id).content == " The boat came"
     assert ws.node(tail.id).content == " back at dawn."
     # edits, notes, marks, links, memory, moves, a rename

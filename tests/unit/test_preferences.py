@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.errors import LoomError
 from loom.interchange import preference_stats, preferences
 from loom.model import preferences as prefs
@@ -40,7 +40,7 @@ def _tree(app: Any, title: str = "Sea", models: tuple[str, ...] = ("m-a", "m-b",
     return {"tree": tree, "root": root, "calm": calm, "kids": kids}
 
 
-def run(app: Any, tree: Any, command: str | ast.Command, who: Any = None) -> Any:
+def run(app: Any, tree: Any, command: str | syntax.Command, who: Any = None) -> Any:
     result = app.executor.execute(command, app.actor(tree, who))
     assert result.ok, result.text
     return result
@@ -66,7 +66,7 @@ def test_each_executor_action_is_recorded(app) -> None:  # type: ignore[no-untyp
     run(app, tree, f"→ rate {a.local_id} -1")
     run(app, tree, f"→ bookmark {b.local_id}")
     edited = run(app, tree, f'→ edit {a.local_id} "A tern cried."')
-    committed = run(app, tree, ast.Commit(versions=(ast.VersionEdit(
+    committed = run(app, tree, syntax.Commit(versions=(syntax.VersionEdit(
         node=b.id, content="A gull cried twice. "),)))
     got = [(e.kind, e.node, e.chosen, e.rejected, e.detail) for e in _events(app, tree)[2:]]
     version_a, version_b = edited.data["created"][0], committed.data["versions"][b.id]
@@ -90,13 +90,13 @@ def test_each_executor_action_is_recorded(app) -> None:  # type: ignore[no-untyp
 
 def test_tree_settings_go_through_the_executor(app) -> None:  # type: ignore[no-untyped-def]
     tree = _tree(app)["tree"]
-    r = run(app, tree, ast.TreeSettings(shuffle=True))
+    r = run(app, tree, syntax.TreeSettings(shuffle=True))
     assert r.text == '✓ tree "Sea": shuffle on · blind off'
-    r = run(app, tree, ast.TreeSettings(blind=True))
+    r = run(app, tree, syntax.TreeSettings(blind=True))
     assert r.text == '✓ tree "Sea": shuffle on · blind on'
     assert prefs.settings_of(app.ws.tree(tree.id).extra) == {"shuffle": True, "blind": True}
     reader = app.ws.ensure_participant("reader", "human", "human", ["loom_aware"])
-    r = app.executor.execute(ast.TreeSettings(shuffle=False), app.actor(tree, reader))
+    r = app.executor.execute(syntax.TreeSettings(shuffle=False), app.actor(tree, reader))
     assert not r.ok and r.code == "PERMISSION_DENIED"
     assert r.command == "→ settings shuffle:off"
 
@@ -251,7 +251,7 @@ def test_a_blind_tree_names_models_only_after_a_choice(app) -> None:  # type: ig
 
     assert "(m-b)" in overview(other)  # not blind: named
     assert blind.visible_models(ws, other, tree, models) == models
-    run(app, tree, ast.TreeSettings(blind=True))
+    run(app, tree, syntax.TreeSettings(blind=True))
     tree = ws.tree(tree.id)
     assert blind.veiled(ws, other, tree, [calm.id]) == {calm.id}
     assert blind.hides(ws, other, b) and not blind.hides(ws, other, calm)  # (human text)
@@ -275,7 +275,7 @@ def test_a_blind_tree_s_hover_card_hides_the_model(app) -> None:  # type: ignore
     other = ws.ensure_participant("other", "human", "human", ["loom_aware", "loom_write"])
     docs: Any = SimpleNamespace(ws=ws, participant=other)
     assert "`m-b`" in cards.node_card(docs, b)
-    run(app, tree, ast.TreeSettings(blind=True))
+    run(app, tree, syntax.TreeSettings(blind=True))
     card = cards.node_card(docs, b)
     assert "`m-b`" not in card and blind.HIDDEN in card and "subject" not in card
     run(app, tree, f"→ switch to {b.local_id}", other)

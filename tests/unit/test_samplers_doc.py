@@ -7,8 +7,8 @@ import re
 import textwrap
 from pathlib import Path
 
-from loom.commands.ast import Continue
 from loom.commands.grammar import parse
+from loom.commands.syntax import Continue
 from loom.llm.config import load_config
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.canonical import to_text
 from loom.commands.context import Actor
 from loom.commands.grammar import parse
@@ -72,7 +72,7 @@ def tree(app, scorer):  # type: ignore[no-untyped-def]
     return tree
 
 
-def run(app, tree, line: str | ast.Command, who=None):  # type: ignore[no-untyped-def]
+def run(app, tree, line: str | syntax.Command, who=None):  # type: ignore[no-untyped-def]
     return app.executor.execute(line, Actor(who or app.ws.human(), tree))
 
 
@@ -129,7 +129,7 @@ def test_a_branch_scores_the_writers_text_and_model_text_keeps_its_own(
     assert token_store.scorer_of(app.ws, model.id) is None
     assert token_store.scorer_of(app.ws, last.id) == SCORER
     # again, as the editors' toggle asks: what is scored already is left alone
-    again = run(app, tree, ast.Score(branch=first.label, unscored=True))
+    again = run(app, tree, syntax.Score(branch=first.label, unscored=True))
     assert again.ok and again.data["scored"] == [], again.text
     assert len(scorer.requests) == 1
 
@@ -222,20 +222,20 @@ def test_splitting_scored_text_branches_with_the_models_choice(
 
 
 @pytest.mark.parametrize(("line", "cmd"), [
-    ("→ score a7x2", ast.Score(node="a7x2")),
-    ("→ score", ast.Score()),
-    ("→ score branch:a7x2", ast.Score(branch="a7x2")),
-    ("→ score path:a7x2 model:local", ast.Score(branch="a7x2", model="local")),
-    ("→ perplexity of a7x2", ast.Score(node="a7x2")),
+    ("→ score a7x2", syntax.Score(node="a7x2")),
+    ("→ score", syntax.Score()),
+    ("→ score branch:a7x2", syntax.Score(branch="a7x2")),
+    ("→ score path:a7x2 model:local", syntax.Score(branch="a7x2", model="local")),
+    ("→ perplexity of a7x2", syntax.Score(node="a7x2")),
 ])
-def test_score_parses_and_reads_back(line: str, cmd: ast.Score) -> None:
+def test_score_parses_and_reads_back(line: str, cmd: syntax.Score) -> None:
     assert parse(line) == cmd
     assert parse(to_text(cmd)) == cmd
 
 
 def test_score_refuses_a_node_and_a_branch_at_once() -> None:
     got = parse("→ score a7x2 branch:b3k9")
-    assert isinstance(got, ast.ParseError)
+    assert isinstance(got, syntax.ParseError)
     assert got.message == "score takes a node or a branch, not both"
 
 

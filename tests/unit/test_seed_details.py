@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from loom.app import App
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.store.schema import Node
 from loom.store.workspace import Workspace
@@ -184,7 +184,7 @@ def test_users_add_gives_what_a_permission_requires_and_says_so(
         tree = app.ws.create_tree("T", "dialogue", root_content="Hi.")
         human = Actor(app.ws.human(), tree)
         # the same for every caller of grant (the editor's, the agents'): one place
-        out = app.executor.execute(ast.Grant(participant="w1",
+        out = app.executor.execute(syntax.Grant(participant="w1",
                                              permissions=(perms.LOOM_GENERATE,)), human).text
         assert out == "✓ w1 may now: loom_aware, loom_generate\n  loom_aware too: " \
                       "loom_generate requires it"
@@ -383,12 +383,12 @@ def test_the_extended_ambient_line_reaches_the_collaborator_and_the_shell(
     a = ws.add_node(tree, ws.node(tree.root), "One.", h)
     agent = ensure_agent(ws)
     ws.set_position(agent, tree, a, a)
-    you_are = next(x for x in cx.assemble(ws, Actor(agent, tree)).sections["loom"].splitlines()
+    you_are = next(x for x in cx.fit(cx.draft(ws, Actor(agent, tree))).sections["loom"].splitlines()
                    if x.startswith("You are at "))
     assert you_are == (f"You are at ⟨node:{a.label} depth:1 siblings:0 annotations:0 "
                        "links:0⟩ ⟨permissions:aware,write,generate,read,docwrite,crosstree⟩")
     ws.set_position(h, tree, ws.node(tree.root))  # the human is active: more orientation
-    loom = cx.assemble(ws, Actor(agent, tree)).sections["loom"].splitlines()
+    loom = cx.fit(cx.draft(ws, Actor(agent, tree))).sections["loom"].splitlines()
     root = ws.node(tree.root).label
     assert f"⟨node:{a.label} depth:1 siblings:0 annotations:0 links:0⟩ " \
            "⟨permissions:aware,write,generate,read,docwrite,crosstree⟩ " \

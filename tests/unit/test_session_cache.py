@@ -4,7 +4,7 @@ path ``Workspace.path`` walks; rendered views follow positions and versions."""
 
 from __future__ import annotations
 
-from loom.lsp.documents import Documents
+from loom.lsp.documents import OpenDocuments
 from loom.lsp.session_cache import SessionCache
 from loom.uris import node_uri
 
@@ -68,7 +68,7 @@ def test_a_version_on_the_path_walks_it_again(app) -> None:  # type: ignore[no-u
 def test_views_follow_the_participants_position(app) -> None:  # type: ignore[no-untyped-def]
     ws, human, tree, spine = _spine(app, 5)
     ws.set_position(human, tree, spine[-1], spine[-1])
-    docs = Documents(ws, human, "utf-16", "s1")
+    docs = OpenDocuments(ws, human, "utf-16", "s1")
     uri = node_uri(tree, spine[2])
     text, view = docs.text_for(uri)
     assert view.tip.id == spine[-1].id and text.endswith(" step 4.")

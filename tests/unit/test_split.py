@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.model import permissions as perms
 from loom.store import node_tokens as token_store
@@ -59,7 +59,7 @@ def tree(app):  # type: ignore[no-untyped-def]
     return tree
 
 
-def run(app, tree, line: str | ast.Command, who=None):  # type: ignore[no-untyped-def]
+def run(app, tree, line: str | syntax.Command, who=None):  # type: ignore[no-untyped-def]
     return app.executor.execute(line, Actor(who or app.ws.human(), tree))
 
 
@@ -247,9 +247,9 @@ def test_a_cut_nobody_built_on_moves_and_the_head_grows(app, tree) -> None:  # t
     of a fresh split into the tail; the same two nodes, their labels, hashes chained, the
     tokens re-cut from the original's, and summaries following the text."""
     node = generated(app, tree)
-    first = run(app, tree, ast.Split(node=node.id, at=len(" The")))
+    first = run(app, tree, syntax.Split(node=node.id, at=len(" The")))
     head, tail = app.ws.node(first.data["head"]), app.ws.node(first.data["tail"])
-    grown = run(app, tree, ast.Split(node=tail.id, at=len(" cat sat"), grow=True))
+    grown = run(app, tree, syntax.Split(node=tail.id, at=len(" cat sat"), grow=True))
     assert grown.ok, grown.text
     assert (grown.data["head"], grown.data["tail"], grown.data["created"]) == (
         head.id, tail.id, [])
@@ -268,7 +268,7 @@ def test_a_cut_nobody_built_on_moves_and_the_head_grows(app, tree) -> None:  # t
 @pytest.mark.parametrize("since", ["annotated", "continued", "bookmarked", "other-position"])
 def test_a_cut_built_on_does_not_move(app, tree, since: str) -> None:  # type: ignore[no-untyped-def]
     node = generated(app, tree)
-    first = run(app, tree, ast.Split(node=node.id, at=len(" The")))
+    first = run(app, tree, syntax.Split(node=node.id, at=len(" The")))
     head, tail = app.ws.node(first.data["head"]), app.ws.node(first.data["tail"])
     if since == "annotated":
         assert run(app, tree, f'→ annotate {head.label} "a note"').ok
@@ -279,7 +279,7 @@ def test_a_cut_built_on_does_not_move(app, tree, since: str) -> None:  # type: i
     else:
         other = app.ws.human("ada")
         app.ws.set_position(other, tree, head, head)
-    grown = run(app, tree, ast.Split(node=tail.id, at=len(" cat"), grow=True))
+    grown = run(app, tree, syntax.Split(node=tail.id, at=len(" cat"), grow=True))
     assert not grown.ok and grown.code == "CONFLICT", grown.text
     assert app.ws.node(head.id).content == " The"
     assert app.ws.node(tail.id).content == " cat sat on the mat."

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.grammar import parse
 from loom.errors import LoomError
@@ -88,7 +88,7 @@ sees it collapsed.
 the ones stated here and at the end of each turn.
 - When you have nothing more to do, reply without commands."""
 
-#: Said in a buffer-mode tree's loom context (before: an agent's → respond was glued on,
+#: Said in a buffer-mode tree's loom context (else an agent's → respond is glued on,
 #: "garden.She went down").
 BUFFER_JOINING = ("Buffer mode: the path is one continuous text, each node's text right "
                   "after its parent's with nothing put between them; begin what you "
@@ -199,34 +199,35 @@ def _tool_call(command: str) -> str | None:
     return None
 
 
-def _parsed(command: str) -> ast.Command | None:
+def _parsed(command: str) -> syntax.Command | None:
     if command == mem.THINK:
-        return ast.Think(content="")
+        return syntax.Think(content="")
     result = parse(command)
-    return None if isinstance(result, ast.ParseError) else result
+    return None if isinstance(result, syntax.ParseError) else result
 
 
-def _object(cmd: ast.Command) -> str:
+def _object(cmd: syntax.Command) -> str:
     """What an action was about, as the trace line names it: ``a7x2``, ``doc:"notes"``."""
-    if isinstance(cmd, ast.View):
+    if isinstance(cmd, syntax.View):
         return f"branch {cmd.branch}" if cmd.branch else (cmd.node or "here")
-    if isinstance(cmd, ast.List):
+    if isinstance(cmd, syntax.List):
         return f"{cmd.node or 'here'} {cmd.what}"
-    if isinstance(cmd, ast.Continue):
+    if isinstance(cmd, syntax.Continue):
         return f"{cmd.from_ or 'here'} ({plural(cmd.total(), 'result')})"
-    if isinstance(cmd, ast.Respond | ast.Annotate | ast.Link | ast.Edit | ast.Switch):
+    if isinstance(cmd, syntax.Respond | syntax.Annotate | syntax.MakeLink | syntax.Edit
+                  | syntax.Switch):
         return cmd.node
-    if isinstance(cmd, ast.Read) and cmd.doc is None:
+    if isinstance(cmd, syntax.Read) and cmd.doc is None:
         return "documents"
-    if isinstance(cmd, ast.Read | ast.Write):
+    if isinstance(cmd, syntax.Read | syntax.Write):
         return f.doc_ref(cmd.doc)
-    if isinstance(cmd, ast.Pin):
+    if isinstance(cmd, syntax.PinBlock):
         return f.doc_ref(cmd.doc, cmd.section) if cmd.doc else (cmd.node or "here")
-    if isinstance(cmd, ast.Stash | ast.Recall):
+    if isinstance(cmd, syntax.StashBlock | syntax.Recall):
         return f'"{cmd.label}"'
-    if isinstance(cmd, ast.Drop):
+    if isinstance(cmd, syntax.Drop):
         return f"pin {cmd.pin}" if cmd.pin else f'stash "{cmd.stash}"'
-    if isinstance(cmd, ast.Help):
+    if isinstance(cmd, syntax.Help):
         return cmd.tool or ""
     return ""
 
@@ -294,8 +295,7 @@ def memory_block(ws: Workspace, actor: Actor, compress: bool = False) -> str:
     memory is no block at all."""
     who = actor.participant
     pinned = [f"  {mem.pin_line(p, entity)}" for p, entity in mem.pinned(ws, who, actor.tree)]
-    # seed 000: think content is "preserved in collaborator memory" (before: it was
-    # stored and never shown back)
+    # seed 000: think content is "preserved in collaborator memory", so it is shown back
     thought = [f"  {quote(_capped(t, THOUGHT_CHARS // (3 if compress else 1)))}"
                for t in mem.thoughts(ws, who, 1 if compress else THOUGHTS_SHOWN,
                                      tree_id=actor.tree.id)]
@@ -671,8 +671,8 @@ class Draft:
         # The room left for the conversation moves in steps, not with every token the
         # memory or the earlier exchanges grow by: where pruning cuts the path (which
         # nodes are summaries, which are left out) then stays put from turn to turn, and
-        # the conversation stays the prefix a provider has cached (before: the cut moved
-        # by a few nodes each turn, and the second turn shared 3% of the first's prompt).
+        # the conversation stays the prefix a provider has cached (else the cut moves by a
+        # few nodes each turn, and a second turn shares 3% of the first's prompt).
         step = min(ROOM_STEP_MAX, max(ROOM_STEP_MIN, self.budget_tokens // 8))
         changing = -(-changing // step) * step
         fitted = fit_conversation(self.blocks, budget - fast(self.system) - changing - slack,
@@ -748,9 +748,8 @@ def fit(d: Draft, first: Assembly | None = None) -> Assembly:
     k = 0
     result = first if first is not None else d.build(levels[k])
     # pruning decides on the estimate: calibrate it on this very context first, so the
-    # first turn cuts the path where the next ones will (before: the estimate learned
-    # from the first call's count, and the second turn's cut moved by 13 nodes: no prefix
-    # in common)
+    # first turn cuts the path where the next ones will (an estimate learned from the
+    # first call's count moves the second turn's cut by 13 nodes: no prefix in common)
     if result.tokens > budget and d.count is None and _measure(result.messages)[1]:
         for block in d.blocks:
             block._full_tokens = block._summary_tokens = None
@@ -782,18 +781,6 @@ def fit(d: Draft, first: Assembly | None = None) -> Assembly:
         f"({thousands(result.tokens)} tokens even when pruned)",
         f"raise the collaborator's context budget to at least {thousands(result.tokens)} "
         "tokens, or unpin something")
-
-
-def assemble(ws: Workspace, actor: Actor, budget_tokens: int = DEFAULT_BUDGET, *,
-             turn_input: str = "", exchanges: Sequence[Exchange] = (),
-             history: Sequence[HistoryItem] = (), system_prompt: str | None = None,
-             approval: bool = False, count: Counter | None = None) -> Assembly:
-    """The chat messages for one model call of ``actor`` (a collaborator) in its tree,
-    pruned to ``budget_tokens``: :func:`fit` of :func:`draft`. ``count`` replaces the
-    estimate and the tokenizer (tests)."""
-    return fit(draft(ws, actor, budget_tokens, turn_input=turn_input, exchanges=exchanges,
-                     history=history, system_prompt=system_prompt, approval=approval,
-                     count=count))
 
 
 def _counted(messages: Sequence[ChatMessage], count: Counter) -> tuple[int, bool]:

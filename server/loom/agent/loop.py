@@ -41,12 +41,12 @@ from loom.agent.transcript import (
     TurnRecord,
 )
 from loom.agent.triggers import TurnInput
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.canonical import to_text
 from loom.commands.catalogue import CATALOGUE
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
-from loom.commands.extract import Segment, extract
+from loom.commands.extract import ReplySegment, extract
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.llm.base import ChatMessage, ImagePart, ModelError, Provider
@@ -140,6 +140,29 @@ class AgentEvent:
 EventSink = Callable[[AgentEvent], None]
 
 
+@dataclass
+class TurnOptions:
+    """How a turn runs, beside what it runs with (the executor, the actor, the provider):
+    each field left out is what a bare turn takes."""
+
+    budgets: Budgets = field(default_factory=Budgets)
+    locks: LockPolicy = field(default_factory=LockPolicy)
+    approve: Approver | None = None
+    on_event: EventSink | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    system_prompt: str | None = None
+    history: list[agent_context.HistoryItem] = field(default_factory=list)
+    temperature: float | None = None
+    summarize: Summarizer | None = None
+    early_stop: bool = True
+    model_name: str = ""
+    count: agent_context.Counter | None = None
+    hooks: Hooks = field(default_factory=loom_hooks)
+    #: the MCP servers' tools (``agent/outside``), called beside the commands
+    outside: Outside | None = None
+    sees_images: bool = False  # images tools return go to the model as images
+
+
 class _Stopped(Exception):
     """The human pressed stop."""
 
@@ -147,11 +170,11 @@ class _Stopped(Exception):
 # ── scanning a reply ─────────────────────────────────────────────────────────
 
 
-def _first_batch(segments: list[Segment]) -> int | None:
+def _first_batch(segments: list[ReplySegment]) -> int | None:
     return next((i for i, s in enumerate(segments) if s.kind == "batch"), None)
 
 
-def cut_index(segments: list[Segment]) -> int | None:
+def cut_index(segments: list[ReplySegment]) -> int | None:
     """The first segment not to use: prose with words in it after the first batch (the
     model writing on before its results came back)."""
     first = _first_batch(segments)
@@ -175,12 +198,13 @@ def batch_complete(text: str) -> bool:
         return False
     for seg in segments[:cut]:
         for _, cmd in seg.commands:
-            if isinstance(cmd, ast.ParseError) and cmd.message.startswith("unterminated"):
+            if isinstance(cmd, syntax.ParseError) and cmd.message.startswith("unterminated"):
                 return False
     return True
 
 
-def command_texts(text: str, seg: Segment) -> list[tuple[str, ast.Command | ast.ParseError]]:
+def command_texts(text: str, seg: ReplySegment
+                  ) -> list[tuple[str, syntax.Command | syntax.ParseError]]:
     """Each command of a batch with the text the model wrote for it (quotes may span
     lines)."""
     lines = text.split("\n")
@@ -199,7 +223,7 @@ def _tokens(text: str) -> int:
     return count_tokens(text)[0]
 
 
-def summarize_result(text: str, threshold: int, cmd: ast.Command | None = None,
+def summarize_result(text: str, threshold: int, cmd: syntax.Command | None = None,
                      less: str | None = None) -> str:
     """An over-threshold result, extractively: its first line, its beginning up to a quarter
     of the threshold (a line too long for what is left is cut inside, at a word: a branch
@@ -229,18 +253,18 @@ def summarize_result(text: str, threshold: int, cmd: ast.Command | None = None,
     return "\n".join(kept)
 
 
-def _read_less(cmd: ast.Command | None) -> str:
+def _read_less(cmd: syntax.Command | None) -> str:
     """How to ask for less of what ``cmd`` read."""
-    if isinstance(cmd, ast.View) and cmd.branch:
+    if isinstance(cmd, syntax.View) and cmd.branch:
         return (f"read less of the branch: → view branch:[a node nearer {cmd.branch}] "
                 "as:prose, or a node at a time: → view [id] full")
-    if isinstance(cmd, ast.View):
+    if isinstance(cmd, syntax.View):
         return "ask for less: → view [id] (its summary)"
-    if isinstance(cmd, ast.Read) and cmd.doc is not None:
+    if isinstance(cmd, syntax.Read) and cmd.doc is not None:
         return f"read part of it: → read {doc_ref(cmd.doc)} lines:1-40 or section:…"
-    if isinstance(cmd, ast.Tree):
+    if isinstance(cmd, syntax.ShowTree):
         return "ask for less: → tree depth:2, or → tree from:[id]"
-    if isinstance(cmd, ast.List):
+    if isinstance(cmd, syntax.List):
         return "ask for less: → view [id] for one of them"
     return ("ask for less, e.g. → view [id] (summary), → tree depth:2, → read doc:\"…\" "
             "lines:1-40 or section:…")
@@ -284,36 +308,28 @@ async def _bridge(source: threading.Event, target: asyncio.Event) -> None:
 class TurnLoop:
     """Runs one turn for ``actor`` (the collaborator) and fills a :class:`TurnRecord`."""
 
-    def __init__(self, executor: Executor, actor: Actor, provider: Provider, *,
-                 budgets: Budgets | None = None, locks: LockPolicy | None = None,
-                 approve: Approver | None = None, on_event: EventSink | None = None,
-                 cancel: threading.Event | None = None, system_prompt: str | None = None,
-                 history: list[agent_context.HistoryItem] | None = None,
-                 temperature: float | None = None, summarize: Summarizer | None = None,
-                 early_stop: bool = True, model_name: str = "",
-                 count: agent_context.Counter | None = None,
-                 hooks: Hooks | None = None, outside: Outside | None = None,
-                 sees_images: bool = False) -> None:
+    def __init__(self, executor: Executor, actor: Actor, provider: Provider,
+                 options: TurnOptions | None = None) -> None:
+        o = options if options is not None else TurnOptions()
         self.executor = executor
         self.ws = executor.ws
         self.actor = actor
         self.provider = provider
-        self.budgets = budgets or Budgets()
-        self.locks = locks or LockPolicy()
-        self.approve = approve
-        self.on_event = on_event
-        self.cancel = cancel or threading.Event()
-        self.system_prompt = system_prompt
-        self.history = history or []
-        self.temperature = temperature
-        self.summarize = summarize
-        self.early_stop = early_stop
-        self.model_name = model_name
-        self.count = count
-        self.hooks = hooks if hooks is not None else loom_hooks()
-        #: the MCP servers' tools (``agent/outside``), called beside the commands
-        self.outside = outside if outside else None
-        self.sees_images = sees_images  # images tools return go to the model as images
+        self.budgets = o.budgets
+        self.locks = o.locks
+        self.approve = o.approve
+        self.on_event = o.on_event
+        self.cancel = o.cancel
+        self.system_prompt = o.system_prompt
+        self.history = o.history
+        self.temperature = o.temperature
+        self.summarize = o.summarize
+        self.early_stop = o.early_stop
+        self.model_name = o.model_name
+        self.count = o.count
+        self.hooks = o.hooks
+        self.outside = o.outside if o.outside else None  # an Outside with no tools: none
+        self.sees_images = o.sees_images
         self._seq = 0
         #: the turn's first user message, sent again as it was by every later call of the
         #: turn, so each call's prompt is the one before it and more (a prefix a provider
@@ -379,8 +395,8 @@ class TurnLoop:
                 messages, tokens = await asyncio.to_thread(self._messages, turn_input,
                                                            exchanges, record)
                 if self._last_call(iteration, tokens, record):
-                    # told, so the turn ends with a word to the human (before: it ended
-                    # mid-work, with no message at all)
+                    # told, so the turn ends with a word to the human, not mid-work with
+                    # no message at all
                     messages[-1] = messages[-1].model_copy(
                         update={"content": f"{messages[-1].content}\n\n{LAST_CALL}"})
                 record.iterations = iteration
@@ -556,7 +572,7 @@ class TurnLoop:
                     if self.cancel.is_set():
                         raise _Stopped
                     ran_any = True
-                    if self.outside is not None and isinstance(cmd, ast.ParseError) and \
+                    if self.outside is not None and isinstance(cmd, syntax.ParseError) and \
                             self.outside.claims(raw.split("\n", 1)[0]):
                         result_text, got = await self._run_outside(raw, iteration, record)
                         images += got
@@ -586,27 +602,27 @@ class TurnLoop:
         return agent_context.Exchange(kept.strip(), "\n\n".join(parts), images)
 
     # -- one command --
-    async def _run_command(self, raw: str, cmd: ast.Command | ast.ParseError, iteration: int,
+    async def _run_command(self, raw: str, cmd: syntax.Command | syntax.ParseError, iteration: int,
                            record: TurnRecord) -> str:
-        shown = raw.split("\n", 1)[0] if isinstance(cmd, ast.ParseError) else raw
+        shown = raw.split("\n", 1)[0] if isinstance(cmd, syntax.ParseError) else raw
         self._emit("command", shown, iteration=iteration)
         rec = CommandRecord(line=shown, ok=False, head="", iteration=iteration,
                             seq=self._next())
-        if isinstance(cmd, ast.ParseError):
+        if isinstance(cmd, syntax.ParseError):
             result = await asyncio.to_thread(self.executor.execute, shown, self.actor)
         else:
-            rec.canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
+            rec.canonical = "→ think" if isinstance(cmd, syntax.Think) else to_text(cmd)
             result = await self._guarded(cmd, rec, record, typed=raw)
         rec.ok, rec.code = result.ok, result.code
         rec.canonical = rec.canonical or result.command
         rec.head = result.text.split("\n", 1)[0]
         text = result.text
-        if not isinstance(cmd, ast.ParseError):
+        if not isinstance(cmd, syntax.ParseError):
             text = await asyncio.to_thread(agent_results.with_full_texts, self.ws, cmd,
                                            result, self.budgets.result_threshold, _tokens)
         if _tokens(text) > self.budgets.result_threshold:
             rec.summarized = True
-            text = await self._summarized(text, None if isinstance(cmd, ast.ParseError)
+            text = await self._summarized(text, None if isinstance(cmd, syntax.ParseError)
                                           else cmd)
         record.commands.append(rec)
         self.hooks.on_tool_result(rec.canonical or shown, result)
@@ -616,7 +632,7 @@ class TurnLoop:
             raise LoomError("PERMISSION_DENIED", result.message or "", result.hint)
         return text
 
-    async def _summarized(self, text: str, cmd: ast.Command | None = None,
+    async def _summarized(self, text: str, cmd: syntax.Command | None = None,
                           less: str | None = None) -> str:
         if self.summarize is not None:
             try:
@@ -681,7 +697,7 @@ class TurnLoop:
                    summarized=rec.summarized, iteration=iteration)
         return text, images
 
-    def _refuse(self, cmd: ast.Command, code: str, message: str, hint: str) -> Result:
+    def _refuse(self, cmd: syntax.Command, code: str, message: str, hint: str) -> Result:
         """A command refused before the executor, traced like any other."""
         result = Result.failure(code, message, hint, to_text(cmd))
         with contextlib.suppress(Exception):
@@ -689,13 +705,13 @@ class TurnLoop:
                        False, code, message)
         return result
 
-    async def _guarded(self, cmd: ast.Command, rec: CommandRecord,
+    async def _guarded(self, cmd: syntax.Command, rec: CommandRecord,
                        record: TurnRecord, typed: str | None = None) -> Result:
         """Budgets, approval and the branch turn lock around one executor call."""
         allowed = perms.missing_for(CATALOGUE[cmd.verb].permission,
                                     self.actor.permissions) is None
         n = 0
-        if isinstance(cmd, ast.Continue) and allowed:
+        if isinstance(cmd, syntax.Continue) and allowed:
             n = cmd.total()
             left = self.budgets.max_continuations - record.usage.continuations
             if 1 <= n <= 10 and n > left:
@@ -734,7 +750,7 @@ class TurnLoop:
             if lock_node is not None:
                 with contextlib.suppress(Exception):
                     self.ws.release_turn(lock_node, self.actor.participant)
-        if isinstance(cmd, ast.Continue) and result.ok:
+        if isinstance(cmd, syntax.Continue) and result.ok:
             created = list(result.data.get("created", []))
             record.usage.continuations += len(created)
             p, c = await asyncio.to_thread(_subject_usage, self.ws, created)
@@ -742,10 +758,10 @@ class TurnLoop:
             record.usage.subject_completion_tokens += c
         return result
 
-    def _target(self, cmd: ast.Command) -> Node | None:
+    def _target(self, cmd: syntax.Command) -> Node | None:
         """The node a tree write works on (its branch's lock key), or None when the
         reference does not resolve (the executor then reports it)."""
-        ref = getattr(cmd, "from_", None) if isinstance(cmd, ast.Continue) else \
+        ref = getattr(cmd, "from_", None) if isinstance(cmd, syntax.Continue) else \
             getattr(cmd, "node", None)
         try:
             if not ref:

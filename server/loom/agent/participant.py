@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
 from loom.errors import LoomError
@@ -111,7 +111,7 @@ def ensure_agent(ws: Workspace, spec: AgentSpec | None = None,
                                      loom_aware=spec.loom_aware, profile=spec.profile)
     if wanted is not None and list(existing.permissions or []) != wanted:
         # the starter's configuration asks for it: they grant, through the executor
-        result = Executor(ws).execute(ast.Grant(participant=name, permissions=tuple(wanted)),
+        result = Executor(ws).execute(syntax.Grant(participant=name, permissions=tuple(wanted)),
                                       Actor(by or ws.human(), None))
         if not result.ok:
             raise LoomError(result.code or "PERMISSION_DENIED", result.message or result.text,
@@ -125,14 +125,6 @@ def ensure_agent(ws: Workspace, spec: AgentSpec | None = None,
     if changes:
         ws.update_participant(existing, **changes)
     return existing
-
-
-def load_agent(ws: Workspace, name: str = DEFAULT_NAME) -> Participant:
-    p = ws.participant(name)
-    if p.kind != "model" or p.role != PARTICIPANT_ROLE:
-        raise LoomError("NOT_FOUND", f'"{name}" is not a collaborator',
-                        "create one with: loom agent TREE --name NAME")
-    return p
 
 
 def agents(ws: Workspace) -> list[Participant]:

@@ -1,8 +1,8 @@
 """What the collaborator is told after a reply: the editors' short previews of the nodes a
 ``list`` or ``continue`` names, replaced by their whole text when that fits the result
-threshold (before: each option cost the model a ``→ view … full`` the human never
-needed, who reads them in the buffer); and a line for every command it wrote that did not
-run, with why (mid-line, in a code block, after its commands), where it was skipped
+threshold (else each option costs the model a ``→ view … full`` the human never needs,
+who reads them in the buffer); and a line for every command it wrote that did not run,
+with why (mid-line, in a code block, after its commands), rather than skipping it
 silently; and each result headed by its command in short form (the model's own reply
 holds it whole: a 2,060-character document went back to it a second time)."""
 
@@ -11,29 +11,29 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from loom.commands import ast
-from loom.commands.ast import VERBS
+from loom.commands import syntax
 from loom.commands.canonical import to_text
-from loom.commands.extract import Segment
+from loom.commands.extract import ReplySegment
 from loom.commands.lexicon import ARROWS, is_command_line
 from loom.commands.results import Result
+from loom.commands.syntax import VERBS
 from loom.render.text import preview, quote, thousands
 from loom.store.workspace import Workspace
 
 
-def named_nodes(cmd: ast.Command, result: Result) -> Sequence[str]:
+def named_nodes(cmd: syntax.Command, result: Result) -> Sequence[str]:
     """The ids of the nodes a successful ``list … continuations`` or ``continue`` shows as
     previews (none for any other result)."""
     if not result.ok:
         return ()
-    if isinstance(cmd, ast.List) and cmd.what == "continuations":
+    if isinstance(cmd, syntax.List) and cmd.what == "continuations":
         return result.data.get("items") or ()
-    if isinstance(cmd, ast.Continue):
+    if isinstance(cmd, syntax.Continue):
         return result.data.get("created") or ()
     return ()
 
 
-def with_full_texts(ws: Workspace, cmd: ast.Command, result: Result, threshold: int,
+def with_full_texts(ws: Workspace, cmd: syntax.Command, result: Result, threshold: int,
                     count: Callable[[str], int]) -> str:
     """``result``'s text, each node preview it shows in full when all of them fit
     ``threshold`` tokens; else as it was."""
@@ -60,7 +60,7 @@ _MID_LINE = re.compile(rf"\S.*?(?:^|\s)((?:{_ARROW})\s*(?:{'|'.join(VERBS)})\b[^
 NOT_RUN_SHOWN = 8
 
 
-def not_run(segments: Sequence[Segment], used: int) -> list[str]:
+def not_run(segments: Sequence[ReplySegment], used: int) -> list[str]:
     """``not run: → continue n:3 (…why)`` for each command in the reply that did not run:
     one mid-line or in a code block in the prose it used (the first ``used`` segments),
     and every one in the text it wrote after its commands."""
@@ -106,11 +106,11 @@ ECHO_CHARS = 160  # a command echoed over its result longer than this is shorten
 ECHO_PREVIEW = 60  # of its quoted content, shown
 
 
-def echo(raw: str, cmd: ast.Command | ast.ParseError) -> str:
+def echo(raw: str, cmd: syntax.Command | syntax.ParseError) -> str:
     """The command as a result's heading: as written when short; else its quoted content
     cut to a preview that says how long the whole is (the reply above holds it)."""
     first = raw.split("\n", 1)[0]
-    if isinstance(cmd, ast.ParseError):
+    if isinstance(cmd, syntax.ParseError):
         return first if len(first) <= ECHO_CHARS else preview(first, ECHO_CHARS)
     if len(raw) <= ECHO_CHARS:
         return raw

@@ -24,6 +24,7 @@ from loom.agent.loop import (
     LockPolicy,
     Summarizer,
     TurnLoop,
+    TurnOptions,
     refused_by_database,
 )
 from loom.agent.participant import AgentSpec, ensure_agent, may_start
@@ -36,7 +37,7 @@ from loom.agent.transcript import (
     written,
 )
 from loom.agent.triggers import DEFAULT_SETTLE_S, Triggers, TurnInput, ask
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.executor import Executor
 from loom.errors import LoomError
@@ -165,7 +166,7 @@ class Agent:
         latest = self.ws.latest_position(tree, kind="human")
         if latest is not None:
             node, tip = latest
-            placed = self.executor.execute(ast.Switch(node=node.local_id, tip=tip.local_id),
+            placed = self.executor.execute(syntax.Switch(node=node.local_id, tip=tip.local_id),
                                            self.actor)
             if refused_by_database(placed):  # nothing this turn would write could be kept
                 raise LoomError("PERMISSION_DENIED", placed.message or "", placed.hint)
@@ -200,13 +201,13 @@ class Agent:
             # printed deltas and the tree only ever see redacted replies); outgoing
             # messages are redacted by the last before-turn step already.
             provider = redacting(self.provider_factory(self.profile))
-            loop = TurnLoop(self.executor, self.actor, provider, budgets=self.budgets,
-                            locks=self.locks, approve=self.approve, on_event=on_event,
-                            cancel=cancel, system_prompt=self.system_prompt,
-                            history=self.history(), summarize=self.summarize,
-                            early_stop=self.early_stop, model_name=self.profile.model,
-                            hooks=self.hooks, outside=self.outside,
-                            sees_images=self.profile.sees_images)
+            options = TurnOptions(budgets=self.budgets, locks=self.locks,
+                                  approve=self.approve, on_event=on_event, cancel=cancel,
+                                  system_prompt=self.system_prompt, history=self.history(),
+                                  summarize=self.summarize, early_stop=self.early_stop,
+                                  model_name=self.profile.model, hooks=self.hooks,
+                                  outside=self.outside, sees_images=self.profile.sees_images)
+            loop = TurnLoop(self.executor, self.actor, provider, options)
             await loop.run(turn_input, record)
         except (LoomError, pw.DatabaseError) as raised:
             # a LoomError the loop does not catch (placing a newcomer, say), or the

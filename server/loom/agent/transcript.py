@@ -221,8 +221,8 @@ class SqliteTurnLog:
     def append(self, turn: TurnRecord) -> None:
         """Keep ``turn``. A turn the database will not keep (a role that may not write
         it, a lost connection) ends as that error, unless it already ended on one: the
-        front end says so and ``loom agent`` exits 1, where a traceback used to be logged
-        and the turn reported as done."""
+        front end says so and ``loom agent`` exits 1, rather than a traceback logged and
+        the turn reported as done."""
         try:
             turn_store.add_turn(self.ws, turn.model_dump(mode="json"))
         except pw.DatabaseError as err:
@@ -241,15 +241,6 @@ class SqliteTurnLog:
             except (ValueError, TypeError):
                 continue
         return out
-
-
-def turn_log_for(db_path: str | os.PathLike[str] | None) -> TurnLog:
-    """A JSONL file beside the database (``loom.db`` → ``loom.agent-turns.jsonl``), or
-    memory for an in-memory database."""
-    if db_path is None or str(db_path) in ("", ":memory:"):
-        return MemoryTurnLog()
-    p = Path(db_path)
-    return JsonlTurnLog(p.with_name(p.stem + ".agent-turns.jsonl"))
 
 
 # ── rendering ────────────────────────────────────────────────────────────────

@@ -58,7 +58,7 @@ CHANGED_SHOWN = 6
 
 def autonomous(settle_s: float, changed: Iterable[str] = ()) -> TurnInput:
     """The nudge of an autonomous turn; ``changed``: lines naming what the human wrote
-    since the agent's last turn (before: "look at what changed" said nothing of what)."""
+    since the agent's last turn ("look at what changed" alone says nothing of what)."""
     lines = list(changed)
     what = ("Since your last turn they changed:\n" + "\n".join(lines) + "\n") if lines else \
         "Nothing they wrote changed since your last turn. "

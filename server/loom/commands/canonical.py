@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 
-from loom.commands.ast import (
+from loom.commands.catalogue import RESERVED, TOOLS_BY_NAME
+from loom.commands.lexicon import CANONICAL_ARROW as ARROW
+from loom.commands.lexicon import CANONICAL_CLOSER
+from loom.commands.syntax import (
     Annotate,
     Bookmark,
     ChooseModel,
@@ -26,12 +29,12 @@ from loom.commands.ast import (
     Grant,
     Help,
     Import,
-    Link,
     LinkTarget,
     List,
+    MakeLink,
     Memory,
     NewTree,
-    Pin,
+    PinBlock,
     Prune,
     Rate,
     Read,
@@ -42,12 +45,12 @@ from loom.commands.ast import (
     Save,
     Score,
     Search,
+    ShowTree,
     Split,
-    Stash,
+    StashBlock,
     Switch,
     Tag,
     Think,
-    Tree,
     TreeSettings,
     Unbookmark,
     Undelete,
@@ -56,9 +59,6 @@ from loom.commands.ast import (
     View,
     Write,
 )
-from loom.commands.catalogue import RESERVED, TOOLS_BY_NAME
-from loom.commands.lexicon import CANONICAL_ARROW as ARROW
-from loom.commands.lexicon import CANONICAL_CLOSER
 from loom.model.sampling import extra_text
 
 #: A value that may be written without quotes (section ids, write locations).
@@ -135,7 +135,7 @@ def _parts(cmd: Command) -> list[str]:
             return parts
         case List():
             return ["list", *([ref_text(cmd.node)] if cmd.node else []), cmd.what]
-        case Tree():
+        case ShowTree():
             parts = ["tree"]
             if cmd.from_ is not None:
                 parts.append(f"from:{cmd.from_}")
@@ -168,7 +168,7 @@ def _parts(cmd: Command) -> list[str]:
             return parts
         case Annotate() | Edit():
             return [cmd.verb, ref_text(cmd.node), quote(cmd.content)]
-        case Link():
+        case MakeLink():
             parts = ["link", ref_text(cmd.node), "to", _target(cmd.target)]
             if cmd.note is not None:
                 parts.append(f"note:{quote(cmd.note)}")
@@ -193,14 +193,14 @@ def _parts(cmd: Command) -> list[str]:
             else:
                 parts.append("append")
             return [*parts, quote(cmd.content)]
-        case Pin():
+        case PinBlock():
             if cmd.doc is not None:
                 parts = ["pin", f"doc:{quote(cmd.doc)}"]
                 if cmd.section is not None:
                     parts.append(f"section:{bare_or_quoted(cmd.section)}")
                 return parts
             return ["pin", ref_text(cmd.node or "")]
-        case Stash():
+        case StashBlock():
             parts = ["stash", quote(cmd.label)]
             if cmd.content is not None:
                 parts.append(quote(cmd.content))

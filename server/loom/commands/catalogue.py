@@ -852,7 +852,7 @@ CATALOGUE: Mapping[str, Tool] = TOOLS_BY_NAME
 
 @dataclass(frozen=True)
 class EditorVerb:
-    """A verb editors and the CLI use besides the seeds' tools (``ast.EDITOR_VERBS``): it
+    """A verb editors and the CLI use besides the seeds' tools (``syntax.EDITOR_VERBS``): it
     runs through the executor with a permission like any tool, but has no text form and
     is not listed by ``→ help``."""
 

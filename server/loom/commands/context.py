@@ -72,7 +72,7 @@ class Filler(Protocol):
 
 
 @dataclass(frozen=True)
-class ModelChoice:
+class NamedModel:
     """A model ``continue`` can be asked for by name (``model:NAME``)."""
 
     name: str
@@ -88,7 +88,7 @@ class ModelChoice:
 class ModelChoices(Protocol):
     """A subject model that serves several models, chosen per request."""
 
-    def choices(self) -> list[ModelChoice]:
+    def choices(self) -> list[NamedModel]:
         """The models there are, the default first."""
         ...
 
@@ -315,8 +315,7 @@ class Ctx:
             if any(n.id == family or n.version_of == family for n in current):
                 return current
         # elsewhere the versions on your path, else the newest, stand in their originals'
-        # places, as → tree draws them (before: the drawing showed your version and the
-        # branch read the newest)
+        # places, as → tree draws them (so the drawing and the branch read agree)
         # (only the versions on it can be chosen between: the rest is no choice)
         tip = self.ws.descend(through)
         return self.ws.path(tip, prefer=(through.id, *self.choices(),

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from loom.commands import ast, preference_log
+from loom.commands import preference_log, syntax
 from loom.commands.canonical import to_text
 from loom.commands.catalogue import ALL_TOOLS, EDITOR_VERBS, permission_of
 from loom.commands.context import Actor, Ctx, Explorer, SubjectModel
@@ -46,27 +46,27 @@ ACTIONS: dict[str, str] = {verb: e.action for verb, e in _ENTRIES.items()}
 
 
 def parse_line(text: str, classifier: Classifier | None = None
-               ) -> ast.Command | ast.ParseError:
+               ) -> syntax.Command | syntax.ParseError:
     """A command line, or a whole ``→ think`` … ``←`` block, into a command."""
     return parse_line_noting(text, classifier)[0]
 
 
 def parse_line_noting(text: str, classifier: Classifier | None = None
-                      ) -> tuple[ast.Command | ast.ParseError, bool]:
+                      ) -> tuple[syntax.Command | syntax.ParseError, bool]:
     """:func:`parse_line`, and whether a typo was corrected on the way (the grammar's
     :func:`~loom.commands.grammar.parse_noting`)."""
     stripped = text.strip()
     first, _, rest = stripped.partition("\n")
     if rest:
         head, corrected = parse_noting(first)
-        if isinstance(head, ast.Think):
+        if isinstance(head, syntax.Think):
             body = rest.rstrip()
             closer = next((c for c in CLOSERS if body.endswith(c)), None)
             if closer is not None:
                 body = body[: -len(closer)].rstrip()
             content_text = "\n".join(x for x in (head.content, body) if x)
-            return ast.Think(content=content_text), corrected
-        return ast.ParseError(message="one command per line",
+            return syntax.Think(content=content_text), corrected
+        return syntax.ParseError(message="one command per line",
                               hint="put each → command on its own line"), False
     return parse_noting(stripped, classifier)
 
@@ -81,7 +81,7 @@ _STILL_ALLOWED = frozenset({"undelete", "delete"})  # what a deleted tree may st
 
 
 def _refuse_deleted(ws: Workspace, actor: Actor) -> None:
-    """No write goes into a deleted tree (before: typed text was committed into one,
+    """No write goes into a deleted tree (typed text would be committed into it,
     "✓ committed 1 node", where nobody would look). Read fresh: another process may have
     deleted it since this actor's copy was read, or purged it."""
     if actor.tree is None:
@@ -128,7 +128,7 @@ class Executor:
     def _current_subject(self) -> SubjectModel | None:
         return self.subject
 
-    def execute(self, command: str | ast.Command, actor: Actor,
+    def execute(self, command: str | syntax.Command, actor: Actor,
                 on_delta: Callable[[int, str], None] | None = None,
                 cancel: threading.Event | None = None, typed: str | None = None) -> Result:
         """Run a command line (or a parsed command; ``typed`` is then the line it was
@@ -137,25 +137,25 @@ class Executor:
             cmd, corrected = parse_line_noting(command, self.classifier)
         else:
             cmd, corrected = command, False
-            if typed is not None and not isinstance(command, ast.Think):
+            if typed is not None and not isinstance(command, syntax.Think):
                 again, corrected = parse_noting(typed.strip())  # no classifier: no model call
-                corrected = corrected or isinstance(again, ast.ParseError)  # a guess read it
+                corrected = corrected or isinstance(again, syntax.ParseError)  # a guess read it
         shown = command.strip() if isinstance(command, str) else ""
-        if isinstance(cmd, ast.ParseError):
+        if isinstance(cmd, syntax.ParseError):
             result = Result.failure("INVALID_SYNTAX", cmd.message, cmd.hint, shown)
             self._trace(actor, shown or "→ ?", result)
             return result
-        canonical = "→ think" if isinstance(cmd, ast.Think) else to_text(cmd)
+        canonical = "→ think" if isinstance(cmd, syntax.Think) else to_text(cmd)
         result = self._run(cmd, actor, on_delta, cancel)
         result.command = canonical
         if corrected:  # the trace keeps the canonical command; the reader learns it too
             result.text += "\n" + read_as_note(canonical)
             result.data["read_as"] = canonical
-        if not (isinstance(cmd, ast.Think) and result.ok):  # a thought is its own entry
+        if not (isinstance(cmd, syntax.Think) and result.ok):  # a thought is its own entry
             self._trace(actor, canonical, result)
         return result
 
-    def _run(self, cmd: ast.Command, actor: Actor,
+    def _run(self, cmd: syntax.Command, actor: Actor,
              on_delta: Callable[[int, str], None] | None,
              cancel: threading.Event | None = None) -> Result:
         ctx = Ctx(self.ws, actor, self._current_subject, on_delta, now=self.ws.clock(),
@@ -203,7 +203,7 @@ class Executor:
         return [self.execute(line, actor) for line in lines]
 
 
-def _internal(cmd: ast.Command, err: Exception) -> Result:
+def _internal(cmd: syntax.Command, err: Exception) -> Result:
     """A bug met running ``cmd``: logged with its traceback, said without it."""
     log.exception("internal error running %s", cmd.verb)
     return Result.failure("INTERNAL", f"{type(err).__name__}: {err}",

@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from loom.commands.ast import Command, ParseError, Think
 from loom.commands.grammar import parse
 from loom.commands.lexicon import is_closer, is_command_line
+from loom.commands.syntax import Command, ParseError, Think
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _MAX_QUOTE_LINES = 200  # how far a quoted text may run over lines
@@ -38,7 +38,7 @@ _Kind = Literal["prose", "batch", "think"]
 
 
 @dataclass(frozen=True)
-class Segment:
+class ReplySegment:
     """A run of lines of one kind."""
 
     kind: _Kind
@@ -102,15 +102,15 @@ def _think_end(ls: _Lines, i: int, inline: str) -> tuple[int, bool]:
     return (len(ls.lines) - 1, False) if not inline else (i, True)
 
 
-def extract(text: str) -> list[Segment]:
+def extract(text: str) -> list[ReplySegment]:
     """Cut ``text`` into prose, command batches and think blocks (see the module doc)."""
     ls = _Lines(text)
-    segments: list[Segment] = []
+    segments: list[ReplySegment] = []
 
     def add(kind: _Kind, first: int, last: int, **extra: object) -> None:
         start, end = ls.starts[first], ls.end(last)
         segments.append(
-            Segment(kind, text[start:end], first, last, start, end, **extra)  # type: ignore[arg-type]
+            ReplySegment(kind, text[start:end], first, last, start, end, **extra)  # type: ignore[arg-type]
         )
 
     prose_from: int | None = None

@@ -176,10 +176,6 @@ def quoted_kind(verb: str) -> ValueKind | None:
     return tool.quoted if tool is not None else None
 
 
-#: Verbs whose bare arguments include a node reference (``view a7x2``, ``continue from
-#: a7x2``, ``drop a7x2`` for a pin).
-NODE_VERBS: frozenset[str] = frozenset(t.name for t in TOOLS if t.takes_node)
-
 #: Every spelling of every verb's options (``branch``, ``count``, ``pin:doc``…).
 OPTION_NAMES: frozenset[str] = frozenset(name for t in TOOLS for name in t.option_words)
 

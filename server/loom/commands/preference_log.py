@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.model import preferences as prefs
@@ -22,10 +22,10 @@ log = logging.getLogger(__name__)
 _RECORDED = frozenset({"switch", "prune", "rate", "bookmark", "unbookmark", "edit", "commit"})
 
 
-def before(ctx: Ctx, cmd: ast.Command) -> str | None:
+def before(ctx: Ctx, cmd: syntax.Command) -> str | None:
     """What a recording needs from before the command: for a sibling switch, the node the
     participant stood on (the sibling left is the one rejected)."""
-    if not isinstance(cmd, ast.Switch) or cmd.tip is not None or ctx.actor.tree is None:
+    if not isinstance(cmd, syntax.Switch) or cmd.tip is not None or ctx.actor.tree is None:
         return None
     try:
         return ctx.ws.position(ctx.me, ctx.tree)[0].id
@@ -34,7 +34,7 @@ def before(ctx: Ctx, cmd: ast.Command) -> str | None:
         return None
 
 
-def after(ctx: Ctx, cmd: ast.Command, result: Result, was: str | None) -> None:
+def after(ctx: Ctx, cmd: syntax.Command, result: Result, was: str | None) -> None:
     """Record the events a successful command means."""
     if not result.ok or cmd.verb not in _RECORDED or ctx.actor.tree is None:
         return
@@ -49,9 +49,9 @@ def _node(ctx: Ctx, node_id: Any) -> Node | None:
     return ctx.ws.find_node(node_id) if isinstance(node_id, str) else None
 
 
-def _events(ctx: Ctx, cmd: ast.Command, result: Result, was: str | None
+def _events(ctx: Ctx, cmd: syntax.Command, result: Result, was: str | None
             ) -> list[tuple[str, dict[str, Any]]]:
-    if isinstance(cmd, ast.Switch):
+    if isinstance(cmd, syntax.Switch):
         if cmd.tip is not None or not isinstance(result.data.get("node"), str):
             return []  # (a branch from a node, a suggestion's way back: no choice)
         found = {n.id: n for n in ctx.ws.nodes_by_id(
@@ -65,30 +65,30 @@ def _events(ctx: Ctx, cmd: ast.Command, result: Result, was: str | None
                                 "chosen": node.id, "rejected": rejected})]
     node = _node(ctx, result.data.get("node"))
     match cmd:
-        case ast.Prune():
+        case syntax.Prune():
             if node is None:
                 return []
             return [(prefs.PRUNE, {"parent": node.parent, "node": node.id,
                                    "rejected": [node.id]})]
-        case ast.Rate():
+        case syntax.Rate():
             if node is None:
                 return []
             return [(prefs.RATE, {"parent": node.parent, "node": node.id,
                                   "chosen": node.id if cmd.rating > 0 else None,
                                   "rejected": [node.id] if cmd.rating < 0 else [],
                                   "detail": {"rating": cmd.rating}})]
-        case ast.Bookmark() | ast.Unbookmark():
+        case syntax.Bookmark() | syntax.Unbookmark():
             if node is None:
                 return []
-            on = isinstance(cmd, ast.Bookmark)
+            on = isinstance(cmd, syntax.Bookmark)
             return [(prefs.BOOKMARK, {"parent": node.parent, "node": node.id,
                                       "chosen": node.id if on else None,
                                       "detail": {"on": on}})]
-        case ast.Edit():
+        case syntax.Edit():
             created = result.data.get("created") or []
             return _edits(ctx, {v.edited_from: v.id for v in map(ctx.ws.find_node, created)
                                 if v is not None and v.edited_from})
-        case ast.Commit():
+        case syntax.Commit():
             return _edits(ctx, dict(result.data.get("versions") or {}))
     return []
 

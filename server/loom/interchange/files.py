@@ -146,8 +146,8 @@ def available_memory() -> int | None:
 
 def refuse_beyond_memory(size: int, name: str, available: int | None = None) -> None:
     """A LoomError when parsing a file of ``size`` bytes would need more memory than this
-    machine has free (before: a 500 MB file under the 512 MB cap took 7.35 GB
-    and the machine, not Loom, said no). Nothing is read or written then."""
+    machine has free (a 500 MB file under the 512 MB cap takes 7.35 GB: the machine,
+    not Loom, would say no). Nothing is read or written then."""
     free = available_memory() if available is None else available
     need = PARSE_MEMORY_FACTOR * size + PROCESS_MEMORY
     if free is not None and need > free:

@@ -5,14 +5,12 @@ What a format cannot hold comes back with the data, for the export's report."""
 from __future__ import annotations
 
 import importlib
-from typing import Literal
 
 from loom.interchange.openloom.render import ExportOptions
 from loom.interchange.written import Written
 from loom.store.schema import Tree
 from loom.store.workspace import Workspace
 
-ForeignFormat = Literal["socketteer", "loomsidian", "miniloom", "tapestry"]
 #: format → (module, function, the loom's name as people say it)
 WRITERS: dict[str, tuple[str, str, str]] = {
     "socketteer": ("loom.interchange.socketteer_write", "write_socketteer", "socketteer/loom"),

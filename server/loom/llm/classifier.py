@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.catalogue import CATALOGUE
 from loom.commands.grammar import parse
 from loom.llm.base import ChatMessage
@@ -83,7 +83,7 @@ class ModelClassifier:
     def __init__(self, ask: Callable[[str], str]) -> None:
         self.ask = ask
 
-    def __call__(self, text: str, candidates: list[str]) -> ast.Command | None:
+    def __call__(self, text: str, candidates: list[str]) -> syntax.Command | None:
         reply = self.ask(PROMPT.format(commands=_commands(), text=text,
                                        candidates=", ".join(candidates[:6])))
         try:
@@ -96,7 +96,7 @@ class ModelClassifier:
         if line is None:
             return None
         parsed = parse(line)  # no classifier here: a guess must stand on its own
-        return None if isinstance(parsed, ast.ParseError) else parsed
+        return None if isinstance(parsed, syntax.ParseError) else parsed
 
 
 def model_classifier(profile_name: str | None = None) -> ModelClassifier:

@@ -315,7 +315,7 @@ AGENT_MODEL_HINT = (
 def agent_model_caveat(profile: ModelProfile) -> tuple[str, str] | None:
     """``(message, hint)`` when ``profile``, serving the collaborator or the judge, is the
     bundled SmolLM2-135M: it runs, but its turns and scores are mostly noise, so every
-    front end says so where agent work starts (issue 47: nonsense with every check green).
+    front end says so where agent work starts (else: nonsense with every check green).
     None for any other model (a local .gguf of one's own included)."""
     if profile.provider != "local" or profile.model.endswith(".gguf"):
         return None

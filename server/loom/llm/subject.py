@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from loom.commands.context import ModelChoice, PresetChoice
+from loom.commands.context import NamedModel, PresetChoice
 from loom.errors import LoomError
 from loom.llm.base import (
     ChatMessage,
@@ -49,14 +49,14 @@ class ProviderSubject:
         self.profile = profile
         self.name = f"{profile.provider}:{profile.model}"
 
-    def choices(self) -> list[ModelChoice]:
+    def choices(self) -> list[NamedModel]:
         """The default profile, then the config's, then the built-in ones."""
         try:
             config = load_config()
         except ModelError:  # a broken config file: the default and the built-in ones
             config = LoomConfig()
         profiles = {self.profile.name: self.profile, **config.profiles, **BUILTIN_PROFILES}
-        return [ModelChoice(name, f"{p.provider} {_short(p.model)}",
+        return [NamedModel(name, f"{p.provider} {_short(p.model)}",
                             ready=p.provider == "local" or p.api_key() is not None,
                             default=name == self.profile.name)
                 for name, p in profiles.items()]
@@ -280,7 +280,7 @@ async def _bridge(source: threading.Event | None, target: asyncio.Event) -> None
     target.set()
 
 
-def known_models() -> list[ModelChoice]:
+def known_models() -> list[NamedModel]:
     """The models ``model:`` may name, the configured subject's default first."""
     try:
         default = resolve_profile("subject")

@@ -205,7 +205,7 @@ class SummaryWorker:
             except Exception as err:  # the worker must outlive any one bad job
                 if storage_error(err).code == "PERMISSION_DENIED":
                     # a reader's database role may not claim jobs: nothing this worker
-                    # could do will change that (it logged this once a second)
+                    # could do will change that, so it stops rather than log it every second
                     self.unavailable = "the database refuses this role's summary writes"
                 elif unreachable(err):  # (down: it is tried again, quietly)
                     log.warning("summary worker: the database is unreachable")

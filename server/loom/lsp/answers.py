@@ -108,7 +108,7 @@ async def answered(name: str, fn: Handler, ls: ClientHost, raw: Any) -> Any:
     except LoomError as err:
         return failure(err)
     except Exception as err:
-        if unreachable(err):  # (before: answered "a bug in Loom")
+        if unreachable(err):  # the database, not a bug in Loom
             failed(ls, name, err)
             return answer(Result.failure("CONFLICT", UNREACHABLE, OUTAGE_HINT))
         return bug(name)

@@ -94,7 +94,7 @@ class ContinueArgs(UriArgs, Sampling):
     def command(self) -> tuple[Any, str | None]:
         """The ``→ continue`` these arguments ask for, to be passed on whole, and how a
         typo in ``options`` was read (``(read as → continue temperature:0.7)``), if one was."""
-        from loom.commands import ast
+        from loom.commands import syntax
 
         named = tuple(self.models or ()) or ((self.model,) if self.model else ())
         fields = self.chosen()
@@ -105,7 +105,7 @@ class ContinueArgs(UriArgs, Sampling):
             fields.update(typed.chosen())
             named = typed.models or named
             preset = typed.preset or preset
-        return ast.Continue(**fields, models=named, preset=preset), note
+        return syntax.Continue(**fields, models=named, preset=preset), note
 
 
 class ContinueOptionsArgs(Args):
@@ -118,7 +118,7 @@ def continue_options(text: str) -> tuple[Any, str | None]:
     """``→ continue``'s options as typed, read as the line ``→ continue OPTIONS`` is: the
     command (its options alone) and how a typo was read, if one was. Anything that line
     would not take is ``✗ INVALID_SYNTAX``, as it is typed in a buffer."""
-    from loom.commands import ast
+    from loom.commands import syntax
     from loom.commands.canonical import to_text
     from loom.commands.executor import parse_line_noting, read_as_note
     from loom.commands.lexicon import is_command_line
@@ -128,9 +128,9 @@ def continue_options(text: str) -> tuple[Any, str | None]:
         raise LoomError("INVALID_SYNTAX", "options, not a command",
                         "give the options alone: n:2 temperature:0.7")
     cmd, corrected = parse_line_noting(f"→ continue {options}")
-    if isinstance(cmd, ast.ParseError):
+    if isinstance(cmd, syntax.ParseError):
         raise LoomError("INVALID_SYNTAX", cmd.message, cmd.hint)
-    if not isinstance(cmd, ast.Continue):  # (the options read as another command)
+    if not isinstance(cmd, syntax.Continue):  # (the options read as another command)
         raise LoomError("INVALID_SYNTAX", f'"{options}" are not options of → continue',
                         "→ help continue lists them")
     if cmd.from_ is not None:
@@ -154,10 +154,10 @@ class FillArgs(UriArgs, Sampling):
 
     def command(self) -> Any:
         """The ``→ fill`` these arguments ask for (its node and span from the selection)."""
-        from loom.commands import ast
+        from loom.commands import syntax
 
         named = tuple(self.models or ()) or ((self.model,) if self.model else ())
-        return ast.Fill(**self.chosen(), models=named, preset=self.preset or None)
+        return syntax.Fill(**self.chosen(), models=named, preset=self.preset or None)
 
 
 class ModelArgs(UriArgs):

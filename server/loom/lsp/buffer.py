@@ -26,7 +26,7 @@ class Segment:
 
 
 @dataclass
-class Edit:
+class EditEffect:
     """What one change did: which node segments it touched (in order)."""
 
     touched: list[int] = field(default_factory=list)
@@ -137,14 +137,14 @@ class BufferSession:
                 self._dirty.discard(i)
 
     # ── editing ──
-    def apply(self, start: int, end: int, new: str) -> Edit:
+    def apply(self, start: int, end: int, new: str) -> EditEffect:
         """Apply ``text[start:end] = new`` and move every range; return what it touched."""
         start, end = max(0, start), min(end, len(self.doc.text))
         inside = self._inside(start, end)
         if inside is not None:
             return self._apply_inside(inside, start, end, new)
         segments = self.segments  # (every deferred move applied)
-        edit = Edit()
+        edit = EditEffect()
         owner = self._owner_of_insert(start) if start == end else None
         delta = len(new) - (end - start)
         for i, s in enumerate(segments):
@@ -205,7 +205,7 @@ class BufferSession:
                 return i
         return None
 
-    def _apply_inside(self, i: int, start: int, end: int, new: str) -> Edit:
+    def _apply_inside(self, i: int, start: int, end: int, new: str) -> EditEffect:
         delta = len(new) - (end - start)
         if i >= self._shift_from:
             self._settle(i + 1)
@@ -224,7 +224,7 @@ class BufferSession:
         self.version += 1
         if self._dirty and (len(new) > 1 or end - start > 1 or len(self._dirty) > 1):
             self.realign()
-        return Edit(touched=[i], working=working)
+        return EditEffect(touched=[i], working=working)
 
     def _owner_of_insert(self, at: int) -> int | None:
         """Insertion at a boundary extends the node before it; at the very end it goes to

@@ -19,7 +19,7 @@ from lsprotocol import types as lsp
 from loom.lsp.buffer import BufferSession, Segment
 from loom.lsp.merge import merge3
 from loom.lsp.session_cache import SessionCache
-from loom.lsp.views import View, path_text
+from loom.lsp.views import RenderedView, path_text
 from loom.store.schema import BufferState, Node, Participant, Tree
 from loom.store.workspace import Workspace
 
@@ -45,7 +45,7 @@ class Rebased:
 @dataclass
 class OpenDoc:
     uri: str
-    view: View
+    view: RenderedView
     session: BufferSession
     targets: list[Target] = field(default_factory=list)
     client_version: int = 0
@@ -128,7 +128,7 @@ def copy_segments(segments: list[Segment]) -> list[Segment]:
                     s.dirty) for s in segments]
 
 
-class Documents:
+class OpenDocuments:
     """Every open loom: document of one editor session, for one participant.
 
     Uncommitted text is kept per editor session (``session``): two editors on one buffer
@@ -171,7 +171,7 @@ class Documents:
         self.orphans[uri] = dead[1:]
         return dead[0]
 
-    def restore_view(self, uri: str) -> View:
+    def restore_view(self, uri: str) -> RenderedView:
         """The view with this session's uncommitted work for it put back in."""
         state = self._state_for(uri) if uri.startswith("loom://path/") else None
         tip = self.ws.find_node(state.tip) if state else None
@@ -262,14 +262,14 @@ class Documents:
             offset += len(content)
         return parts, out, notes
 
-    def text_for(self, uri: str) -> tuple[str, View]:
+    def text_for(self, uri: str) -> tuple[str, RenderedView]:
         doc = self.open.get(uri)
         if doc is not None:
             return doc.text, doc.view
         view = self.restore_view(uri)
         return view.text, view
 
-    def peek(self, uri: str) -> View:
+    def peek(self, uri: str) -> RenderedView:
         """What a URI shows, for reading only (status, tips): the open document's view,
         else the cached rendering; nothing is opened."""
         doc = self.open.get(uri)
@@ -309,7 +309,7 @@ class Documents:
         node, run a line). Saving it is the editor's: it runs nothing."""
         who = self.participant
         tree = self.ws.tree_or_none(who.current_tree) if who.current_tree else None
-        view = View(uri, "file", text, False, "loom", tree=tree)
+        view = RenderedView(uri, "file", text, False, "loom", tree=tree)
         doc = OpenDoc(uri, view, BufferSession(text, [], self.encoding),
                       client_version=version)
         self.files[uri] = doc

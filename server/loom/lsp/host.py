@@ -24,11 +24,11 @@ from loom.lsp.rpc import AnsweringServer
 
 if TYPE_CHECKING:
     from loom.app import App
-    from loom.commands import ast
+    from loom.commands import syntax
     from loom.commands.context import Actor
     from loom.commands.results import Result
     from loom.lsp.buffer import Segment
-    from loom.lsp.documents import Documents, OpenDoc
+    from loom.lsp.documents import OpenDoc, OpenDocuments
     from loom.lsp.settings import Settings
     from loom.store.schema import Tree
 
@@ -48,7 +48,7 @@ class Host(Protocol):
     def app(self) -> App: ...
 
     @property
-    def docs(self) -> Documents: ...
+    def docs(self) -> OpenDocuments: ...
 
     @property
     def caps(self) -> lsp.ClientCapabilities: ...
@@ -62,12 +62,12 @@ class Host(Protocol):
         the participant's current tree, if any."""
         ...
 
-    def execute_now(self, command: str | ast.Command, actor: Actor) -> Result:
+    def execute_now(self, command: str | syntax.Command, actor: Actor) -> Result:
         """Run a short command on the event loop (commits: the buffer must not move under
         them)."""
         ...
 
-    async def execute(self, command: str | ast.Command, actor: Actor, *,
+    async def execute(self, command: str | syntax.Command, actor: Actor, *,
                       on_delta: Callable[[int, str], None] | None = None,
                       cancel: threading.Event | None = None,
                       on_done: Callable[[], None] | None = None) -> Result:
@@ -182,7 +182,7 @@ class ClientHost(AnsweringServer):
         self._holds = 0
         self._ready = False
         self._app: App | None = None
-        self._docs: Documents | None = None
+        self._docs: OpenDocuments | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         #: request id → the task of a running command that stops when it is cancelled
         self._cancellable: dict[Any, asyncio.Task[Any]] = {}
@@ -341,16 +341,16 @@ class ClientHost(AnsweringServer):
         return value if isinstance(value, str) else None
 
     @property
-    def docs(self) -> Documents:
+    def docs(self) -> OpenDocuments:
         if self._docs is None:
             self.core_warmed()
-            from loom.lsp.documents import Documents
+            from loom.lsp.documents import OpenDocuments
 
             encoding = str(self.workspace.position_encoding or "utf-16")
             ws = self.app.ws
             # A name the workspace does not know starts with no permissions (Identity).
             who = self.app.me()
-            self._docs = Documents(ws, who, encoding, ws.open_session(who))
+            self._docs = OpenDocuments(ws, who, encoding, ws.open_session(who))
         return self._docs
 
     @property
@@ -386,12 +386,12 @@ class ClientHost(AnsweringServer):
 
         return Actor(who, tree)
 
-    def execute_now(self, command: str | ast.Command, actor: Actor) -> Result:
+    def execute_now(self, command: str | syntax.Command, actor: Actor) -> Result:
         result = self.app.executor.execute(command, actor)
         self.spawn(self.sync.refresh_traces(), "trace refresh")
         return result
 
-    async def execute(self, command: str | ast.Command, actor: Actor, *,
+    async def execute(self, command: str | syntax.Command, actor: Actor, *,
                       on_delta: Callable[[int, str], None] | None = None,
                       cancel: Any = None, on_done: Callable[[], None] | None = None) -> Result:
         result = await asyncio.to_thread(_then, self.app.executor.execute, on_done, command,
@@ -447,8 +447,8 @@ class ClientHost(AnsweringServer):
         """Bring the editor's copy of ``doc`` to ``text`` (one edit at a time per
         document, each computed from what the one before it leaves). The edit is
         computed before this yields to the loop: from the text the editor's last change
-        left, so a change arriving meanwhile is one made on top of it (before: an empty
-        open, then a typed "x", could find the "x" taken into the edit and replaced)."""
+        left, so a change arriving meanwhile is one made on top of it (else an empty
+        open, then a typed "x", can find the "x" taken into the edit and replaced)."""
         async with doc.edit_lock:
             params = self._propose_edit(doc, text, segments)
             if params is None:

@@ -60,7 +60,6 @@ log = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 NOT_INITIALIZED = -32002
@@ -319,7 +318,7 @@ class AnsweringProtocol(LanguageServerProtocol):
     def _surrogates_repaired(self, data: Any, count: int) -> None:
         """Text that no database, file or UTF-8 stream can hold (a lone UTF-16 surrogate,
         which JSON lets a client send) was repaired as it came in: the editor is told
-        (before: one typed in a buffer stopped its crash protection and every save)."""
+        (unrepaired, one typed in a buffer stops its crash protection and every save)."""
         method = data.get("method") if isinstance(data, dict) else None
         log.warning("replaced %d lone UTF-16 surrogate(s) in %s with U+FFFD", count, method)
         if self._initialize_seen and not self._shutdown:

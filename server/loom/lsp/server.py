@@ -923,7 +923,7 @@ async def cmd_explore(ls: LoomServer, a: A.ExploreArgs) -> Result:
 async def cmd_stop_exploring(ls: LoomServer, a: A.StopExploringArgs) -> Result:
     """The tree's exploration, shown here or run by another process (``→ explore end``
     reaches it through the change log)."""
-    from loom.commands import ast
+    from loom.commands import syntax
     from loom.commands.results import Result
     from loom.store import reader
 
@@ -936,7 +936,7 @@ async def cmd_stop_exploring(ls: LoomServer, a: A.StopExploringArgs) -> Result:
         return Result.failure("NOT_FOUND", "no tree given", "pass {uri} or {tree}")
     if ls.exploring.stop_tree(tree.id):
         return Result.success("✓ stopping the exploration")
-    return await ls.execute(ast.Explore(end=True), type(actor)(actor.participant, tree))
+    return await ls.execute(syntax.Explore(end=True), type(actor)(actor.participant, tree))
 
 
 @on.command("loom.askCollaborator")

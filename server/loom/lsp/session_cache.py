@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from loom.lsp.views import View, render
+from loom.lsp.views import RenderedView, render
 from loom.store.schema import Node, Participant
 from loom.store.workspace import Workspace
 
@@ -44,7 +44,7 @@ class SessionCache:
         self._paths: OrderedDict[tuple[str, tuple[str, ...]],
                                  tuple[str, list[Any], dict[str, int]]] = OrderedDict()
         #: (uri, tip id or "") → (tree id or "", view)
-        self._views: OrderedDict[tuple[str, str], tuple[str, View]] = OrderedDict()
+        self._views: OrderedDict[tuple[str, str], tuple[str, RenderedView]] = OrderedDict()
         self._originals: dict[str, str | None] = {}  # immutable: never invalidated
         self._filled: dict[str, tuple[int, int] | None] = {}  # immutable too
         #: (what, tree id, …) → a value read from a tree, dropped by any change in it
@@ -143,7 +143,7 @@ class SessionCache:
         return None
 
     # ── views ──
-    def view(self, uri: str, tip: Node | None = None) -> View:
+    def view(self, uri: str, tip: Node | None = None) -> RenderedView:
         """``views.render`` for this participant, from the cache when it can be. The view
         is a copy: callers may set its fields (the segments list is shared, and never
         changed in place by anyone)."""

@@ -16,8 +16,8 @@ class Settings(BaseModel):
     default_n: int = Field(default=3, alias="defaultN", ge=1, le=10)
     default_tokens: int = Field(default=50, alias="defaultTokens", ge=1, le=4096)
     inlay_hints: bool = Field(default=True, alias="inlayHints")
-    # Which node boundaries get a marker (before: a marker on every boundary, mid-
-    # sentence, cluttered the prose): "siblings" where a node has alternatives (or no
+    # Which node boundaries get a marker (one on every boundary, mid-sentence, clutters
+    # the prose): "siblings" where a node has alternatives (or no
     # text), "all" at every boundary. Authorship shows in the text's colour either way.
     markers: Literal["siblings", "all"] = "siblings"
     document_provider: Literal["textDocumentContent", "fileSystem", "bufReadCmd"] = Field(

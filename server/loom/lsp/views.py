@@ -32,7 +32,7 @@ class Target:
 
 
 @dataclass
-class View:
+class RenderedView:
     uri: str
     kind: Kind
     text: str
@@ -150,7 +150,7 @@ def conversation_text(ws: Workspace, agent: str, tree: Tree) -> str:
 
 
 def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None,
-           paths: Callable[..., list[Any]] | None = None) -> View:
+           paths: Callable[..., list[Any]] | None = None) -> RenderedView:
     """Render a URI for a participant. ``tip`` overrides the path's end (open buffers);
     ``paths`` reads a path as ``Workspace.path`` does (a session's cache)."""
     path_of = paths or ws.path
@@ -158,19 +158,19 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None,
     perms.require_read(who.permissions, "doc" if target.kind == "doc" else "tree")
     if target.kind == "doc":
         doc = ws.document(target.name or "")
-        return View(uri, "doc", doc.content, False, "markdown", doc=doc)
+        return RenderedView(uri, "doc", doc.content, False, "markdown", doc=doc)
     if target.kind == "trace":
         p = ws.participant(target.name or "")
-        return View(uri, "trace", trace_text(ws, p), True, "loom")
+        return RenderedView(uri, "trace", trace_text(ws, p), True, "loom")
     tree = ws.find_tree(target.tree or "")
     perms.require_read(who.permissions, tree=tree.id, home=who.current_tree)
     if target.kind == "conversation":
         name = ws.participant(target.name or "").name
-        return View(uri, "conversation", conversation_text(ws, name, tree), True, "loom")
+        return RenderedView(uri, "conversation", conversation_text(ws, name, tree), True, "loom")
     if target.kind == "tree":
         position, tip = ws.position(who, tree)
         drawn = tree_overview(ws, tree, position, tip, who)
-        return View(uri, "tree", drawn.text, True, "loom", tree=tree, folds=drawn.folds)
+        return RenderedView(uri, "tree", drawn.text, True, "loom", tree=tree, folds=drawn.folds)
     opening = tip is None  # (an open buffer's own end is never moved)
     path = None
     chosen = ws.path_choices(who, tree)  # the versions the participant chose to see
@@ -195,4 +195,4 @@ def render(ws: Workspace, uri: str, who: Participant, tip: Node | None = None,
             tip = below
             path = path_of(tip, prefer=(tip.id, *chosen))
     text, segments = path_text(ws, tree, path, ws.clock())
-    return View(uri, "path", text, False, "loom", tree=tree, tip=tip, segments=segments)
+    return RenderedView(uri, "path", text, False, "loom", tree=tree, tip=tip, segments=segments)

@@ -13,7 +13,7 @@ import contextlib
 from dataclasses import dataclass
 
 from loom.app import App
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.catalogue import TOOLS
 from loom.commands.context import Actor
 from loom.commands.extract import typed_commands
@@ -146,7 +146,7 @@ class McpWorkspace:
                           "  hint: write a command line, e.g. → tree", False)
         return Answer("\n\n".join(out), ok)
 
-    def _commands(self, text: str) -> list[tuple[str, ast.Command | str | None]]:
+    def _commands(self, text: str) -> list[tuple[str, syntax.Command | str | None]]:
         """The command lines of ``text`` with the line each was typed as (a quote may run
         over lines); a line of prose comes back with no command."""
         return typed_commands(text)

@@ -105,8 +105,6 @@ class MemoryState:
     used: int
     available: int
     exact: bool
-    pinned_blocks: list[str]
-    recalled_blocks: list[str]
 
 
 def state(ctx: Ctx) -> MemoryState:
@@ -121,5 +119,4 @@ def state(ctx: Ctx) -> MemoryState:
     recalled = [f'"{s.label}": {s.content}' for s in items if s.recalled]
     used, exact = count_tokens("\n".join(blocks + recalled))
     budget = ctx.actor.context_budget or CONTEXT_BUDGET
-    return MemoryState(shown, [s.label for s in items], used, max(0, budget - used),
-                       exact, blocks, recalled)
+    return MemoryState(shown, [s.label for s in items], used, max(0, budget - used), exact)

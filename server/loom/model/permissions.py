@@ -95,8 +95,8 @@ def require_read(perms: Iterable[str], what: str = "tree", tree: str | None = No
     """The one check every read of a tree's text goes through, whatever asks (the CLI's
     ``loom tree``, the editor's path and overview views, hover, node info, search, the
     tree picture, the sibling lists): ``loom_aware`` for a tree, ``doc_read`` for a
-    document; ``PERMISSION_DENIED`` without it (before: seven of eight read paths gave
-    a tree's text to a participant the arrow commands refused). ``tree``: the tree read,
+    document; ``PERMISSION_DENIED`` without it (one check, so that no read path gives a
+    tree's text to a participant the arrow commands refuse). ``tree``: the tree read,
     when it is not ``home`` (the participant's current tree) ``cross_tree`` is needed too,
     as for ``switch … in tree:``."""
     from loom.errors import LoomError

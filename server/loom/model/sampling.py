@@ -2,7 +2,7 @@
 
 ``→ continue n:3 tokens:40 temperature:0.7`` asks three things of the subject model; they
 travel together, under the names the command gives them, from the parsed command
-(``ast.Continue`` carries these fields) through the core's request to the provider, which
+(``syntax.Continue`` carries these fields) through the core's request to the provider, which
 puts them into its API's own words. A field left None is the model profile's default,
 filled in one place: ``llm/providers/_common.call_params``.
 

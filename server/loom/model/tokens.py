@@ -25,7 +25,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 DEFAULT_K = 5
-MAX_K = 20
 #: Probability buckets, confident to surprising: a token is in the first bucket whose
 #: lower bound its probability reaches.
 BUCKET_FLOORS: tuple[float, ...] = (0.8, 0.5, 0.2, 0.05, 0.0)

@@ -73,7 +73,7 @@ def _line(row: Row, on_path: bool, here: bool) -> str:
     tail = (f'  ★ "{label}"' if label else "") + ("  " + " ".join(f"#{t}" for t in tags)
                                                    if tags else "")
     notes = getattr(row, "notes", 0)
-    if notes:  # (before: the collaborator's notes were invisible here)
+    if notes:  # the collaborator's notes show here too, counted
         tail += f"  ({notes} note{'s' if notes != 1 else ''})"
     others = getattr(row, "others", ())
     if others:  # the original and versions not shown: → switch to one shows it instead

@@ -34,7 +34,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 
 def words(n: int) -> str:
-    """``1 word``, ``12,847 words`` (before: "(1 words)")."""
+    """``1 word``, ``12,847 words`` (never "1 words")."""
     return f"{thousands(n)} {'word' if n == 1 else 'words'}"
 
 

@@ -36,7 +36,7 @@ HERE = " (you are here)"
 
 def _mark(item: Item, current: str | None) -> str:
     """``[b3k9]``, or ``[a7x2]* (you are here)`` for the current node, wherever it is
-    drawn (before: the note was left out unless the drawing started on it)."""
+    drawn, not only where the drawing starts."""
     return f"[{item.label}]" + (f"*{HERE}" if item.id == current else "")
 
 

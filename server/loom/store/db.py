@@ -216,7 +216,7 @@ def open_database(path: str | os.PathLike[str] | None = None,
         if default:
             target.parent.mkdir(parents=True, exist_ok=True)  # the user data dir, on first use
         elif not target.parent.is_dir():
-            # (before: a mistyped --db made the folders and an empty workspace, exit 0)
+            # a mistyped --db must not make the folders and an empty workspace, exit 0
             raise LoomError("NOT_FOUND", f"there is no folder {target.parent} for the "
                             "database", "create the folder first (mkdir -p "
                             f"{shlex.quote(str(target.parent))}), or give a path in one "

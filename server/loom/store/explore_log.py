@@ -50,11 +50,6 @@ def _log(ws: Workspace, tree: str, kind: str, entity: str, actor: str,
         ws.log_change(tree, kind, entity, actor, payload)
 
 
-def log_start(ws: Workspace, tree: str, source: str, actor: str, run: str,
-              **payload: Any) -> None:
-    _log(ws, tree, START, source, actor, {"run": run, **payload})
-
-
 def log_start_alone(ws: Workspace, tree: str, source: str, actor: str, run: str,
                     **payload: Any) -> list[LoggedRun]:
     """``explore.start`` logged, then the tree's live explorations read (this one among

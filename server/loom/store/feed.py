@@ -83,9 +83,9 @@ class ChangeListener:
     ``lost()`` when the connection is lost.
 
     A lost connection is tried again at once and then every ``RETRY_MAX_S`` at the most:
-    a restarted server is listened to again within a second of answering (before: the
-    backoff had grown to 4 s during a restart, and the first edit after it reached the
-    other editors 5 s late). A refused connection costs a round trip, so trying often is
+    a restarted server is listened to again within a second of answering (a backoff
+    grown to 4 s during a restart has the first edit after it reach the other editors
+    5 s late). A refused connection costs a round trip, so trying often is
     cheap."""
 
     RETRY_FIRST_S = 0.1

@@ -44,8 +44,8 @@ def remove_pins(ws: Workspace, who: Participant, tree: Tree, kind: str, ref: str
     """Unpin ``ref`` in ``tree`` (only its ``section``, when given); how many pins went."""
     with ws.db.atomic():
         q = Pin.delete().where(_pin_where(who, tree, kind, ref))
-        # a document's own pin is not its sections' (before: dropping the document
-        # dropped its §motivation pin too, and reported one)
+        # a document's own pin is not its sections': dropping the document leaves its
+        # §motivation pin
         q = q.where(Pin.section == section) if section else \
             q.where(Pin.section.is_null() | (Pin.section == ""))
         removed = q.execute()

@@ -352,7 +352,7 @@ def outline(ws: Workspace, tree: Tree, prefer: Iterable[str] = ()
     sibling order). Pruned nodes and what is below them are left out, as are annotations.
     A node with buffer-mode versions is one row, under its own id, showing the member of
     its family in ``prefer`` (the viewer's path) else its newest version, as the path
-    does (before: the overview showed the original a collaborator had fixed)."""
+    does (so the overview never shows the original a collaborator has fixed)."""
     rows: dict[str, OutlineRow] = {}
     for nid, label, text, author_type, bookmarked, extra in ws.db.execute_sql(
             "SELECT id, label, substr(content, 1, 160), author_type, bookmarked, extra "

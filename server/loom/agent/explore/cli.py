@@ -67,7 +67,7 @@ def follow(executor: Executor, explorations: Explorations, actor: Actor,
            err: Any = None) -> ExploreSummary | None:
     """Wait for the tree's exploration in this process to end; Ctrl-C ends it as
     ``→ explore end`` does (its thread dies with the process, so a command line that
-    started it must wait: issue 44 item 21). Its summary, or None."""
+    started it must wait). Its summary, or None."""
     err = err or sys.stderr
     tree = actor.tree
     assert tree is not None

@@ -24,7 +24,7 @@ from typing import Any
 
 from loom.agent.explore import judge
 from loom.agent.loop import human_typing
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor, ExploreRequest, ExploreSummary
 from loom.commands.executor import Executor
 from loom.errors import LoomError
@@ -278,7 +278,7 @@ class Exploration:
         if not await self._wait_for(parent):
             return None if self.cancel.is_set() else []
         r = self.request
-        cmd = ast.Continue.model_validate({
+        cmd = syntax.Continue.model_validate({
             **(r.sampling.chosen() if r.sampling else {}), "from": parent.local_id, "n": r.n,
             "models": r.models})
         try:
@@ -407,7 +407,7 @@ class Exploration:
     async def _prune(self, node: Node) -> None:
         """``→ prune X`` as the collaborator (``→ unprune X`` undoes it)."""
         result = await asyncio.to_thread(self.executor.execute,
-                                         ast.Prune(node=node.local_id), self.actor)
+                                         syntax.Prune(node=node.local_id), self.actor)
         if result.ok:
             self.pruned += 1
             self._emit("pruned", f"pruned [{node.label}]", node=node.id)

@@ -1,4 +1,4 @@
-"""The collaborator's MCP client (issue 34): the tools of the MCP servers config.toml
+"""The collaborator's MCP client: the tools of the MCP servers config.toml
 names, called by the model with ``→ SERVER.TOOL key:value …`` lines beside its arrow
 commands, under the same approval, trace, threshold and fading (docs/agent.md).
 

@@ -1,36 +1,13 @@
 """Step 2 of parsing, the builders of the seed's verbs (view … memory): each reads its
-``Args`` into its ``Command``, or into a ``Fail`` saying what is wrong and how to write it.
+``VerbArgs`` into its ``Command``, or into a ``Fail`` saying what is wrong and how to write it.
 ``build`` picks the builder for a verb (the reader's verbs' are in ``reader``); ``help``,
-``recall`` and ``think`` read the raw tokens or text instead of the scan's ``Args``.
+``recall`` and ``think`` read the raw tokens or text instead of the scan's ``VerbArgs``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from loom.commands.ast import (
-    Annotate,
-    Command,
-    Continue,
-    Drop,
-    Edit,
-    Help,
-    Link,
-    LinkTarget,
-    List,
-    Memory,
-    Pin,
-    Read,
-    Recall,
-    Respond,
-    Split,
-    Stash,
-    Switch,
-    Think,
-    Tree,
-    View,
-    Write,
-)
 from loom.commands.canonical import doc_ref_text, quote
 from loom.commands.catalogue import EDGE_TYPES, HELP_ALL, VIEW_SHAPES
 from loom.commands.grammar.explore import EXPLORE_BUILDERS
@@ -38,7 +15,7 @@ from loom.commands.grammar.fill import FILL_BUILDERS
 from loom.commands.grammar.fuzzy import fuzzy
 from loom.commands.grammar.lexer import INT, RANGE, Tok, norm_ref
 from loom.commands.grammar.reader import READER_BUILDERS
-from loom.commands.grammar.results import Args, Fail, show, usage, use
+from loom.commands.grammar.results import Fail, VerbArgs, show, usage, use
 from loom.commands.grammar.sampling import generation_options
 from loom.commands.grammar.scan import (
     as_choice,
@@ -62,16 +39,39 @@ from loom.commands.grammar.vocabulary import (
     Spec,
 )
 from loom.commands.lexicon import CLOSERS
+from loom.commands.syntax import (
+    Annotate,
+    Command,
+    Continue,
+    Drop,
+    Edit,
+    Help,
+    LinkTarget,
+    List,
+    MakeLink,
+    Memory,
+    PinBlock,
+    Read,
+    Recall,
+    Respond,
+    ShowTree,
+    Split,
+    StashBlock,
+    Switch,
+    Think,
+    View,
+    Write,
+)
 
 
-def _no_doc(a: Args, spec: Spec) -> Fail | None:
+def _no_doc(a: VerbArgs, spec: Spec) -> Fail | None:
     if "doc" in a.opts:
         return Fail(f"{spec.tool.name} works on nodes; documents are read",
                     hint=f"did you mean → read doc:{quote(a.opts['doc'])}?", candidates=("read",))
     return None
 
 
-def _build_view(a: Args, spec: Spec) -> Command | Fail:
+def _build_view(a: VerbArgs, spec: Spec) -> Command | Fail:
     if (fail := _no_doc(a, spec)) is not None:
         return fail
     strings_as_refs(a)
@@ -99,7 +99,7 @@ def _build_view(a: Args, spec: Spec) -> Command | Fail:
     return View(node=node, branch=branch, detail=detail or "summary", as_=as_)
 
 
-def _build_list(a: Args, spec: Spec) -> Command | Fail:
+def _build_list(a: VerbArgs, spec: Spec) -> Command | Fail:
     strings_as_refs(a)
     node = target_node(a, spec)
     if isinstance(node, Fail):
@@ -115,7 +115,7 @@ def _build_list(a: Args, spec: Spec) -> Command | Fail:
     return List(node=node, what=what or "continuations")
 
 
-def _build_tree(a: Args, spec: Spec) -> Command | Fail:
+def _build_tree(a: VerbArgs, spec: Spec) -> Command | Fail:
     strings_as_refs(a)
     start = target_node(a, spec, "from")
     if isinstance(start, Fail):
@@ -123,11 +123,11 @@ def _build_tree(a: Args, spec: Spec) -> Command | Fail:
     depth = as_int(a.opts["depth"], "depth") if "depth" in a.opts else None
     if isinstance(depth, Fail):
         return depth
-    return Tree(from_=start, depth=depth, summary="summary" in a.flags,
+    return ShowTree(from_=start, depth=depth, summary="summary" in a.flags,
                 text="with-text" in a.flags)
 
 
-def _build_switch(a: Args, spec: Spec) -> Command | Fail:
+def _build_switch(a: VerbArgs, spec: Spec) -> Command | Fail:
     strings_as_refs(a)
     node = target_node(a, spec)
     if isinstance(node, Fail):
@@ -137,7 +137,7 @@ def _build_switch(a: Args, spec: Spec) -> Command | Fail:
     return Switch(node=node, tree=a.opts.get("tree"))
 
 
-def _build_continue(a: Args, spec: Spec) -> Command | Fail:
+def _build_continue(a: VerbArgs, spec: Spec) -> Command | Fail:
     strings_as_refs(a)
     if "from" not in a.opts and len(a.refs) == 1 and a.refs[0].isdigit():
         ref = a.refs[0]
@@ -152,7 +152,7 @@ def _build_continue(a: Args, spec: Spec) -> Command | Fail:
     return Continue.model_validate({"from": start, **values})
 
 
-def _build_split(a: Args, spec: Spec) -> Command | Fail:
+def _build_split(a: VerbArgs, spec: Spec) -> Command | Fail:
     """``split a7x2 at:57 [alt:"…"]``; a bare number after the node is the offset, a
     quoted string the alternative."""
     if "at" not in a.opts and len(a.refs) == 2 and a.refs[1].isdigit():
@@ -173,7 +173,7 @@ def _build_split(a: Args, spec: Spec) -> Command | Fail:
     return Split(node=node, at=at, alt=alts[0] if alts else None)
 
 
-def _node_and_content(a: Args, spec: Spec) -> tuple[str, str] | Fail:
+def _node_and_content(a: VerbArgs, spec: Spec) -> tuple[str, str] | Fail:
     verb = spec.tool.name
     if not a.refs and "node" not in a.opts and len(a.strings) == 2:
         strings_as_refs(a)
@@ -195,7 +195,7 @@ def _node_and_content(a: Args, spec: Spec) -> tuple[str, str] | Fail:
     return node, a.strings[0]
 
 
-def _build_respond(a: Args, spec: Spec) -> Command | Fail:
+def _build_respond(a: VerbArgs, spec: Spec) -> Command | Fail:
     got = _node_and_content(a, spec)
     if isinstance(got, Fail):
         return got
@@ -205,17 +205,17 @@ def _build_respond(a: Args, spec: Spec) -> Command | Fail:
     return Respond(node=got[0], content=got[1], as_=edge)
 
 
-def _build_annotate(a: Args, spec: Spec) -> Command | Fail:
+def _build_annotate(a: VerbArgs, spec: Spec) -> Command | Fail:
     got = _node_and_content(a, spec)
     return got if isinstance(got, Fail) else Annotate(node=got[0], content=got[1])
 
 
-def _build_edit(a: Args, spec: Spec) -> Command | Fail:
+def _build_edit(a: VerbArgs, spec: Spec) -> Command | Fail:
     got = _node_and_content(a, spec)
     return got if isinstance(got, Fail) else Edit(node=got[0], content=got[1])
 
 
-def _build_link(a: Args, spec: Spec) -> Command | Fail:
+def _build_link(a: VerbArgs, spec: Spec) -> Command | Fail:
     if len(a.strings) > 1:
         strings_as_refs(a)
     fail = limit_refs(a, spec, 2)
@@ -250,10 +250,10 @@ def _build_link(a: Args, spec: Spec) -> Command | Fail:
         if note is not None or len(a.strings) > 1:
             return Fail("link takes one note", hint=use(spec.tool.syntax[1]))
         note = a.strings[0]
-    return Link(node=source, target=target, note=note)
+    return MakeLink(node=source, target=target, note=note)
 
 
-def _build_read(a: Args, spec: Spec) -> Command | Fail:
+def _build_read(a: VerbArgs, spec: Spec) -> Command | Fail:
     doc = a.opts.get("doc")
     if doc is None and len(a.strings) == 1:
         doc = a.strings.pop()
@@ -280,7 +280,7 @@ def _build_read(a: Args, spec: Spec) -> Command | Fail:
     return Read(doc=doc, summary="summary" in a.flags, lines=lines, section=a.opts.get("section"))
 
 
-def _build_write(a: Args, spec: Spec) -> Command | Fail:
+def _build_write(a: VerbArgs, spec: Spec) -> Command | Fail:
     doc = a.opts.get("doc")
     if doc is None:
         return Fail("write needs a document", hint=use(*spec.tool.syntax))
@@ -305,7 +305,7 @@ def _build_write(a: Args, spec: Spec) -> Command | Fail:
     return Write(doc=doc, mode=mode, at=at, section=section, content=a.strings[0])  # type: ignore[arg-type]
 
 
-def _build_pin(a: Args, spec: Spec) -> Command | Fail:
+def _build_pin(a: VerbArgs, spec: Spec) -> Command | Fail:
     node = target_node(a, spec)
     if isinstance(node, Fail):
         return node
@@ -317,10 +317,10 @@ def _build_pin(a: Args, spec: Spec) -> Command | Fail:
     section = a.opts.get("section")
     if section is not None and doc is None:
         return Fail("section: belongs to a document", hint=use(spec.tool.syntax[2]))
-    return Pin(node=node, doc=doc, section=section)
+    return PinBlock(node=node, doc=doc, section=section)
 
 
-def _build_stash(a: Args, spec: Spec) -> Command | Fail:
+def _build_stash(a: VerbArgs, spec: Spec) -> Command | Fail:
     strings = list(a.strings)
     label = a.opts.get("label")
     if label is None:
@@ -344,7 +344,7 @@ def _build_stash(a: Args, spec: Spec) -> Command | Fail:
     if sources != 1 or a.refs:
         return Fail("stash one thing: quoted content, content-of: or summary-of:",
                     hint=use(*spec.tool.syntax))
-    return Stash(label=label, content=strings[0] if strings else None,
+    return StashBlock(label=label, content=strings[0] if strings else None,
                  content_of=content_of, summary_of=summary_of)
 
 
@@ -375,7 +375,7 @@ def _build_recall(toks: list[Tok], start: int) -> Command | Fail:
     return Recall(label=" ".join(words))
 
 
-def _build_drop(a: Args, spec: Spec) -> Command | Fail:
+def _build_drop(a: VerbArgs, spec: Spec) -> Command | Fail:
     if "lines" in a.opts:
         return Fail("drop takes a pin or a stash; context lines are pruned automatically",
                     hint=use(*spec.tool.syntax))
@@ -398,7 +398,7 @@ def _build_drop(a: Args, spec: Spec) -> Command | Fail:
     return Drop(pin=pins[0] if pins else None, stash=stashes[0] if stashes else None)
 
 
-def _build_memory(a: Args, spec: Spec) -> Command | Fail:
+def _build_memory(a: VerbArgs, spec: Spec) -> Command | Fail:
     fail = limit_refs(a, spec, 0)
     if fail is not None:
         return fail
@@ -408,7 +408,7 @@ def _build_memory(a: Args, spec: Spec) -> Command | Fail:
     return Memory(what=what or "state")  # type: ignore[arg-type]
 
 
-_BUILDERS: dict[str, Callable[[Args, Spec], Command | Fail]] = {
+_BUILDERS: dict[str, Callable[[VerbArgs, Spec], Command | Fail]] = {
     **READER_BUILDERS,
     **EXPLORE_BUILDERS,
     **SCORE_BUILDERS,

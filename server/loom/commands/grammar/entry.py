@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import get_args
 
-from loom.commands.ast import VERBS, Command, ParseError, Think
 from loom.commands.catalogue import TOOLS_BY_NAME
 from loom.commands.grammar.builders import build, think_content
 from loom.commands.grammar.fuzzy import CORRECTED
@@ -16,6 +15,7 @@ from loom.commands.grammar.lexer import THINK, tokenize
 from loom.commands.grammar.results import Fail, show
 from loom.commands.grammar.verbs import find_verb
 from loom.commands.lexicon import split_line
+from loom.commands.syntax import VERBS, Command, ParseError, Think
 
 #: ``(text, candidate verbs) -> Command | None``: a model asked when patterns and fuzzy
 #: matching are not confident. The parser works fully without one.

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from loom.commands.ast import Command, Explore
 from loom.commands.grammar.fuzzy import note_correction
-from loom.commands.grammar.results import Args, Fail, usage
+from loom.commands.grammar.results import Fail, VerbArgs, usage
 from loom.commands.grammar.sampling import models_named, preset_named, sampling_given
 from loom.commands.grammar.scan import as_read, target_node
 from loom.commands.grammar.vocabulary import Spec
+from loom.commands.syntax import Command, Explore
 
 #: Its own options read as numbers (``from`` and ``judge`` are a node and text; the models
 #: and the sampling are continue's, read as continue reads them).
 _NUMBERS = ("depth", "n", "budget", "threshold")
 
 
-def _build_explore(a: Args, spec: Spec) -> Command | Fail:
+def _build_explore(a: VerbArgs, spec: Spec) -> Command | Fail:
     if "end" in a.flags:
         if a.refs or a.strings or a.opts:
             return Fail("explore end takes nothing else", hint="→ explore end")
@@ -60,6 +60,6 @@ def _build_explore(a: Args, spec: Spec) -> Command | Fail:
 
 
 #: ``builders.build`` looks it up with the other verbs' builders.
-EXPLORE_BUILDERS: dict[str, Callable[[Args, Spec], Command | Fail]] = {
+EXPLORE_BUILDERS: dict[str, Callable[[VerbArgs, Spec], Command | Fail]] = {
     "explore": _build_explore,
 }

@@ -6,16 +6,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from loom.commands.ast import Command, Fill
-from loom.commands.grammar.results import Args, Fail, usage
+from loom.commands.grammar.results import Fail, VerbArgs, usage
 from loom.commands.grammar.sampling import generation_options
 from loom.commands.grammar.scan import target_node
 from loom.commands.grammar.vocabulary import Spec
+from loom.commands.syntax import Command, Fill
 
 _SPAN = re.compile(r"\s*(\d+)\s*[-–:]\s*(\d+)\s*")
 
 
-def _build_fill(a: Args, spec: Spec) -> Command | Fail:
+def _build_fill(a: VerbArgs, spec: Spec) -> Command | Fail:
     if "at" not in a.opts and len(a.refs) == 2 and _SPAN.fullmatch(a.refs[1]):
         a.opts["at"] = a.refs.pop()
     if "at" not in a.opts and a.unknown and _SPAN.fullmatch(a.unknown[0]):
@@ -57,4 +57,4 @@ def _build_fill(a: Args, spec: Spec) -> Command | Fail:
 
 
 #: ``builders.build`` looks it up with the other verbs' builders.
-FILL_BUILDERS: dict[str, Callable[[Args, Spec], Command | Fail]] = {"fill": _build_fill}
+FILL_BUILDERS: dict[str, Callable[[VerbArgs, Spec], Command | Fail]] = {"fill": _build_fill}

@@ -1,14 +1,18 @@
 """Step 2 of parsing, the builders of the reader's verbs (bookmark, tag, rate, prune,
 delete, rename, search and their undoing), kept apart from the seed's verbs in ``builders``
 so that each file holds one family. Several read the words no rule took (tags, ratings,
-search words), which the scan leaves in ``Args.unknown``.
+search words), which the scan leaves in ``VerbArgs.unknown``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from loom.commands.ast import (
+from loom.commands.grammar.lexer import INT, norm_ref
+from loom.commands.grammar.results import Fail, VerbArgs, show, usage
+from loom.commands.grammar.scan import strings_as_refs, target_node
+from loom.commands.grammar.vocabulary import Spec
+from loom.commands.syntax import (
     Bookmark,
     Command,
     Delete,
@@ -23,13 +27,9 @@ from loom.commands.ast import (
     Unprune,
     Untag,
 )
-from loom.commands.grammar.lexer import INT, norm_ref
-from loom.commands.grammar.results import Args, Fail, show, usage
-from loom.commands.grammar.scan import strings_as_refs, target_node
-from loom.commands.grammar.vocabulary import Spec
 
 
-def _one_node(a: Args, spec: Spec) -> str | Fail | None:
+def _one_node(a: VerbArgs, spec: Spec) -> str | Fail | None:
     strings_as_refs(a)
     if a.strings:
         return Fail(f"{spec.tool.name} takes no text, got {show(a.strings[0])}",
@@ -37,7 +37,7 @@ def _one_node(a: Args, spec: Spec) -> str | Fail | None:
     return target_node(a, spec)
 
 
-def _build_bookmark(a: Args, spec: Spec) -> Command | Fail:
+def _build_bookmark(a: VerbArgs, spec: Spec) -> Command | Fail:
     if len(a.strings) > 1:
         return Fail("bookmark takes one quoted label", hint=usage(spec.tool))
     label = a.strings.pop() if a.strings else None
@@ -45,12 +45,12 @@ def _build_bookmark(a: Args, spec: Spec) -> Command | Fail:
     return node if isinstance(node, Fail) else Bookmark(node=node, label=label)
 
 
-def _build_unbookmark(a: Args, spec: Spec) -> Command | Fail:
+def _build_unbookmark(a: VerbArgs, spec: Spec) -> Command | Fail:
     node = _one_node(a, spec)
     return node if isinstance(node, Fail) else Unbookmark(node=node)
 
 
-def _tags_and_node(a: Args, spec: Spec) -> tuple[str | None, tuple[str, ...]] | Fail:
+def _tags_and_node(a: VerbArgs, spec: Spec) -> tuple[str | None, tuple[str, ...]] | Fail:
     """``tag a7x2 "dream" draft #mood``: the node first, then tags (quoted or bare)."""
     if "node" in a.opts:
         node: str | None = norm_ref(a.opts["node"])
@@ -64,12 +64,12 @@ def _tags_and_node(a: Args, spec: Spec) -> tuple[str | None, tuple[str, ...]] | 
     return node, tuple(tags)
 
 
-def _build_tag(a: Args, spec: Spec) -> Command | Fail:
+def _build_tag(a: VerbArgs, spec: Spec) -> Command | Fail:
     got = _tags_and_node(a, spec)
     return got if isinstance(got, Fail) else Tag(node=got[0], tags=got[1])
 
 
-def _build_untag(a: Args, spec: Spec) -> Command | Fail:
+def _build_untag(a: VerbArgs, spec: Spec) -> Command | Fail:
     got = _tags_and_node(a, spec)
     return got if isinstance(got, Fail) else Untag(node=got[0], tags=got[1])
 
@@ -78,7 +78,7 @@ _RATINGS = {"good": 1, "up": 1, "+": 1, "like": 1, "bad": -1, "down": -1, "-": -
             "dislike": -1, "clear": 0, "none": 0}
 
 
-def _build_rate(a: Args, spec: Spec) -> Command | Fail:
+def _build_rate(a: VerbArgs, spec: Spec) -> Command | Fail:
     rating: int | None = None
     node: str | None = None
     for word in (*a.refs, *a.unknown, *a.strings):
@@ -97,29 +97,29 @@ def _build_rate(a: Args, spec: Spec) -> Command | Fail:
     return Rate(node=node, rating=rating)
 
 
-def _needs_node(a: Args, spec: Spec) -> str | Fail:
+def _needs_node(a: VerbArgs, spec: Spec) -> str | Fail:
     node = _one_node(a, spec)
     if node is None:
         return Fail(f"{spec.tool.name} needs a node", hint=usage(spec.tool))
     return node
 
 
-def _build_prune(a: Args, spec: Spec) -> Command | Fail:
+def _build_prune(a: VerbArgs, spec: Spec) -> Command | Fail:
     node = _needs_node(a, spec)
     return node if isinstance(node, Fail) else Prune(node=node)
 
 
-def _build_regenerate(a: Args, spec: Spec) -> Command | Fail:
+def _build_regenerate(a: VerbArgs, spec: Spec) -> Command | Fail:
     node = _needs_node(a, spec)
     return node if isinstance(node, Fail) else Regenerate(node=node)
 
 
-def _build_unprune(a: Args, spec: Spec) -> Command | Fail:
+def _build_unprune(a: VerbArgs, spec: Spec) -> Command | Fail:
     node = _needs_node(a, spec)
     return node if isinstance(node, Fail) else Unprune(node=node)
 
 
-def _node_or_tree(a: Args, spec: Spec) -> tuple[str | None, str | None] | Fail:
+def _node_or_tree(a: VerbArgs, spec: Spec) -> tuple[str | None, str | None] | Fail:
     tree = a.opts.get("tree")
     if tree is not None:
         if a.refs or a.strings:
@@ -130,17 +130,17 @@ def _node_or_tree(a: Args, spec: Spec) -> tuple[str | None, str | None] | Fail:
     return node if isinstance(node, Fail) else (node, None)
 
 
-def _build_delete(a: Args, spec: Spec) -> Command | Fail:
+def _build_delete(a: VerbArgs, spec: Spec) -> Command | Fail:
     got = _node_or_tree(a, spec)
     return got if isinstance(got, Fail) else Delete(node=got[0], tree=got[1])
 
 
-def _build_undelete(a: Args, spec: Spec) -> Command | Fail:
+def _build_undelete(a: VerbArgs, spec: Spec) -> Command | Fail:
     got = _node_or_tree(a, spec)
     return got if isinstance(got, Fail) else Undelete(node=got[0], tree=got[1])
 
 
-def _build_rename(a: Args, spec: Spec) -> Command | Fail:
+def _build_rename(a: VerbArgs, spec: Spec) -> Command | Fail:
     if len(a.strings) != 1:
         return Fail("rename takes the new title in quotes", hint=usage(spec.tool))
     if a.refs or a.unknown:
@@ -149,7 +149,7 @@ def _build_rename(a: Args, spec: Spec) -> Command | Fail:
     return Rename(title=a.strings[0], tree=a.opts.get("tree"))
 
 
-def _build_search(a: Args, spec: Spec) -> Command | Fail:
+def _build_search(a: VerbArgs, spec: Spec) -> Command | Fail:
     words = [*a.strings, *a.refs, *a.unknown]
     if not words:
         return Fail("search needs words to look for", hint=usage(spec.tool))
@@ -160,7 +160,7 @@ def _build_search(a: Args, spec: Spec) -> Command | Fail:
 
 
 #: The builder of each reader's verb (``builders.build`` looks them up with the seed's).
-READER_BUILDERS: dict[str, Callable[[Args, Spec], Command | Fail]] = {
+READER_BUILDERS: dict[str, Callable[[VerbArgs, Spec], Command | Fail]] = {
     "bookmark": _build_bookmark, "unbookmark": _build_unbookmark, "tag": _build_tag,
     "untag": _build_untag, "rate": _build_rate, "prune": _build_prune,
     "unprune": _build_unprune, "delete": _build_delete, "undelete": _build_undelete,

@@ -1,5 +1,5 @@
 """What the parsing steps hand each other short of a ``Command``: ``Fail`` (a
-``ParseError`` in the making, which any step may return), ``Args`` (a verb's arguments as
+``ParseError`` in the making, which any step may return), ``VerbArgs`` (a verb's arguments as
 the scan sorts them), and the wording of hints (``use → …``, a tool's seed forms).
 
 A leaf of the package: the lexer, the scan, the builders and ``slot_at`` fail the same way
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loom.commands.ast import ParseError
 from loom.commands.catalogue import Tool
+from loom.commands.syntax import ParseError
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +28,7 @@ class Fail:
 
 
 @dataclass(slots=True)
-class Args:
+class VerbArgs:
     """A verb's argument tokens as the scan sorts them: node references, quoted strings,
     options (canonical name → value) and flags."""
 

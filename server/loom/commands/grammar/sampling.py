@@ -5,12 +5,12 @@ options (``tokens:``, ``temperature:``…), as their declarations in the catalog
 
 from __future__ import annotations
 
-from loom.commands.grammar.results import Args, Fail
+from loom.commands.grammar.results import Fail, VerbArgs
 from loom.commands.grammar.scan import as_read
 from loom.commands.grammar.vocabulary import Spec
 
 
-def models_named(a: Args, verb: str) -> tuple[str, ...] | Fail | None:
+def models_named(a: VerbArgs, verb: str) -> tuple[str, ...] | Fail | None:
     """The models ``model:``/``models:`` name, None when neither is given."""
     if "model" in a.opts and "models" in a.opts:
         return Fail("model: and models: both name the models", hint="use one: models:a,b")
@@ -23,7 +23,7 @@ def models_named(a: Args, verb: str) -> tuple[str, ...] | Fail | None:
     return models
 
 
-def preset_named(a: Args, verb: str) -> str | Fail:
+def preset_named(a: VerbArgs, verb: str) -> str | Fail:
     """The sampler preset ``preset:`` names (it is looked up when the command runs)."""
     name = a.opts["preset"].strip()
     if not name:
@@ -31,7 +31,7 @@ def preset_named(a: Args, verb: str) -> str | Fail:
     return name
 
 
-def sampling_given(a: Args, spec: Spec) -> dict[str, object] | Fail:
+def sampling_given(a: VerbArgs, spec: Spec) -> dict[str, object] | Fail:
     """The sampling options given, read as the verb declares them, by name."""
     values: dict[str, object] = {}
     for option in spec.tool.options:
@@ -43,7 +43,7 @@ def sampling_given(a: Args, spec: Spec) -> dict[str, object] | Fail:
     return values
 
 
-def generation_options(a: Args, spec: Spec) -> dict[str, object] | Fail:
+def generation_options(a: VerbArgs, spec: Spec) -> dict[str, object] | Fail:
     """What a verb that asks the subject model reads alike (``continue``, ``fill``): the
     sampling options, ``models`` and ``preset`` where given, by field name."""
     verb = spec.tool.name

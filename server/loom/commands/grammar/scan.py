@@ -1,7 +1,7 @@
 """Step 2 of parsing, the argument scan: the tokens after the verb sorted into node
-references, quoted strings, options and flags (``Args``), filler words dropped, counts read
+references, quoted strings, options and flags (``VerbArgs``), filler words dropped, counts read
 (``3 continuations``), misspelt option and flag names corrected; and the readers with which
-the builders take one node, a number or a choice out of ``Args``.
+the builders take one node, a number or a choice out of ``VerbArgs``.
 
 ``slot_at`` runs the same scan with a probe token to tell whose value is being typed.
 """
@@ -23,7 +23,7 @@ from loom.commands.catalogue import (
 from loom.commands.grammar.fuzzy import fuzzy
 from loom.commands.grammar.lexer import FLOAT, HEAD, INT, REF_TOKEN, SHORT_ID, TAIL, Tok, norm_ref
 from loom.commands.grammar.request_keys import as_extra, as_strings
-from loom.commands.grammar.results import Args, Fail, seed_forms, usage, use
+from loom.commands.grammar.results import Fail, VerbArgs, seed_forms, usage, use
 from loom.commands.grammar.vocabulary import Spec
 from loom.commands.lexicon import takes_nodes
 
@@ -42,11 +42,11 @@ def _next_value(toks: list[Tok], i: int, filler: frozenset[str]) -> int | None:
     return None
 
 
-def scan(toks: list[Tok], start: int, spec: Spec, rest: str) -> Args | Fail:
+def scan(toks: list[Tok], start: int, spec: Spec, rest: str) -> VerbArgs | Fail:
     """Sort the argument tokens into references, strings, options and flags."""
     tool = spec.tool
     options, flags, filler = tool.option_words, tool.flag_words, spec.filler
-    a = Args(rest=rest)
+    a = VerbArgs(rest=rest)
     unknown: list[str] = []
     i, n = start, len(toks)
     while i < n:
@@ -120,7 +120,7 @@ def scan(toks: list[Tok], start: int, spec: Spec, rest: str) -> Args | Fail:
         return a
     for word in unknown:
         if SHORT_ID.fullmatch(word.lower()) and takes_nodes(tool.name):
-            # (before: "→ view 1v" said "unknown option")
+            # a short id is not an unknown option: say what an id needs
             return Fail(f'"{word}" is too short for an id: an id needs at least 3 '
                         "characters", hint=f"use its first 3 or more, e.g. → {tool.name} "
                         "a7x2 (→ tree shows the ids)")
@@ -159,7 +159,7 @@ def _options_hint(tool: Tool, near: tuple[str, ...]) -> str:
     return use(*forms)
 
 
-def limit_refs(a: Args, spec: Spec, most: int) -> Fail | None:
+def limit_refs(a: VerbArgs, spec: Spec, most: int) -> Fail | None:
     """More references than the verb takes: extras may be misspelt flags, else an error."""
     while len(a.refs) > most:
         extra = a.refs[-1]
@@ -255,7 +255,7 @@ def as_choice(value: str, choices: Mapping[str, str], name: str) -> str | Fail:
     return got
 
 
-def ref_opt(a: Args, key: str, spec: Spec) -> str | Fail | None:
+def ref_opt(a: VerbArgs, key: str, spec: Spec) -> str | Fail | None:
     """The option ``key`` as a node reference."""
     value = a.opts.get(key)
     if value is None:
@@ -266,7 +266,7 @@ def ref_opt(a: Args, key: str, spec: Spec) -> str | Fail | None:
     return ref
 
 
-def target_node(a: Args, spec: Spec, key: str = "node", *, most: int = 1) -> str | Fail | None:
+def target_node(a: VerbArgs, spec: Spec, key: str = "node", *, most: int = 1) -> str | Fail | None:
     """The single node the verb acts on, from ``key:`` or the bare references."""
     fail = limit_refs(a, spec, most)
     if fail is not None:
@@ -281,14 +281,14 @@ def target_node(a: Args, spec: Spec, key: str = "node", *, most: int = 1) -> str
     return a.refs[0] if a.refs else None
 
 
-def strings_as_refs(a: Args) -> None:
+def strings_as_refs(a: VerbArgs) -> None:
     """``view "a7x2"``: a quoted node id where the verb takes no text."""
     while a.strings and (ref := norm_ref(a.strings[0])) is not None:
         a.refs.append(ref)
         a.strings.pop(0)
 
 
-def unquoted_hint(a: Args, verb: str, node: str) -> str:
+def unquoted_hint(a: VerbArgs, verb: str, node: str) -> str:
     """The hint for content typed without quotes: the same line with them."""
     words = a.rest.split()
     for k, word in enumerate(words):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from loom.commands.ast import Command, Score
-from loom.commands.grammar.results import Args, Fail, show, usage
+from loom.commands.grammar.results import Fail, VerbArgs, show, usage
 from loom.commands.grammar.scan import ref_opt, strings_as_refs, target_node
 from loom.commands.grammar.vocabulary import Spec
+from loom.commands.syntax import Command, Score
 
 
-def _build_score(a: Args, spec: Spec) -> Command | Fail:
+def _build_score(a: VerbArgs, spec: Spec) -> Command | Fail:
     strings_as_refs(a)
     if a.strings:
         return Fail(f"score takes no text, got {show(a.strings[0])}", hint=usage(spec.tool))
@@ -31,4 +31,4 @@ def _build_score(a: Args, spec: Spec) -> Command | Fail:
 
 
 #: ``builders.build`` looks it up with the other verbs' builders.
-SCORE_BUILDERS: dict[str, Callable[[Args, Spec], Command | Fail]] = {"score": _build_score}
+SCORE_BUILDERS: dict[str, Callable[[VerbArgs, Spec], Command | Fail]] = {"score": _build_score}

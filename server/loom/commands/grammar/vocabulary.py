@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loom.commands.ast import VERBS
 from loom.commands.catalogue import (
     ALL_TOOLS,
     CATEGORIES,
@@ -17,6 +16,7 @@ from loom.commands.catalogue import (
     Tool,
     synonym_table,
 )
+from loom.commands.syntax import VERBS
 
 #: Verbs whose builder explains stray words itself (the content belongs in quotes).
 CONTENT_VERBS = frozenset({"respond", "annotate", "edit"})

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Iterable
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.catalogue import TOOLS_BY_NAME, Option
 from loom.commands.context import (
     ContinueRequest,
@@ -97,7 +97,7 @@ def picked_models(ctx: Ctx) -> tuple[str, ...]:
     return (picked,) if picked in names else ()
 
 
-def choose_model(ctx: Ctx, cmd: ast.ChooseModel) -> Result:
+def choose_model(ctx: Ctx, cmd: syntax.ChooseModel) -> Result:
     """The model ``continue`` asks in this tree for this participant, until changed; and,
     where ``preset`` is given, the sampler preset it continues with there."""
     tree = ctx.tree
@@ -169,7 +169,7 @@ def preset_of(ws: Workspace, subject: object, me: Participant, tree: Tree,
     return next((p for p in _presets(subject) if p.name == picked), None)
 
 
-def checked_sampling(cmd: ast.Continue, preset: PresetChoice | None = None) -> Sampling:
+def checked_sampling(cmd: syntax.Continue, preset: PresetChoice | None = None) -> Sampling:
     """``cmd``'s sampling over ``preset``'s, each option within its declared bounds and n
     within 1..10 (SPEC-NOTES 9); a ``LIMIT_EXCEEDED`` error otherwise. The editor asks it
     before it commits the typed text for a generation, as the executor does before
@@ -184,7 +184,7 @@ def checked_sampling(cmd: ast.Continue, preset: PresetChoice | None = None) -> S
     return sampling
 
 
-def continue_(ctx: Ctx, cmd: ast.Continue) -> Result:
+def continue_(ctx: Ctx, cmd: syntax.Continue) -> Result:
     preset = preset_for(ctx, cmd.preset)
     sampling = checked_sampling(cmd, preset)
     source = ctx.text_node(cmd.from_, "continue from the node it annotates: → continue from {on}")
@@ -198,7 +198,7 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
     children (``replay_of``: the node whose request this runs again)."""
     if ctx.subject is None:
         if os.environ.get("LOOM_SUBJECT", "").strip().lower() == "none":
-            # (before: it said to install the local model, which was installed)
+            # turned off, not missing: installing the local model would not help
             raise LoomError("MODEL_ERROR", "the subject model is turned off (LOOM_SUBJECT=none)",
                             "unset LOOM_SUBJECT to use the configured or local model")
         raise LoomError("MODEL_ERROR", "no subject model is configured",
@@ -239,7 +239,7 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
         lines.append(_replay_line(replay_of, completions[0].text, sampling))
     # Continuing where you stand moves you to the first result (buffer mode shows the
     # first), said as respond says it; continuing elsewhere leaves you where you are. A
-    # model asking for several stays where it is (before: its next turn's path ran
+    # model asking for several stays where it is (else its next turn's path runs
     # through an arbitrary option): they are options, it switches to the one it picks.
     current = ctx.current_path()
     moved = any(x.id == source.id for x in current) or ctx.position()[0].id == source.id
@@ -267,7 +267,7 @@ def _replay_line(original: Node, text: str, sampling: Sampling) -> str:
     return f"not the text of {f.ref(original.label)}: they part after {common} characters{why}"
 
 
-def regenerate(ctx: Ctx, cmd: ast.Regenerate) -> Result:
+def regenerate(ctx: Ctx, cmd: syntax.Regenerate) -> Result:
     """The request that made a model's node, again: the same model (profile), prompt
     (the path to its parent) and settings, its seed included, as a new sibling."""
     node = ctx.text_node(cmd.node, "an annotation is not generated: → continue from {on} "
@@ -344,7 +344,7 @@ def without_logprobs(raw: list) -> list:
     return out
 
 
-def respond(ctx: Ctx, cmd: ast.Respond) -> Result:
+def respond(ctx: Ctx, cmd: syntax.Respond) -> Result:
     source = ctx.text_node(cmd.node, 'nothing continues from a note: respond to the node it '
                            'annotates, → respond {on} "…", or add a note: → annotate {on} "…"')
     if not cmd.content.strip():
@@ -363,7 +363,7 @@ def respond(ctx: Ctx, cmd: ast.Respond) -> Result:
 _ROLE = {"continuation": "primary", "context": "context", "instruction": "instruction"}
 
 
-def annotate(ctx: Ctx, cmd: ast.Annotate) -> Result:
+def annotate(ctx: Ctx, cmd: syntax.Annotate) -> Result:
     target = ctx.resolve(cmd.node)
     if not cmd.content.strip():
         raise LoomError("INVALID_SYNTAX", "an annotation needs some content",
@@ -374,7 +374,7 @@ def annotate(ctx: Ctx, cmd: ast.Annotate) -> Result:
                           created=[ann.id], node=target.id)
 
 
-def link(ctx: Ctx, cmd: ast.Link) -> Result:
+def link(ctx: Ctx, cmd: syntax.MakeLink) -> Result:
     source = ctx.resolve(cmd.node)
     t = cmd.target
     ws = ctx.ws
@@ -428,7 +428,7 @@ def _section_hint(candidates: list) -> str | None:
     return "sections: " + ", ".join(f"§{s.id}" for s in candidates[:8])
 
 
-def edit(ctx: Ctx, cmd: ast.Edit) -> Result:
+def edit(ctx: Ctx, cmd: syntax.Edit) -> Result:
     original = ctx.text_node(cmd.node, 'annotations are edited by annotating again: '
                              '→ annotate {on} "[content]"')
     if not cmd.content.strip():  # (as respond and annotate refuse empty content)

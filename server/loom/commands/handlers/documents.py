@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -54,7 +54,7 @@ def documents(ctx: Ctx) -> Result:
     return Result.success("\n".join(lines), documents=[d.id for d in docs])
 
 
-def read(ctx: Ctx, cmd: ast.Read) -> Result:
+def read(ctx: Ctx, cmd: syntax.Read) -> Result:
     if cmd.doc is None:
         return documents(ctx)
     doc = ctx.ws.document(cmd.doc)
@@ -90,7 +90,7 @@ def read(ctx: Ctx, cmd: ast.Read) -> Result:
     return Result.success(f"{f.doc_ref(doc.name)}\n\n{text.rstrip(chr(10))}", doc=doc.id)
 
 
-def write(ctx: Ctx, cmd: ast.Write) -> Result:
+def write(ctx: Ctx, cmd: syntax.Write) -> Result:
     ws = ctx.ws
     try:
         doc = ws.document(cmd.doc)

@@ -7,7 +7,7 @@ import base64
 import os
 from pathlib import Path
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -17,7 +17,7 @@ from loom.render.text import plural
 from loom.store.schema import Node
 
 
-def commit(ctx: Ctx, cmd: ast.Commit) -> Result:
+def commit(ctx: Ctx, cmd: syntax.Commit) -> Result:
     """A buffer's pending node edits become versions and its working text a human node
     after ``after``, in one transaction; the position moves to the new end of the path.
 
@@ -68,7 +68,7 @@ def commit(ctx: Ctx, cmd: ast.Commit) -> Result:
         text_committed=text_committed)
 
 
-def new_tree(ctx: Ctx, cmd: ast.NewTree) -> Result:
+def new_tree(ctx: Ctx, cmd: syntax.NewTree) -> Result:
     title = " ".join(cmd.title.split())
     if not title:
         raise LoomError("INVALID_SYNTAX", "a tree needs a title", 'use loom new "Title"')
@@ -83,7 +83,7 @@ def new_tree(ctx: Ctx, cmd: ast.NewTree) -> Result:
         tree=tree.id, node=root.id)
 
 
-def save(ctx: Ctx, cmd: ast.Save) -> Result:
+def save(ctx: Ctx, cmd: syntax.Save) -> Result:
     doc = ctx.ws.document(cmd.doc)
     if cmd.content == doc.content:
         return Result.success(f.ok(f"{f.doc_ref(doc.name)} unchanged"), doc=doc.id,
@@ -94,7 +94,7 @@ def save(ctx: Ctx, cmd: ast.Save) -> Result:
                           doc=doc.id, updated=doc.updated)
 
 
-def export(ctx: Ctx, cmd: ast.Export) -> Result:
+def export(ctx: Ctx, cmd: syntax.Export) -> Result:
     from loom.interchange import ExportOptions, export_tree, foreign
     from loom.interchange.files import size_text
 
@@ -154,7 +154,7 @@ def export(ctx: Ctx, cmd: ast.Export) -> Result:
              f"({size_text(len(data))})", *notes), path=str(target), tree=tree.id)
 
 
-def import_(ctx: Ctx, cmd: ast.Import) -> Result:
+def import_(ctx: Ctx, cmd: syntax.Import) -> Result:
     from loom.interchange import ImportLimits, import_bytes, import_file
 
     if cmd.trust:  # the file's permissions are granted: only by one who holds them all
@@ -185,7 +185,7 @@ def import_(ctx: Ctx, cmd: ast.Import) -> Result:
                           repairs=report.repairs)
 
 
-def grant(ctx: Ctx, cmd: ast.Grant) -> Result:
+def grant(ctx: Ctx, cmd: syntax.Grant) -> Result:
     who = ctx.ws.participant(cmd.participant)
     unknown = [p for p in cmd.permissions if p not in perms.ORDER]
     if unknown:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.catalogue import TOOLS_BY_NAME
 from loom.commands.context import Ctx, ExploreRequest, ExploreSummary
 from loom.commands.handlers import content
@@ -35,7 +35,7 @@ def summary_line(s: ExploreSummary) -> str:
             f"{thousands(s.spent)} of {thousands(s.budget)} tokens")
 
 
-def explore(ctx: Ctx, cmd: ast.Explore) -> Result:
+def explore(ctx: Ctx, cmd: syntax.Explore) -> Result:
     tree = ctx.tree
     if cmd.end:
         return _stop(ctx)

@@ -1,4 +1,4 @@
-"""``→ fill``: branch the middle of a text (issue 46, item 1).
+"""``→ fill``: branch the middle of a text.
 
 ``n`` model-written texts for a span of a node, the text before and after it kept, each a
 version of the node: in a buffer tree a version's continuations stay shared (SPEC-NOTES,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx, Filler, FillRequest
 from loom.commands.handlers import content
 from loom.commands.results import Result
@@ -32,7 +32,7 @@ TAIL_CHARS = 4000
 MIN_TOKENS, MAX_TOKENS = 16, 400
 
 
-def span_of(node: Node, cmd: ast.Fill) -> tuple[int, int]:
+def span_of(node: Node, cmd: syntax.Fill) -> tuple[int, int]:
     """The span ``cmd`` names in ``node``'s text: its offsets, or where the quoted text
     is (once)."""
     text = node.content
@@ -78,7 +78,7 @@ def build_request(ctx: Ctx, node: Node, start: int, end: int,
                        system=ctx.tree.system_context or None)
 
 
-def fill(ctx: Ctx, cmd: ast.Fill) -> Result:
+def fill(ctx: Ctx, cmd: syntax.Fill) -> Result:
     node = ctx.text_node(cmd.node, "an annotation is edited by annotating again: "
                          "→ annotate {on} \"…\"")
     if ctx.tree.mode != "buffer":

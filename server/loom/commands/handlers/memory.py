@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -15,7 +15,7 @@ from loom.render.text import thousands
 from loom.store.schema import Document
 
 
-def pin(ctx: Ctx, cmd: ast.Pin) -> Result:
+def pin(ctx: Ctx, cmd: syntax.PinBlock) -> Result:
     if cmd.doc is not None:
         ctx.require(perms.DOC_READ, "pin documents")
         doc = ctx.ws.document(cmd.doc)
@@ -45,7 +45,7 @@ def _pinned_section(ctx: Ctx, doc: Document, section: str) -> str | None:
                  and same_section(doc.content, p.section, section)), None)
 
 
-def stash(ctx: Ctx, cmd: ast.Stash) -> Result:
+def stash(ctx: Ctx, cmd: syntax.StashBlock) -> Result:
     if cmd.content_of is not None:
         node = ctx.resolve(cmd.content_of)
         content, source = node.content, f"content-of:{node.label}"
@@ -66,12 +66,12 @@ def stash(ctx: Ctx, cmd: ast.Stash) -> Result:
     return Result.success(f.ok(f'stashed "{cmd.label}" ({_tokens(tokens, exact)}{suffix})'))
 
 
-def recall(ctx: Ctx, cmd: ast.Recall) -> Result:
+def recall(ctx: Ctx, cmd: syntax.Recall) -> Result:
     item = mem.recall_stash(ctx.ws, ctx.me, ctx.tree, cmd.label)
     return Result.success(f'✓ recalled "{item.label}":\n"{item.content}"')
 
 
-def drop(ctx: Ctx, cmd: ast.Drop) -> Result:
+def drop(ctx: Ctx, cmd: syntax.Drop) -> Result:
     if cmd.stash is not None:
         mem.drop_stash(ctx.ws, ctx.me, ctx.tree, cmd.stash)
         return Result.success(f.ok(f'dropped stash "{cmd.stash}"'))
@@ -89,7 +89,7 @@ def drop(ctx: Ctx, cmd: ast.Drop) -> Result:
     return Result.success(f.ok(f"dropped pin {f.ref(node.label)}"))
 
 
-def memory(ctx: Ctx, cmd: ast.Memory) -> Result:
+def memory(ctx: Ctx, cmd: syntax.Memory) -> Result:
     if cmd.what == "trace":
         entries = mem.trace(ctx.ws, ctx.me, limit=10)
         lines = [f"Action Trace (last {len(entries)}):"] if entries else ["Action Trace: empty"]
@@ -127,7 +127,7 @@ def memory(ctx: Ctx, cmd: ast.Memory) -> Result:
     )
 
 
-def think(ctx: Ctx, cmd: ast.Think) -> Result:
+def think(ctx: Ctx, cmd: syntax.Think) -> Result:
     if not cmd.content.strip():
         raise LoomError("INVALID_SYNTAX", "an empty think block",
                         "write your thoughts between → think and ←")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx, ModelChoices, SamplerPresets
 from loom.commands.help import render_help_overview, render_help_tool, render_options
 from loom.commands.results import Result
 from loom.errors import LoomError
 
 
-def help_(ctx: Ctx, cmd: ast.Help) -> Result:
+def help_(ctx: Ctx, cmd: syntax.Help) -> Result:
     if cmd.tool is None:
         # a human also sees the reader tools the editors offer (the seed's overview is an
         # agent's, and its text is kept to the letter)

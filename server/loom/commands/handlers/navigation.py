@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -51,7 +51,7 @@ def link_line(ctx: Ctx, link: Link, node: Node) -> str:
     return f"→ {f.ref(other.label)}{where}{note}"
 
 
-def view(ctx: Ctx, cmd: ast.View) -> Result:
+def view(ctx: Ctx, cmd: syntax.View) -> Result:
     if cmd.branch is not None or cmd.as_ is not None:
         return _view_branch(ctx, cmd)
     node = ctx.resolve(cmd.node)
@@ -97,7 +97,7 @@ def _judged_lines(node: Node) -> list[str]:
     return ["", *out] if out else []
 
 
-def _view_branch(ctx: Ctx, cmd: ast.View) -> Result:
+def _view_branch(ctx: Ctx, cmd: syntax.View) -> Result:
     through = ctx.text_node(cmd.branch or cmd.node, "a branch runs through the text: → view "
                             "branch:{on} as:" + (cmd.as_ or "prose"))
     path = ctx.branch_path(through)
@@ -133,7 +133,7 @@ def _tree_with_text(ctx: Ctx, t: Tree) -> Result:
     return Result.success(drawn.text.rstrip("\n"), node=position.id)
 
 
-def list_(ctx: Ctx, cmd: ast.List) -> Result:
+def list_(ctx: Ctx, cmd: syntax.List) -> Result:
     node = ctx.resolve(cmd.node)
     ws = ctx.ws
     label = f.ref(node.label)
@@ -172,7 +172,7 @@ def _in_place(ctx: Ctx, kids: list[Node]) -> list[Node]:
     return [ctx.ws.node(shown[k.id][0]) if k.id in shown else k for k in kids]
 
 
-def tree(ctx: Ctx, cmd: ast.Tree) -> Result:
+def tree(ctx: Ctx, cmd: syntax.ShowTree) -> Result:
     t = ctx.tree
     counts = ctx.ws.tree_counts(t)
     if cmd.summary:
@@ -269,7 +269,7 @@ def _tree_summary(ctx: Ctx, t: Tree, counts: TreeCounts) -> Result:
     return Result.success("\n".join(lines))
 
 
-def switch(ctx: Ctx, cmd: ast.Switch) -> Result:
+def switch(ctx: Ctx, cmd: syntax.Switch) -> Result:
     if cmd.tree is not None:
         ctx.require(perms.CROSS_TREE, "switch trees")
         target_tree = ctx.ws.find_tree(cmd.tree)

@@ -4,14 +4,14 @@ hidden until the writer has chosen among the siblings)."""
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.model import preferences as prefs
 from loom.render import formats as f
 
 
-def tree_settings(ctx: Ctx, cmd: ast.TreeSettings) -> Result:
+def tree_settings(ctx: Ctx, cmd: syntax.TreeSettings) -> Result:
     """Set (or, with nothing asked, say) the actor's tree's settings."""
     tree = ctx.tree
     extra = dict(tree.extra or {})

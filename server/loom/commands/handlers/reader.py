@@ -4,7 +4,7 @@ checked the permission; writes that change what a branch shows take its lock (``
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -24,14 +24,14 @@ def _node(ctx: Ctx, ref: str | None) -> Node:
     return node
 
 
-def bookmark(ctx: Ctx, cmd: ast.Bookmark) -> Result:
+def bookmark(ctx: Ctx, cmd: syntax.Bookmark) -> Result:
     node = _node(ctx, cmd.node)
     reader.set_bookmark(ctx.ws, node, ctx.me, True, cmd.label)
     label = f" {quote(cmd.label)}" if cmd.label else ""
     return Result.success(f.ok(f"bookmarked {f.ref(node.label)}{label}"), node=node.id)
 
 
-def unbookmark(ctx: Ctx, cmd: ast.Unbookmark) -> Result:
+def unbookmark(ctx: Ctx, cmd: syntax.Unbookmark) -> Result:
     node = _node(ctx, cmd.node)
     if not node.bookmarked:
         return Result.success(f.ok(f"{f.ref(node.label)} has no bookmark"), node=node.id)
@@ -43,14 +43,14 @@ def _tag_line(tags: list[str]) -> str:
     return " ".join(f"#{t}" for t in tags) if tags else "(no tags)"
 
 
-def tag(ctx: Ctx, cmd: ast.Tag) -> Result:
+def tag(ctx: Ctx, cmd: syntax.Tag) -> Result:
     node = _node(ctx, cmd.node)
     tags = reader.set_tags(ctx.ws, node, ctx.me, list(cmd.tags), [])
     return Result.success(f.ok(f"tagged {f.ref(node.label)}: {_tag_line(tags)}"),
                           node=node.id, tags=tags)
 
 
-def untag(ctx: Ctx, cmd: ast.Untag) -> Result:
+def untag(ctx: Ctx, cmd: syntax.Untag) -> Result:
     node = _node(ctx, cmd.node)
     remove = list(cmd.tags) or marks.tags_of(node.extra)
     tags = reader.set_tags(ctx.ws, node, ctx.me, [], remove)
@@ -58,7 +58,7 @@ def untag(ctx: Ctx, cmd: ast.Untag) -> Result:
                           node=node.id, tags=tags)
 
 
-def rate(ctx: Ctx, cmd: ast.Rate) -> Result:
+def rate(ctx: Ctx, cmd: syntax.Rate) -> Result:
     node = _node(ctx, cmd.node)
     reader.set_rating(ctx.ws, node, ctx.me, cmd.rating)
     shown = f"rated {f.ref(node.label)} {cmd.rating:+d}" if cmd.rating else \
@@ -76,7 +76,7 @@ def _step_off(ctx: Ctx, node: Node) -> str | None:
     return f"switched to {f.ref(parent.label)}"
 
 
-def prune(ctx: Ctx, cmd: ast.Prune) -> Result:
+def prune(ctx: Ctx, cmd: syntax.Prune) -> Result:
     node = ctx.resolve(cmd.node)
     ctx.guard(node, extends=False)
     below = len(reader.subtree_ids(ctx.ws, node)) - 1
@@ -88,7 +88,7 @@ def prune(ctx: Ctx, cmd: ast.Prune) -> Result:
     return Result.success(f.ok(*lines, *([moved] if moved else [])), node=node.id)
 
 
-def unprune(ctx: Ctx, cmd: ast.Unprune) -> Result:
+def unprune(ctx: Ctx, cmd: syntax.Unprune) -> Result:
     node = ctx.resolve(cmd.node)
     ctx.guard(node, extends=False)
     if not node.pruned:
@@ -97,7 +97,7 @@ def unprune(ctx: Ctx, cmd: ast.Unprune) -> Result:
     return Result.success(f.ok(f"{f.ref(node.label)} is shown again"), node=node.id)
 
 
-def delete(ctx: Ctx, cmd: ast.Delete) -> Result:
+def delete(ctx: Ctx, cmd: syntax.Delete) -> Result:
     if cmd.tree is not None:
         tree = ctx.ws.find_tree(cmd.tree)
         reader.delete_tree(ctx.ws, tree, ctx.me)
@@ -115,7 +115,7 @@ def delete(ctx: Ctx, cmd: ast.Delete) -> Result:
                           nodes=count)
 
 
-def undelete(ctx: Ctx, cmd: ast.Undelete) -> Result:
+def undelete(ctx: Ctx, cmd: syntax.Undelete) -> Result:
     if cmd.tree is not None:
         tree = reader.find_any_tree(ctx.ws, cmd.tree)
         reader.restore_tree(ctx.ws, tree, ctx.me)
@@ -127,13 +127,13 @@ def undelete(ctx: Ctx, cmd: ast.Undelete) -> Result:
     return Result.success(f.ok(f"restored {f.ref(node.label)}{below}"), node=node.id)
 
 
-def rename(ctx: Ctx, cmd: ast.Rename) -> Result:
+def rename(ctx: Ctx, cmd: syntax.Rename) -> Result:
     tree = ctx.ws.find_tree(cmd.tree) if cmd.tree else ctx.tree
     old = reader.rename_tree(ctx.ws, tree, cmd.title, ctx.me)
     return Result.success(f.ok(f'renamed tree "{old}" to "{tree.title}"'), tree=tree.id)
 
 
-def search(ctx: Ctx, cmd: ast.Search) -> Result:
+def search(ctx: Ctx, cmd: syntax.Search) -> Result:
     tree = ctx.ws.find_tree(cmd.tree) if cmd.tree else None
     hits = reader.search(ctx.ws, cmd.query, tree)
     where = f' in "{tree.title}"' if tree else ""

@@ -12,7 +12,7 @@ new text and has none until it is scored itself; the original keeps its own.
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx, Scorer, ScoreRequest
 from loom.commands.handlers.content import named_models, picked_models
 from loom.commands.results import Result
@@ -28,7 +28,7 @@ from loom.store.workspace import NodeRow
 SHOWN = 3
 
 
-def score(ctx: Ctx, cmd: ast.Score) -> Result:
+def score(ctx: Ctx, cmd: syntax.Score) -> Result:
     tree = ctx.tree
     if tree.mode != "buffer":
         raise LoomError("INVALID_SYNTAX", "score reads a buffer tree's prose, and this tree "
@@ -76,7 +76,7 @@ def score(ctx: Ctx, cmd: ast.Score) -> Result:
         kept=sorted(keeps))
 
 
-def _targets(ctx: Ctx, cmd: ast.Score) -> tuple[list[NodeRow], list[NodeRow]]:
+def _targets(ctx: Ctx, cmd: syntax.Score) -> tuple[list[NodeRow], list[NodeRow]]:
     """The path the text is read along, and the nodes of it to score (in path order)."""
     if cmd.branch is not None:
         through = ctx.text_node(cmd.branch, "score the text: → score branch:{on}")

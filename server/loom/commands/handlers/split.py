@@ -3,7 +3,7 @@ alternative token (what the model almost wrote, one action away)."""
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Ctx
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -14,7 +14,7 @@ from loom.store import node_tokens as token_store
 from loom.store.schema import Generation, Node, Participant
 
 
-def split(ctx: Ctx, cmd: ast.Split) -> Result:
+def split(ctx: Ctx, cmd: syntax.Split) -> Result:
     ws, tree = ctx.ws, ctx.tree
     node = ctx.text_node(cmd.node, "split a node of the text, such as the one it annotates: "
                          "→ split {on} at:[offset]")
@@ -66,7 +66,7 @@ def split(ctx: Ctx, cmd: ast.Split) -> Result:
                           node=(alt or tail).id, original=node.id)
 
 
-def _grow(ctx: Ctx, tail: Node, cmd: ast.Split) -> Result:
+def _grow(ctx: Ctx, tail: Node, cmd: syntax.Split) -> Result:
     """Move the cut between ``tail`` and the head before it ``cmd.at`` characters into the
     tail: the head takes them (the same two nodes, one node grown)."""
     ws = ctx.ws
@@ -95,7 +95,7 @@ def _grow(ctx: Ctx, tail: Node, cmd: ast.Split) -> Result:
         original=original.id)
 
 
-def _beside(ctx: Ctx, node: Node, cmd: ast.Split) -> Result:
+def _beside(ctx: Ctx, node: Node, cmd: syntax.Split) -> Result:
     """``at:0`` with an alternative: nothing to split, the alternative is a sibling of the
     node (the model's other choice for its first token)."""
     ctx.guard(node, extends=False)
@@ -114,7 +114,7 @@ def _beside(ctx: Ctx, node: Node, cmd: ast.Split) -> Result:
 
 
 def _alternative(ctx: Ctx, original: Node, head: Node, tokens: list[T.Token],
-                 cmd: ast.Split, k: int, gens: list[Generation]) -> Node:
+                 cmd: syntax.Split, k: int, gens: list[Generation]) -> Node:
     """The alternative as a sibling of the tail. One the model weighed at that place (a
     stored alternative of the token starting there) is the model's text, with that
     token's probabilities: for scored text (a writer's words, ``→ score``) the subject

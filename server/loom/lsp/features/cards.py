@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loom.lsp.documents import Documents
+from loom.lsp.documents import OpenDocuments
 from loom.lsp.features import blind
 from loom.model import marks
 from loom.render.formats import node_header
@@ -61,7 +61,7 @@ def _param(value: object) -> object:
     return value
 
 
-def generation_lines(docs: Documents, node: Node, hidden: bool = False) -> list[str]:
+def generation_lines(docs: OpenDocuments, node: Node, hidden: bool = False) -> list[str]:
     """How a model made the node: model, parameters, tokens, latency, when; and the other
     continuations its request made. ``hidden``: the model is not named (a blind tree)."""
     ws = docs.ws
@@ -123,7 +123,7 @@ def mark_line(node: Any) -> str:
     return " · ".join(parts)
 
 
-def node_card(docs: Documents, node: Node) -> str:
+def node_card(docs: OpenDocuments, node: Node) -> str:
     """The hover card of a node, as Markdown."""
     ws = docs.ws
     hidden = blind.hides(ws, docs.participant, node)

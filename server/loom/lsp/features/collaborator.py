@@ -49,7 +49,7 @@ class Collaborator:
         """The tree's collaborator, made (and its participant created) on first use, with
         this session's participant as its starter: ``PERMISSION_DENIED`` when it could do
         more than they can (``loom.agent.participant.may_start``, the rule ``loom agent``
-        applies too; before: a reader's editor made one with all six)."""
+        applies too, so a reader's editor cannot make one with all six)."""
         agent = self.agents.get(tree.id)
         if agent is None:
             from loom.agent import Agent, AgentSpec
@@ -140,7 +140,7 @@ class Collaborator:
     def _with_caveat(self, tree: Tree, answer: dict[str, Any]) -> dict[str, Any]:
         """The answer, saying before it when the collaborator's model is too small for the
         work (the bundled SmolLM2), and how to configure a capable one: said where a person
-        asks, in every editor (before: nonsense, and every health check green)."""
+        asks, in every editor (else: nonsense, and every health check green)."""
         from loom.llm.config import agent_model_caveat
 
         agent = self.agents.get(tree.id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.canonical import to_text
 from loom.commands.executor import parse_line_noting, read_as_note
 from loom.commands.results import Result
@@ -116,7 +116,7 @@ class CommandLines:
                 "INVALID_SYNTAX", f"line {line_no + 1} is part of a node's text, not a "
                 "command you typed", "type commands at the end of the buffer")
         cmd, corrected = parse_line_noting(line)
-        if isinstance(cmd, ast.Continue) and doc.kind == "path" and (
+        if isinstance(cmd, syntax.Continue) and doc.kind == "path" and (
                 cmd.from_ is None or self._is_tip(doc, cmd.from_)):
             invalid = self.generation.invalid(cmd, uri)
             if invalid is not None:  # (n:0) refused before anything is committed or removed
@@ -131,7 +131,7 @@ class CommandLines:
                 result.text = note_first(result.text, note)
                 host.show(result)
             return result
-        if not isinstance(cmd, ast.ParseError) and cmd.verb in _COMMIT_FIRST \
+        if not isinstance(cmd, syntax.ParseError) and cmd.verb in _COMMIT_FIRST \
                 and doc.kind != "file":
             committed = await self.editing.commit_and_show(doc)
             if not committed.ok:
@@ -154,7 +154,7 @@ class CommandLines:
             await self.remove_line(doc, now_at)
         host.show(result)
         if doc.kind == "path" and doc.tree is not None:
-            if isinstance(cmd, ast.Switch | ast.Split) and actor.tree is not None \
+            if isinstance(cmd, syntax.Switch | syntax.Split) and actor.tree is not None \
                     and actor.tree.id == doc.tree.id:
                 _node, doc.view.tip = host.app.ws.position(actor.participant, doc.tree)
             if doc.view.tip is not None and host.app.ws.find_node(doc.view.tip.id):

@@ -14,7 +14,7 @@ from loom.commands import lexicon
 from loom.commands.canonical import quote
 from loom.commands.catalogue import TOOLS_BY_NAME
 from loom.commands.grammar import Slot, SlotKind, slot_at
-from loom.lsp.documents import Documents, OpenDoc
+from loom.lsp.documents import OpenDoc, OpenDocuments
 from loom.lsp.ranges import range_of
 from loom.memory import operational as mem
 from loom.store.schema import Node, Tree
@@ -34,7 +34,7 @@ class Item:
     documentation: str = ""
 
 
-def complete(docs: Documents, doc: OpenDoc | None, tree: Tree | None, line: str,
+def complete(docs: OpenDocuments, doc: OpenDoc | None, tree: Tree | None, line: str,
              col: int) -> list[Item]:
     """Items for offset ``col`` of ``line``; none outside arrow-command lines."""
     if not lexicon.is_command_line(line):
@@ -57,7 +57,7 @@ _KINDS = {"keyword": lsp.CompletionItemKind.Keyword,
           "module": lsp.CompletionItemKind.Module, "text": lsp.CompletionItemKind.Text}
 
 
-def completion_list(docs: Documents, doc: OpenDoc, tree: Tree | None,
+def completion_list(docs: OpenDocuments, doc: OpenDoc, tree: Tree | None,
                     position: lsp.Position) -> lsp.CompletionList:
     """``textDocument/completion``: the items at ``position``, each replacing what is
     typed of its word (incomplete: typing on asks again)."""
@@ -85,7 +85,7 @@ def _matches(typed: str, name: str) -> bool:
     return not typed or name.startswith(typed) or fuzz.partial_ratio(typed, name) >= 80
 
 
-def _verbs(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+def _verbs(docs: OpenDocuments, tree: Tree | None, slot: Slot) -> list[Item]:
     typed = slot.typed.lower()
     # Right after the arrow the item replaces it too, so `->` becomes `→`.
     lead = f"{lexicon.CANONICAL_ARROW} " if slot.with_arrow else ""
@@ -102,42 +102,42 @@ def _verbs(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
     return items
 
 
-def _tools(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+def _tools(docs: OpenDocuments, tree: Tree | None, slot: Slot) -> list[Item]:
     typed = slot.typed.lower()
     return [Item(label=name, kind="keyword", detail=lexicon.describe_verb(name), insert=name,
                  sort="1" + name)
             for name in lexicon.VERB_NAMES if name.startswith(typed)]
 
 
-def _flags(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+def _flags(docs: OpenDocuments, tree: Tree | None, slot: Slot) -> list[Item]:
     typed = slot.typed.lower()
     return [Item(label=f.name, kind="keyword", detail=f.description, insert=f.name,
                  sort="1" + f.name)
             for f in lexicon.flags(slot.verb or "") if f.name.startswith(typed)]
 
 
-def _options(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+def _options(docs: OpenDocuments, tree: Tree | None, slot: Slot) -> list[Item]:
     typed = slot.typed.lower()
     return [Item(label=f"{o.name}:", kind="keyword", detail=o.description,
                  insert=f"{o.name}:", sort="1" + o.name)
             for o in lexicon.options(slot.verb or "") if o.name.startswith(typed)]
 
 
-def _values(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+def _values(docs: OpenDocuments, tree: Tree | None, slot: Slot) -> list[Item]:
     hints = lexicon.value_hints(slot.verb or "", slot.key or "")
     return [Item(label=slot.head + v, kind="value", insert=slot.head + v, sort="1" + v)
             for v in hints if v.startswith(slot.typed.lower())]
 
 
-def _named(kind: str, item_kind: str) -> Callable[[Documents, Tree | None, Slot], list[Item]]:
-    def provide(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+def _named(kind: str, item_kind: str) -> Callable[[OpenDocuments, Tree | None, Slot], list[Item]]:
+    def provide(docs: OpenDocuments, tree: Tree | None, slot: Slot) -> list[Item]:
         return [Item(label=slot.head + quote(name), kind=item_kind,
                      insert=slot.head + quote(name))
                 for name in _fuzzy(slot.typed, _names(docs, kind, tree))]
     return provide
 
 
-def _node_refs(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+def _node_refs(docs: OpenDocuments, tree: Tree | None, slot: Slot) -> list[Item]:
     items = _nodes(docs, tree, slot.typed)
     for it in items:
         ref = f"[{it.label}]" if slot.quote == "[" else it.label
@@ -145,7 +145,7 @@ def _node_refs(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
     return items
 
 
-def _models(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+def _models(docs: OpenDocuments, tree: Tree | None, slot: Slot) -> list[Item]:
     """The model profiles ``model:`` may name; after ``models:a,`` the next one."""
     from loom.llm.subject import known_models
 
@@ -159,7 +159,7 @@ def _models(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
             if c.name.startswith(typed) and c.name not in named]
 
 
-def _presets(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+def _presets(docs: OpenDocuments, tree: Tree | None, slot: Slot) -> list[Item]:
     """The sampler presets ``preset:`` may name (config.toml's ``[presets.NAME]``)."""
     from loom.llm.subject import known_presets
 
@@ -169,11 +169,11 @@ def _presets(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
             for i, p in enumerate(known_presets()) if p.name.lower().startswith(typed)]
 
 
-def _nothing(docs: Documents, tree: Tree | None, slot: Slot) -> list[Item]:
+def _nothing(docs: OpenDocuments, tree: Tree | None, slot: Slot) -> list[Item]:
     return []  # free text and section ids: nothing to offer
 
 
-_PROVIDERS: dict[SlotKind, Callable[[Documents, Tree | None, Slot], list[Item]]] = {
+_PROVIDERS: dict[SlotKind, Callable[[OpenDocuments, Tree | None, Slot], list[Item]]] = {
     "verb": _verbs, "tool": _tools, "flag": _flags, "option": _options, "value": _values,
     "doc": _named("doc", "file"), "tree": _named("tree", "module"),
     "stash": _named("stash", "text"), "node": _node_refs, "section": _nothing,
@@ -182,7 +182,7 @@ _PROVIDERS: dict[SlotKind, Callable[[Documents, Tree | None, Slot], list[Item]]]
 _ORDER: tuple[SlotKind, ...] = tuple(_PROVIDERS)
 
 
-def _names(docs: Documents, kind: str, tree: Tree | None) -> list[str]:
+def _names(docs: OpenDocuments, kind: str, tree: Tree | None) -> list[str]:
     if kind == "doc":
         return [d.name for d in docs.ws.documents()]
     if kind == "tree":
@@ -198,7 +198,7 @@ def _fuzzy(typed: str, names: list[str]) -> list[str]:
     return [name for name, _score, _ in scored]
 
 
-def _nodes(docs: Documents, tree: Tree | None, typed: str) -> list[Item]:
+def _nodes(docs: OpenDocuments, tree: Tree | None, typed: str) -> list[Item]:
     """localIds: a prefix match through the index, else the nodes near the position,
     matched fuzzily on id, author and summary. Where a node may stand they come first,
     before the flags (``→ view `` in Neovim showed flags and hid the ids below them)."""

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 
 from loom.lsp.buffer import BufferSession
-from loom.lsp.documents import Documents, OpenDoc, copy_segments
+from loom.lsp.documents import OpenDoc, OpenDocuments, copy_segments
 from loom.lsp.features import blind
 from loom.lsp.features.refs import DOCREF, FLAG, QUOTED, VERB, is_command_line, refs_in_line
 from loom.lsp.legend import TOKEN_TYPES
@@ -22,7 +22,6 @@ from loom.lsp.ranges import offset_of, range_of
 from loom.lsp.views import render as render_view
 from loom.model import worddiff
 from loom.render.text import plural
-from loom.store.schema import Node
 
 T = {name: i for i, name in enumerate(TOKEN_TYPES)}
 NODE_START, EDITED = 1, 2
@@ -41,7 +40,7 @@ class Lens:
     args: dict
 
 
-def lenses(docs: Documents, doc: OpenDoc, default_n: int, every: bool = False) -> list[Lens]:
+def lenses(docs: OpenDocuments, doc: OpenDoc, default_n: int, every: bool = False) -> list[Lens]:
     out: list[Lens] = []
     session = doc.session
     text_doc = session.doc
@@ -96,7 +95,7 @@ def lenses(docs: Documents, doc: OpenDoc, default_n: int, every: bool = False) -
     return out
 
 
-def _empty_path_lenses(docs: Documents, doc: OpenDoc) -> list[Lens]:
+def _empty_path_lenses(docs: OpenDocuments, doc: OpenDoc) -> list[Lens]:
     """Never an empty path without saying why: a lens at the top when the document has no
     text, or when the node it was opened at has none."""
     session = doc.session
@@ -124,10 +123,6 @@ def _anchor_segment(doc: OpenDoc):  # type: ignore[no-untyped-def]
         if seg.node and (seg.label == ref or (len(ref) >= 3 and seg.label.startswith(ref))):
             return seg
     return None
-
-
-def sibling_position(ws, node: Node) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    return sibling_positions(ws, [node.id]).get(node.id, (1, 1))
 
 
 def sibling_positions(ws, node_ids: list[str]) -> dict[str, tuple[int, int]]:  # type: ignore[no-untyped-def]
@@ -169,7 +164,7 @@ def _human_spans(original: str, edited: str) -> tuple[tuple[int, int], ...]:
     return worddiff.changed(original, edited)
 
 
-def _version_originals(docs: Documents, ids: list[str]) -> dict[str, str]:
+def _version_originals(docs: OpenDocuments, ids: list[str]) -> dict[str, str]:
     """For version nodes whose original was model-written: node id → the original's text."""
     return docs.cache.model_originals(ids)
 
@@ -177,12 +172,12 @@ def _version_originals(docs: Documents, ids: list[str]) -> dict[str, str]:
 Spans = list[tuple[int, int, int, int]]  # (start, end, type, modifiers), in order
 
 
-def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
+def semantic_tokens(docs: OpenDocuments, doc: OpenDoc) -> list[int]:
     """LSP's relative encoding: [deltaLine, deltaStart, length, type, modifiers]*."""
     return _drain(_token_steps(docs, doc))
 
 
-async def semantic_tokens_async(docs: Documents, doc: OpenDoc) -> list[int]:
+async def semantic_tokens_async(docs: OpenDocuments, doc: OpenDoc) -> list[int]:
     """:func:`semantic_tokens` of a snapshot of the document, computed in slices that give
     the event loop back every ~``SLICE`` segments or spans: a long buffer's tokens (tens of
     milliseconds) never hold a hover or a keystroke behind them. A change that arrives
@@ -210,7 +205,7 @@ def _drain(steps: Steps) -> Any:
             return done.value
 
 
-def _token_steps(docs: Documents, doc: OpenDoc) -> Steps:
+def _token_steps(docs: OpenDocuments, doc: OpenDoc) -> Steps:
     spans = yield from _authorship_steps(docs, doc)
     command_spans = _command_spans(doc.session.doc)
     if command_spans:
@@ -219,12 +214,12 @@ def _token_steps(docs: Documents, doc: OpenDoc) -> Steps:
     return (yield from _encode_steps(doc.session.doc, spans))
 
 
-def authorship_spans(docs: Documents, doc: OpenDoc) -> Spans:
+def authorship_spans(docs: OpenDocuments, doc: OpenDoc) -> Spans:
     """Model text and human text at character level (a path's segments)."""
     return _drain(_authorship_steps(docs, doc))  # type: ignore[no-any-return]
 
 
-def _authorship_steps(docs: Documents, doc: OpenDoc) -> Steps:
+def _authorship_steps(docs: OpenDocuments, doc: OpenDoc) -> Steps:
     spans: Spans = []
     if doc.kind == "path":
         originals = _version_originals(docs, [s.node for s in doc.session.segments
@@ -452,12 +447,12 @@ def inlay_hints(doc: OpenDoc, start: int, end: int,
     return out
 
 
-def positions_for(docs: Documents, doc: OpenDoc) -> dict[str, tuple[int, int]]:
+def positions_for(docs: OpenDocuments, doc: OpenDoc) -> dict[str, tuple[int, int]]:
     """(k, n) of every node on the document's path, cached until the tree changes."""
     return _per_path(_POSITIONS, docs, doc, sibling_positions)
 
 
-def models_for(docs: Documents, doc: OpenDoc) -> dict[str, str]:
+def models_for(docs: OpenDocuments, doc: OpenDoc) -> dict[str, str]:
     """The model of every node on the document's path whose siblings come from several
     (``sibling_models``), cached like ``positions_for``."""
     made = _per_path(_MODELS, docs, doc, sibling_models)
@@ -465,7 +460,7 @@ def models_for(docs: Documents, doc: OpenDoc) -> dict[str, str]:
     return blind.visible_models(docs.ws, docs.participant, doc.tree, made)
 
 
-def _per_path(cache: dict[str, Any], docs: Documents, doc: OpenDoc,
+def _per_path(cache: dict[str, Any], docs: OpenDocuments, doc: OpenDoc,
               compute: Callable[[Any, list[str]], R]) -> R:
     """``compute(ws, ids of the nodes on the path)``, cached per document until the tree
     changes or the path does (lenses and hints are asked for often)."""
@@ -481,7 +476,7 @@ def _per_path(cache: dict[str, Any], docs: Documents, doc: OpenDoc,
 # ── as LSP answers ──
 
 
-def lsp_lenses(docs: Documents, doc: OpenDoc, default_n: int, every: bool = False
+def lsp_lenses(docs: OpenDocuments, doc: OpenDoc, default_n: int, every: bool = False
                ) -> list[lsp.CodeLens]:
     """``textDocument/codeLens``: ``lenses`` as commands."""
     return [lsp.CodeLens(range=range_of(doc.session.doc, lens.offset, lens.offset),
@@ -490,7 +485,7 @@ def lsp_lenses(docs: Documents, doc: OpenDoc, default_n: int, every: bool = Fals
             for lens in lenses(docs, doc, default_n, every)]
 
 
-def lsp_inlay_hints(docs: Documents, doc: OpenDoc, rng: lsp.Range, every: bool = False
+def lsp_inlay_hints(docs: OpenDocuments, doc: OpenDoc, rng: lsp.Range, every: bool = False
                     ) -> list[lsp.InlayHint]:
     """``textDocument/inlayHint``: ``hints`` in ``rng``; where a node has siblings, ◀ and
     ▶ cycle them and k/n opens the picker beside each other."""
@@ -527,7 +522,7 @@ def lsp_inlay_hints(docs: Documents, doc: OpenDoc, rng: lsp.Range, every: bool =
     return out
 
 
-def lsp_folds(docs: Documents, doc: OpenDoc) -> list[lsp.FoldingRange]:
+def lsp_folds(docs: OpenDocuments, doc: OpenDoc) -> list[lsp.FoldingRange]:
     """``textDocument/foldingRange``: every branch of a tree overview folds."""
     if doc.kind != "tree":
         return []

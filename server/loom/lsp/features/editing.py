@@ -18,7 +18,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.lexicon import prose_before_commands
 from loom.commands.results import Result
 from loom.lsp.args import answer
@@ -44,19 +44,19 @@ log = logging.getLogger(__name__)
 PERSIST_EVERY_S = 0.1
 
 
-def commit_command(doc: OpenDoc) -> ast.Commit | None:
+def commit_command(doc: OpenDoc) -> syntax.Commit | None:
     """What committing the buffer would do, as a command (None: not a buffer). Command
     lines in the working text are not part of it (they run, or stay, as commands)."""
     if doc.kind != "path" or doc.tree is None or doc.view.tip is None:
         return None
     session = doc.session
     versions = tuple(
-        ast.VersionEdit(node=session.segments[i].node or "", content=session.segment_text(i))
+        syntax.VersionEdit(node=session.segments[i].node or "", content=session.segment_text(i))
         for i in session.pending() if session.segments[i].node)
     body = prose_before_commands(session.working_text)
     if doc.tree.mode == "dialogue":  # a new message: blank lines before it separate blocks
         body = body.strip("\n")
-    return ast.Commit(versions=versions, text=body if body.strip() else None,
+    return syntax.Commit(versions=versions, text=body if body.strip() else None,
                       after=doc.view.tip.id)
 
 
@@ -151,8 +151,8 @@ class Editing:
         result = self.host.execute_now(cmd, self.host.actor(doc))
         if not result.ok:
             if result.data.get("unreachable"):
-                # (before: this answer was "a bug in Loom", and the text waited for a
-                # second save the writer was never told to make)
+                # said as the database lost, not "a bug in Loom": the text waits for a
+                # second save the writer must be told to make
                 self.blocked[doc.uri] = result
                 self.host.database_lost()
                 return Result.failure("CONFLICT", f"{UNREACHABLE}; your text is kept in the "
@@ -204,9 +204,9 @@ class Editing:
         actor = self.host.actor(doc)
         if text.strip():
             result = self.host.execute_now(
-                ast.Commit(text=text, after=node_id), actor)
+                syntax.Commit(text=text, after=node_id), actor)
         else:
-            result = self.host.execute_now(ast.Switch(node=node_id, tip=node_id), actor)
+            result = self.host.execute_now(syntax.Switch(node=node_id, tip=node_id), actor)
         if not result.ok:
             self.persist(doc)
             return result
@@ -231,7 +231,7 @@ class Editing:
             "you changed stay as they were; the sibling picker has them)",
             created=created, node=tip.id, text_committed=bool(created), branched=True)
 
-    def _apply(self, doc: OpenDoc, cmd: ast.Commit, result: Result) -> None:
+    def _apply(self, doc: OpenDoc, cmd: syntax.Commit, result: Result) -> None:
         ws, session = self.host.app.ws, doc.session
         versions: dict[str, str] = result.data.get("versions", {})
         for original, version_id in versions.items():
@@ -355,7 +355,7 @@ class Editing:
         d = doc.view.doc
         if d is None:
             return Result.success("✓ nothing to save")
-        result = self.host.execute_now(ast.Save(doc=d.name, content=doc.text,
+        result = self.host.execute_now(syntax.Save(doc=d.name, content=doc.text,
                                                 expected=d.updated), self.host.actor(doc))
         if result.ok and result.data.get("updated") is not None:
             d.updated = result.data["updated"]
@@ -410,11 +410,11 @@ class Editing:
         ws, docs = self.host.app.ws, self.host.docs
         saved: list[str] = []
         for state in orphans:
-            versions = tuple(ast.VersionEdit(node=p["node"], content=p["content"])
+            versions = tuple(syntax.VersionEdit(node=p["node"], content=p["content"])
                              for p in state.pending or [] if ws.find_node(p["node"]))
             text = prose_before_commands(state.working or "")
             if versions or text.strip():
-                cmd = ast.Commit(versions=versions, text=text if text.strip() else None,
+                cmd = syntax.Commit(versions=versions, text=text if text.strip() else None,
                                  after=state.tip if ws.find_node(state.tip) else None,
                                  move=False)
                 result = self.host.execute_now(cmd, self.host.actor(doc))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor, ExploreSummary
 from loom.commands.results import Result
 from loom.lsp.host import Host
@@ -202,7 +202,7 @@ class Exploring:
         tree = await asyncio.to_thread(ws.tree_or_none, shown.tree)
         if tree is None:
             return
-        result = await self.host.execute(ast.Explore(end=True), Actor(who, tree))
+        result = await self.host.execute(syntax.Explore(end=True), Actor(who, tree))
         self.host.show(result)
 
     def stop_all(self) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.host import Host
@@ -46,7 +46,7 @@ class Files:
 
     def new_tree(self, title: str, mode: str, text: str) -> dict[str, object]:
         host = self.host
-        cmd = ast.NewTree(title=title, mode=mode, text=text)  # type: ignore[arg-type]
+        cmd = syntax.NewTree(title=title, mode=mode, text=text)  # type: ignore[arg-type]
         actor = host.actor(None)
         result = host.execute_now(cmd, actor)
         if not result.ok:
@@ -60,7 +60,7 @@ class Files:
         host = self.host
         if path and content is None:
             self._check_path(path, "read")
-        cmd = ast.Import(path=path if content is None else None, content=content,
+        cmd = syntax.Import(path=path if content is None else None, content=content,
                          name=name or (Path(path).name if path else None))
         result = await host.execute(cmd, host.actor(None))
         trees = []
@@ -78,6 +78,6 @@ class Files:
         host = self.host
         if path:
             self._check_path(path, "write")
-        cmd = ast.Export(tree=tree or None, format=fmt, path=path,  # type: ignore[arg-type]
+        cmd = syntax.Export(tree=tree or None, format=fmt, path=path,  # type: ignore[arg-type]
                          node=node)
         return await host.execute(cmd, host.actor(None))

@@ -1,5 +1,5 @@
 """Fill from a selection (``loom.fill``): the selected span of one node gets ``n``
-model-written alternatives, the text around it kept (``→ fill``, issue 46 item 1).
+model-written alternatives, the text around it kept (``→ fill``).
 
 The typed text is committed first; the selection must lie within one node. While the
 model writes, the first alternative streams into the buffer in place of the span (cancel
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.results import Result
 from loom.lsp.buffer import Segment
 from loom.lsp.documents import OpenDoc, copy_segments
@@ -49,7 +49,7 @@ class Filling:
                               "part of one")
 
     async def fill(self, uri: str, start: tuple[int, int], end: tuple[int, int],
-                   asked: ast.Fill) -> Result:
+                   asked: syntax.Fill) -> Result:
         host, generation = self.host, self.generation
         doc = host.docs.ensure(uri)
         if doc.kind != "path" or doc.tree is None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import PresetChoice
 from loom.commands.handlers.content import checked_sampling, preset_of
 from loom.commands.results import Result
@@ -82,7 +82,7 @@ class Generating:
     def busy(self) -> bool:
         return self.running is not None
 
-    def continue_in_background(self, uri: str, asked: ast.Continue,
+    def continue_in_background(self, uri: str, asked: syntax.Continue,
                                note: str | None = None, line: str | None = None) -> Result:
         """Start a generation that runs on its own (a save's ``→ continue`` line): the
         save answers at once, the continuations stream in and land in the tree whatever
@@ -111,13 +111,13 @@ class Generating:
                               "land in the tree when done; cancel stops them)",
                               generating=True)
 
-    async def continue_(self, uri: str, asked: ast.Continue | None = None,
+    async def continue_(self, uri: str, asked: syntax.Continue | None = None,
                         line: str | None = None) -> Result:
         """``asked`` as the person or program gave it (``→ continue …``, the editor's
         command), passed on whole: what it leaves out is the editor's default. ``line``:
         the command line it was typed as, put back if the generation fails."""
         host = self.host
-        started = await self.start(uri, "continue works", asked or ast.Continue(), line)
+        started = await self.start(uri, "continue works", asked or syntax.Continue(), line)
         if isinstance(started, Result):
             return started
         doc, run, cmd = started
@@ -181,11 +181,11 @@ class Generating:
         finally:
             doc.generating = False
 
-    def with_defaults(self, asked: ast.Continue,
-                      preset: PresetChoice | None = None) -> ast.Continue:
+    def with_defaults(self, asked: syntax.Continue,
+                      preset: PresetChoice | None = None) -> syntax.Continue:
         """``asked`` with the editor's defaults for what it and its sampler preset leave
         out (the one place they are applied). An explicit 0 is the writer's and is refused
-        as the CLI refuses it (before, ``or`` read it as unset: n:0 made three
+        as the CLI refuses it (read with ``or``, it would be unset: n:0 would make three
         continuations)."""
         settings = self.host.settings
         base = preset.sampling if preset is not None else None
@@ -199,7 +199,7 @@ class Generating:
         return asked.model_copy(update={"n": given("n", settings.default_n),
                                         "tokens": given("tokens", settings.default_tokens)})
 
-    def preset(self, uri: str | None, asked: ast.Continue) -> PresetChoice | None:
+    def preset(self, uri: str | None, asked: syntax.Continue) -> PresetChoice | None:
         """The sampler preset ``asked`` samples with in ``uri``'s tree (named, or picked
         there); a ``LoomError`` when it names none there is."""
         if uri is None and asked.preset is None:
@@ -211,7 +211,7 @@ class Generating:
         return preset_of(host.app.ws, host.app.executor.subject, actor.participant,
                          actor.tree, asked.preset)
 
-    def invalid(self, asked: ast.Continue, uri: str | None = None) -> Result | None:
+    def invalid(self, asked: syntax.Continue, uri: str | None = None) -> Result | None:
         """Why ``asked`` (with its preset and the editor's defaults) cannot run in
         ``uri``, before anything is committed or started for it; None when it can."""
         try:
@@ -221,8 +221,8 @@ class Generating:
             return Result.from_error(err)
         return None
 
-    async def start(self, uri: str, what: str, asked: ast.Continue, line: str | None = None
-                    ) -> tuple[OpenDoc, Running, ast.Continue] | Result:
+    async def start(self, uri: str, what: str, asked: syntax.Continue, line: str | None = None
+                    ) -> tuple[OpenDoc, Running, syntax.Continue] | Result:
         """A generation from the end of ``uri``'s path (``what`` names it where it cannot
         run): the typed text committed first, the run registered (one at a time), and the
         ``continue`` to execute; a ``Result`` when it cannot start."""
@@ -268,8 +268,8 @@ class Generating:
             if still_open:
                 text = base_text
                 if run.line and not result.ok:
-                    # the writer's line back where it was, its ✗ under it (before: the line
-                    # was gone and the ✗ sat on the last line of prose, for good)
+                    # the writer's line back where it was, its ✗ under it, not the line
+                    # gone and the ✗ on the last line of prose for good
                     text += ("\n" if text and not text.endswith("\n") else "") + run.line
                 await host.send_edit(doc, text, base)
                 if not result.ok:

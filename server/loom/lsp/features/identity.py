@@ -5,7 +5,7 @@ all of them), and the human is asked in the editor what to grant it. The choice 
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import Actor
 from loom.commands.results import Result
 from loom.lsp.host import Host
@@ -46,7 +46,7 @@ class Identity:
     async def grant(self, permissions: tuple[str, ...]) -> Result:
         ws = self.host.app.ws
         who = self.host.docs.participant
-        result = await self.host.execute(ast.Grant(participant=who.name,
+        result = await self.host.execute(syntax.Grant(participant=who.name,
                                                    permissions=permissions),
                                          Actor(ws.human(), None))
         if result.ok:  # this session acts with the new permissions at once

@@ -10,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.features import cards
@@ -28,41 +28,41 @@ TREE_ACTIONS = ("rename", "deleteTree", "undeleteTree")
 
 
 def action_command(action: str, node: str | None, tree: str | None,
-                   value: str | None) -> ast.Command:
+                   value: str | None) -> syntax.Command:
     """The arrow command an editor action is."""
     match action:
         case "bookmark":
-            return ast.Bookmark(node=node, label=value or None)
+            return syntax.Bookmark(node=node, label=value or None)
         case "unbookmark":
-            return ast.Unbookmark(node=node)
+            return syntax.Unbookmark(node=node)
         case "tag" | "untag":
             tags = tuple(t for t in (value or "").replace(",", " ").split() if t)
             if action == "tag" and not tags:
                 raise LoomError("INVALID_SYNTAX", "no tag given", "tag it with a word: dream")
-            return (ast.Tag if action == "tag" else ast.Untag)(node=node, tags=tags)
+            return (syntax.Tag if action == "tag" else syntax.Untag)(node=node, tags=tags)
         case "rate":
             try:
                 rating = max(-1, min(1, int((value or "1").strip())))
             except ValueError as err:
                 raise LoomError("INVALID_SYNTAX", f'a rating is +1, -1 or 0, not "{value}"',
                                 "rate with +1 (good), -1 (bad) or 0 (clear)") from err
-            return ast.Rate(node=node, rating=rating)
+            return syntax.Rate(node=node, rating=rating)
         case "prune" | "unprune" | "delete" | "undelete":
             if node is None:
                 raise LoomError("NOT_FOUND", f"{action}: no node given",
                                 "pass {uri, node} or {uri, line, character}")
-            cls = {"prune": ast.Prune, "unprune": ast.Unprune, "delete": ast.Delete,
-                   "undelete": ast.Undelete}[action]
+            cls = {"prune": syntax.Prune, "unprune": syntax.Unprune, "delete": syntax.Delete,
+                   "undelete": syntax.Undelete}[action]
             return cls(node=node)
         case "rename":
             if not value or not value.strip():
                 raise LoomError("INVALID_SYNTAX", "rename: no title given",
                                 "pass {tree, value: the new title}")
-            return ast.Rename(title=value, tree=tree)
+            return syntax.Rename(title=value, tree=tree)
         case "deleteTree":
-            return ast.Delete(tree=tree)
+            return syntax.Delete(tree=tree)
         case "undeleteTree":
-            return ast.Undelete(tree=tree)
+            return syntax.Undelete(tree=tree)
     raise LoomError("INVALID_SYNTAX", f'unknown action "{action}"',
                     "one of " + ", ".join((*NODE_ACTIONS, *TREE_ACTIONS)))
 

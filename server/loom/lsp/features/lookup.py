@@ -11,7 +11,7 @@ from lsprotocol import types as lsp
 from loom.commands.grammar import term_at
 from loom.commands.help import render_flag_help, render_help_tool, render_option_help
 from loom.errors import LoomError
-from loom.lsp.documents import Documents, OpenDoc
+from loom.lsp.documents import OpenDoc, OpenDocuments
 from loom.lsp.features import cards
 from loom.lsp.features.refs import Ref, is_command_line, ref_at, refs_in_line, verb_at
 from loom.lsp.positions import TextDoc
@@ -36,7 +36,7 @@ class Location:
     text: str  # the target document's text (for position conversion)
 
 
-def resolve_ref(docs: Documents, tree: Tree, ref: Ref) -> Node | None:
+def resolve_ref(docs: OpenDocuments, tree: Tree, ref: Ref) -> Node | None:
     try:
         return docs.ws.resolve(tree, ref.text)
     except LoomError:
@@ -51,13 +51,13 @@ def _line_ref(doc: OpenDoc, offset: int) -> tuple[Ref, int] | None:
     return (found, start) if found else None
 
 
-def node_card(docs: Documents, tree: Tree, node: Node) -> str:
+def node_card(docs: OpenDocuments, tree: Tree, node: Node) -> str:
     """The hover text of a node: its own text first, the summary second and labelled
     with where it came from, then how a model made it (``cards.node_card``)."""
     return cards.node_card(docs, node)
 
 
-def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, Span] | None:
+def hover(docs: OpenDocuments, doc: OpenDoc, offset: int) -> tuple[str, Span] | None:
     if perms.missing_for(perms.LOOM_AWARE, docs.participant.permissions):
         return None  # (a card is the tree's text: permissions.require_read)
     tree = doc.tree
@@ -93,7 +93,7 @@ def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, Span] | None
     return None
 
 
-def location_of(docs: Documents, doc: OpenDoc | None, node: Node) -> Location:
+def location_of(docs: OpenDocuments, doc: OpenDoc | None, node: Node) -> Location:
     """Where a node is shown: in this document when it is on its path, else in the path
     view through the node."""
     if doc is not None and doc.kind == "path":
@@ -116,7 +116,7 @@ def location_of(docs: Documents, doc: OpenDoc | None, node: Node) -> Location:
     return Location(uri, 0, 0, view.text)
 
 
-def definition(docs: Documents, doc: OpenDoc, offset: int) -> Location | None:
+def definition(docs: OpenDocuments, doc: OpenDoc, offset: int) -> Location | None:
     if doc.tree is None:
         return None
     found = _line_ref(doc, offset)
@@ -130,7 +130,7 @@ def definition(docs: Documents, doc: OpenDoc, offset: int) -> Location | None:
     return location_of(docs, doc, node)
 
 
-def references(docs: Documents, doc: OpenDoc, offset: int,
+def references(docs: OpenDocuments, doc: OpenDoc, offset: int,
                include_declaration: bool = True) -> list[Location]:
     """Annotations and links that point at a node: shown where their authors' nodes are."""
     if doc.tree is None:
@@ -148,7 +148,7 @@ def references(docs: Documents, doc: OpenDoc, offset: int,
     return out
 
 
-def document_links(docs: Documents, doc: OpenDoc) -> list[tuple[int, int, str]]:
+def document_links(docs: OpenDocuments, doc: OpenDoc) -> list[tuple[int, int, str]]:
     """Every resolvable reference in the text, linked to the path view of its node."""
     tree = doc.tree
     if tree is None:
@@ -176,20 +176,20 @@ def lsp_location(loc: Location, encoding: str) -> lsp.Location:
                                                 loc.end))
 
 
-def lsp_definition(docs: Documents, doc: OpenDoc, pos: lsp.Position) -> lsp.Location | None:
+def lsp_definition(docs: OpenDocuments, doc: OpenDoc, pos: lsp.Position) -> lsp.Location | None:
     """``textDocument/definition``: the node a reference names, in its path."""
     loc = definition(docs, doc, offset_of(doc, pos))
     return lsp_location(loc, docs.encoding) if loc else None
 
 
-def lsp_references(docs: Documents, doc: OpenDoc, pos: lsp.Position,
+def lsp_references(docs: OpenDocuments, doc: OpenDoc, pos: lsp.Position,
                    include_declaration: bool) -> list[lsp.Location]:
     """``textDocument/references``: the node and what points at it."""
     locs = references(docs, doc, offset_of(doc, pos), include_declaration)
     return [lsp_location(loc, docs.encoding) for loc in locs]
 
 
-def lsp_links(docs: Documents, doc: OpenDoc) -> list[lsp.DocumentLink]:
+def lsp_links(docs: OpenDocuments, doc: OpenDoc) -> list[lsp.DocumentLink]:
     """``textDocument/documentLink``: every resolvable reference."""
     return [lsp.DocumentLink(range=range_of(doc.session.doc, s, e), target=uri)
             for s, e, uri in document_links(docs, doc)]
@@ -221,7 +221,7 @@ def page_of(total: int, offset: int | None, limit: int | None) -> Page:
     return Page(max(0, min(offset or 0, total)), size, total)
 
 
-def _node_json(docs: Documents, tree: Tree, node: Node, place: tuple[int, int],
+def _node_json(docs: OpenDocuments, tree: Tree, node: Node, place: tuple[int, int],
                names: dict[str, str]) -> dict[str, Any]:
     k, n = place
     return {"id": node.id, "localId": node.local_id, "label": node.label,
@@ -237,7 +237,7 @@ def _node_json(docs: Documents, tree: Tree, node: Node, place: tuple[int, int],
             "tags": marks.tags_of(node.extra), "rating": marks.rating_of(node.extra)}
 
 
-def node_at_cursor(docs: Documents, doc: OpenDoc | None, line: int | None,
+def node_at_cursor(docs: OpenDocuments, doc: OpenDoc | None, line: int | None,
                    character: int | None) -> Node | None:
     """The node under a position of an open document (read on the event loop: the
     buffer's segments change with every keystroke)."""
@@ -263,7 +263,7 @@ def places_in(ws: Any, ids: list[str], families: dict[str, list[str]]
     return out
 
 
-def node_info(docs: Documents, tree_ref: str | None, ref: str | None, doc: OpenDoc | None,
+def node_info(docs: OpenDocuments, tree_ref: str | None, ref: str | None, doc: OpenDoc | None,
               line: int | None, character: int | None, *, at: Node | None = None,
               siblings_offset: int = 0, children_offset: int = 0,
               limit: int | None = None) -> dict[str, Any]:
@@ -272,7 +272,7 @@ def node_info(docs: Documents, tree_ref: str | None, ref: str | None, doc: OpenD
     children (``limit`` each, from ``siblings_offset`` and ``children_offset``) with their
     totals and where the next pages start. Every family on the way (the path's, the
     siblings', the children) is read in one query and each answer holds at most a page:
-    the cost no longer grows with the square of the siblings."""
+    the cost does not grow with the square of the siblings."""
     perms.require_read(docs.participant.permissions)
     ws = docs.ws
     tree = ws.find_tree(tree_ref) if tree_ref else (doc.tree if doc is not None else None)

@@ -5,7 +5,7 @@ like every write."""
 
 from __future__ import annotations
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.context import ModelChoices, SamplerPresets
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -51,5 +51,5 @@ async def choose(host: Host, uri: str, profile: str | None,
     """Pick ``profile`` (a name or the start of one; None: the default again) for the
     document's tree; or, given ``preset``, the sampler preset (``""``: none)."""
     actor = host.actor(host.doc(uri) if uri else None)
-    return await host.execute(ast.ChooseModel(profile=profile or None, preset=preset),
+    return await host.execute(syntax.ChooseModel(profile=profile or None, preset=preset),
                               actor)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.lsp.buffer import Segment
 from loom.lsp.documents import OpenDoc, ViewMove, copy_segments
 from loom.lsp.host import Host
@@ -59,7 +59,7 @@ class Moves:
     async def _go(self, doc: OpenDoc, where: tuple[str, str]) -> None:
         host = self.host
         node, tip = where
-        result = host.execute_now(ast.Switch(node=node, tip=tip), host.actor(doc))
+        result = host.execute_now(syntax.Switch(node=node, tip=tip), host.actor(doc))
         if not result.ok:  # the node went meanwhile: say so, and show where it stands
             host.show(result)
         moved = doc.last_move

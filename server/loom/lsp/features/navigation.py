@@ -12,7 +12,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.results import Result
 from loom.errors import LoomError
 from loom.lsp.documents import OpenDoc
@@ -100,7 +100,7 @@ class Navigation:
         if member is not None:
             target = ws.node(member[0])
         before = self.moves.state(doc)
-        result = host.execute_now(ast.Switch(node=target.id), host.actor(doc))
+        result = host.execute_now(syntax.Switch(node=target.id), host.actor(doc))
         if not result.ok:
             return result
         await self._follow(doc)
@@ -112,8 +112,8 @@ class Navigation:
     def _range_of(self, doc: OpenDoc, node_id: str) -> dict[str, Any] | None:
         """Where ``node_id``'s text is in the document once our edits land, as an LSP
         range: the editor keeps the cursor in the node it switched to, so the next ]n
-        cycles it again (before: the cursor fell to the end of the parent, whose
-        siblings the next ]n looked for)."""
+        cycles it again (a cursor at the end of the parent would have the next ]n look
+        for the parent's siblings)."""
         docs = self.host.docs
         seg = next((s for s in docs.expected_segments(doc) if s.node == node_id), None)
         if seg is None:
@@ -145,7 +145,7 @@ class Navigation:
                               [parent.id])
         slots = ws.nodes_by_id(ids[page.offset:page.offset + page.limit])
         # a sibling with versions is listed with each of them: picking the original (or
-        # an older version) puts it back on the path (issue 47, item 1)
+        # an older version) puts it back on the path
         versions = ws.version_members([s.id for s in slots]) if doc.tree is None or \
             doc.tree.mode == "buffer" else {}
         members = [(i, sib, m) for i, sib in enumerate(slots, page.offset + 1)
@@ -194,7 +194,7 @@ class Navigation:
             return committed
         target = self.node(doc, ref)
         before = self.moves.state(doc)
-        result = host.execute_now(ast.Switch(node=target.id), host.actor(doc))
+        result = host.execute_now(syntax.Switch(node=target.id), host.actor(doc))
         if not result.ok:
             return result
         self._record_pick(doc, target)
@@ -243,7 +243,7 @@ class Navigation:
             return committed
         node = self.node(doc, ref)
         before = self.moves.state(doc)
-        result = host.execute_now(ast.Switch(node=node.id, tip=node.id), host.actor(doc))
+        result = host.execute_now(syntax.Switch(node=node.id, tip=node.id), host.actor(doc))
         if not result.ok:
             return result
         await self._follow(doc)
@@ -256,7 +256,7 @@ class Navigation:
         doc = host.docs.ensure(uri)
         node = self.node(doc, ref)
         if text:
-            result = await host.execute(ast.Annotate(node=node.id, content=text),
+            result = await host.execute(syntax.Annotate(node=node.id, content=text),
                                         host.actor(doc))
             host.show(result)
             host.refresh_decorations()

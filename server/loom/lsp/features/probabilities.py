@@ -22,9 +22,9 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.results import Result
-from loom.lsp.documents import Documents, OpenDoc
+from loom.lsp.documents import OpenDoc, OpenDocuments
 from loom.lsp.features import decorations, lookup
 from loom.lsp.features.decorations import NODE_START, Spans
 from loom.lsp.features.decorations import T as TYPES
@@ -65,7 +65,7 @@ def _code(text: str) -> str:
     return f"`` {shown} ``" if "`" in shown else f"`{shown}`"
 
 
-def segment_tokens(docs: Documents, doc: OpenDoc, i: int) -> list[T.Token] | None:
+def segment_tokens(docs: OpenDocuments, doc: OpenDoc, i: int) -> list[T.Token] | None:
     """Token data of the ``i``-th segment's text as the buffer shows it: a node's, carried
     through the human's uncommitted edits of it."""
     seg = doc.session.segments[i]
@@ -134,7 +134,7 @@ def _block(node_id: str, content: str, runs: list[tuple[int, int, int]],
     return block
 
 
-def semantic_tokens(docs: Documents, doc: OpenDoc) -> list[int]:
+def semantic_tokens(docs: OpenDocuments, doc: OpenDoc) -> list[int]:
     """The document's semantic tokens with each model token's probability bucket as a
     modifier (adjacent tokens of one bucket as one token)."""
     text_doc = doc.session.doc
@@ -213,7 +213,7 @@ def _splice(text_doc: TextDoc, data: list[int], blocks: list[tuple[int, _Block]]
     return out
 
 
-def colour(docs: Documents, doc: OpenDoc, spans: Spans,
+def colour(docs: OpenDocuments, doc: OpenDoc, spans: Spans,
            runs: dict[str, list[tuple[int, int, int]]] | None = None) -> Spans:
     """Model spans split by the probability runs of their node's tokens (spans of other
     kinds as they are): the span-by-span way, for text typed over and human versions."""
@@ -294,7 +294,7 @@ def token_table(tok: T.Token) -> str:
     return "\n".join([head, "", fence + "text", *body, fence])
 
 
-def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, lookup.Span] | None:
+def hover(docs: OpenDocuments, doc: OpenDoc, offset: int) -> tuple[str, lookup.Span] | None:
     """A model token's probabilities and alternatives above the node's card; None where
     the text is not a model's (then the ordinary hover answers)."""
     if perms.missing_for(perms.LOOM_AWARE, docs.participant.permissions):
@@ -326,7 +326,7 @@ def hover(docs: Documents, doc: OpenDoc, offset: int) -> tuple[str, lookup.Span]
     return text, span
 
 
-def lsp_hover(docs: Documents, doc: OpenDoc, pos: lsp.Position) -> lsp.Hover | None:
+def lsp_hover(docs: OpenDocuments, doc: OpenDoc, pos: lsp.Position) -> lsp.Hover | None:
     """``textDocument/hover``: a model token's probabilities, else the node or reference
     under the cursor (``lookup.hover``)."""
     at = offset_of(doc, pos)
@@ -349,7 +349,7 @@ class Action:
     disabled: str | None = None  # shown greyed with this reason where nothing can be done
 
 
-def actions(docs: Documents, doc: OpenDoc, offset: int, continues: bool) -> list[Action]:
+def actions(docs: OpenDocuments, doc: OpenDoc, offset: int, continues: bool) -> list[Action]:
     """What can be done at a model token: branch with each alternative (and continue from
     it), or split the node there."""
     if doc.kind != "path" or doc.tree is None:
@@ -385,7 +385,7 @@ def actions(docs: Documents, doc: OpenDoc, offset: int, continues: bool) -> list
     return out
 
 
-def code_actions(docs: Documents, doc: OpenDoc, params: lsp.CodeActionParams,
+def code_actions(docs: OpenDocuments, doc: OpenDoc, params: lsp.CodeActionParams,
                  continues: bool) -> list[lsp.CodeAction]:
     """``textDocument/codeAction`` (refactor kinds only): ``actions`` as commands running
     ``loom.split``; the disabled ones only when asked for (not on every cursor move)."""
@@ -441,7 +441,7 @@ class Probabilities:
         if isinstance(target, Result):
             return target
         actor = host.actor(doc)
-        result = await host.execute(ast.Split(node=target[0], at=target[1], alt=alt), actor)
+        result = await host.execute(syntax.Split(node=target[0], at=target[1], alt=alt), actor)
         if not result.ok:
             host.show(result)
             return result
@@ -453,7 +453,7 @@ class Probabilities:
         host.status(doc)
         host.refresh_decorations()
         if alt is not None and continues:
-            generated = await self.generation.continue_(uri, ast.Continue(n=n, tokens=tokens))
+            generated = await self.generation.continue_(uri, syntax.Continue(n=n, tokens=tokens))
             if not generated.ok:
                 return generated
             return Result.success(result.text + "\n" + generated.text,

@@ -22,7 +22,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.results import Result
 from loom.lsp.documents import OpenDoc
 from loom.lsp.features.diagnostics import Diagnostics
@@ -145,7 +145,7 @@ class Scoring:
         token = await self._progress_begin()
         watching = asyncio.ensure_future(self._watch(token, cancel))
         try:
-            result = await host.execute(ast.Score(branch=tip.label, unscored=True),
+            result = await host.execute(syntax.Score(branch=tip.label, unscored=True),
                                         host.actor(doc), cancel=cancel)
         finally:
             watching.cancel()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types as lsp
 
-from loom.commands import ast
+from loom.commands import syntax
 from loom.commands.lexicon import is_command_line
 from loom.commands.results import Result
 from loom.lsp.documents import OpenDoc
@@ -193,12 +193,12 @@ class Suggestions:
                                 arguments=[{"uri": doc.uri, "node": s.node, "inserted": True}]))
             for s in self.items(doc, offset_of(doc, position))])
 
-    async def suggest(self, uri: str, asked: ast.Continue | None = None) -> Result:
+    async def suggest(self, uri: str, asked: syntax.Continue | None = None) -> Result:
         """Commit, generate n continuations of the path's end and stay there, so they are
         offered as suggestions (cancellable like any generation: ``loom.cancel``)."""
         host = self.host
         started = await self.generation.start(uri, "suggestions work",
-                                              asked or ast.Continue())
+                                              asked or syntax.Continue())
         if isinstance(started, Result):
             return started
         doc, run, cmd = started
@@ -216,7 +216,7 @@ class Suggestions:
             host.status(doc, result.text)
             return result
         # `continue` moves to the first continuation: stay where the suggestions start
-        back = host.execute_now(ast.Switch(node=tip.id, tip=tip.id), actor)
+        back = host.execute_now(syntax.Switch(node=tip.id, tip=tip.id), actor)
         if not back.ok:
             return back
         host.status(doc)
@@ -267,17 +267,17 @@ class Suggestions:
         if len(accepted) < len(child.content):
             cut = None
             if taking == (tip.id if tip is not None else None, child.id):
-                cut = await host.execute(ast.Split(node=child.id, at=len(accepted),
+                cut = await host.execute(syntax.Split(node=child.id, at=len(accepted),
                                                    grow=True), actor)
                 if not cut.ok and cut.code != "CONFLICT":
                     return cut
             if cut is None or not cut.ok:  # (built on since: an ordinary cut)
-                cut = await host.execute(ast.Split(node=child.id, at=len(accepted)), actor)
+                cut = await host.execute(syntax.Split(node=child.id, at=len(accepted)), actor)
             if not cut.ok:
                 return cut
             target = cut.data["head"]
             self._taking[uri] = (target, cut.data["tail"])
-        moved = host.execute_now(ast.Switch(node=target, tip=target), actor)
+        moved = host.execute_now(syntax.Switch(node=target, tip=target), actor)
         if not moved.ok:
             return moved
         _here, doc.view.tip = ws.position(docs.participant, doc.tree)

@@ -127,8 +127,8 @@ class ChangeSync:
         for tree_id, title in deleted.items():
             if any(d.tree is not None and d.tree.id == tree_id and d.kind == "path"
                    for d in self.host.docs.open.values()):
-                # (before: what was typed went on being committed into the deleted tree,
-                # and the editor never heard of it)
+                # the editor is told, so nothing typed goes on being committed into the
+                # deleted tree unheard of
                 self.host.show(Result.failure(
                     "NOT_FOUND", f'tree "{title}" was deleted while you had it open',
                     f'what you type there is kept in the buffer, not saved: → undelete '
@@ -138,7 +138,7 @@ class ChangeSync:
         versions = {(c.payload or {}).get("edited_from"): c.entity for c in content
                     if c.kind == "node.version" and (c.payload or {}).get("mode") == "buffer"}
         # text a person appended (elsewhere) where a buffer ends: the buffer shows it, as
-        # it shows their edits inside nodes (before: only loom/documentChanged came)
+        # it shows their edits inside nodes (loom/documentChanged alone leaves it out)
         appended = {(c.payload or {}).get("parent"): c.entity for c in content
                     if c.kind == "node.continuation"}
         for doc in list(self.host.docs.open.values()):

@@ -44,13 +44,13 @@ class List(_Command):
     what: Literal["continuations", "annotations", "links"] = "continuations"
 
 
-class Tree(_Command):
+class ShowTree(_Command):
     verb: Literal["tree"] = "tree"
     from_: str | None = Field(default=None, alias="from")
     depth: int | None = None
     summary: bool = False
     #: the tree as people read it (``loom tree``): each node's text beside its id, notes
-    #: counted, the whole tree (before: the model had only bare ids, five levels deep)
+    #: counted, the whole tree (bare ids five levels deep tell a reader little)
     text: bool = False
 
 
@@ -82,7 +82,7 @@ class Continue(_Command, Sampling):
 
 class Fill(_Command, Sampling):
     """``fill NODE at:START-END``: ``n`` model-written alternatives for a span of a node's
-    text, the text before and after it kept, as versions of the node (issue 46, item 1).
+    text, the text before and after it kept, as versions of the node.
     ``span`` is the text to replace instead of offsets (``fill a7x2 "the red door"``)."""
 
     verb: Literal["fill"] = "fill"
@@ -128,7 +128,7 @@ class Annotate(_Command):
     content: str
 
 
-class Link(_Command):
+class MakeLink(_Command):
     verb: Literal["link"] = "link"
     node: str
     target: LinkTarget
@@ -158,14 +158,14 @@ class Write(_Command):
     content: str
 
 
-class Pin(_Command):
+class PinBlock(_Command):
     verb: Literal["pin"] = "pin"
     node: str | None = None
     doc: str | None = None
     section: str | None = None
 
 
-class Stash(_Command):
+class StashBlock(_Command):
     verb: Literal["stash"] = "stash"
     label: str
     content: str | None = None  # stash "label" "literal"
@@ -295,7 +295,7 @@ class Search(_Command):
 
 
 class Explore(_Command):
-    """Let the collaborator explore on its own (issue 29): breadth-first from ``from_``,
+    """Let the collaborator explore on its own: breadth-first from ``from_``,
     ``n`` continuations a node, each scored by the judge against ``judge``, those below
     ``threshold`` pruned, the best ``n`` of each level expanded further, for ``depth``
     levels or until ``budget`` tokens are spent. ``end`` ends the tree's exploration
@@ -415,12 +415,11 @@ class Grant(_Command):
 
 
 Command = Annotated[
-    View | List | Tree | Switch | Continue | Split | Respond | Annotate | Link | Edit | Read
-    | Write
-    | Pin | Stash | Recall | Drop | Memory | Help | Think | Commit | NewTree | Save | Export
-    | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate | Prune | Unprune | Delete
-    | Undelete | Rename | Search | Regenerate | ChooseModel | TreeSettings | Explore
-    | Score | Fill,
+    View | List | ShowTree | Switch | Continue | Split | Respond | Annotate | MakeLink | Edit
+    | Read | Write | PinBlock | StashBlock | Recall | Drop | Memory | Help | Think | Commit
+    | NewTree | Save | Export | Import | Grant | Bookmark | Unbookmark | Tag | Untag | Rate
+    | Prune | Unprune | Delete | Undelete | Rename | Search | Regenerate | ChooseModel
+    | TreeSettings | Explore | Score | Fill,
     Field(discriminator="verb"),
 ]
 
