@@ -82,6 +82,16 @@ class Generating:
     def busy(self) -> bool:
         return self.running is not None
 
+    def hold(self, uri: str) -> Running:
+        """The one generation at a time taken for ``uri`` by another feature's model work
+        (a fill), until ``release``."""
+        self.running = Running(uri)
+        return self.running
+
+    def release(self) -> None:
+        """The generation ended: another may start."""
+        self.running = None
+
     def continue_in_background(self, uri: str, asked: ast.Continue,
                                note: str | None = None, line: str | None = None) -> Result:
         """Start a generation that runs on its own (a save's ``→ continue`` line): the
