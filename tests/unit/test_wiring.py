@@ -3,6 +3,7 @@ for is what it gets, each feature once, and a table that cannot be resolved says
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import types
 from collections.abc import Iterator
@@ -130,3 +131,14 @@ def test_a_later_handle_to_no_feature_of_that_name_is_refused(made_up) -> None:
 def test_a_class_outside_the_table_is_no_feature(made_up) -> None:
     with pytest.raises(TypeError, match=r"Beta is not in the features' table"):
         FeatureSet(object(), table=_table("Gamma")).get(Beta)
+
+
+def test_the_server_reads_the_table_without_importing_a_feature() -> None:
+    """The table is names and paths: the server starts (and answers ``initialize``)
+    before the features' modules are imported (bench/bench_startup.py)."""
+    probe = ("import sys, loom.lsp.server as s\n"
+             "print(sorted(s.FEATURES) == sorted(s.TABLE), sorted(m for m in sys.modules "
+             "if m.startswith('loom.lsp.features.') or m == 'loom.lsp.wiring'))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["True", "['loom.lsp.features.table']"]

@@ -122,8 +122,9 @@ class LoomProtocol(AnsweringProtocol):
 
 
 class LoomServer(ClientHost):
-    """The server: its features, built once and wired to each other; the client helpers
-    they share are ``ClientHost``'s (``lsp/host.py``)."""
+    """The server: the table's features, built once with what each asks
+    (``lsp/wiring.py``); the client helpers they share are ``ClientHost``'s
+    (``lsp/host.py``)."""
 
     protocol: LoomProtocol
 

@@ -1,7 +1,8 @@
 """The language server's features: one table, each row the attribute the server gives
 it and where its class is. What a feature needs is its constructor's parameters, and
-``lsp/wiring.py`` resolves them when the server starts: a new feature is a module and a
-row here (and the handlers that call it, in ``server.py``).
+``lsp/wiring.py`` resolves them when the server starts: a new feature is a module, a row
+here, and in ``server.py`` its typed attribute and the handlers that call it
+(``tests/unit/test_architecture.py`` checks the table and the attributes agree).
 
 Only names and paths are here, so the server reads the table before the features'
 modules (and the rest of Loom) are imported (bench/bench_startup.py)."""
