@@ -59,6 +59,7 @@ class FakeHost:
         self.cleaned: list[str] = []
         self.refreshes = 0
         self.lost = 0
+        self.backs: list[float] = []  # the outages' ends (``Outage.on_back``)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ── the workspace ──
@@ -170,6 +171,9 @@ class FakeHost:
     def database_lost(self) -> None:
         self.lost += 1
 
+    async def database_back(self, took: float) -> None:
+        self.backs.append(took)
+
     def status(self, doc: OpenDoc, message: str | None = None) -> None:
         self.statuses.append((doc.uri, message))
 
@@ -219,6 +223,7 @@ class Subject:
 
 class Features(SimpleNamespace):
     host: FakeHost
+    wired: Any  # the table's features over the fake host (``lsp/wiring.py``)
     editing: Any
     generation: Any
     command_lines: Any
@@ -228,22 +233,21 @@ class Features(SimpleNamespace):
 
 def features(db: Path) -> Features:
     """The editing features over a fake host, wired as ``server.py`` wires them (a fresh
-    SQLite workspace at ``db``, no subject model until a test sets one)."""
+    SQLite workspace at ``db``, no subject model until a test sets one); ``wired.get``
+    gives any other feature of the table, built over the same host."""
     from loom.app import open_app
     from loom.lsp.features.command_lines import CommandLines
-    from loom.lsp.features.diagnostics import Diagnostics
     from loom.lsp.features.editing import Editing
     from loom.lsp.features.generation import Generating
     from loom.lsp.features.suggestions import Suggestions
+    from loom.lsp.wiring import FeatureSet
 
     host = FakeHost(open_app(db, use_default_subject=False))
     published: list[lsp.PublishDiagnosticsParams] = []
-    diagnostics = Diagnostics(host, published.append)
-    editing = Editing(host)
-    generation = Generating(host, editing, diagnostics, None)
-    command_lines = CommandLines(host, diagnostics, editing, generation)
-    editing.run_commands = lambda doc: command_lines.run_all(doc, background=True)
+    wired = FeatureSet(host, {"publish": published.append, "progress": None,
+                              "on_back": host.database_back})
+    editing = wired.get(Editing)
     host.on_change = editing.changed
-    return Features(host=host, editing=editing, generation=generation,
-                    command_lines=command_lines,
-                    suggestions=Suggestions(host, editing, generation), published=published)
+    return Features(host=host, wired=wired, editing=editing,
+                    generation=wired.get(Generating), command_lines=wired.get(CommandLines),
+                    suggestions=wired.get(Suggestions), published=published)

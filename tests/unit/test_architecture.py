@@ -485,3 +485,96 @@ def test_every_package_says_what_it_is() -> None:
               if "__pycache__" not in p.parts and ast.get_docstring(ast.parse(
                   p.read_text(encoding="utf-8"))) is None]
     assert not silent, f"packages without a docstring: {silent}"
+
+
+# ── the language server's features (lsp/features/table.py, lsp/wiring.py) ───────────
+def _table() -> dict[str, str]:
+    from loom.lsp.features.table import TABLE  # (names and paths: no feature imported)
+
+    return TABLE
+
+
+def _takes_a_host(cls: ast.ClassDef) -> bool:
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef)
+                 and n.name == "__init__"), None)
+    return init is not None and any(
+        a.annotation is not None and ast.unparse(a.annotation) == "Host"
+        for a in init.args.args)
+
+
+def _feature_expr(expr: ast.expr, names: frozenset[str]) -> str | None:
+    """The feature an expression stands for: ``self.editing``, ``ls.editing``, a bare
+    ``editing``, or a ``Later`` handle called (``self.editing()``); else None."""
+    if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
+        expr = expr.func
+    if isinstance(expr, ast.Attribute) and expr.attr in names:
+        return expr.attr
+    if isinstance(expr, ast.Name) and expr.id in names:
+        return expr.id
+    return None
+
+
+def reaches_into_features(mod: Module, names: frozenset[str]) -> list[str]:
+    """``line: expression`` where ``mod`` touches a feature's private member, or sets an
+    attribute of a feature (wiring it after construction)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(mod.tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and _feature_expr(node.value, names) is not None):
+            found.append((node.lineno, ast.unparse(node)))
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign)
+                   else [])
+        for target in targets:
+            for part in ast.walk(target):
+                if (isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store)
+                        and _feature_expr(part.value, names) is not None):
+                    found.append((part.lineno, f"{ast.unparse(part)} = …"))
+    return [f"{line}: {what}" for line, what in sorted(found)]
+
+
+def test_every_feature_class_is_in_the_table_and_the_table_names_only_classes() -> None:
+    mods = modules()
+    in_table = {tuple(where.split(":")) for where in _table().values()}
+    for module, cls in in_table:
+        assert module in mods and any(isinstance(n, ast.ClassDef) and n.name == cls
+                                      for n in mods[module].tree.body), (module, cls)
+    feature_classes = {(mod.name, node.name) for mod in mods.values()
+                       if mod.name.startswith("loom.lsp.features.")
+                       for node in mod.tree.body
+                       if isinstance(node, ast.ClassDef) and _takes_a_host(node)}
+    assert feature_classes <= in_table, \
+        f"not in lsp/features/table.py: {feature_classes - in_table}"
+
+
+def test_the_server_types_each_feature_of_the_table_and_no_other() -> None:
+    server = modules()["loom.lsp.server"].tree
+    cls = next(n for n in server.body if isinstance(n, ast.ClassDef) and n.name == "LoomServer")
+    classes = {where.split(":")[1] for where in _table().values()}
+    typed = {ast.unparse(n.target): ast.unparse(n.annotation) for n in cls.body
+             if isinstance(n, ast.AnnAssign) and ast.unparse(n.annotation) in classes}
+    assert typed == {name: where.split(":")[1] for name, where in _table().items()}
+
+
+def test_no_module_wires_a_feature_or_touches_its_private_members() -> None:
+    """Each feature gets what it needs at construction (``lsp/wiring.py``); another
+    feature's private members are its own (before: ``Library`` was handed
+    ``navigation._follow``, and the server set ``editing.run_commands`` and five more)."""
+    names = frozenset(_table())
+    found = [f"{mod.name}:{hit}" for mod in modules().values()
+             if _under(mod.name, ("loom.lsp",)) for hit in reaches_into_features(mod, names)]
+    assert not found, "\n".join(found)
+
+
+def test_the_feature_check_sees_wiring_and_private_reaches() -> None:
+    names = frozenset({"editing", "navigation", "sync"})
+    mod = Module("loom.lsp.example", Path("example.py"), ast.parse(
+        "self.generation.moves = self.editing.moves = navigation.moves\n"
+        "ls.library = Library(ls, ls.navigation._follow)\n"
+        "self.sync().outage = None\n"
+        "self.editing.unopened[uri] = (text, 1)\n"  # an entry of its state: no wiring
+        "self.editing.persist(doc)\n"
+        "doc.last_move = None\n"))
+    assert reaches_into_features(mod, names) == [
+        "1: self.editing.moves = …", "2: ls.navigation._follow", "3: self.sync().outage = …"]

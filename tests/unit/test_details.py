@@ -227,7 +227,7 @@ def test_a_session_never_makes_a_collaborator_stronger_than_itself(app) -> None:
                            settings=SimpleNamespace(collaborator_autonomous=False,
                                                     collaborator_settle_s=30))
     with pytest.raises(LoomError) as err:
-        Collaborator(host, None).agent(tree)  # type: ignore[arg-type]
+        Collaborator(host, None, None).agent(tree)  # type: ignore[arg-type]
     assert err.value.code == "PERMISSION_DENIED"
     assert "the collaborator would hold loom_aware, loom_write" in err.value.message
     assert ws.find_participant("collaborator") is None

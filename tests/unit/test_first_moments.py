@@ -121,6 +121,7 @@ def test_a_change_made_between_the_first_read_and_the_sessions_start_is_followed
     the session starts: a tree made from a terminal in between was never announced, and
     the session's caches never heard of what changed."""
     from loom.app import open_app
+    from loom.lsp.features.outage import Outage
     from loom.lsp.features.sync import ChangeSync
 
     db = tmp_path / "loom.db"
@@ -132,7 +133,7 @@ def test_a_change_made_between_the_first_read_and_the_sessions_start_is_followed
     other.ws.db.close()
 
     async def start() -> list[Any]:
-        sync = ChangeSync(f.host, f.editing, None)  # type: ignore[arg-type]
+        sync = ChangeSync(f.host, f.editing, None, f.wired.get(Outage))  # type: ignore[arg-type]
         sync.start()  # the rest of the session, later
         try:
             assert sync.cursor is not None

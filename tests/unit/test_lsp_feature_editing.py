@@ -125,6 +125,7 @@ async def test_a_commit_blocked_by_a_dead_processs_lock_goes_in_at_the_next_beat
     import subprocess
     import sys
 
+    from loom.lsp.features.outage import Outage
     from loom.lsp.features.sync import ChangeSync
     from loom.store.feed import ChangeCursor
     from loom.store.schema import BranchLock
@@ -133,7 +134,7 @@ async def test_a_commit_blocked_by_a_dead_processs_lock_goes_in_at_the_next_beat
     ws = f.host.app.ws
     bot = ws.subject()
     ws.acquire_turn(ws.node(ids[0]), bot)  # held by this (live) process
-    sync = ChangeSync(f.host, f.editing, None)  # type: ignore[arg-type]
+    sync = ChangeSync(f.host, f.editing, None, f.wired.get(Outage))  # type: ignore[arg-type]
     sync.cursor = ChangeCursor(ws)
     f.host.append(uri, " The cat sat.")
     refused = await f.editing.commit_and_show(f.host.docs.open[uri])

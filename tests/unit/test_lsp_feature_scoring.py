@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from loom.errors import LoomError
-from loom.lsp.features.probabilities import Probabilities
 from loom.lsp.features.scoring import EVERY, MOST, Scoring
 from loom.store.schema import NodeTokens
 from loom.uris import node_uri
@@ -25,10 +24,7 @@ from tests.unit.test_score import Scoring as ScoringSubject
 def f(tmp_path: Path) -> tuple[Features, Scoring]:
     f = features(tmp_path / "loom.db")
     f.host.app.executor.subject = ScoringSubject()
-    probabilities = Probabilities(f.host, f.editing, f.generation)
-    scoring = Scoring(f.host, f.editing, f.generation.diagnostics, probabilities)
-    f.editing.after_commit = scoring.written
-    return f, scoring
+    return f, f.wired.get(Scoring)
 
 
 def open_path(f: Features, text: str) -> str:

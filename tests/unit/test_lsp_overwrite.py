@@ -149,7 +149,7 @@ async def test_after_replacing_the_text_the_originals_can_be_switched_back(
 
     uri, ids = _open(f, *STORY)
     ws = f.host.app.ws
-    nav = Navigation(f.host, f.editing)
+    nav = f.wired.get(Navigation)
     f.host.type(uri, 0, len(f.host.client[uri]), "")
     assert (await f.editing.save_text(uri, "", run_commands=True, confirm="replace"))["ok"]
     assert f.host.client[uri] == ""

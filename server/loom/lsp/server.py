@@ -19,6 +19,7 @@ from pygls.protocol import lsp_method
 from loom import __version__
 from loom.errors import LoomError
 from loom.lsp.answers import Registrar, guard
+from loom.lsp.features.table import TABLE
 from loom.lsp.host import SCHEME, ClientHost
 from loom.lsp.legend import LEGEND
 from loom.lsp.messages import note_first
@@ -38,9 +39,11 @@ if TYPE_CHECKING:
     from loom.lsp.features.editing import Editing
     from loom.lsp.features.exploring import Exploring
     from loom.lsp.features.files import Files
+    from loom.lsp.features.filling import Filling
     from loom.lsp.features.generation import Generating
     from loom.lsp.features.identity import Identity
     from loom.lsp.features.library import Library
+    from loom.lsp.features.moves import Moves
     from loom.lsp.features.navigation import Navigation
     from loom.lsp.features.outage import Outage
     from loom.lsp.features.probabilities import Probabilities
@@ -54,10 +57,7 @@ if TYPE_CHECKING:
 # ``initialized`` (``lsp/warm.py``), and the features are built on first use
 # (``LoomServer._build``). bench/bench_startup.py measures it.
 #: the features ``_build`` makes (each an attribute of the server)
-FEATURES = frozenset({
-    "diagnostics", "editing", "generation", "command_lines", "collaborator", "navigation",
-    "library", "files", "identity", "probabilities", "suggestions", "semantic_results",
-    "sync", "outage", "exploring", "scoring"})
+FEATURES = frozenset(TABLE)
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +122,9 @@ class LoomProtocol(AnsweringProtocol):
 
 
 class LoomServer(ClientHost):
-    """The server: its features, built once and wired to each other; the client helpers
-    they share are ``ClientHost``'s (``lsp/host.py``)."""
+    """The server: the table's features, built once with what each asks
+    (``lsp/wiring.py``); the client helpers they share are ``ClientHost``'s
+    (``lsp/host.py``)."""
 
     protocol: LoomProtocol
 
@@ -143,6 +144,8 @@ class LoomServer(ClientHost):
     sync: ChangeSync
     outage: Outage
     exploring: Exploring
+    filling: Filling
+    moves: Moves
 
     def __init__(self, db: str | None = None) -> None:
         super().__init__(db, "loom", __version__, protocol_cls=LoomProtocol,
@@ -159,54 +162,18 @@ class LoomServer(ClientHost):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _build(self) -> None:
-        """The features, built once and wired to each other (after the warming thread has
-        imported them, if it runs: two threads importing at once can deadlock)."""
+        """The features of the table, each built once with what its constructor asks
+        (``lsp/wiring.py``), after the warming thread has imported them, if it runs: two
+        threads importing at once can deadlock."""
         self.warmed()
-        from loom.lsp.features.collaborator import Collaborator
-        from loom.lsp.features.command_lines import CommandLines
-        from loom.lsp.features.diagnostics import Diagnostics
-        from loom.lsp.features.editing import Editing
-        from loom.lsp.features.exploring import Exploring
-        from loom.lsp.features.files import Files
-        from loom.lsp.features.filling import Filling
-        from loom.lsp.features.generation import Generating
-        from loom.lsp.features.identity import Identity
-        from loom.lsp.features.library import Library
-        from loom.lsp.features.navigation import Navigation
-        from loom.lsp.features.outage import Outage
-        from loom.lsp.features.probabilities import Probabilities
-        from loom.lsp.features.scoring import Scoring
-        from loom.lsp.features.semantic_delta import SemanticResults
-        from loom.lsp.features.suggestions import Suggestions
-        from loom.lsp.features.sync import ChangeSync
+        from loom.lsp.wiring import FeatureSet
 
         self._building = True
         try:
-            self.diagnostics = Diagnostics(self, self.text_document_publish_diagnostics)
-            self.editing = Editing(self)
-            self.generation = Generating(self, self.editing, self.diagnostics,
-                                         self.work_done_progress)
-            self.command_lines = CommandLines(self, self.diagnostics, self.editing,
-                                              self.generation)
-            self.collaborator = Collaborator(self, self.editing)
-            self.filling = Filling(self, self.editing, self.generation)
-            self.navigation = Navigation(self, self.editing)
-            self.generation.moves = self.editing.moves = self.navigation.moves
-            self.editing.run_commands = self._run_typed_commands
-            self.library = Library(self, self.editing, self.navigation._follow)
-            self.files = Files(self)
-            self.identity = Identity(self)
-            self.probabilities = Probabilities(self, self.editing, self.generation)
-            self.scoring = Scoring(self, self.editing, self.diagnostics, self.probabilities,
-                                   self.work_done_progress)
-            self.editing.after_commit = self.scoring.written
-            self.suggestions = Suggestions(self, self.editing, self.generation)
-            self.semantic_results = SemanticResults()
-            self.sync = ChangeSync(self, self.editing, self.collaborator)
-            self.outage = Outage(self, self._database_back)
-            self.sync.outage = self.outage
-            self.collaborator.after_turn = self.sync.catch_up
-            self.exploring = Exploring(self, self.work_done_progress, self.editing)
+            given = {"publish": self.text_document_publish_diagnostics,
+                     "progress": self.work_done_progress, "on_back": self._database_back}
+            for name, feature in FeatureSet(self, given).all().items():
+                setattr(self, name, feature)
         finally:
             self._building = False
 
@@ -245,10 +212,6 @@ class LoomServer(ClientHost):
                 type=lsp.MessageType.Error,  # (a refusal says its hint, as every ✗ does)
                 message=Result.from_error(err).text if isinstance(err, LoomError)
                 else f"✗ Loom could not open its database: {err}"))
-
-    async def _run_typed_commands(self, doc: OpenDoc) -> list[Result]:
-        """A save's command lines: a ``→ continue`` among them runs on its own."""
-        return await self.command_lines.run_all(doc, background=True)
 
     async def open_document(self, uri: str, text: str, version: int) -> None:
         """``didOpen``'s work. An open the database could not answer is kept, with the

@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from loom.commands.results import Result
 from loom.errors import LoomError
@@ -17,17 +16,23 @@ from loom.lsp.features.editing import Editing
 from loom.lsp.host import Host
 from loom.store.schema import Tree
 
+if TYPE_CHECKING:
+    from loom.lsp.wiring import Later
+
 log = logging.getLogger(__name__)
 
 
+class _Sync(Protocol):
+    async def catch_up(self) -> None: ...
+
+
 class Collaborator:
-    def __init__(self, host: Host, editing: Editing) -> None:
+    def __init__(self, host: Host, editing: Editing, sync: Later[_Sync]) -> None:
         self.host = host
         self.editing = editing
+        self.sync = sync  # after each turn, brings its edits into the buffers
         self.agents: dict[str, Any] = {}  # tree id → its collaborator (loom.agent.Agent)
         self._asking: set[str] = set()  # trees with a collaborator turn under way
-        #: called after each turn (the change-log sync brings its edits into the buffers)
-        self.after_turn: Callable[[], Awaitable[None]] | None = None
 
     def status(self, tree: Tree | None) -> dict[str, Any] | None:
         """``{name, busy, node, depth}`` of the tree's collaborator, once it has one."""
@@ -195,9 +200,8 @@ class Collaborator:
             return {"ok": False, "message": text, "error": text}
         finally:
             self.host.status(doc)
-            if self.after_turn is not None:
-                with contextlib.suppress(Exception):
-                    await self.after_turn()
+            with contextlib.suppress(Exception):
+                await self.sync().catch_up()
             self.host.refresh_decorations()
         if record.stop_reason == "error":
             return {"ok": False, "message": record.error or "✗ the turn failed",

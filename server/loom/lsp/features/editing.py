@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as lsp
 
@@ -33,6 +32,9 @@ from loom.render import formats as f
 from loom.render.text import plural
 from loom.store.backend import UNREACHABLE, unreachable
 from loom.store.schema import BufferState
+
+if TYPE_CHECKING:
+    from loom.lsp.wiring import Later
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +62,21 @@ def commit_command(doc: OpenDoc) -> syntax.Commit | None:
                       after=doc.view.tip.id)
 
 
+class _CommandLines(Protocol):
+    async def run_all(self, doc: OpenDoc, background: bool = False) -> list[Result]: ...
+
+
+class _Scoring(Protocol):
+    def written(self, doc: OpenDoc) -> None: ...
+
+
 class Editing:
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, moves: Moves, command_lines: Later[_CommandLines],
+                 scoring: Later[_Scoring]) -> None:
         self.host = host
+        self.moves = moves  # an undo of a move of the view
+        self.command_lines = command_lines  # the typed command lines a save runs
+        self.scoring = scoring  # told of each commit that wrote text (the writer's words)
         self.blocked: dict[str, Result] = {}  # uri → the CONFLICT its commit waits out
         #: uri → (text, version) of an open the database could not answer (made when back)
         self.unopened: dict[str, tuple[str, int]] = {}
@@ -71,12 +85,6 @@ class Editing:
         self.typed_away: set[str] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._last_persist: dict[str, float] = {}
-        #: set by the server (features built after this one): an undo of a move of the
-        #: view, and the typed command lines a save runs
-        self.moves: Moves | None = None
-        self.run_commands: Callable[[OpenDoc], Awaitable[list[Result]]] | None = None
-        #: told of each commit that wrote text (the scoring of the writer's words)
-        self.after_commit: Callable[[OpenDoc], None] | None = None
 
     # ── the editor's changes ──
     def _into_unopened(self, params: lsp.DidChangeTextDocumentParams) -> None:
@@ -108,7 +116,7 @@ class Editing:
         doc.client_version = params.text_document.version
         in_flight = len(doc.targets)
         touched = host.docs.apply_changes(doc, params.content_changes)
-        if self.moves is not None and self.moves.undone(doc):
+        if self.moves.undone(doc):
             return  # an undo (or redo) of a move of the view: the view goes back, no typing
         pending = doc.session.pending()
         if pending and any(i not in touched for i in pending) and touched and not doc.targets:
@@ -260,8 +268,8 @@ class Editing:
                 await self.host.send_edit(doc, text, segments)
             self.host.status(doc)
             self.announce(doc)
-            if result.data.get("created") and self.after_commit is not None:
-                self.after_commit(doc)
+            if result.data.get("created"):
+                self.scoring().written(doc)
         return result
 
     async def retry_blocked(self) -> list[str]:
@@ -329,8 +337,9 @@ class Editing:
             host.docs.replace_all(doc, text)
         messages: list[str] = []
         ok = True
-        if host.settings.run_on_save and run_commands and self.run_commands is not None:
-            for res in await self.run_commands(doc):
+        if host.settings.run_on_save and run_commands:
+            # a `→ continue` among them runs on its own
+            for res in await self.command_lines().run_all(doc, background=True):
                 messages.append(res.text)
                 ok = ok and res.ok
                 if res.data.get("generating"):

@@ -67,7 +67,7 @@ def figures(s: ExploreSummary) -> str:
 class Exploring:
     """The explorations of this process as work-done progress with cancel."""
 
-    def __init__(self, host: Host, progress: Any, editing: Editing | None = None) -> None:
+    def __init__(self, host: Host, progress: Any, editing: Editing) -> None:
         self.host = host
         self.progress = progress  # pygls' work-done progress helper
         self.editing = editing  # to commit what is typed before exploring from it

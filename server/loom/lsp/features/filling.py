@@ -67,7 +67,7 @@ class Filling:
         seg, a, b = found
         cmd = asked.model_copy(update={"node": seg.node, "start": a, "end": b,
                                        "span": None})
-        run = generation.running = Running(uri)
+        run = generation.hold(uri)
         base_text = host.docs.expected_text(doc)
         base = copy_segments(host.docs.expected_segments(doc))
         loop = asyncio.get_running_loop()
@@ -94,7 +94,7 @@ class Filling:
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await flusher
-            generation.running = None
+            generation.release()
         try:
             if result is not None and result.ok:
                 await self._show(doc)

@@ -65,13 +65,13 @@ async def outlast_cancellation(work: asyncio.Future[Result],
 
 class Generating:
     def __init__(self, host: Host, editing: Editing, diagnostics: Diagnostics,
-                 progress: object) -> None:
+                 progress: object, moves: Moves) -> None:
         self.host = host
         self.editing = editing
         self.diagnostics = diagnostics
         self.progress = progress  # pygls' work-done progress helper
+        self.moves = moves  # an undo of a landing
         self.running: Running | None = None
-        self.moves: Moves | None = None  # set by the server (an undo of a landing)
         #: generations a save started, running on their own (continue_in_background)
         self.background: set[asyncio.Task[None]] = set()
         #: documents whose last editor tab closed while they generated (``loom/tabClosed``;
@@ -81,6 +81,16 @@ class Generating:
     @property
     def busy(self) -> bool:
         return self.running is not None
+
+    def hold(self, uri: str) -> Running:
+        """The one generation at a time taken for ``uri`` by another feature's model work
+        (a fill), until ``release``."""
+        self.running = Running(uri)
+        return self.running
+
+    def release(self) -> None:
+        """The generation ended: another may start."""
+        self.running = None
 
     def continue_in_background(self, uri: str, asked: syntax.Continue,
                                note: str | None = None, line: str | None = None) -> Result:
@@ -121,7 +131,7 @@ class Generating:
         if isinstance(started, Result):
             return started
         doc, run, cmd = started
-        before = self.moves.state(doc) if self.moves is not None else None
+        before = self.moves.state(doc)
         tip = doc.view.tip
         assert tip is not None
         loop = asyncio.get_running_loop()
@@ -310,7 +320,7 @@ class Generating:
                              [*copy_segments(base), seg])
         self.editing.persist(doc)
         doc.generating = False
-        if before is not None and self.moves is not None:
+        if before is not None:
             self.moves.moved(doc, before)  # an undo takes the view back to before it
         host.status(doc, result.text.splitlines()[0])
         host.refresh_decorations()

@@ -6,7 +6,7 @@ to the path a document shows is followed in that document."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -20,6 +20,9 @@ from loom.model import permissions as perms
 from loom.render import picture
 from loom.store import reader
 from loom.uris import node_uri, title_segment, tree_uri
+
+if TYPE_CHECKING:
+    from loom.lsp.features.navigation import Navigation
 
 #: ``loom.act`` actions: the node ones, then the tree ones.
 NODE_ACTIONS = ("bookmark", "unbookmark", "tag", "untag", "rate", "prune", "unprune",
@@ -72,10 +75,10 @@ _SYMBOL_KINDS = {"tree": lsp.SymbolKind.Namespace, "bookmark": lsp.SymbolKind.Ke
 
 
 class Library:
-    def __init__(self, host: Host, editing: Editing, follow: Any) -> None:
+    def __init__(self, host: Host, editing: Editing, navigation: Navigation) -> None:
         self.host = host
         self.editing = editing
-        self.follow = follow  # Navigation._follow: show the participant's path again
+        self.navigation = navigation  # shows the participant's path again
 
     async def act(self, uri: str, node_ref: str | None, action: str, value: str | None,
                   tree_ref: str | None) -> Result:
@@ -105,7 +108,7 @@ class Library:
         result = await host.execute(cmd, actor)
         if result.ok and doc is not None and doc.kind == "path" and doc.tree is not None \
                 and action in ("prune", "delete", "unprune", "undelete"):
-            await self.follow(doc)
+            await self.navigation.follow(doc)
         host.refresh_decorations()
         return result
 

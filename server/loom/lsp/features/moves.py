@@ -10,7 +10,7 @@ it, back again, is the redo — the move again. The tree keeps everything either
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
 from loom.commands import syntax
 from loom.lsp.buffer import Segment
@@ -20,11 +20,18 @@ from loom.lsp.host import Host
 #: (text, node ranges, (position node id, tip id)) of a path view at one moment
 ViewState = tuple[str, list[Segment], tuple[str, str]]
 
+if TYPE_CHECKING:
+    from loom.lsp.wiring import Later
+
+
+class _Navigation(Protocol):
+    async def follow(self, doc: OpenDoc) -> None: ...
+
 
 class Moves:
-    def __init__(self, host: Host, follow: Callable[[OpenDoc], Awaitable[None]]) -> None:
+    def __init__(self, host: Host, navigation: Later[_Navigation]) -> None:
         self.host = host
-        self.follow = follow
+        self.navigation = navigation  # shows the participant's path again
 
     def state(self, doc: OpenDoc) -> ViewState:
         """The view as the editor will show it once our edits land, and where the
@@ -63,7 +70,7 @@ class Moves:
         if not result.ok:  # the node went meanwhile: say so, and show where it stands
             host.show(result)
         moved = doc.last_move
-        await self.follow(doc)
+        await self.navigation().follow(doc)
         doc.last_move = moved  # following re-renders; the redo stays possible
         label = doc.view.tip.label if doc.view.tip is not None else "?"
         host.status(doc, f"↶ back at [{label}] (the tree keeps everything)")

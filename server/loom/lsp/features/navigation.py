@@ -33,10 +33,10 @@ LANDING_WAIT_S = 10.0
 
 
 class Navigation:
-    def __init__(self, host: Host, editing: Editing) -> None:
+    def __init__(self, host: Host, editing: Editing, moves: Moves) -> None:
         self.host = host
         self.editing = editing
-        self.moves = Moves(host, self._follow)
+        self.moves = moves
         #: (uri, branch point) → the siblings' ids in the order the picker showed them,
         #: until one is picked (the preference log records the order with the pick)
         self._shown: dict[tuple[str, str], list[str]] = {}
@@ -48,7 +48,7 @@ class Navigation:
             raise LoomError("NOT_FOUND", "there is no tree yet")
         return self.host.app.ws.resolve(tree, ref)
 
-    async def _follow(self, doc: OpenDoc) -> None:
+    async def follow(self, doc: OpenDoc) -> None:
         """Show the participant's position after a switch: the path to its tip."""
         ws = self.host.app.ws
         assert doc.tree is not None
@@ -103,7 +103,7 @@ class Navigation:
         result = host.execute_now(syntax.Switch(node=target.id), host.actor(doc))
         if not result.ok:
             return result
-        await self._follow(doc)
+        await self.follow(doc)
         self.moves.moved(doc, before)
         k = ids.index(target.version_of or target.id) + 1
         return Result.success(f"✓ switched to [{target.label}] ({k}/{len(ids)})",
@@ -198,7 +198,7 @@ class Navigation:
         if not result.ok:
             return result
         self._record_pick(doc, target)
-        await self._follow(doc)
+        await self.follow(doc)
         self.moves.moved(doc, before)
         ws = host.app.ws
         siblings = ws.children(ws.node(target.parent)) if target.parent else [target]
@@ -246,7 +246,7 @@ class Navigation:
         result = host.execute_now(syntax.Switch(node=node.id, tip=node.id), host.actor(doc))
         if not result.ok:
             return result
-        await self._follow(doc)
+        await self.follow(doc)
         self.moves.moved(doc, before)
         return Result.success(f"✓ branching from [{node.label}]: type to continue",
                               node=node.id)

@@ -211,7 +211,7 @@ class Suggestions:
             result = await host.execute(cmd, actor, cancel=run.cancel)
         finally:
             doc.generating = False
-            self.generation.running = None
+            self.generation.release()
         if not result.ok:
             host.status(doc, result.text)
             return result

@@ -31,16 +31,17 @@ SAFETY_READ_EVERY_S = 5.0  # with a listener: read the log anyway this often
 
 
 class ChangeSync:
-    def __init__(self, host: Host, editing: Editing, collaborator: Collaborator) -> None:
+    def __init__(self, host: Host, editing: Editing, collaborator: Collaborator,
+                 outage: Outage) -> None:
         self.host = host
         self.editing = editing
         self.collaborator = collaborator
+        self.outage = outage
         self.cursor: ChangeCursor | None = None
         self.listener: ChangeListener | None = None
         self._last_beat = 0.0
         self._last_read = 0.0
         self._woken: asyncio.Event | None = None
-        self.outage: Outage | None = None  # (the server's, set after both are made)
 
     @property
     def seen(self) -> int:
@@ -58,7 +59,7 @@ class ChangeSync:
     def _wake(self) -> None:
         assert self._woken is not None
         self._woken.set()
-        if self.outage is not None and self.outage.down:
+        if self.outage.down:
             self.outage.nudge()  # (the listener is back: the database likely is)
 
     def stop(self) -> None:
@@ -73,7 +74,7 @@ class ChangeSync:
                 await asyncio.wait_for(self._woken.wait(), self.host.settings.watch_interval_s)
             woken = self._woken.is_set()
             self._woken.clear()
-            if self.outage is not None and self.outage.down:
+            if self.outage.down:
                 continue  # nothing to read or beat until it answers (its probe says when)
             read = (self.listener is None or woken
                     or loop.time() - self._last_read >= SAFETY_READ_EVERY_S)
