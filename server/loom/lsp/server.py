@@ -91,7 +91,7 @@ class LoomProtocol(AnsweringProtocol):
         if not (isinstance(msg_id, str) or (isinstance(msg_id, int)
                                              and not isinstance(msg_id, bool))):
             log.info("ignored $/cancelRequest with an id that is no request id: %r", msg_id)
-            return  # (before: {"id": {"x": 1}} logged a TypeError)
+            return  # (an id like {"x": 1} is unhashable: looking it up would raise)
         if msg_id in self._request_futures:
             super()._handle_cancel_notification(msg_id)
         else:  # already answered: nothing to cancel (pygls would log a warning, which the
