@@ -18,6 +18,8 @@ from tests import pg_cluster
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 FIXTURES = SHARED / "fixtures"
+# Loop-only state checked in this process and in every server it starts (lsp/threads.py)
+os.environ.setdefault("LOOM_CHECK_LOOP", "1")
 
 
 def pytest_configure(config: pytest.Config) -> None:

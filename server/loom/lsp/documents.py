@@ -19,6 +19,7 @@ from lsprotocol import types as lsp
 from loom.lsp.buffer import BufferSession, Segment
 from loom.lsp.merge import merge3
 from loom.lsp.session_cache import SessionCache
+from loom.lsp.threads import on_loop
 from loom.lsp.views import View, path_text
 from loom.store.schema import BufferState, Node, Participant, Tree
 from loom.store.workspace import Workspace
@@ -281,6 +282,7 @@ class Documents:
         Text it adds at the very end is kept (keys typed while no server ran); any other
         difference (an empty open, a stale copy) leaves the document ``out_of_step``
         until the caller has sent the rendering to the editor."""
+        on_loop("Documents.did_open")
         view = self.restore_view(uri)
         session = BufferSession(view.text, copy_segments(view.segments), self.encoding)
         doc = OpenDoc(uri, view, session, client_version=version,
@@ -307,6 +309,7 @@ class Documents:
         """A ``.loom`` file on disk: its text is the editor's, Loom keeps no copy; its
         command lines work in the participant's current tree (completion, hover, go to a
         node, run a line). Saving it is the editor's: it runs nothing."""
+        on_loop("Documents.open_file")
         who = self.participant
         tree = self.ws.tree_or_none(who.current_tree) if who.current_tree else None
         view = View(uri, "file", text, False, "loom", tree=tree)
@@ -325,11 +328,13 @@ class Documents:
                                                 self.encoding))
 
     def did_close(self, uri: str) -> None:
+        on_loop("Documents.did_close")
         self.open.pop(uri, None)
 
     # ── client edits ──
     def did_change(self, doc: OpenDoc, start: int, end: int, new: str) -> list[int]:
         """Apply one client change; returns the node segments it touched."""
+        on_loop("Documents.did_change")
         if end > start and new:
             # A client may write a span over text it only extends (VS Code's Tab on a
             # suggestion a word of which was accepted writes the whole of it over the
@@ -345,6 +350,7 @@ class Documents:
 
     def apply_changes(self, doc: OpenDoc, changes: Sequence[Any]) -> list[int]:
         """A ``didChange``'s content changes, in order; returns the node segments touched."""
+        on_loop("Documents.apply_changes")
         touched: list[int] = []
         for change in changes:
             if isinstance(change, lsp.TextDocumentContentChangePartial):
@@ -358,6 +364,7 @@ class Documents:
         return touched
 
     def replace_all(self, doc: OpenDoc, text: str) -> None:
+        on_loop("Documents.replace_all")
         edit = minimal_edit(doc.session.text, text)
         if edit:
             doc.session.apply(*edit)
@@ -392,6 +399,7 @@ class Documents:
                 segments: list[Segment]) -> tuple[int, int, str] | None:
         """Record a target and return the minimal edit the client must apply (None when
         the text is already there, in which case the ranges are adopted at once)."""
+        on_loop("Documents.propose")
         base = doc.targets[-1].text if doc.targets else doc.session.text
         edit = minimal_edit(base, text)
         if edit is None and not doc.targets:

@@ -21,6 +21,7 @@ from lsprotocol import types as lsp
 from loom.errors import LoomError
 from loom.lsp.messages import read_as_first
 from loom.lsp.rpc import AnsweringServer
+from loom.lsp.threads import on_loop
 
 if TYPE_CHECKING:
     from loom.app import App
@@ -417,6 +418,7 @@ class ClientHost(AnsweringServer):
             task.cancel()
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
+        on_loop("ClientHost.spawn")
         task = asyncio.get_event_loop().create_task(coro, name=name)
         self._tasks.add(task)
 

@@ -24,6 +24,7 @@ from loom.lsp.host import SCHEME, ClientHost
 from loom.lsp.legend import LEGEND
 from loom.lsp.messages import note_first
 from loom.lsp.rpc import AnsweringProtocol, loom_converter
+from loom.lsp.threads import claim_loop
 from loom.lsp.warm import CORE
 from loom.lsp.warm import MODULES as WARM
 from loom.lsp.warm import converter as warm_converter
@@ -288,6 +289,7 @@ on = Registrar(server)  # custom requests and commands, each answered whatever h
 # ── lifecycle and configuration ─────────────────────────────────────────────
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: LoomServer, params: lsp.InitializeParams) -> None:
+    claim_loop()  # the thread answering is the event loop's (lsp/threads.py)
     ls.initial_settings = params.initialization_options  # parsed on first use
 
 
