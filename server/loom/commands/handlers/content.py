@@ -88,6 +88,18 @@ def named_models(ctx: Ctx, typed: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(chosen)
 
 
+def asked_models(ctx: Ctx, models: Iterable[str], n: int, what: str) -> tuple[str, ...]:
+    """The models a request asks (those named, else the tree's pick), refused with
+    ``LIMIT_EXCEEDED`` when ``n`` of each would be more ``what`` than one request makes."""
+    named = tuple(models)
+    asked = named_models(ctx, named) if named else picked_models(ctx)
+    if n * max(1, len(asked)) > MAX_N:
+        raise LoomError("LIMIT_EXCEEDED", f"max {what} per request is {MAX_N} "
+                        f"({len(asked)} models × n:{n})",
+                        f"use n:{MAX_N // max(1, len(asked))} or fewer models")
+    return asked
+
+
 def picked_models(ctx: Ctx) -> tuple[str, ...]:
     """The model the actor picked for this tree, while it is still one there is."""
     if not isinstance(ctx.subject, ModelChoices):
@@ -206,11 +218,7 @@ def _generate(ctx: Ctx, source: Node, sampling: Sampling, models: tuple[str, ...
                         "ANTHROPIC_API_KEY / OPENAI_API_KEY, or configure a profile in "
                         "config.toml")
     request = build_request(ctx, source, sampling)
-    request.models = named_models(ctx, models) if models else picked_models(ctx)
-    if sampling.count * max(1, len(request.models)) > MAX_N:
-        raise LoomError("LIMIT_EXCEEDED", f"max continuations per request is {MAX_N} "
-                        f"({len(request.models)} models × n:{sampling.count})",
-                        f"use n:{MAX_N // len(request.models)} or fewer models")
+    request.models = asked_models(ctx, models, sampling.count, "continuations")
     request.cancel = ctx.cancel
     ctx.ws.acquire_turn(source, ctx.me)
     try:

@@ -97,12 +97,7 @@ def fill(ctx: Ctx, cmd: syntax.Fill) -> Result:
                         "set up the local model (loom model setup) or configure a profile "
                         "in config.toml")
     request = build_request(ctx, node, start, end, sampling)
-    request.models = content.named_models(ctx, cmd.models) if cmd.models \
-        else content.picked_models(ctx)
-    if sampling.count * max(1, len(request.models)) > content.MAX_N:
-        raise LoomError("LIMIT_EXCEEDED", f"max versions per request is {content.MAX_N} "
-                        f"({len(request.models)} models × n:{sampling.count})",
-                        f"use n:{content.MAX_N // len(request.models)} or fewer models")
+    request.models = content.asked_models(ctx, cmd.models, sampling.count, "versions")
     request.cancel = ctx.cancel
     ctx.ws.acquire_turn(node, ctx.me)
     try:
